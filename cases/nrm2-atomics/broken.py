@@ -1,0 +1,37 @@
+"""nrm2 with ``tl.atomic_add`` under ``@triton.autotune``: right on the second call only.
+
+Each program squares its block, sums it, and atomically adds the sum into ``out``,
+which the launcher zeroes. Without autotuning that is a correct (if
+non-deterministic) reduction. With it, the *first* call for a new ``n`` first runs
+every config many times to time it (``triton.testing.do_bench``: a warm-up, then
+~100 ms of repetitions), and every one of those launches adds into the same ``out``.
+The returned value is the norm of the vector repeated hundreds or thousands of
+times. The second call finds the tuned config in the cache and is right.
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.autotune(
+    configs=[
+        triton.Config({"BLOCK": 1024}, num_warps=4),
+        triton.Config({"BLOCK": 4096}, num_warps=8),
+        triton.Config({"BLOCK": 8192}, num_warps=16),
+    ],
+    key=["n"],  # BUG: no reset_to_zero=["out_ptr"]; every benchmarking launch adds into out
+)
+@triton.jit
+def sumsq_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.atomic_add(out_ptr, tl.sum(x * x))  # BUG: a side effect that autotune repeats
+
+
+def nrm2(x: torch.Tensor) -> torch.Tensor:
+    n = x.numel()
+    out = torch.zeros(1, device=x.device, dtype=torch.float32)
+    sumsq_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, out, n)
+    return out.sqrt()  # BUG: out holds the sums of every benchmarking run

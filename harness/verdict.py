@@ -1,0 +1,128 @@
+"""What a kernel did on one backend, call by call, and whether the case declared it.
+
+Observed behaviours (one per call, over all trials):
+
+- ``ok``     every trial matches the reference, no guard tripped (and, for a fixed
+             kernel of a case about determinism, every trial is bitwise identical)
+- ``wrong``  every trial is wrong: differs from the reference, wrote past the end,
+             or left output unwritten
+- ``flaky``  the trials do not all agree bitwise
+- ``crash``, ``hang``, ``error`` (the case itself failed to set up), ``skip``
+
+How a declaration is satisfied:
+
+- ``wrong``   by every trial being wrong (they may also disagree with each other)
+- ``flaky``   by more than one distinct result
+- ``ok``, ``hidden``   by ``ok``
+- ``crash``, ``hang``, ``skip``   by themselves
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from harness.isolate import RunResult
+from harness.spec import CaseSpec
+
+
+@dataclass
+class CallVerdict:
+    slug: str
+    variant: str
+    backend: str
+    call: int
+    expected: str
+    observed: str
+    as_declared: bool
+    distinct: int = 0
+    trials: int = 0
+    bad_trials: int = 0
+    result: str = ""
+    reference: str = ""
+    max_abs: float | None = None
+    max_rel: float | None = None
+    notes: list = field(default_factory=list)
+    device: str = ""
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+def _bad(t: dict) -> bool:
+    return (not t["close"]) or bool(t["guard"]["wrote_past_end"]) or bool(t["guard"]["unwritten"])
+
+
+def guard_notes(trials: list, probes: list) -> list[str]:
+    notes = []
+    past, unwritten = {}, {}
+    for t in trials:
+        for k, v in t["guard"]["wrote_past_end"].items():
+            past[k] = max(past.get(k, 0), v)
+        for k, v in t["guard"]["unwritten"].items():
+            unwritten[k] = max(unwritten.get(k, 0), v)
+    for k, v in past.items():
+        notes.append(f"wrote past the end of {k} ({v} elements of padding)")
+    for k, v in unwritten.items():
+        notes.append(f"left {v} elements of {k} unwritten")
+    for p in probes:
+        if p["nonfinite_with_finite_padding"] < p["nonfinite_with_nan_padding"]:
+            notes.append(f"read poison: {p['nonfinite_with_nan_padding']} NaN outputs came from the padding")
+        else:
+            notes.append(f"{p['nonfinite_with_nan_padding']} non-finite outputs, not from the padding")
+    tuned = [sum(t.get("bench_calls", [])) for t in trials]
+    if any(tuned):
+        notes.append(f"autotune launched the kernel {min(tuned)}-{max(tuned)} times before this call"
+                     if min(tuned) != max(tuned) else f"autotune launched the kernel {tuned[0]} times before this call")
+    if not probes:
+        nf = max((t["nonfinite"] for t in trials), default=0)
+        if nf:
+            notes.append(f"{nf} non-finite outputs")
+    return notes
+
+
+def judge(spec: CaseSpec, run: RunResult) -> list[CallVerdict]:
+    """One verdict per call."""
+    expected = spec.expected(run.variant, run.backend)
+    device = run.env.get("device", "")
+    verdicts = []
+    for call in range(spec.calls):
+        exp = expected[call]
+        v = CallVerdict(spec.slug, run.variant, run.backend, call + 1, exp, "", False, device=device)
+        trials = [t for t in run.trials if t["call"] == call]
+        v.trials = len(trials)
+        if run.status == "skip":
+            v.observed, v.result = "skip", run.message
+        elif run.status == "error":
+            v.observed, v.result = "error", run.message
+        elif run.status in ("crash", "hang") and len(trials) < run.requested_trials:
+            v.observed, v.result = run.status, run.message
+        if v.observed:
+            v.as_declared = v.observed == exp
+            verdicts.append(v)
+            continue
+        bad = [_bad(t) for t in trials]
+        v.bad_trials = sum(bad)
+        v.distinct = len({t["fingerprint"] for t in trials})
+        worst = max(trials, key=lambda t: (t["max_abs"], t["n_bad"]))
+        v.result, v.reference = worst["result"], worst["reference"]
+        v.max_abs, v.max_rel = worst["max_abs"], worst["max_rel"]
+        v.notes = guard_notes(trials, [p for p in run.probes if p["call"] == call])
+        if v.distinct > 1:
+            v.observed = "flaky"
+        elif all(bad):
+            v.observed = "wrong"
+        else:
+            v.observed = "ok"
+        must_repeat = run.variant == "fixed" and spec.deterministic
+        if exp in ("ok", "hidden"):
+            v.as_declared = not any(bad) and (v.distinct == 1 or not must_repeat)
+            if v.as_declared:
+                v.observed = exp
+        elif exp == "wrong":
+            v.as_declared = all(bad)
+        elif exp == "flaky":
+            v.as_declared = v.distinct > 1
+        if v.observed == "flaky" and all(bad):
+            v.observed = "wrong, flaky"
+        verdicts.append(v)
+    return verdicts

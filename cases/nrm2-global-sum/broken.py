@@ -1,0 +1,26 @@
+"""nrm2 in one program, trusting ``tl.sum`` to be global. It is not.
+
+``tl.sum(x)`` reduces the block ``x`` that *this program* holds: BLOCK elements.
+It knows nothing about other programs or about the rest of the tensor. Launched
+with a grid of one, the kernel loads the first BLOCK elements, squares and sums
+them, and returns the norm of that slice. Every element past the first block is
+silently ignored.
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def nrm2_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    acc = x * x  # BUG: only the first BLOCK elements are ever loaded
+    tl.store(out_ptr, tl.sqrt(tl.sum(acc)))  # BUG: tl.sum reduces this block, not the tensor
+
+
+def nrm2(x: torch.Tensor) -> torch.Tensor:
+    out = torch.empty(1, device=x.device, dtype=torch.float32)
+    nrm2_kernel[(1,)](x, out, x.numel(), BLOCK=1024)
+    return out

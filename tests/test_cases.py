@@ -1,0 +1,45 @@
+"""Every case folder, on every backend: the broken kernel does what its case declares,
+and the fixed kernel matches the reference.
+
+Each (case, variant, backend) runs in its own process through the harness, exactly
+as ``python -m harness case`` runs it. Ids read ``nrm2-race-broken-gpu``.
+GPU tests carry the ``gpu`` mark (``pytest -m gpu``) and skip where CUDA is absent.
+"""
+
+import pytest
+
+from harness import discovery
+from harness.isolate import run_isolated
+from harness.table import case_table
+from harness.verdict import judge
+
+SPECS, ERRORS = discovery.load_all()
+
+
+def _params():
+    for spec in SPECS:
+        for backend in ("interpreter", "gpu"):
+            for variant in ("broken", "fixed"):
+                marks = [getattr(pytest.mark, backend)]
+                if spec.expect[backend][0] == "skip":
+                    marks.append(pytest.mark.skip(reason=f"{backend}: {spec.skip_reason[backend]}"))
+                yield pytest.param(spec, variant, backend, id=f"{spec.slug}-{variant}-{backend}", marks=marks)
+
+
+def test_every_case_folder_is_well_formed():
+    assert not ERRORS, "\n".join(ERRORS)
+    assert SPECS, "no cases found"
+
+
+@pytest.mark.parametrize("spec, variant, backend", list(_params()))
+def test_behaves_as_declared(spec, variant, backend):
+    run = run_isolated(spec, variant, backend, trials=spec.trials[backend], seed=0)
+    verdicts = judge(spec, run)
+    assert run.status != "error", f"the case failed to set up: {run.message}\n{run.output_tail}"
+    assert verdicts and all(v.as_declared for v in verdicts), (
+        f"{spec.slug} {variant} on {backend} did not behave as declared "
+        f"({', '.join(spec.expected(variant, backend))}):\n{case_table(verdicts, spec.calls)}\n{run.output_tail[-1500:]}"
+    )
+    if variant == "fixed":
+        # the fixed kernel must match on every trial, whatever else the table says
+        assert all(v.observed == "ok" for v in verdicts)

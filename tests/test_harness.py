@@ -1,0 +1,212 @@
+"""The harness itself: guard bands, comparison, the CPU benchmarker, isolation, and bad input."""
+
+import textwrap
+
+import pytest
+import torch
+
+from harness import buffers, cli, compare, discovery, interpreter_support
+from harness.isolate import run_isolated
+from harness.verdict import judge
+
+# ---------------------------------------------------------------- guard bands
+
+
+def test_output_guard_reports_writes_past_the_end_and_unwritten_elements():
+    buffers.reset()
+    out = buffers.output((10,), torch.float32, "cpu", pad=8)
+    buffers.name_guards({"out": out})
+    out[:7] = 1.0  # three elements never written
+    storage = out.untyped_storage()
+    past = torch.tensor([], dtype=torch.float32).set_(storage, out.storage_offset(), (12,))
+    past[10:12] = 5.0  # two elements past the end
+    report = buffers.check()
+    assert report["unwritten"] == {"out": 3}
+    assert report["wrote_past_end"] == {"out": 2}
+
+
+def test_input_guard_poisons_padding_and_rows():
+    buffers.reset()
+    t = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    g = buffers.guarded(t, "cpu", pad=4, row_pad=2)
+    assert torch.equal(g, t)
+    assert g.stride() == (6, 1)  # rows padded: a kernel that assumes contiguity is caught
+    flat = torch.tensor([], dtype=torch.float32).set_(g.untyped_storage(), 0, (4 + 18 + 4,))
+    assert torch.isnan(flat[:4]).all() and torch.isnan(flat[g.storage_offset() + 4]).all()
+    assert buffers.check() == {"wrote_past_end": {}, "unwritten": {}}
+
+
+def test_finite_poison_rerun_fills_padding_with_zero():
+    buffers.reset(finite_poison=True)
+    g = buffers.guarded(torch.ones(3), "cpu", pad=2)
+    flat = torch.tensor([], dtype=torch.float32).set_(g.untyped_storage(), 0, (7,))
+    assert flat.tolist() == [0, 0, 1, 1, 1, 0, 0]
+    buffers.reset()
+
+
+def test_integer_guards_use_a_sentinel():
+    buffers.reset()
+    g = buffers.guarded(torch.zeros(3, dtype=torch.int32), "cpu", pad=1)
+    flat = torch.tensor([], dtype=torch.int32).set_(g.untyped_storage(), 0, (5,))
+    assert flat[0] == torch.iinfo(torch.int32).max
+
+
+# ---------------------------------------------------------------- comparison
+
+
+def test_compare_counts_mismatches_and_nan():
+    ref = torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float64)
+    out = torch.tensor([1.0, 2.5, float("nan"), 4.0])
+    c = compare.compare(out, ref, rtol=1e-6, atol=0.0)
+    assert not c["close"] and c["n_bad"] == 2 and c["nonfinite"] == 1
+    assert c["first_bad"] == 1 and c["max_abs"] == float("inf")
+    assert compare.compare(ref.float(), ref, 1e-6, 0)["close"]
+
+
+def test_fingerprint_is_bitwise():
+    a = torch.tensor([1.0, 2.0])
+    assert compare.fingerprint(a) == compare.fingerprint(a.clone())
+    assert compare.fingerprint(a) != compare.fingerprint(torch.nextafter(a, a + 1))
+
+
+# ---------------------------------------------------------------- autotune under the interpreter
+
+
+def test_cpu_benchmarker_calls_like_do_bench():
+    calls = []
+    ms = interpreter_support.do_bench_cpu(lambda: calls.append(1), warmup=5, rep=10, quantiles=(0.5, 0.2, 0.8))
+    # one call, five to estimate, then at least one warm-up and one timed call
+    assert len(calls) >= 8 and len(ms) == 3
+
+
+# ---------------------------------------------------------------- isolation: crashes, hangs, errors
+
+CASE_TOML = """
+title = "synthetic"
+category = "bounds"
+defect = "out-of-bounds-write"
+summary = "a test fixture"
+launcher = "run"
+[expect]
+gpu = "{gpu}"
+interpreter = "{interp}"
+[run]
+trials = 2
+timeout = 20
+[sizes.interpreter]
+n = 4
+"""
+
+CASE_PY = """
+import torch
+def make_inputs(*, device, gen, n):
+    return {"x": torch.ones(n, device=device)}
+def reference(x):
+    return x.double()
+"""
+
+
+def make_case(root, slug, broken_body, fixed_body="return x.clone()", gpu="wrong", interp="crash"):
+    d = root / slug
+    d.mkdir(parents=True)
+    (d / "case.toml").write_text(CASE_TOML.format(gpu=gpu, interp=interp))
+    (d / "case.py").write_text(CASE_PY)
+    for name, body in (("broken", broken_body), ("fixed", fixed_body)):
+        (d / f"{name}.py").write_text(textwrap.dedent(f"""
+            import ctypes, time
+            def run(x):
+                {body}
+            """))
+    (d / "README.md").write_text("# synthetic\n")
+    return d
+
+
+@pytest.fixture
+def cases_root(tmp_path, monkeypatch):
+    monkeypatch.setenv("CASEBOOK_CASES", str(tmp_path))
+    return tmp_path
+
+
+def test_segfault_is_reported_as_a_crash(cases_root):
+    make_case(cases_root, "segv", "ctypes.string_at(0)")
+    spec = discovery.load("segv")
+    run = run_isolated(spec, "broken", "interpreter", trials=2, seed=0)
+    assert run.status == "crash" and "SIGSEGV" in run.message
+    (v,) = judge(spec, run)
+    assert v.observed == "crash" and v.as_declared
+    fixed = run_isolated(spec, "fixed", "interpreter", trials=2, seed=0)
+    assert [v.observed for v in judge(spec, fixed)] == ["ok"]
+
+
+def test_hang_is_killed_and_reported(cases_root):
+    make_case(cases_root, "spin", "time.sleep(3600)", interp="hang")
+    spec = discovery.load("spin")
+    run = run_isolated(spec, "broken", "interpreter", trials=1, seed=0, timeout=3)
+    assert run.status == "hang" and "timed out" in run.message
+    assert judge(spec, run)[0].as_declared
+
+
+def test_exception_in_launch_is_a_crash_and_in_setup_an_error(cases_root):
+    make_case(cases_root, "raises", "raise RuntimeError('illegal memory access')")
+    spec = discovery.load("raises")
+    run = run_isolated(spec, "broken", "interpreter", trials=1, seed=0)
+    assert run.status == "crash" and "illegal memory access" in run.message
+    (cases_root / "raises" / "case.py").write_text("def make_inputs(**k): raise ValueError('bad sizes')\n"
+                                                   "def reference(x): return x\n")
+    run = run_isolated(spec, "broken", "interpreter", trials=1, seed=0)
+    assert run.status == "error" and "bad sizes" in run.message
+    assert not judge(spec, run)[0].as_declared  # a broken case never passes as a crash
+
+
+def test_wrong_declaration_is_caught(cases_root):
+    make_case(cases_root, "liar", "return x.clone()", interp="wrong")  # the "broken" kernel is right
+    spec = discovery.load("liar")
+    run = run_isolated(spec, "broken", "interpreter", trials=2, seed=0)
+    (v,) = judge(spec, run)
+    assert v.observed == "ok" and not v.as_declared
+
+
+# ---------------------------------------------------------------- the command line
+
+
+def test_unknown_case_suggests_close_matches(capsys):
+    assert cli.main(["case", "nrm2-atomic"]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "did you mean" in err and "nrm2-atomics" in err
+
+
+def test_zero_trials_is_refused(capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["case", "nrm2-race", "--trials", "0"])
+    assert e.value.code == cli.EXIT_USAGE
+    assert "at least 1" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message on a machine without a GPU")
+def test_gpu_backend_without_gpu_is_one_line(capsys):
+    assert cli.main(["case", "nrm2-race", "--backend", "gpu"]) == cli.EXIT_USAGE
+    assert "no CUDA GPU" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message on a machine without a GPU")
+def test_bench_without_gpu_fails_clearly(capsys):
+    assert cli.main(["bench", "nrm2-atomics"]) == cli.EXIT_USAGE
+    assert "needs a CUDA GPU" in capsys.readouterr().err
+
+
+def test_missing_file_is_named_and_others_still_run(cases_root, capsys):
+    make_case(cases_root, "good", "return x * 2", interp="wrong")
+    bad = make_case(cases_root, "bad", "return x * 2", interp="wrong")
+    (bad / "fixed.py").unlink()
+    code = cli.main(["case", "--all", "--backend", "interpreter"])
+    captured = capsys.readouterr()
+    assert code == cli.EXIT_USAGE
+    assert "cases/bad/fixed.py: missing" in captured.err
+    assert "good" in captured.out and "as declared" in captured.out
+
+
+def test_list_shows_every_case(capsys):
+    assert cli.main(["list"]) == cli.EXIT_OK
+    out = capsys.readouterr().out
+    for slug in discovery.slugs():
+        assert slug in out

@@ -107,16 +107,39 @@ def run_case_matrix(specs, backends, trials, seed, jobs=2, variants=VARIANTS, sa
     return out
 
 
+def case_rows(specs, links: bool = False) -> list[list]:
+    return [[f"[{s.slug}](cases/{s.slug}/README.md)" if links else s.slug, s.category, s.defect,
+             s.expect_text("gpu"), s.expect_text("interpreter"), s.title] for s in specs]
+
+
+LIST_HEADERS = ["case", "category", "defect", "broken on gpu", "broken on interpreter", "title"]
+
+
+def update_readme_table(specs) -> bool:
+    """Rewrite the table of cases between <!-- cases --> markers in README.md."""
+    from harness.record import splice
+
+    readme = discovery.REPO_ROOT / "README.md"
+    example = discovery.cases_dir() / "nrm2-atomics" / "recorded" / "gpu.md"
+    if example.is_file():
+        splice(readme, "example", example.read_text())
+    return splice(readme, "cases", readme_table(specs))
+
+
+def readme_table(specs) -> str:
+    return tabulate(case_rows(specs, links=True), headers=LIST_HEADERS, tablefmt="github") + "\n"
+
+
 def cmd_list(args) -> int:
     specs, errors = discovery.load_all()
-    rows = [[s.slug, s.category, s.defect, s.expect_text("gpu"), s.expect_text("interpreter"), s.title]
-            for s in specs]
+    rows = case_rows(specs)
+    if args.update_readme and not errors:
+        update_readme_table(specs)
     if args.json:
         print(table.dumps([{"slug": s.slug, "title": s.title, "category": s.category, "defect": s.defect,
                             "summary": s.summary, "expect": s.expect} for s in specs]))
     else:
-        print(tabulate(rows, headers=["case", "category", "defect", "broken on gpu", "broken on interpreter",
-                                      "title"], tablefmt=args.format))
+        print(tabulate(rows, headers=LIST_HEADERS, tablefmt=args.format))
     for e in errors:
         print(f"error: {e}", file=sys.stderr)
     return EXIT_USAGE if errors else EXIT_OK
@@ -170,6 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl = sub.add_parser("list", help="every case, with its category and declared behaviour")
     pl.add_argument("--json", action="store_true")
     pl.add_argument("--format", default="simple", help="tabulate format (default simple; github for Markdown)")
+    pl.add_argument("--update-readme", action="store_true", help="rewrite the table of cases in README.md")
     pl.set_defaults(func=cmd_list)
 
     pc = sub.add_parser("case", help="run the broken and the fixed kernel of cases, side by side")

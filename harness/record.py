@@ -18,8 +18,10 @@ from pathlib import Path
 from harness import table
 
 
-def marker(backend: str) -> tuple[str, str]:
-    return f"<!-- recorded:{backend} -->", f"<!-- /recorded:{backend} -->"
+def marker(name: str) -> tuple[str, str]:
+    if name == "cases":
+        return "<!-- cases -->", "<!-- /cases -->"
+    return f"<!-- recorded:{name} -->", f"<!-- /recorded:{name} -->"
 
 
 def render(spec, backend: str, runs, verdicts, command: str) -> str:

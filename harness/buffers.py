@@ -46,12 +46,14 @@ class Guard:
 
 _GUARDS: list[Guard] = []
 _finite_poison = False  # the worker's re-run: fill input padding with a finite value
+_pad = None  # padding to use instead of each call's own (0 under compute-sanitizer)
 
 
-def reset(finite_poison: bool = False) -> None:
-    global _finite_poison
+def reset(finite_poison: bool = False, pad: int | None = None) -> None:
+    global _finite_poison, _pad
     _GUARDS.clear()
     _finite_poison = finite_poison
+    _pad = pad
 
 
 def guards() -> list[Guard]:
@@ -68,6 +70,7 @@ def default_poison(dtype: torch.dtype):
 
 def _place(shape, dtype, device, pad: int, row_pad: int, fill) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     shape = tuple(shape)
+    pad = pad if _pad is None else _pad
     if row_pad and len(shape) >= 2:
         alloc = shape[:-1] + (shape[-1] + row_pad,)
     else:

@@ -46,7 +46,7 @@ def compare(out: torch.Tensor, ref: torch.Tensor, rtol: float, atol: float) -> d
     both_nan = torch.isnan(o) & torch.isnan(r)
     diff = torch.where(both_nan, torch.zeros_like(diff), diff)
     diff = torch.where(torch.isnan(diff), torch.full_like(diff, float("inf")), diff)
-    rel = diff / r.abs().clamp_min(torch.finfo(torch.float64).tiny)
+    rel = diff / r.abs().clamp_min(atol if atol > 0 else torch.finfo(torch.float64).tiny)
     rel = torch.where(diff == 0, torch.zeros_like(rel), rel)
     n_bad = int((~ok).sum())
     nonfinite = int((~torch.isfinite(o) & torch.isfinite(r)).sum())

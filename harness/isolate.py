@@ -64,8 +64,11 @@ def worker_env(backend: str) -> dict:
 
 def run_isolated(spec: CaseSpec, variant: str, backend: str, *, trials: int, seed: int,
                  timeout: float | None = None, save: str | None = None, extra_env: dict | None = None,
-                 wrapper: list[str] | None = None) -> RunResult:
-    """Run one variant on one backend in a fresh process and collect what it reported."""
+                 wrapper: list[str] | None = None, overrides: dict | None = None) -> RunResult:
+    """Run one variant on one backend in a fresh process and collect what it reported.
+
+    ``overrides`` goes to the worker as is: ``sizes``, ``calls`` or ``pad`` (guard padding).
+    """
     res = RunResult(spec.slug, variant, backend, status="done", requested_trials=trials)
     if spec.expect[backend][0] == "skip":
         res.status, res.message = "skip", spec.skip_reason[backend]
@@ -75,7 +78,7 @@ def run_isolated(spec: CaseSpec, variant: str, backend: str, *, trials: int, see
         events = os.path.join(tmp, "events.jsonl")
         log = os.path.join(tmp, "output.log")
         args = {"path": str(spec.path), "variant": variant, "backend": backend, "trials": trials,
-                "seed": seed, "events": events, "save": save}
+                "seed": seed, "events": events, "save": save, **(overrides or {})}
         cmd = (wrapper or []) + [sys.executable, "-m", "harness.worker", json.dumps(args)]
         env = worker_env(backend)
         env.update(extra_env or {})

@@ -55,10 +55,27 @@ def write_record(spec, backend: str, runs, verdicts, command: str) -> list[Path]
     return written
 
 
+RECORDED_BLOCKS = {"gpu": "gpu.md", "interpreter": "interpreter.md", "bench": "bench-gpu.md"}
+
+
+def splice_recorded(spec) -> list[str]:
+    """Copy each recorded/*.md into its block of the case's README (after a run elsewhere)."""
+    done = []
+    for block, name in RECORDED_BLOCKS.items():
+        f = spec.path / "recorded" / name
+        if f.is_file() and splice(spec.path / "README.md", block, f.read_text()):
+            done.append(block)
+    return done
+
+
 def cmd_record(args) -> int:
     from harness.cli import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, load_specs, resolve_backends, run_case_matrix
 
     specs, errors = load_specs(args.slugs, args.all)
+    if args.splice_only:
+        for spec in specs:
+            print(f"{spec.slug}: {', '.join(splice_recorded(spec)) or 'nothing recorded'}")
+        return EXIT_USAGE if errors else EXIT_OK
     backends = resolve_backends(args.backend)
     ok = True
     for backend in backends:
@@ -83,4 +100,6 @@ def register(sub) -> None:
     p.add_argument("slugs", nargs="*", metavar="slug")
     p.add_argument("--all", action="store_true", help="every case")
     add_run_options(p)
+    p.add_argument("--splice-only", action="store_true",
+                   help="run nothing: copy recorded/*.md into the READMEs (after recording on another machine)")
     p.set_defaults(func=cmd_record)

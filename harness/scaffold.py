@@ -68,15 +68,9 @@ def scaffold(slug: str, root: Path, *, category=None, defect=None, launcher=None
     return folder
 
 
-def shown(path: Path) -> str:
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
-
-
 def cmd_new(args) -> int:
     from harness.cli import EXIT_OK, UsageError
+    from harness.validate import shown
 
     try:
         folder = scaffold(args.slug, discovery.cases_dir(), category=args.category, defect=args.defect,

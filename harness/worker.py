@@ -97,11 +97,12 @@ def run(args: dict) -> int:
         launcher = getattr(kernel, spec.launcher, None)
         if launcher is None:
             raise AttributeError(f"{variant}.py defines no launcher '{spec.launcher}' (named in case.toml)")
-        sizes = spec.sizes[backend]
+        sizes = args.get("sizes") or spec.sizes[backend]  # overrides: harness.detect's extra runs
+        calls = args.get("calls") or spec.calls
         sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
 
         def fresh_inputs(finite_poison=False):
-            buffers.reset(finite_poison=finite_poison)
+            buffers.reset(finite_poison=finite_poison, pad=args.get("pad"))
             interpreter_support.reset_autotune_caches(kernel)
             gen = torch.Generator().manual_seed(args["seed"])
             inputs = case.make_inputs(device=device, gen=gen, **sizes)
@@ -124,7 +125,7 @@ def run(args: dict) -> int:
         for trial in range(args["trials"]):
             phase = "setup"
             inputs = fresh_inputs()
-            for call in range(spec.calls):
+            for call in range(calls):
                 interpreter_support.CALLS.clear()
                 out, ref = one_call(inputs)
                 cmp = compare.compare(out, ref, spec.rtol, spec.atol)

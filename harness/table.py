@@ -37,7 +37,10 @@ def rows(verdicts: list[CallVerdict], calls: int) -> list[list]:
         if v.notes:
             result = f"{result}; {'; '.join(v.notes)}" if result else "; ".join(v.notes)
         call = {1: "first", 2: "second"}.get(v.call, str(v.call)) if calls > 1 else ""
-        trials = f"{v.distinct} / {v.trials}" if v.trials else ""
+        if v.observed in ("crash", "hang"):
+            trials = f"{v.observed} after {v.trials} of {v.requested} trials"
+        else:
+            trials = f"{v.distinct} / {v.trials}" if v.trials else ""
         out.append([backend_label(v), v.variant, call, result, v.reference, _err(v.max_abs), _err(v.max_rel),
                     trials, verdict_text(v)])
     return out

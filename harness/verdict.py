@@ -36,6 +36,7 @@ class CallVerdict:
     as_declared: bool
     distinct: int = 0
     trials: int = 0
+    requested: int = 0
     bad_trials: int = 0
     result: str = ""
     reference: str = ""
@@ -89,7 +90,7 @@ def judge(spec: CaseSpec, run: RunResult) -> list[CallVerdict]:
         exp = expected[call]
         v = CallVerdict(spec.slug, run.variant, run.backend, call + 1, exp, "", False, device=device)
         trials = [t for t in run.trials if t["call"] == call]
-        v.trials = len(trials)
+        v.trials, v.requested = len(trials), run.requested_trials
         if run.status == "skip":
             v.observed, v.result = "skip", run.message
         elif run.status == "error":

@@ -19,7 +19,8 @@ from harness.spec import BACKENDS, VARIANTS, SpecError
 EXIT_OK, EXIT_MISMATCH, EXIT_USAGE = 0, 1, 2
 
 # Commands that live in their own modules; each module has register(subparsers).
-COMMAND_MODULES = ["harness.bench", "harness.record", "harness.scaffold", "harness.validate"]
+COMMAND_MODULES = ["harness.bench", "harness.record", "harness.scaffold", "harness.validate", "harness.detect",
+                   "harness.report"]
 
 
 class UsageError(Exception):

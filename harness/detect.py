@@ -1,0 +1,439 @@
+"""``python -m harness detect <slug>``: which detectors flag the broken kernel, and stay quiet on the fixed one.
+
+For each (case, backend, variant) it runs
+
+1. the main run, exactly as ``python -m harness case`` does (the case's trials, sizes
+   and calls), saving the broken kernel's first outputs for the error map;
+2. the detectors' own runs (``extra_runs``), one process each:
+
+   - ``first-call``: two calls per trial at small sizes, when the case declares one call;
+   - ``memcheck`` and ``racecheck`` (GPU): the worker under ``compute-sanitizer``, one
+     trial at small sizes, guard padding off (padding is valid memory, so it would hide
+     an out-of-bounds access from memcheck) and ``PYTORCH_NO_CUDA_MEMORY_CACHING=1`` (so
+     every tensor is its own allocation and the caching allocator hides nothing);
+   - ``triton-debug`` (GPU): one trial with ``TRITON_DEBUG=1``, at the GPU sizes;
+   - ``triton-viz`` (interpreter, optional): one trial with triton-viz's sanitizer.
+
+"Small sizes" are the case's ``[sizes.sanitizer]`` table when it has one, else its
+``[sizes.interpreter]``. Then ``harness.detectors`` judges the evidence.
+
+``--record`` writes ``cases/<slug>/recorded/detect-<backend>.json``; ``harness.report``
+reads those for a backend it cannot run (the GPU, on a laptop). A detector that could
+not run this time (``not run``) keeps its finding from the previous record, marked
+with that record's date and device.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+from tabulate import tabulate
+
+from harness import detectors as D
+from harness import table
+
+EXTRA_TIMEOUT = 240  # seconds for each detector's own run (compute-sanitizer is slow to start)
+TRIAL_KEYS = ("trial", "call", "close", "n", "n_bad", "max_abs", "max_rel", "nonfinite", "result", "reference",
+              "fingerprint", "guard", "bench_calls")
+
+
+def compute_sanitizer() -> str | None:
+    """The compute-sanitizer binary: on PATH, under $CUDA_HOME, or in /usr/local/cuda."""
+    cands = [shutil.which("compute-sanitizer")]
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(var):
+            cands.append(os.path.join(os.environ[var], "bin", "compute-sanitizer"))
+    cands.append("/usr/local/cuda/bin/compute-sanitizer")
+    return next((c for c in cands if c and os.access(c, os.X_OK)), None)
+
+
+def small_sizes(spec) -> dict:
+    """``[sizes.sanitizer]`` if the case has it, else its interpreter sizes (else its GPU sizes)."""
+    sizes = spec.raw.get("sizes", {})
+    s = sizes.get("sanitizer") if isinstance(sizes, dict) else None
+    if isinstance(s, dict) and s:
+        return s
+    return spec.sizes["interpreter"] or spec.sizes["gpu"]
+
+
+def extra_runs(spec, backend: str) -> dict:
+    """Each detector's own run on ``backend``: keyword arguments for run_isolated, or why it is not run."""
+    out: dict = {}
+    small = small_sizes(spec) if backend == "gpu" else spec.sizes[backend]
+    if spec.calls == 1:
+        out["first-call"] = {"trials": 2, "overrides": {"calls": 2, "sizes": small}}
+    if backend == "gpu":
+        cs = compute_sanitizer()
+        for tool in ("memcheck", "racecheck"):
+            out[tool] = ({"trials": 1, "wrapper": [cs, "--tool", tool, "--error-exitcode", "99", "--print-limit", "10",
+                                                   "--report-api-errors", "no"],
+                          "extra_env": {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}, "log_file": True,
+                          "overrides": {"pad": 0, "sizes": small, "calls": spec.calls}}
+                         if cs else "not run: compute-sanitizer not found (put it on PATH or set CUDA_HOME)")
+        out["triton-debug"] = {"trials": 1, "extra_env": {"TRITON_DEBUG": "1"}}
+    else:
+        if importlib.util.find_spec("triton_viz") is None:
+            out["triton-viz"] = "not run: triton-viz is not installed (optional: pip install triton-viz)"
+        else:
+            out["triton-viz"] = {"trials": 1, "wrapper": [sys.executable, "-m", "harness.viz_sanitizer"]}
+    return out
+
+
+def _profiles(spec, folder: Path) -> list[dict]:
+    import torch
+
+    from harness.plots import error_profile
+
+    out = []
+    for f in sorted(folder.glob("call*.pt")):
+        try:
+            saved = torch.load(f, map_location="cpu")
+            prof = error_profile(saved["out"], saved["ref"], spec.rtol, spec.atol)
+        except Exception as e:  # a picture is never worth a failed run
+            print(f"warning: {spec.slug}: no error map from {f.name}: {type(e).__name__}: {e}", file=sys.stderr)
+            continue
+        if prof is not None:
+            prof["call"] = int(f.stem.removeprefix("call"))
+            out.append(prof)
+    return out
+
+
+def _compact(t: dict) -> dict:
+    c = {k: t[k] for k in TRIAL_KEYS if k in t}
+    c["bench_calls"] = [sum(t.get("bench_calls", []))] if t.get("bench_calls") else []
+    return c
+
+
+def _extra_line(r) -> str:
+    return r if isinstance(r, str) else f"{r.status}: {r.message}".rstrip(": ")
+
+
+def variant_record(spec, run, extra: dict, profiles: list, skip: frozenset = frozenset()) -> dict:
+    """What one variant did on one backend, and what each detector said: JSON for the record."""
+    from harness.verdict import judge
+
+    ev = D.Evidence(spec, run.backend, run.variant, run, extra)
+    return {"status": run.status, "message": run.message, "env": run.env,
+            "verdicts": [v.to_json() for v in judge(spec, run)],
+            "trials": [_compact(t) for t in run.trials], "probes": run.probes,
+            "findings": {k: f.to_json() for k, f in D.evaluate(ev, skip).items()},
+            "profiles": profiles, "extra": {k: _extra_line(r) for k, r in extra.items()}}
+
+
+def failed_record(message: str) -> dict:
+    """A variant the harness itself could not run: every detector 'not run', one line why."""
+    return {"status": "error", "message": message, "env": {}, "verdicts": [], "trials": [], "probes": [],
+            "findings": {d.name: {"status": D.NOT_RUN, "reason": message} for d in D.DETECTORS if d.check},
+            "profiles": [], "extra": {}}
+
+
+def main_run(spec, backend: str, variant: str, *, trials, seed: int):
+    """The run ``python -m harness case`` makes, and the broken kernel's error maps."""
+    from harness.isolate import run_isolated
+
+    n = trials or spec.trials[backend]
+    with tempfile.TemporaryDirectory(prefix="casebook-detect-") as tmp:
+        save = tmp if variant == "broken" else None
+        run = run_isolated(spec, variant, backend, trials=n, seed=seed, save=save)
+        profiles = _profiles(spec, Path(tmp)) if save else []
+    return run, profiles
+
+
+def finish(spec, backend: str, run, profiles: list, *, seed: int, skip: frozenset = frozenset()) -> dict:
+    """The detectors' own runs after the main run, then every detector's finding."""
+    extra = {}
+    for name, plan in extra_runs(spec, backend).items():
+        if name in skip:
+            extra[name] = "not run: skipped (--skip)"
+        elif isinstance(plan, str):
+            extra[name] = plan
+        elif run.status == "skip":
+            extra[name] = f"n/a: {run.message}"
+        elif run.status == "hang":
+            extra[name] = "not run: the kernel hangs (its main run timed out)"
+        elif run.status == "error":
+            extra[name] = f"not run: the case failed to set up ({run.message})"
+        else:
+            extra[name] = _extra_run(spec, run.variant, backend, seed, dict(plan))
+    return variant_record(spec, run, extra, profiles, skip)
+
+
+def _extra_run(spec, variant: str, backend: str, seed: int, plan: dict):
+    """One detector's own run. compute-sanitizer writes to a log file of its own, whose
+    start (the first report) and end (the summary) go into the result's output."""
+    from harness.isolate import run_isolated
+
+    timeout = min(spec.timeout[backend], EXTRA_TIMEOUT)
+    if not plan.pop("log_file", False):
+        return run_isolated(spec, variant, backend, seed=seed, timeout=timeout, **plan)
+    with tempfile.TemporaryDirectory(prefix="casebook-sanitizer-") as tmp:
+        log = Path(tmp) / "sanitizer.log"
+        plan["wrapper"] = plan["wrapper"] + ["--log-file", str(log)]
+        run = run_isolated(spec, variant, backend, seed=seed, timeout=timeout, **plan)
+        try:
+            text = log.read_text(errors="replace")
+        except OSError:
+            text = ""
+    if text:
+        head = text[:4000] + ("\n[...]\n" + text[-2000:] if len(text) > 6000 else text[4000:])
+        run.output_tail = head + "\n" + run.output_tail
+    return run
+
+
+def _one_line(e: Exception) -> str:
+    return f"harness error: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+
+
+def detect_cases(specs, backends, *, trials=None, seed=0, jobs=2, gpu_jobs=2, skip=frozenset(),
+                 progress=None, on_done=None) -> dict:
+    """Every (case, backend, variant) through every detector: {slug: {backend: record}}.
+
+    At most ``gpu_jobs`` main GPU runs go at once; interpreter runs and the detectors'
+    own runs (compute-sanitizer, mostly CPU-bound) share ``jobs`` other workers, and
+    start as soon as their main run is done. One failing case never stops the others.
+    ``on_done(spec, record)`` sees each (case, backend) as soon as both its variants
+    are done (to write it at once) and returns the record to keep.
+    """
+    tasks = [(s, b, v) for s in specs for b in backends for v in ("broken", "fixed")]
+    out: dict = {}
+
+    def done(i: int, rec: dict) -> None:
+        spec, backend, variant = tasks[i]
+        case = out.setdefault(spec.slug, {}).setdefault(backend, {
+            "case": spec.slug, "backend": backend, "env": {}, "variants": {},
+            "command": f"python -m harness detect {spec.slug} --backend {backend}"
+                       + (f" --trials {trials}" if trials else "") + f" --seed {seed}"})
+        case["variants"][variant] = rec
+        case["env"] = case["env"] or rec.get("env", {})
+        if progress:
+            progress(f"{spec.slug} {variant} on {backend}: {rec['status']}")
+        if on_done and len(case["variants"]) == 2:
+            try:
+                out[spec.slug][backend] = on_done(spec, case)
+            except Exception as e:
+                print(f"error: {spec.slug}: {_one_line(e)}", file=sys.stderr)
+
+    with ThreadPoolExecutor(max_workers=max(1, gpu_jobs)) as gpu_pool, \
+            ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        mains = {(gpu_pool if b == "gpu" else pool).submit(main_run, s, b, v, trials=trials, seed=seed): i
+                 for i, (s, b, v) in enumerate(tasks)}
+        finishing = {}
+        for fut in as_completed(mains):
+            i = mains[fut]
+            spec, backend, _ = tasks[i]
+            try:
+                run, profiles = fut.result()
+            except Exception as e:
+                done(i, failed_record(_one_line(e)))
+                continue
+            finishing[pool.submit(finish, spec, backend, run, profiles, seed=seed, skip=skip)] = i
+        for fut in as_completed(finishing):
+            try:
+                rec = fut.result()
+            except Exception as e:
+                rec = failed_record(_one_line(e))
+            done(finishing[fut], rec)
+    return out
+
+
+# --- records -------------------------------------------------------------------------------
+
+def record_path(spec, backend: str) -> Path:
+    return spec.path / "recorded" / f"detect-{backend}.json"
+
+
+def load_record(spec, backend: str) -> dict | None:
+    p = record_path(spec, backend)
+    try:
+        rec = json.loads(p.read_text())
+    except (OSError, ValueError):
+        return None
+    return rec if isinstance(rec, dict) and isinstance(rec.get("variants"), dict) else None
+
+
+def env_label(env: dict) -> str:
+    return f"{env.get('date', '?')}, {env.get('device', '?')}"
+
+
+def merge_recorded(new: dict, old: dict | None) -> dict:
+    """Keep the old record's finding wherever a detector could not run this time."""
+    if not old:
+        return new
+    source = f"recorded {env_label(old.get('env', {}))}"
+    for variant, rec in new["variants"].items():
+        old_f = old["variants"].get(variant, {}).get("findings", {})
+        for name, f in rec.get("findings", {}).items():
+            prev = old_f.get(name)
+            if f["status"] == D.NOT_RUN and prev and prev.get("status") != D.NOT_RUN:
+                rec["findings"][name] = {**prev, "source": prev.get("source") or source}
+    return new
+
+
+def write_record(spec, rec: dict) -> Path:
+    p = record_path(spec, rec["backend"])
+    p.parent.mkdir(exist_ok=True)
+    p.write_text(table.dumps(rec) + "\n")
+    return p
+
+
+def keep(spec, rec: dict, record: bool) -> dict:
+    """A finished (case, backend): merged with its previous record, and written if asked."""
+    rec = merge_recorded(rec, load_record(spec, rec["backend"]))
+    if record:
+        print(f"wrote {write_record(spec, rec).relative_to(spec.path.parent.parent)}", file=sys.stderr)
+    return rec
+
+
+def from_case_record(spec, backend: str) -> dict | None:
+    """A detection record built from ``recorded/<backend>.json`` (``harness record``'s output).
+
+    The detectors that read the main run's events get their findings; the rest say
+    'not run'. Better than nothing for a GPU run that predates ``detect --record``.
+    """
+    from harness.isolate import RunResult
+
+    try:
+        data = json.loads((spec.path / "recorded" / f"{backend}.json").read_text())
+    except (OSError, ValueError):
+        return None
+    fields = {f.name for f in dataclasses.fields(RunResult)}
+    out = {"case": spec.slug, "backend": backend, "env": {}, "variants": {}, "command": data.get("command", "")}
+    try:
+        for r in data.get("runs", []):
+            run = RunResult(**{k: v for k, v in r.items() if k in fields})
+            extra = {name: "not run: not in this recorded run (python -m harness detect --record)"
+                     for name in ("memcheck", "racecheck", "triton-debug", "triton-viz")}
+            if spec.calls == 1:
+                extra["first-call"] = extra["memcheck"]
+            out["variants"][run.variant] = variant_record(spec, run, extra, [])
+            out["env"] = out["env"] or run.env
+    except (TypeError, KeyError):
+        return None
+    return out if out["variants"] else None
+
+
+def across(gpu: dict | None, interp: dict | None) -> dict:
+    """The GPU-against-interpreter finding for each variant."""
+    out = {}
+    for variant in ("broken", "fixed"):
+        g = (gpu or {}).get("variants", {}).get(variant, {}).get("verdicts")
+        i = (interp or {}).get("variants", {}).get(variant, {}).get("verdicts")
+        status, reason = D.check_divergence(g, i)
+        out[variant] = {"status": status, "reason": reason}
+    return out
+
+
+# --- the command ---------------------------------------------------------------------------
+
+def _cell(f: dict | None) -> str:
+    if not f:
+        return ""
+    src = f" [{f['source']}]" if f.get("source") else ""
+    return f"{f['status']}: {f['reason']}{src}"
+
+
+def findings_table(rec: dict, cross: dict | None = None, fmt: str = "simple") -> str:
+    rows = []
+    for det in D.DETECTORS:
+        if det.check is None:
+            if cross is None:
+                continue
+            b, f = cross["broken"], cross["fixed"]
+        else:
+            b = rec["variants"].get("broken", {}).get("findings", {}).get(det.name)
+            f = rec["variants"].get("fixed", {}).get("findings", {}).get(det.name)
+        outcome = D.outcome((b or {}).get("status", ""), (f or {}).get("status", ""))
+        rows.append([det.name, _cell(b), _cell(f), outcome.upper() if "false" in outcome else outcome])
+    return tabulate(rows, headers=["detector", "broken kernel", "fixed kernel", "outcome"], tablefmt=fmt,
+                    maxcolwidths=[None, 60, 60, None], disable_numparse=True)
+
+
+def cmd_detect(args) -> int:
+    from harness.cli import EXIT_OK, EXIT_USAGE, UsageError, load_specs, resolve_backends
+
+    if not args.slugs and not args.all:
+        raise UsageError("name a case (python -m harness detect add-missing-mask) or pass --all")
+    specs, errors = load_specs(args.slugs, args.all)
+    backends = resolve_backends(args.backend)
+    results = run_all(specs, backends, args)
+    payload = []
+    for spec in specs:
+        recs = results.get(spec.slug, {})
+        gpu = recs.get("gpu") or load_record(spec, "gpu") or from_case_record(spec, "gpu")
+        interp = recs.get("interpreter") or load_record(spec, "interpreter")
+        cross = across(gpu, interp)
+        if args.json:
+            payload.append({"case": spec.slug, "records": recs, "divergence": cross})
+            continue
+        print(f"\n{spec.slug}: {spec.title}")
+        for backend, rec in recs.items():
+            print(f"  {'; '.join(table.env_lines([rec['env']])) or backend}")
+            print(findings_table(rec, cross if backend == backends[-1] else None))
+            caught = [n for n, f in rec["variants"].get("broken", {}).get("findings", {}).items()
+                      if f["status"] == D.FLAGGED]
+            alarms = [n for n, f in rec["variants"].get("fixed", {}).get("findings", {}).items()
+                      if f["status"] == D.FLAGGED]
+            print(f"  {backend}: caught by {', '.join(caught) or 'nothing'}"
+                  f"; false alarms on the fixed kernel: {', '.join(alarms) or 'none'}")
+    if args.json:
+        print(table.dumps(payload))
+    for e in errors:
+        print(f"error: {e}", file=sys.stderr)
+    return EXIT_USAGE if errors else EXIT_OK
+
+
+def detector_names(text: str) -> frozenset:
+    import argparse
+
+    names = frozenset(n.strip() for n in text.split(",") if n.strip())
+    unknown = sorted(names - set(D.BY_NAME))
+    if unknown:
+        raise argparse.ArgumentTypeError(f"no detector {', '.join(unknown)} (there are {', '.join(D.BY_NAME)})")
+    return names
+
+
+def run_all(specs, backends, args) -> dict:
+    """detect_cases with the command line's options, timed on stderr."""
+    import time
+
+    t0 = time.monotonic()
+    progress = (lambda m: print(f"  {m}", file=sys.stderr, flush=True)) if args.verbose else None
+    out = detect_cases(specs, backends, trials=args.trials, seed=args.seed, jobs=args.jobs, gpu_jobs=args.gpu_jobs,
+                       skip=args.skip, progress=progress, on_done=lambda spec, rec: keep(spec, rec, args.record))
+    print(f"ran {len(specs)} cases on {', '.join(backends)} in {time.monotonic() - t0:.0f}s", file=sys.stderr)
+    return out
+
+
+def add_detect_options(p) -> None:
+    from harness.cli import add_run_options, positive_int
+
+    add_run_options(p)
+    p.add_argument("--gpu-jobs", type=positive_int, default=2, help="main GPU runs at once (default 2)")
+    p.set_defaults(jobs=max(2, min(8, os.cpu_count() or 2)))
+    for action in p._actions:
+        if action.dest == "jobs":
+            action.help = "interpreter runs and detector runs at once (default: the CPU count, 2 to 8)"
+    p.add_argument("--record", action="store_true",
+                   help="write cases/<slug>/recorded/detect-<backend>.json for the report")
+    p.add_argument("--skip", type=detector_names, default=frozenset(), metavar="NAMES",
+                   help="detectors not to run, comma-separated (e.g. racecheck,triton-debug); their earlier "
+                        "recorded findings are kept")
+    p.add_argument("-v", "--verbose", action="store_true", help="print each run as it finishes")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("detect", help="run every detector on cases: what flags the broken kernel, "
+                                      "what stays quiet on the fixed one")
+    p.add_argument("slugs", nargs="*", metavar="slug")
+    p.add_argument("--all", action="store_true", help="every case")
+    add_detect_options(p)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_detect)

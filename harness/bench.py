@@ -70,8 +70,7 @@ def cmd_bench(args) -> int:
         try:
             rows, info = bench_case(spec)
         except Exception as e:  # one case failing never stops the others
-            print(f"error: {spec.slug}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
-                  file=sys.stderr)
+            print(f"error: {spec.slug}: {table.error_line(e)}", file=sys.stderr)
             ok = False
             continue
         unit = info["unit"]

@@ -189,7 +189,7 @@ def _extra_run(spec, variant: str, backend: str, seed: int, plan: dict):
 
 
 def _one_line(e: Exception) -> str:
-    return f"harness error: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    return f"harness error: {table.error_line(e)}"
 
 
 def detect_cases(specs, backends, *, trials=None, seed=0, jobs=2, gpu_jobs=2, skip=frozenset(),

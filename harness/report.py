@@ -176,9 +176,7 @@ def run_lines(runs: dict) -> list[str]:
             if not rec or not rec.get("env"):
                 continue
             e = rec["env"]
-            cuda = f", CUDA {e['cuda']}" if e.get("cuda") else ""
-            key = (f"{e.get('device')}; torch {e.get('torch')}, triton {e.get('triton')}{cuda}, "
-                   f"Python {e.get('python')}", rec.get("source", ""))
+            key = (table.versions(e), rec.get("source", ""))
             groups.setdefault(key, []).append(str(e.get("date", "?")))
         if not groups:
             lines.append(f"- **{BACKEND_NAME[b]}**: no run here and none recorded")

@@ -57,6 +57,18 @@ def case_table(verdicts: list[CallVerdict], calls: int, fmt: str = "github") -> 
     return tabulate(body, headers=headers, tablefmt=fmt, disable_numparse=True, maxcolwidths=None)
 
 
+def versions(e: dict) -> str:
+    """Device and software of one run: 'NVIDIA H200; torch .., triton .., CUDA .., Python ..'."""
+    cuda = f", CUDA {e['cuda']}" if e.get("cuda") else ""
+    return f"{e.get('device')}; torch {e.get('torch')}, triton {e.get('triton')}{cuda}, Python {e.get('python')}"
+
+
+def error_line(e: BaseException) -> str:
+    """An exception as one line: its type and the first line of its message."""
+    first = str(e).splitlines()[0] if str(e) else ""
+    return f"{type(e).__name__}: {first}"
+
+
 def env_lines(envs: list[dict]) -> list[str]:
     lines, seen = [], set()
     for e in envs:
@@ -66,9 +78,7 @@ def env_lines(envs: list[dict]) -> list[str]:
         if key in seen:
             continue
         seen.add(key)
-        extra = f", CUDA {e['cuda']}" if e.get("cuda") else ""
-        lines.append(f"{e.get('backend')}: {e.get('device')}; torch {e.get('torch')}, triton {e.get('triton')}"
-                     f"{extra}, Python {e.get('python')}; {e.get('date')}")
+        lines.append(f"{e.get('backend')}: {versions(e)}; {e.get('date')}")
     return lines
 
 

@@ -56,7 +56,9 @@ def main(argv: list[str]) -> int:
         jit = create_patched_jit(wrap)
         triton.jit = triton.language.jit = interp.jit = jit
     except Exception as e:  # optional tool: say why, in one line
-        print(f"{UNAVAILABLE} {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", flush=True)
+        from harness.table import error_line
+
+        print(f"{UNAVAILABLE} {error_line(e)}", flush=True)
         return EXIT_UNAVAILABLE
 
     from harness import worker

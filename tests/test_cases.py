@@ -8,10 +8,10 @@ GPU tests carry the ``gpu`` mark (``pytest -m gpu``) and skip where CUDA is abse
 
 import pytest
 
-from harness import discovery
-from harness.isolate import run_isolated
-from harness.table import case_table
-from harness.verdict import judge
+from harness.core import discovery
+from harness.run.isolate import run_isolated
+from harness.core.table import case_table
+from harness.core.verdict import judge
 
 SPECS, ERRORS = discovery.load_all()
 

@@ -13,7 +13,9 @@ import sys
 
 import pytest
 
-from harness import discovery, scaffold, validate
+from harness.core import discovery
+from harness.commands import new as scaffold
+from harness.checks import case_check as validate
 
 REPO = discovery.REPO_ROOT
 SLUG = "row-mean-divides-by-block"

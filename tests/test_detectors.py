@@ -10,10 +10,11 @@ import textwrap
 
 import pytest
 
-from harness import detect, discovery
-from harness import detectors as D
-from harness.isolate import RunResult
-from harness.spec import parse_spec
+from harness.detectors import session as detect
+from harness.core import discovery
+from harness.detectors import base as D
+from harness.core.events import RunResult
+from harness.core.spec import parse_spec
 
 
 def trial(trial=0, call=0, close=True, fp="a", nonfinite=0, past=None, unwritten=None, result="1", tuned=0, n=1):
@@ -245,4 +246,4 @@ def test_extra_runs_plan(monkeypatch):
 @pytest.mark.skipif(not os.path.isdir(discovery.cases_dir() / "add-missing-mask"), reason="case not present")
 def test_small_sizes_default_to_the_interpreters():
     spec = discovery.load("add-missing-mask")
-    assert detect.small_sizes(spec) == spec.sizes["interpreter"]
+    assert spec.small_sizes() == spec.sizes["interpreter"]

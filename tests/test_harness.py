@@ -5,50 +5,66 @@ import textwrap
 import pytest
 import torch
 
-from harness import buffers, cli, compare, discovery, interpreter_support
-from harness.isolate import run_isolated
-from harness.verdict import judge
+from harness.commands import list as list_command
+from harness import cli
+from harness.core import compare, discovery, guards
+from harness.core.verdict import judge
+from harness.errors import EXIT_OK, EXIT_USAGE
+from harness.run import triton_compat
+from harness.run.isolate import run_isolated
 
 # ---------------------------------------------------------------- guard bands
 
 
 def test_output_guard_reports_writes_past_the_end_and_unwritten_elements():
-    buffers.reset()
-    out = buffers.output((10,), torch.float32, "cpu", pad=8)
-    buffers.name_guards({"out": out})
+    with guards.collecting() as gs:
+        out = guards.output((10,), torch.float32, "cpu", pad=8)
+        gs.name({"out": out})
     out[:7] = 1.0  # three elements never written
     storage = out.untyped_storage()
     past = torch.tensor([], dtype=torch.float32).set_(storage, out.storage_offset(), (12,))
     past[10:12] = 5.0  # two elements past the end
-    report = buffers.check()
+    report = gs.check()
     assert report["unwritten"] == {"out": 3}
     assert report["wrote_past_end"] == {"out": 2}
 
 
 def test_input_guard_poisons_padding_and_rows():
-    buffers.reset()
     t = torch.arange(12, dtype=torch.float32).reshape(3, 4)
-    g = buffers.guarded(t, "cpu", pad=4, row_pad=2)
+    with guards.collecting() as gs:
+        g = guards.guarded(t, "cpu", pad=4, row_pad=2)
     assert torch.equal(g, t)
     assert g.stride() == (6, 1)  # rows padded: a kernel that assumes contiguity is caught
     flat = torch.tensor([], dtype=torch.float32).set_(g.untyped_storage(), 0, (4 + 18 + 4,))
     assert torch.isnan(flat[:4]).all() and torch.isnan(flat[g.storage_offset() + 4]).all()
-    assert buffers.check() == {"wrote_past_end": {}, "unwritten": {}}
+    assert gs.check() == {"wrote_past_end": {}, "unwritten": {}}
 
 
 def test_finite_poison_rerun_fills_padding_with_zero():
-    buffers.reset(finite_poison=True)
-    g = buffers.guarded(torch.ones(3), "cpu", pad=2)
+    with guards.collecting(finite_poison=True):
+        g = guards.guarded(torch.ones(3), "cpu", pad=2)
     flat = torch.tensor([], dtype=torch.float32).set_(g.untyped_storage(), 0, (7,))
     assert flat.tolist() == [0, 0, 1, 1, 1, 0, 0]
-    buffers.reset()
 
 
 def test_integer_guards_use_a_sentinel():
-    buffers.reset()
-    g = buffers.guarded(torch.zeros(3, dtype=torch.int32), "cpu", pad=1)
+    g = guards.guarded(torch.zeros(3, dtype=torch.int32), "cpu", pad=1)
     flat = torch.tensor([], dtype=torch.int32).set_(g.untyped_storage(), 0, (5,))
     assert flat[0] == torch.iinfo(torch.int32).max
+
+
+def test_a_nested_guard_set_leaves_the_outer_one_intact():
+    """The probe's re-run collects its own guards; the trial's guards still see later calls."""
+    with guards.collecting() as outer:
+        out = guards.output((4,), torch.float32, "cpu", pad=2)
+        outer.name({"out": out})
+        with guards.collecting(finite_poison=True) as inner:
+            guards.guarded(torch.ones(2), "cpu", pad=1)
+        assert len(inner.guards) == 1 and len(outer.guards) == 1
+        out.fill_(1.0)
+        out.untyped_storage()  # the trial's output is still watched after the re-run
+        torch.tensor([], dtype=torch.float32).set_(out.untyped_storage(), 0, (8,))[7] = 3.0
+        assert outer.check()["wrote_past_end"] == {"out": 1}
 
 
 # ---------------------------------------------------------------- comparison
@@ -74,7 +90,7 @@ def test_fingerprint_is_bitwise():
 
 def test_cpu_benchmarker_calls_like_do_bench():
     calls = []
-    ms = interpreter_support.do_bench_cpu(lambda: calls.append(1), warmup=5, rep=10, quantiles=(0.5, 0.2, 0.8))
+    ms = triton_compat.do_bench_cpu(lambda: calls.append(1), warmup=5, rep=10, quantiles=(0.5, 0.2, 0.8))
     # one call, five to estimate, then at least one warm-up and one timed call
     assert len(calls) >= 8 and len(ms) == 3
 
@@ -170,7 +186,7 @@ def test_wrong_declaration_is_caught(cases_root):
 
 
 def test_unknown_case_suggests_close_matches(capsys):
-    assert cli.main(["case", "nrm2-atomic"]) == cli.EXIT_USAGE
+    assert cli.main(["case", "nrm2-atomic"]) == EXIT_USAGE
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "did you mean" in err and "nrm2-atomics" in err
 
@@ -178,19 +194,19 @@ def test_unknown_case_suggests_close_matches(capsys):
 def test_zero_trials_is_refused(capsys):
     with pytest.raises(SystemExit) as e:
         cli.main(["case", "nrm2-race", "--trials", "0"])
-    assert e.value.code == cli.EXIT_USAGE
+    assert e.value.code == EXIT_USAGE
     assert "at least 1" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message on a machine without a GPU")
 def test_gpu_backend_without_gpu_is_one_line(capsys):
-    assert cli.main(["case", "nrm2-race", "--backend", "gpu"]) == cli.EXIT_USAGE
+    assert cli.main(["case", "nrm2-race", "--backend", "gpu"]) == EXIT_USAGE
     assert "no CUDA GPU" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message on a machine without a GPU")
 def test_bench_without_gpu_fails_clearly(capsys):
-    assert cli.main(["bench", "nrm2-atomics"]) == cli.EXIT_USAGE
+    assert cli.main(["bench", "nrm2-atomics"]) == EXIT_USAGE
     assert "needs a CUDA GPU" in capsys.readouterr().err
 
 
@@ -200,13 +216,13 @@ def test_missing_file_is_named_and_others_still_run(cases_root, capsys):
     (bad / "fixed.py").unlink()
     code = cli.main(["case", "--all", "--backend", "interpreter"])
     captured = capsys.readouterr()
-    assert code == cli.EXIT_USAGE
+    assert code == EXIT_USAGE
     assert "cases/bad/fixed.py: missing" in captured.err
     assert "good" in captured.out and "as declared" in captured.out
 
 
 def test_list_shows_every_case(capsys):
-    assert cli.main(["list"]) == cli.EXIT_OK
+    assert cli.main(["list"]) == EXIT_OK
     out = capsys.readouterr().out
     for slug in discovery.slugs():
         assert slug in out
@@ -216,4 +232,4 @@ def test_readme_lists_every_case():
     """README.md's table is regenerated by `python -m harness list --update-readme`; it must be current."""
     specs, errors = discovery.load_all()
     readme = (discovery.REPO_ROOT / "README.md").read_text()
-    assert cli.readme_table(specs) in readme, "README.md is stale: run python -m harness list --update-readme"
+    assert list_command.readme_table(specs) in readme, "README.md is stale: run python -m harness list --update-readme"

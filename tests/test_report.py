@@ -10,9 +10,12 @@ import textwrap
 import pytest
 import torch
 
-from harness import cli, detect, mdhtml, plots
-from harness import detectors as D
-from harness.isolate import RunResult
+from harness import cli
+from harness.detectors import session as detect
+from harness.report import mdhtml
+from harness.report import plots
+from harness.detectors import base as D
+from harness.core.events import RunResult
 
 # ---------------------------------------------------------------- Markdown to HTML
 
@@ -151,7 +154,7 @@ def _synthetic_record(spec, backend):
 
 
 def test_report_from_recorded_runs_only(tiny_root, tmp_path, capsys):
-    from harness import discovery
+    from harness.core import discovery
 
     spec = discovery.load("tail-unwritten")
     (spec.path / "recorded").mkdir()

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.isolate import RunResult
-from harness.spec import CaseSpec
+from harness.core.events import RunResult
+from harness.core.spec import CaseSpec
 
 
 @dataclass

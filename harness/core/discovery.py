@@ -8,9 +8,9 @@ import os
 import sys
 from pathlib import Path
 
-from harness.spec import CaseSpec, SpecError, load_spec
+from harness.core.spec import CaseSpec, SpecError, load_spec
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def cases_dir() -> Path:

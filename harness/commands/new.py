@@ -13,8 +13,9 @@ from importlib import resources
 from pathlib import Path
 from string import Template
 
-from harness import discovery
-from harness.spec import BEHAVIOURS, CATEGORIES, DEFECTS, REQUIRED_FILES, SLUG_RE
+from harness.core import discovery
+from harness.errors import EXIT_OK, UsageError
+from harness.core.spec import BEHAVIOURS, CATEGORIES, DEFECTS, REQUIRED_FILES, SLUG_RE
 
 DEFAULT_CATEGORY, DEFAULT_DEFECT = "bounds", "out-of-bounds-write"
 
@@ -47,7 +48,7 @@ def fields_for(slug: str, category: str | None, defect: str | None, launcher: st
 
 def scaffold(slug: str, root: Path, *, category=None, defect=None, launcher=None, title=None) -> Path:
     """Write ``root/slug`` from the templates; ValueError (one line) if the slug is unusable."""
-    from harness.validate import slug_problems
+    from harness.checks.case_check import slug_problems
 
     if not SLUG_RE.match(slug):
         raise ValueError(f"'{slug}' is not a slug: use lowercase words joined by '-' (e.g. softmax-mask-fill-zero)")
@@ -68,9 +69,8 @@ def scaffold(slug: str, root: Path, *, category=None, defect=None, launcher=None
     return folder
 
 
-def cmd_new(args) -> int:
-    from harness.cli import EXIT_OK, UsageError
-    from harness.validate import shown
+def run(args) -> int:
+    from harness.checks.case_check import shown
 
     try:
         folder = scaffold(args.slug, discovery.cases_dir(), category=args.category, defect=args.defect,
@@ -105,4 +105,4 @@ def register(sub) -> None:
     p.add_argument("--defect", choices=list(DEFECTS), metavar="DEFECT", help="one of the defects below")
     p.add_argument("--launcher", help="the launcher's name (default: the slug's first word)")
     p.add_argument("--title", help="one line naming the trap (default: a TODO)")
-    p.set_defaults(func=cmd_new)
+    p.set_defaults(func=run)

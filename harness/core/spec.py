@@ -91,7 +91,13 @@ class CaseSpec:
     timeout: dict  # backend -> seconds
     sizes: dict  # backend -> kwargs for make_inputs
     seen_in: list = field(default_factory=list)
+    sanitizer_sizes: dict = field(default_factory=dict)  # [sizes.sanitizer]: small sizes for compute-sanitizer
+    bench: dict | None = None  # [bench]: unit, torch, sizes (a list of make_inputs arguments)
     raw: dict = field(default_factory=dict)
+
+    def small_sizes(self) -> dict:
+        """Sizes for the detectors' slow runs: [sizes.sanitizer], else the interpreter's, else the GPU's."""
+        return self.sanitizer_sizes or self.sizes["interpreter"] or self.sizes["gpu"]
 
     def expected(self, variant: str, backend: str) -> list[str]:
         """The behaviour declared for each call of ``variant`` on ``backend``."""
@@ -132,6 +138,24 @@ def _per_backend(value, default: dict, typ, name: str, where: str) -> dict:
             out[k] = v
         return out
     raise SpecError(f"{where}: [run] {name} must be a number or a table {{gpu = .., interpreter = ..}}")
+
+
+def parse_bench(bench, where: str) -> dict | None:
+    """``[bench]``: unit (GB/s or TFLOP/s), the torch function it is timed against, and sizes."""
+    if bench is None:
+        return None
+    if not isinstance(bench, dict):
+        raise SpecError(f"{where}: [bench] must be a table")
+    unit = bench.get("unit", "GB/s")
+    if unit not in ("GB/s", "TFLOP/s"):
+        raise SpecError(f"{where}: [bench] unit must be \"GB/s\" or \"TFLOP/s\", got {unit!r}")
+    sizes = bench.get("sizes")
+    if not isinstance(sizes, list) or not sizes or not all(isinstance(s, dict) for s in sizes):
+        raise SpecError(f"{where}: [bench] sizes must be a list of tables of make_inputs arguments")
+    torch_name = bench.get("torch", "PyTorch")
+    if not isinstance(torch_name, str):
+        raise SpecError(f"{where}: [bench] torch must be a string (what the fixed kernel is timed against)")
+    return {"unit": unit, "torch": torch_name, "sizes": sizes}
 
 
 def parse_spec(slug: str, path: Path, meta: dict) -> CaseSpec:
@@ -204,6 +228,11 @@ def parse_spec(slug: str, path: Path, meta: dict) -> CaseSpec:
             raise SpecError(f"{where}: [sizes.{b}] must be a table of make_inputs arguments")
         size_map[b] = s
 
+    sanitizer = sizes.get("sanitizer", {})
+    if not isinstance(sanitizer, dict):
+        raise SpecError(f"{where}: [sizes.sanitizer] must be a table of make_inputs arguments")
+    bench = parse_bench(meta.get("bench"), where)
+
     seen_in = meta.get("seen_in", [])
     if not isinstance(seen_in, list) or not all(isinstance(u, str) for u in seen_in):
         raise SpecError(f"{where}: seen_in must be a list of links")
@@ -211,7 +240,8 @@ def parse_spec(slug: str, path: Path, meta: dict) -> CaseSpec:
     return CaseSpec(slug=slug, path=path, title=title, category=category, defect=defect,
                     summary=summary, launcher=launcher, expect=expect, skip_reason=skip_reason,
                     rtol=float(rtol), atol=float(atol), deterministic=deterministic, calls=calls,
-                    trials=trials, timeout=timeout, sizes=size_map, seen_in=seen_in, raw=meta)
+                    trials=trials, timeout=timeout, sizes=size_map, seen_in=seen_in,
+                    sanitizer_sizes=sanitizer, bench=bench, raw=meta)
 
 
 def load_spec(path: Path) -> CaseSpec:

@@ -1,4 +1,4 @@
-"""Write what the harness printed for a case into the case folder, and into its write-up.
+"""Recorded runs: writing what the harness printed into a case folder and its write-up.
 
 ``python -m harness record nrm2-race --backend gpu`` runs the case and writes
 
@@ -12,10 +12,9 @@ in the case's README.md. Nobody types these numbers.
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
-from harness import table
+from harness.core import table
 
 
 def marker(name: str) -> tuple[str, str]:
@@ -66,40 +65,3 @@ def splice_recorded(spec) -> list[str]:
         if f.is_file() and splice(spec.path / "README.md", block, f.read_text()):
             done.append(block)
     return done
-
-
-def cmd_record(args) -> int:
-    from harness.cli import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, load_specs, resolve_backends, run_case_matrix
-
-    specs, errors = load_specs(args.slugs, args.all)
-    if args.splice_only:
-        for spec in specs:
-            print(f"{spec.slug}: {', '.join(splice_recorded(spec)) or 'nothing recorded'}")
-        return EXIT_USAGE if errors else EXIT_OK
-    backends = resolve_backends(args.backend)
-    ok = True
-    for backend in backends:
-        results = run_case_matrix(specs, [backend], args.trials, args.seed, jobs=args.jobs)
-        for spec in specs:
-            runs, verdicts = results[spec.slug]
-            ok &= all(v.as_declared for v in verdicts)
-            trials = args.trials or spec.trials[backend]
-            cmd = f"python -m harness case {spec.slug} --backend {backend} --trials {trials} --seed {args.seed}"
-            for p in write_record(spec, backend, runs, verdicts, cmd):
-                print(f"wrote {p.relative_to(spec.path.parent.parent)}")
-            print(table.case_table(verdicts, spec.calls))
-    for e in errors:
-        print(f"error: {e}", file=sys.stderr)
-    return EXIT_USAGE if errors else (EXIT_OK if ok else EXIT_MISMATCH)
-
-
-def register(sub) -> None:
-    from harness.cli import add_run_options
-
-    p = sub.add_parser("record", help="run cases and write the output into each case folder and write-up")
-    p.add_argument("slugs", nargs="*", metavar="slug")
-    p.add_argument("--all", action="store_true", help="every case")
-    add_run_options(p)
-    p.add_argument("--splice-only", action="store_true",
-                   help="run nothing: copy recorded/*.md into the READMEs (after recording on another machine)")
-    p.set_defaults(func=cmd_record)

@@ -24,9 +24,9 @@ import re
 import sys
 from pathlib import Path
 
-from harness import detectors as D
-from harness import table
-from harness.spec import BACKENDS
+from harness.detectors import base as D
+from harness.core import table
+from harness.core.spec import BACKENDS
 
 IMG_DIR = "report-img"
 GLYPH = {D.FLAGGED: "●", D.QUIET: "○", D.NA: "–", D.NOT_RUN: "?"}
@@ -38,7 +38,7 @@ BACKEND_NAME = {"gpu": "GPU", "interpreter": "interpreter"}
 
 def gather(specs, live: dict) -> dict:
     """{slug: {backend: record or None}}: this run's, else the recorded ones, each with a 'source'."""
-    from harness.detect import from_case_record, load_record
+    from harness.detectors.session import from_case_record, load_record
 
     out = {}
     for spec in specs:
@@ -97,7 +97,7 @@ def _where(b: str) -> str:
 
 def case_pictures(spec, backend: str, rec: dict | None, img: Path) -> list[tuple[str, str]]:
     """Draw the pictures that say more than the table: (file name, caption) for each."""
-    from harness import plots
+    from harness.report import plots
 
     broken = ((rec or {}).get("variants") or {}).get("broken") or {}
     out = []
@@ -261,7 +261,7 @@ def case_section(spec, recs: dict, cross: dict, pics: list) -> list[str]:
 
 
 def build_markdown(specs, runs: dict, errors: list, img: Path) -> str:
-    from harness.detect import across
+    from harness.detectors.session import across
 
     cross = {s.slug: across(runs[s.slug].get("gpu"), runs[s.slug].get("interpreter")) for s in specs}
     rows = score_rows(specs, runs, cross)
@@ -283,7 +283,7 @@ def build_markdown(specs, runs: dict, errors: list, img: Path) -> str:
         L.append(f"| {D.BY_NAME[name].label} | {_where(b)} | {c['tp']} | {c['fn']} | {c['na']} | {c['fp']} | "
                  f"{c['tn']} | {_pct(c['recall'])} | {_pct(c['precision'])} |")
     try:
-        from harness import plots
+        from harness.report import plots
 
         plots.draw_summary([(D.BY_NAME[n].label + ("" if b == "across" else f" ({_where(b)})"), c)
                             for n, b, c in rows], img / "summary.png")
@@ -359,7 +359,7 @@ def _decorate(html: str) -> str:
 
 
 def write_html(md: str, out: Path) -> Path:
-    from harness.mdhtml import to_html
+    from harness.report.mdhtml import to_html
 
     def inline_image(src: str) -> str:
         p = out / src
@@ -387,33 +387,3 @@ def write_report(specs, runs: dict, errors: list, out: Path) -> list[Path]:
         print(f"error: {out / 'report.html'} not written: {type(e).__name__}: {e}", file=sys.stderr)
         return [md_path, img]
     return [md_path, html_path, img]
-
-
-def cmd_report(args) -> int:
-    from harness.cli import EXIT_OK, EXIT_USAGE, UsageError, load_specs, resolve_backends
-    from harness.detect import run_all
-
-    specs, errors = load_specs([], True)
-    backends = [] if args.no_run else resolve_backends(args.backend)
-    live = run_all(specs, backends, args) if backends else {}
-    runs = gather(specs, live)
-    if not any(r for recs in runs.values() for r in recs.values()):
-        raise UsageError("no runs to report: nothing ran here and no case has a recorded run")
-    out = Path(args.out)
-    for p in write_report(specs, runs, errors, out):
-        print(f"wrote {p}")
-    for e in errors:
-        print(f"error: {e}", file=sys.stderr)
-    return EXIT_USAGE if errors and args.strict else EXIT_OK
-
-
-def register(sub) -> None:
-    from harness.detect import add_detect_options
-
-    p = sub.add_parser("report", help="run every case through every detector and write docs/report.md and .html")
-    add_detect_options(p)
-    p.add_argument("--no-run", action="store_true", help="run nothing: build the report from recorded runs only")
-    p.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "docs"),
-                   help="folder for report.md, report.html and report-img/ (default: docs/)")
-    p.add_argument("--strict", action="store_true", help="exit 2 when some case folder is malformed")
-    p.set_defaults(func=cmd_report)

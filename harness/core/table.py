@@ -6,7 +6,7 @@ import json
 
 from tabulate import tabulate
 
-from harness.verdict import CallVerdict
+from harness.core.verdict import CallVerdict
 
 HEADERS = ["backend", "variant", "call", "result", "reference", "max abs err", "max rel err",
            "distinct / trials", "verdict"]
@@ -61,12 +61,6 @@ def versions(e: dict) -> str:
     """Device and software of one run: 'NVIDIA H200; torch .., triton .., CUDA .., Python ..'."""
     cuda = f", CUDA {e['cuda']}" if e.get("cuda") else ""
     return f"{e.get('device')}; torch {e.get('torch')}, triton {e.get('triton')}{cuda}, Python {e.get('python')}"
-
-
-def error_line(e: BaseException) -> str:
-    """An exception as one line: its type and the first line of its message."""
-    first = str(e).splitlines()[0] if str(e) else ""
-    return f"{type(e).__name__}: {first}"
 
 
 def env_lines(envs: list[dict]) -> list[str]:

@@ -35,8 +35,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness import discovery
-from harness.spec import BEHAVIOURS, CATEGORIES, DEFECTS, REQUIRED_FILES, SLUG_RE, SpecError, parse_spec
+from harness.core import discovery
+from harness.core.spec import BEHAVIOURS, CATEGORIES, DEFECTS, REQUIRED_FILES, SLUG_RE, SpecError, parse_spec
 
 ERROR, WARNING = "error", "warning"
 KERNELS = ("broken.py", "fixed.py")
@@ -537,7 +537,7 @@ def run_problems(check: CaseCheck, runs, verdicts) -> None:
 
 
 def run_interpreter(checks: list[CaseCheck], jobs: int) -> None:
-    from harness.cli import run_case_matrix
+    from harness.run.scheduler import run_case_matrix
 
     todo = [c for c in checks if c.runnable]
     if not todo:
@@ -560,46 +560,3 @@ def check_folders(folders: list[Path], root: Path, *, run: bool = True, jobs: in
     if run:
         run_interpreter(checks, jobs)
     return checks
-
-
-def cmd_check(args) -> int:
-    from harness.cli import EXIT_OK, UsageError
-
-    root = discovery.cases_dir()
-    if args.slugs:
-        try:
-            folders = [discovery.find(s) for s in args.slugs]
-        except discovery.UnknownCase as e:
-            raise UsageError(str(e)) from None
-    else:
-        folders = discovery.case_folders(root)
-        if not folders:
-            raise UsageError(f"no cases found under {root}")
-    checks = check_folders(folders, root, run=not args.no_run, jobs=args.jobs)
-    errors = warnings = failed = 0
-    for c in checks:
-        for p in c.problems:
-            if args.strict and p.level == WARNING:
-                p.level = ERROR
-            print(p)
-        n_err = sum(p.level == ERROR for p in c.problems)
-        n_warn = len(c.problems) - n_err
-        errors, warnings, failed = errors + n_err, warnings + n_warn, failed + bool(n_err)
-        if not n_err:
-            print(f"ok: {c.prefix}" + (f" ({n_warn} warning{'s' * (n_warn > 1)})" if n_warn else ""))
-    ran = "" if args.no_run else ", interpreter runs included"
-    print(f"checked {len(checks)} case(s){ran}: {failed} with errors; {errors} error(s), {warnings} warning(s)")
-    return 1 if errors else EXIT_OK
-
-
-def register(sub) -> None:
-    from harness.cli import positive_int
-
-    p = sub.add_parser("check", help="validate case folders: files, metadata, write-up, markers, records, "
-                                     "and a run under the interpreter")
-    p.add_argument("slugs", nargs="*", metavar="slug", help="the cases to check (default: all)")
-    p.add_argument("--strict", action="store_true",
-                   help="warnings are errors too (a missing or stale recorded GPU run among them)")
-    p.add_argument("--no-run", action="store_true", help="static checks only: skip the interpreter run")
-    p.add_argument("--jobs", type=positive_int, default=2, help="interpreter processes at once (default 2)")
-    p.set_defaults(func=cmd_check)

@@ -56,12 +56,12 @@ def main(argv: list[str]) -> int:
         jit = create_patched_jit(wrap)
         triton.jit = triton.language.jit = interp.jit = jit
     except Exception as e:  # optional tool: say why, in one line
-        from harness.table import error_line
+        from harness.errors import error_line
 
         print(f"{UNAVAILABLE} {error_line(e)}", flush=True)
         return EXIT_UNAVAILABLE
 
-    from harness import worker
+    from harness.run import worker
 
     rc = worker.run(json.loads(argv[-1]))
     records = [r for c in clients for r in getattr(c, "records", [])]

@@ -52,7 +52,7 @@ def error_profile(out, ref, rtol: float, atol: float, rows: int = 32, cols: int 
     """A compact picture of where a tensor output is wrong; None for scalars or a shape mismatch."""
     import torch
 
-    from harness.compare import error_map
+    from harness.core.compare import error_map
 
     if ref.numel() <= 1 or out.numel() != ref.numel():
         return None

@@ -37,8 +37,9 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from harness import detectors as D
-from harness import table
+from harness.detectors import base as D
+from harness.core import table
+from harness.errors import error_line
 
 EXTRA_TIMEOUT = 240  # seconds for each detector's own run (compute-sanitizer is slow to start)
 TRIAL_KEYS = ("trial", "call", "close", "n", "n_bad", "max_abs", "max_rel", "nonfinite", "result", "reference",
@@ -55,19 +56,10 @@ def compute_sanitizer() -> str | None:
     return next((c for c in cands if c and os.access(c, os.X_OK)), None)
 
 
-def small_sizes(spec) -> dict:
-    """``[sizes.sanitizer]`` if the case has it, else its interpreter sizes (else its GPU sizes)."""
-    sizes = spec.raw.get("sizes", {})
-    s = sizes.get("sanitizer") if isinstance(sizes, dict) else None
-    if isinstance(s, dict) and s:
-        return s
-    return spec.sizes["interpreter"] or spec.sizes["gpu"]
-
-
 def extra_runs(spec, backend: str) -> dict:
     """Each detector's own run on ``backend``: keyword arguments for run_isolated, or why it is not run."""
     out: dict = {}
-    small = small_sizes(spec) if backend == "gpu" else spec.sizes[backend]
+    small = spec.small_sizes() if backend == "gpu" else spec.sizes[backend]
     if spec.calls == 1:
         out["first-call"] = {"trials": 2, "overrides": {"calls": 2, "sizes": small}}
     if backend == "gpu":
@@ -83,14 +75,14 @@ def extra_runs(spec, backend: str) -> dict:
         if importlib.util.find_spec("triton_viz") is None:
             out["triton-viz"] = "not run: triton-viz is not installed (optional: pip install triton-viz)"
         else:
-            out["triton-viz"] = {"trials": 1, "wrapper": [sys.executable, "-m", "harness.viz_sanitizer"]}
+            out["triton-viz"] = {"trials": 1, "wrapper": [sys.executable, "-m", "harness.detectors.viz_worker"]}
     return out
 
 
 def _profiles(spec, folder: Path) -> list[dict]:
     import torch
 
-    from harness.plots import error_profile
+    from harness.report.plots import error_profile
 
     out = []
     for f in sorted(folder.glob("call*.pt")):
@@ -118,7 +110,7 @@ def _extra_line(r) -> str:
 
 def variant_record(spec, run, extra: dict, profiles: list, skip: frozenset = frozenset()) -> dict:
     """What one variant did on one backend, and what each detector said: JSON for the record."""
-    from harness.verdict import judge
+    from harness.core.verdict import judge
 
     ev = D.Evidence(spec, run.backend, run.variant, run, extra)
     return {"status": run.status, "message": run.message, "env": run.env,
@@ -137,7 +129,7 @@ def failed_record(message: str) -> dict:
 
 def main_run(spec, backend: str, variant: str, *, trials, seed: int):
     """The run ``python -m harness case`` makes, and the broken kernel's error maps."""
-    from harness.isolate import run_isolated
+    from harness.run.isolate import run_isolated
 
     n = trials or spec.trials[backend]
     with tempfile.TemporaryDirectory(prefix="casebook-detect-") as tmp:
@@ -169,7 +161,7 @@ def finish(spec, backend: str, run, profiles: list, *, seed: int, skip: frozense
 def _extra_run(spec, variant: str, backend: str, seed: int, plan: dict):
     """One detector's own run. compute-sanitizer writes to a log file of its own, whose
     start (the first report) and end (the summary) go into the result's output."""
-    from harness.isolate import run_isolated
+    from harness.run.isolate import run_isolated
 
     timeout = min(spec.timeout[backend], EXTRA_TIMEOUT)
     if not plan.pop("log_file", False):
@@ -189,7 +181,7 @@ def _extra_run(spec, variant: str, backend: str, seed: int, plan: dict):
 
 
 def _one_line(e: Exception) -> str:
-    return f"harness error: {table.error_line(e)}"
+    return f"harness error: {error_line(e)}"
 
 
 def detect_cases(specs, backends, *, trials=None, seed=0, jobs=2, gpu_jobs=2, skip=frozenset(),
@@ -298,7 +290,7 @@ def from_case_record(spec, backend: str) -> dict | None:
     The detectors that read the main run's events get their findings; the rest say
     'not run'. Better than nothing for a GPU run that predates ``detect --record``.
     """
-    from harness.isolate import RunResult
+    from harness.core.events import RunResult
 
     try:
         data = json.loads((spec.path / "recorded" / f"{backend}.json").read_text())
@@ -329,111 +321,3 @@ def across(gpu: dict | None, interp: dict | None) -> dict:
         status, reason = D.check_divergence(g, i)
         out[variant] = {"status": status, "reason": reason}
     return out
-
-
-# --- the command ---------------------------------------------------------------------------
-
-def _cell(f: dict | None) -> str:
-    if not f:
-        return ""
-    src = f" [{f['source']}]" if f.get("source") else ""
-    return f"{f['status']}: {f['reason']}{src}"
-
-
-def findings_table(rec: dict, cross: dict | None = None, fmt: str = "simple") -> str:
-    rows = []
-    for det in D.DETECTORS:
-        if det.check is None:
-            if cross is None:
-                continue
-            b, f = cross["broken"], cross["fixed"]
-        else:
-            b = rec["variants"].get("broken", {}).get("findings", {}).get(det.name)
-            f = rec["variants"].get("fixed", {}).get("findings", {}).get(det.name)
-        outcome = D.outcome((b or {}).get("status", ""), (f or {}).get("status", ""))
-        rows.append([det.name, _cell(b), _cell(f), outcome.upper() if "false" in outcome else outcome])
-    return tabulate(rows, headers=["detector", "broken kernel", "fixed kernel", "outcome"], tablefmt=fmt,
-                    maxcolwidths=[None, 60, 60, None], disable_numparse=True)
-
-
-def cmd_detect(args) -> int:
-    from harness.cli import EXIT_OK, EXIT_USAGE, UsageError, load_specs, resolve_backends
-
-    if not args.slugs and not args.all:
-        raise UsageError("name a case (python -m harness detect add-missing-mask) or pass --all")
-    specs, errors = load_specs(args.slugs, args.all)
-    backends = resolve_backends(args.backend)
-    results = run_all(specs, backends, args)
-    payload = []
-    for spec in specs:
-        recs = results.get(spec.slug, {})
-        gpu = recs.get("gpu") or load_record(spec, "gpu") or from_case_record(spec, "gpu")
-        interp = recs.get("interpreter") or load_record(spec, "interpreter")
-        cross = across(gpu, interp)
-        if args.json:
-            payload.append({"case": spec.slug, "records": recs, "divergence": cross})
-            continue
-        print(f"\n{spec.slug}: {spec.title}")
-        for backend, rec in recs.items():
-            print(f"  {'; '.join(table.env_lines([rec['env']])) or backend}")
-            print(findings_table(rec, cross if backend == backends[-1] else None))
-            caught = [n for n, f in rec["variants"].get("broken", {}).get("findings", {}).items()
-                      if f["status"] == D.FLAGGED]
-            alarms = [n for n, f in rec["variants"].get("fixed", {}).get("findings", {}).items()
-                      if f["status"] == D.FLAGGED]
-            print(f"  {backend}: caught by {', '.join(caught) or 'nothing'}"
-                  f"; false alarms on the fixed kernel: {', '.join(alarms) or 'none'}")
-    if args.json:
-        print(table.dumps(payload))
-    for e in errors:
-        print(f"error: {e}", file=sys.stderr)
-    return EXIT_USAGE if errors else EXIT_OK
-
-
-def detector_names(text: str) -> frozenset:
-    import argparse
-
-    names = frozenset(n.strip() for n in text.split(",") if n.strip())
-    unknown = sorted(names - set(D.BY_NAME))
-    if unknown:
-        raise argparse.ArgumentTypeError(f"no detector {', '.join(unknown)} (there are {', '.join(D.BY_NAME)})")
-    return names
-
-
-def run_all(specs, backends, args) -> dict:
-    """detect_cases with the command line's options, timed on stderr."""
-    import time
-
-    t0 = time.monotonic()
-    progress = (lambda m: print(f"  {m}", file=sys.stderr, flush=True)) if args.verbose else None
-    out = detect_cases(specs, backends, trials=args.trials, seed=args.seed, jobs=args.jobs, gpu_jobs=args.gpu_jobs,
-                       skip=args.skip, progress=progress, on_done=lambda spec, rec: keep(spec, rec, args.record))
-    print(f"ran {len(specs)} cases on {', '.join(backends)} in {time.monotonic() - t0:.0f}s", file=sys.stderr)
-    return out
-
-
-def add_detect_options(p) -> None:
-    from harness.cli import add_run_options, positive_int
-
-    add_run_options(p)
-    p.add_argument("--gpu-jobs", type=positive_int, default=2, help="main GPU runs at once (default 2)")
-    p.set_defaults(jobs=max(2, min(8, os.cpu_count() or 2)))
-    for action in p._actions:
-        if action.dest == "jobs":
-            action.help = "interpreter runs and detector runs at once (default: the CPU count, 2 to 8)"
-    p.add_argument("--record", action="store_true",
-                   help="write cases/<slug>/recorded/detect-<backend>.json for the report")
-    p.add_argument("--skip", type=detector_names, default=frozenset(), metavar="NAMES",
-                   help="detectors not to run, comma-separated (e.g. racecheck,triton-debug); their earlier "
-                        "recorded findings are kept")
-    p.add_argument("-v", "--verbose", action="store_true", help="print each run as it finishes")
-
-
-def register(sub) -> None:
-    p = sub.add_parser("detect", help="run every detector on cases: what flags the broken kernel, "
-                                      "what stays quiet on the fixed one")
-    p.add_argument("slugs", nargs="*", metavar="slug")
-    p.add_argument("--all", action="store_true", help="every case")
-    add_detect_options(p)
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(func=cmd_detect)

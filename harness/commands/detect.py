@@ -1,0 +1,118 @@
+"""``python -m harness detect <slug>``: which detectors flag the broken kernel, and stay quiet on the fixed one.
+
+The runs and the records live in ``harness.detectors.session``; the detectors in
+``harness.detectors``. This module is the command line around them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+from tabulate import tabulate
+
+from harness.core import table
+from harness.detectors import base as D
+from harness.detectors.session import across, detect_cases, from_case_record, keep, load_record
+from harness.errors import EXIT_OK, EXIT_USAGE, UsageError
+from harness.options import add_run_options, add_selection, load_specs, positive_int
+from harness.run.backends import resolve_backends
+
+
+def _cell(f: dict | None) -> str:
+    if not f:
+        return ""
+    src = f" [{f['source']}]" if f.get("source") else ""
+    return f"{f['status']}: {f['reason']}{src}"
+
+
+def findings_table(rec: dict, cross: dict | None = None, fmt: str = "simple") -> str:
+    rows = []
+    for det in D.DETECTORS:
+        if det.check is None:
+            if cross is None:
+                continue
+            b, f = cross["broken"], cross["fixed"]
+        else:
+            b = rec["variants"].get("broken", {}).get("findings", {}).get(det.name)
+            f = rec["variants"].get("fixed", {}).get("findings", {}).get(det.name)
+        outcome = D.outcome((b or {}).get("status", ""), (f or {}).get("status", ""))
+        rows.append([det.name, _cell(b), _cell(f), outcome.upper() if "false" in outcome else outcome])
+    return tabulate(rows, headers=["detector", "broken kernel", "fixed kernel", "outcome"], tablefmt=fmt,
+                    maxcolwidths=[None, 60, 60, None], disable_numparse=True)
+
+
+def run(args) -> int:
+    if not args.slugs and not args.all:
+        raise UsageError("name a case (python -m harness detect add-missing-mask) or pass --all")
+    specs, errors = load_specs(args.slugs, args.all)
+    backends = resolve_backends(args.backend)
+    results = run_detectors(specs, backends, args)
+    payload = []
+    for spec in specs:
+        recs = results.get(spec.slug, {})
+        gpu = recs.get("gpu") or load_record(spec, "gpu") or from_case_record(spec, "gpu")
+        interp = recs.get("interpreter") or load_record(spec, "interpreter")
+        cross = across(gpu, interp)
+        if args.json:
+            payload.append({"case": spec.slug, "records": recs, "divergence": cross})
+            continue
+        print(f"\n{spec.slug}: {spec.title}")
+        for backend, rec in recs.items():
+            print(f"  {'; '.join(table.env_lines([rec['env']])) or backend}")
+            print(findings_table(rec, cross if backend == backends[-1] else None))
+            caught = [n for n, f in rec["variants"].get("broken", {}).get("findings", {}).items()
+                      if f["status"] == D.FLAGGED]
+            alarms = [n for n, f in rec["variants"].get("fixed", {}).get("findings", {}).items()
+                      if f["status"] == D.FLAGGED]
+            print(f"  {backend}: caught by {', '.join(caught) or 'nothing'}"
+                  f"; false alarms on the fixed kernel: {', '.join(alarms) or 'none'}")
+    if args.json:
+        print(table.dumps(payload))
+    for e in errors:
+        print(f"error: {e}", file=sys.stderr)
+    return EXIT_USAGE if errors else EXIT_OK
+
+
+def detector_names(text: str) -> frozenset:
+    names = frozenset(n.strip() for n in text.split(",") if n.strip())
+    unknown = sorted(names - set(D.BY_NAME))
+    if unknown:
+        raise argparse.ArgumentTypeError(f"no detector {', '.join(unknown)} (there are {', '.join(D.BY_NAME)})")
+    return names
+
+
+def run_detectors(specs, backends, args) -> dict:
+    """detect_cases with the command line's options, timed on stderr."""
+    t0 = time.monotonic()
+    progress = (lambda m: print(f"  {m}", file=sys.stderr, flush=True)) if args.verbose else None
+    out = detect_cases(specs, backends, trials=args.trials, seed=args.seed, jobs=args.jobs, gpu_jobs=args.gpu_jobs,
+                       skip=args.skip, progress=progress, on_done=lambda spec, rec: keep(spec, rec, args.record))
+    print(f"ran {len(specs)} cases on {', '.join(backends)} in {time.monotonic() - t0:.0f}s", file=sys.stderr)
+    return out
+
+
+def add_detect_options(p) -> None:
+    add_run_options(p)
+    p.add_argument("--gpu-jobs", type=positive_int, default=2, help="main GPU runs at once (default 2)")
+    p.set_defaults(jobs=max(2, min(8, os.cpu_count() or 2)))
+    for action in p._actions:
+        if action.dest == "jobs":
+            action.help = "interpreter runs and detector runs at once (default: the CPU count, 2 to 8)"
+    p.add_argument("--record", action="store_true",
+                   help="write cases/<slug>/recorded/detect-<backend>.json for the report")
+    p.add_argument("--skip", type=detector_names, default=frozenset(), metavar="NAMES",
+                   help="detectors not to run, comma-separated (e.g. racecheck,triton-debug); their earlier "
+                        "recorded findings are kept")
+    p.add_argument("-v", "--verbose", action="store_true", help="print each run as it finishes")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("detect", help="run every detector on cases: what flags the broken kernel, "
+                                      "what stays quiet on the fixed one")
+    add_selection(p)
+    add_detect_options(p)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=run)

@@ -1,0 +1,155 @@
+"""Run each (case, variant, backend) in its own process, with a timeout.
+
+Why a process each:
+
+- ``TRITON_INTERPRET`` is read when ``@triton.jit`` decorates a function, so GPU and
+  interpreter runs cannot share a process;
+- under the interpreter an unmasked access reads or writes raw host memory and can
+  segfault (exit 139);
+- on the GPU an illegal address poisons the CUDA context, and a spin on a lock hangs.
+
+A crash or a timeout comes back as a result like any other, never as an exception.
+``run_process`` is the one place the harness starts a worker; ``run_isolated`` runs
+the case worker (``harness.run.worker``) and ``harness.commands.bench`` the bench
+worker (``harness.run.bench_worker``) through it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+
+from harness.core.discovery import REPO_ROOT
+from harness.core.events import RunResult
+from harness.core.spec import CaseSpec
+
+TAIL_BYTES = 6000
+
+
+@dataclass
+class Process:
+    """How a worker process ended, and what it reported."""
+
+    returncode: int | None = None
+    hung: bool = False
+    events: list = field(default_factory=list)  # the JSON lines it wrote, in order
+    output_tail: str = ""
+
+
+def _signal_name(code: int) -> str:
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+
+
+def exit_message(code: int) -> str:
+    if code < 0:
+        return f"killed by {_signal_name(code)} (exit {128 - code})"
+    return f"exit status {code}"
+
+
+def worker_env(backend: str) -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["PYTHONUNBUFFERED"] = "1"
+    env["PYTHONFAULTHANDLER"] = "1"
+    if backend == "interpreter":
+        env["TRITON_INTERPRET"] = "1"
+    else:
+        env.pop("TRITON_INTERPRET", None)
+    return env
+
+
+def _read_events(path: str) -> list[dict]:
+    out = []
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                try:
+                    out.append(json.loads(line))
+                except json.JSONDecodeError:
+                    continue  # a line cut short by a crash
+    return out
+
+
+def _tail(path: str) -> str:
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        f.seek(max(0, f.tell() - TAIL_BYTES))
+        return f.read().decode(errors="replace")
+
+
+def run_process(module: str, args: dict, *, backend: str, timeout: float, extra_env: dict | None = None,
+                wrapper: list[str] | None = None) -> Process:
+    """``python -m module '<args as JSON>'`` in a new session; ``args["events"]`` is set to
+    a file the worker appends JSON lines to. Killed (its whole process group) on timeout."""
+    res = Process()
+    with tempfile.TemporaryDirectory(prefix="casebook-") as tmp:
+        events, log = os.path.join(tmp, "events.jsonl"), os.path.join(tmp, "output.log")
+        cmd = (wrapper or []) + [sys.executable, "-m", module, json.dumps({**args, "events": events})]
+        env = worker_env(backend)
+        env.update(extra_env or {})
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    cwd=str(REPO_ROOT), env=env, start_new_session=True)
+            try:
+                res.returncode = proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                res.hung = True
+        res.output_tail = _tail(log)
+        res.events = _read_events(events)
+    return res
+
+
+def _collect(res: RunResult, events: list[dict]) -> dict | None:
+    """Sort the worker's events into ``res``; return its error event, if any."""
+    error = None
+    for ev in events:
+        kind = ev.pop("event", None)
+        if kind == "env":
+            res.env = ev
+        elif kind == "trial":
+            res.trials.append(ev)
+        elif kind == "probe":
+            res.probes.append(ev)
+        elif kind == "error":
+            error = ev
+    return error
+
+
+def run_isolated(spec: CaseSpec, variant: str, backend: str, *, trials: int, seed: int,
+                 timeout: float | None = None, save: str | None = None, extra_env: dict | None = None,
+                 wrapper: list[str] | None = None, overrides: dict | None = None) -> RunResult:
+    """Run one variant on one backend in a fresh process and collect what it reported.
+
+    ``overrides`` goes to the worker as is: ``sizes``, ``calls`` or ``pad`` (guard padding).
+    """
+    res = RunResult(spec.slug, variant, backend, status="done", requested_trials=trials)
+    if spec.expect[backend][0] == "skip":
+        res.status, res.message = "skip", spec.skip_reason[backend]
+        return res
+    timeout = timeout or spec.timeout[backend]
+    args = {"path": str(spec.path), "variant": variant, "backend": backend, "trials": trials,
+            "seed": seed, "save": save, **(overrides or {})}
+    proc = run_process("harness.run.worker", args, backend=backend, timeout=timeout, extra_env=extra_env,
+                       wrapper=wrapper)
+    res.returncode, res.output_tail = proc.returncode, proc.output_tail
+    error = _collect(res, proc.events)
+    if proc.hung:
+        res.status, res.message = "hang", f"timed out after {timeout:.0f}s"
+    elif error is not None:
+        res.status = "crash" if error["phase"] == "launch" else "error"
+        res.message = f"{error['type']}: {error['message']}".strip(": ")
+        if error.get("traceback"):
+            res.output_tail = error.get("traceback", "") + res.output_tail[-2000:]
+    elif res.returncode:
+        res.status, res.message = "crash", exit_message(res.returncode)
+    return res

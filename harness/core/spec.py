@@ -63,6 +63,22 @@ DEFECTS = {
     "rng-reuse": "the same random stream reused where it must differ",
 }
 
+# What input or situation exposes the bug: what a test must include to see it.
+TRIGGERS = {
+    "tail": "a size that is not a multiple of the block size",
+    "large-size": "a size past a limit: 2**31 elements, 65535 programs in a grid dimension, ...",
+    "empty-input": "an input with zero elements",
+    "non-contiguous": "a strided or transposed view instead of a contiguous tensor",
+    "second-device": "a tensor on another GPU than the current device",
+    "autotune": "@triton.autotune's benchmarking runs, or its config cache",
+    "repetition": "running the same kernel on the same inputs several times",
+    "many-programs": "a grid of more than one program (the bug hides in a single block)",
+    "shape-mismatch": "two sizes that usually agree but need not (seqlen_q != seqlen_k, ...)",
+    "value-range": "inputs with large, small, negative or special values",
+    "precision": "an input dtype or a hardware default (TF32, bf16) narrower than the result needs",
+    "concurrency": "streams, CUDA graphs or other work running beside the kernel",
+}
+
 DEFAULT_TRIALS = {"gpu": 10, "interpreter": 3}
 DEFAULT_TIMEOUT = {"gpu": 300, "interpreter": 300}
 SLUG_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -91,6 +107,9 @@ class CaseSpec:
     timeout: dict  # backend -> seconds
     sizes: dict  # backend -> kwargs for make_inputs
     seen_in: list = field(default_factory=list)
+    triggers: list = field(default_factory=list)  # keys of TRIGGERS
+    calibration: bool = False  # looks like a bug and is not: both kernels must match, every detector stay quiet
+    gpus: int = 1  # GPUs the case needs; with fewer it is skipped
     sanitizer_sizes: dict = field(default_factory=dict)  # [sizes.sanitizer]: small sizes for compute-sanitizer
     bench: dict | None = None  # [bench]: unit, torch, sizes (a list of make_inputs arguments)
     raw: dict = field(default_factory=dict)
@@ -206,7 +225,10 @@ def parse_spec(slug: str, path: Path, meta: dict) -> CaseSpec:
                 raise SpecError(f"{where}: [expect] {b} = 'skip' needs {b}_skip_reason = \"why\"")
             skip_reason[b] = reason
         expect[b] = vals
-    if all(set(v) <= {"ok", "hidden", "skip"} for v in expect.values()):
+    calibration = meta.get("calibration", False)
+    if not isinstance(calibration, bool):
+        raise SpecError(f"{where}: calibration must be true or false")
+    if not calibration and all(set(v) <= {"ok", "hidden", "skip"} for v in expect.values()):
         raise SpecError(f"{where}: [expect] declares no backend where the bug shows (all ok/hidden/skip)")
 
     cmp_ = meta.get("compare", {})
@@ -233,6 +255,16 @@ def parse_spec(slug: str, path: Path, meta: dict) -> CaseSpec:
         raise SpecError(f"{where}: [sizes.sanitizer] must be a table of make_inputs arguments")
     bench = parse_bench(meta.get("bench"), where)
 
+    triggers = meta.get("triggers", [])
+    if not isinstance(triggers, list) or not all(isinstance(t, str) for t in triggers):
+        raise SpecError(f"{where}: triggers must be a list of names")
+    for t in triggers:
+        if t not in TRIGGERS:
+            raise SpecError(f"{where}: trigger '{t}' is not one of {', '.join(TRIGGERS)}")
+    gpus = run.get("gpus", 1)
+    if not isinstance(gpus, int) or isinstance(gpus, bool) or gpus < 1:
+        raise SpecError(f"{where}: [run] gpus must be a whole number >= 1")
+
     seen_in = meta.get("seen_in", [])
     if not isinstance(seen_in, list) or not all(isinstance(u, str) for u in seen_in):
         raise SpecError(f"{where}: seen_in must be a list of links")
@@ -241,6 +273,7 @@ def parse_spec(slug: str, path: Path, meta: dict) -> CaseSpec:
                     summary=summary, launcher=launcher, expect=expect, skip_reason=skip_reason,
                     rtol=float(rtol), atol=float(atol), deterministic=deterministic, calls=calls,
                     trials=trials, timeout=timeout, sizes=size_map, seen_in=seen_in,
+                    triggers=triggers, calibration=calibration, gpus=gpus,
                     sanitizer_sizes=sanitizer, bench=bench, raw=meta)
 
 

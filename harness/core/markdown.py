@@ -1,0 +1,72 @@
+"""Reading Markdown the way a renderer does: headings, sections and fenced code blocks.
+
+The one Markdown scanner of the harness, built on markdown-it-py (CommonMark), so a
+``#`` inside a code block is never a heading and an indented block is code, exactly as
+the report's HTML shows them. ``markdown_it`` is imported on first use, so commands
+that never read Markdown never need it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+
+@dataclass(frozen=True)
+class Heading:
+    line: int  # 1-based line of the heading in the text
+    level: int  # 1 for '#', 2 for '##' ...
+    text: str  # without the '#'s
+
+    @property
+    def markup(self) -> str:
+        return "#" * self.level + " " + self.text
+
+
+@dataclass(frozen=True)
+class Fence:
+    line: int  # 1-based line of the opening fence
+    info: str  # the word after the fence: python, diff, ... ('' for none or an indented block)
+    content: str
+
+
+@lru_cache(maxsize=1)
+def parser():
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table")
+
+
+def _tokens(text: str):
+    return parser().parse(text)
+
+
+def headings(text: str) -> list[Heading]:
+    """Every heading outside code, in order."""
+    toks, out = _tokens(text), []
+    for i, t in enumerate(toks):
+        if t.type == "heading_open":
+            out.append(Heading(t.map[0] + 1, int(t.tag[1]), toks[i + 1].content.strip()))
+    return out
+
+
+def section(text: str, heading: str) -> str:
+    """The text under ``heading`` (e.g. '## The fix') up to the next heading of the same or a higher level."""
+    lines = text.splitlines()
+    hs = headings(text)
+    for k, h in enumerate(hs):
+        if h.markup.lower() == heading.strip().lower():
+            end = next((g.line - 1 for g in hs[k + 1:] if g.level <= h.level), len(lines))
+            return "\n".join(lines[h.line:end])
+    return ""
+
+
+def fences(text: str) -> list[Fence]:
+    """Every fenced or indented code block, in order."""
+    return [Fence(t.map[0] + 1, (t.info or "").strip().split(" ")[0] if t.type == "fence" else "", t.content)
+            for t in _tokens(text) if t.type in ("fence", "code_block")]
+
+
+def to_html(text: str) -> str:
+    """The HTML of ``text`` (CommonMark and GitHub tables)."""
+    return parser().render(text)

@@ -30,6 +30,7 @@ class RunResult:
     returncode: int | None = None
     output_tail: str = ""
     requested_trials: int = 0
+    unavailable: bool = False  # skipped because this machine lacks what the case needs (a second GPU)
 
     def to_json(self) -> dict:
         return dict(self.__dict__)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 BACKENDS = ("gpu", "interpreter")
 VARIANTS = ("broken", "fixed")
+OPTIONAL_VARIANTS = ("fast",)  # fast.py: a faster or more deterministic correct kernel, checked like fixed.py
 REQUIRED_FILES = ("case.toml", "case.py", "broken.py", "fixed.py", "README.md")
 
 # What a broken kernel may be declared to do on a backend.
@@ -32,6 +33,8 @@ BEHAVIOURS = {
     "ok": "matches the reference (for a call where the bug is not expected to show)",
     "skip": "not run on this backend (say why in skip_reason)",
 }
+# A declaration may name several behaviours, 'wrong|crash', where the hardware or the
+# memory layout decides which one shows; [expect] <backend>_why says why.
 
 CATEGORIES = {
     "reduction": "a reduction that covers the wrong scope or combines partials wrongly",
@@ -99,6 +102,7 @@ class CaseSpec:
     launcher: str
     expect: dict  # backend -> list of behaviours, one per call
     skip_reason: dict  # backend -> str
+    why: dict  # backend -> str: why a backend declares several behaviours ('wrong|crash')
     rtol: float
     atol: float
     deterministic: bool
@@ -114,6 +118,11 @@ class CaseSpec:
     bench: dict | None = None  # [bench]: unit, torch, sizes (a list of make_inputs arguments)
     raw: dict = field(default_factory=dict)
 
+    @property
+    def variants(self) -> tuple[str, ...]:
+        """broken and fixed, and fast where the case has a fast.py."""
+        return VARIANTS + tuple(v for v in OPTIONAL_VARIANTS if (self.path / f"{v}.py").is_file())
+
     def small_sizes(self) -> dict:
         """Sizes for the detectors' slow runs: [sizes.sanitizer], else the interpreter's, else the GPU's."""
         return self.sanitizer_sizes or self.sizes["interpreter"] or self.sizes["gpu"]
@@ -122,7 +131,7 @@ class CaseSpec:
         """The behaviour declared for each call of ``variant`` on ``backend``."""
         if self.expect[backend][0] == "skip":
             return ["skip"] * self.calls
-        if variant == "fixed":
+        if variant != "broken":
             return ["ok"] * self.calls
         return list(self.expect[backend])
 
@@ -177,22 +186,29 @@ def parse_bench(bench, where: str) -> dict | None:
     return {"unit": unit, "torch": torch_name, "sizes": sizes}
 
 
-def parse_spec(slug: str, path: Path, meta: dict) -> CaseSpec:
-    """Check ``meta`` (the parsed case.toml) against the contract and build a CaseSpec."""
-    where = f"cases/{slug}/case.toml"
-    title = _need(meta, "title", str, where)
-    category = _need(meta, "category", str, where)
-    if category not in CATEGORIES:
-        raise SpecError(f"{where}: category '{category}' is not one of {', '.join(sorted(CATEGORIES))}")
-    defect = _need(meta, "defect", str, where)
-    if defect not in DEFECTS:
-        raise SpecError(f"{where}: defect '{defect}' is not one of {', '.join(sorted(DEFECTS))}")
-    summary = _need(meta, "summary", str, where)
-    launcher = _need(meta, "launcher", str, where)
-    if not launcher.isidentifier():
-        raise SpecError(f"{where}: launcher '{launcher}' is not a Python identifier")
+def _table(meta: dict, key: str, where: str) -> dict:
+    """``[key]`` as a dict ({} when absent); a SpecError when it is there but not a table."""
+    val = meta.get(key, {})
+    if not isinstance(val, dict):
+        raise SpecError(f"{where}: [{key}] must be a table, got {type(val).__name__}")
+    return val
 
-    run = meta.get("run", {})
+
+def _identity(meta: dict, where: str) -> dict:
+    out = {k: _need(meta, k, str, where) for k in ("title", "category", "defect", "summary", "launcher")}
+    for key, vocab in (("category", CATEGORIES), ("defect", DEFECTS)):
+        if out[key] not in vocab:
+            raise SpecError(f"{where}: {key} '{out[key]}' is not one of {', '.join(sorted(vocab))}")
+    if not out["launcher"].isidentifier():
+        raise SpecError(f"{where}: launcher '{out['launcher']}' is not a Python identifier")
+    for key in ("title", "summary"):
+        if "\n" in out[key].strip():
+            raise SpecError(f"{where}: {key} must be one line")
+    return out
+
+
+def _run(meta: dict, where: str) -> dict:
+    run = _table(meta, "run", where)
     calls = run.get("calls", 1)
     if not isinstance(calls, int) or isinstance(calls, bool) or calls < 1:
         raise SpecError(f"{where}: [run] calls must be a whole number >= 1")
@@ -200,93 +216,136 @@ def parse_spec(slug: str, path: Path, meta: dict) -> CaseSpec:
     if min(trials.values()) < 1:
         raise SpecError(f"{where}: [run] trials must be >= 1")
     timeout = _per_backend(run.get("timeout"), DEFAULT_TIMEOUT, int, "timeout", where)
+    if min(timeout.values()) < 1:
+        raise SpecError(f"{where}: [run] timeout must be >= 1 second")
+    gpus = run.get("gpus", 1)
+    if not isinstance(gpus, int) or isinstance(gpus, bool) or gpus < 1:
+        raise SpecError(f"{where}: [run] gpus must be a whole number >= 1")
+    unknown = sorted(set(run) - {"calls", "trials", "timeout", "gpus"})
+    if unknown:
+        raise SpecError(f"{where}: [run] has unknown key '{unknown[0]}' (calls, trials, timeout, gpus)")
+    return {"calls": calls, "trials": trials, "timeout": timeout, "gpus": gpus}
 
-    exp_table = meta.get("expect")
-    if not isinstance(exp_table, dict):
+
+def _behaviours(b: str, val, calls: int, where: str) -> list[str]:
+    """One backend's declaration: a behaviour per call; 'wrong|crash' declares either."""
+    vals = [val] * calls if isinstance(val, str) else val
+    if not isinstance(vals, list) or not all(isinstance(v, str) for v in vals):
+        raise SpecError(f"{where}: [expect] {b} must be a behaviour or a list of them, one per call")
+    if len(vals) != calls:
+        raise SpecError(f"{where}: [expect] {b} lists {len(vals)} behaviours but [run] calls = {calls}")
+    for v in vals:
+        for alt in v.split("|"):
+            if alt not in BEHAVIOURS:
+                raise SpecError(f"{where}: [expect] {b} = '{v}' is not one of {', '.join(BEHAVIOURS)} "
+                                f"(or several joined by '|')")
+    return vals
+
+
+def _expect(meta: dict, calls: int, where: str) -> tuple[dict, dict, dict]:
+    table = meta.get("expect")
+    if not isinstance(table, dict):
         raise SpecError(f"{where}: missing table [expect] with gpu = .. and interpreter = ..")
-    expect, skip_reason = {}, {}
+    known = set(BACKENDS) | {f"{b}_{k}" for b in BACKENDS for k in ("skip_reason", "why")}
+    unknown = sorted(set(table) - known)
+    if unknown:
+        raise SpecError(f"{where}: [expect] has unknown key '{unknown[0]}' ({', '.join(sorted(known))})")
+    expect, skip_reason, why = {}, {}, {}
     for b in BACKENDS:
-        if b not in exp_table:
+        if b not in table:
             raise SpecError(f"{where}: [expect] has no entry for backend '{b}'")
-        val = exp_table[b]
-        vals = [val] * calls if isinstance(val, str) else val
-        if not isinstance(vals, list) or not all(isinstance(v, str) for v in vals):
-            raise SpecError(f"{where}: [expect] {b} must be a behaviour or a list of them, one per call")
-        if len(vals) != calls:
-            raise SpecError(f"{where}: [expect] {b} lists {len(vals)} behaviours but [run] calls = {calls}")
-        for v in vals:
-            if v not in BEHAVIOURS:
-                raise SpecError(f"{where}: [expect] {b} = '{v}' is not one of {', '.join(BEHAVIOURS)}")
+        vals = expect[b] = _behaviours(b, table[b], calls, where)
         if "skip" in vals:
             if set(vals) != {"skip"}:
                 raise SpecError(f"{where}: [expect] {b}: 'skip' applies to every call or none")
-            reason = exp_table.get(f"{b}_skip_reason")
-            if not isinstance(reason, str) or not reason.strip():
-                raise SpecError(f"{where}: [expect] {b} = 'skip' needs {b}_skip_reason = \"why\"")
-            skip_reason[b] = reason
-        expect[b] = vals
-    calibration = meta.get("calibration", False)
-    if not isinstance(calibration, bool):
-        raise SpecError(f"{where}: calibration must be true or false")
-    if not calibration and all(set(v) <= {"ok", "hidden", "skip"} for v in expect.values()):
-        raise SpecError(f"{where}: [expect] declares no backend where the bug shows (all ok/hidden/skip)")
+            skip_reason[b] = _reason(table, f"{b}_skip_reason", f"{b} = 'skip'", where)
+        if any("|" in v for v in vals):
+            why[b] = _reason(table, f"{b}_why", f"{b} = '{'/'.join(vals)}' (several behaviours)", where)
+    return expect, skip_reason, why
 
-    cmp_ = meta.get("compare", {})
+
+def _reason(table: dict, key: str, what: str, where: str) -> str:
+    reason = table.get(key)
+    if not isinstance(reason, str) or not reason.strip():
+        raise SpecError(f"{where}: [expect] {what} needs {key} = \"why\"")
+    return reason
+
+
+def _compare(meta: dict, where: str) -> dict:
+    cmp_ = _table(meta, "compare", where)
     rtol, atol = cmp_.get("rtol", 1e-5), cmp_.get("atol", 1e-6)
     for name, v in (("rtol", rtol), ("atol", atol)):
-        if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0:
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v < float("inf"):
             raise SpecError(f"{where}: [compare] {name} must be a number >= 0")
     deterministic = cmp_.get("deterministic", False)
     if not isinstance(deterministic, bool):
         raise SpecError(f"{where}: [compare] deterministic must be true or false")
+    return {"rtol": float(rtol), "atol": float(atol), "deterministic": deterministic}
 
-    sizes = meta.get("sizes", {})
-    if not isinstance(sizes, dict):
-        raise SpecError(f"{where}: [sizes] must be a table")
-    size_map = {}
-    for b in BACKENDS:
+
+def _sizes(meta: dict, where: str) -> tuple[dict, dict]:
+    sizes = _table(meta, "sizes", where)
+    out = {}
+    for b in BACKENDS + ("sanitizer",):
         s = sizes.get(b, {})
-        if not isinstance(s, dict):
+        if not isinstance(s, dict) or not all(isinstance(k, str) and k.isidentifier() for k in s):
             raise SpecError(f"{where}: [sizes.{b}] must be a table of make_inputs arguments")
-        size_map[b] = s
+        out[b] = s
+    unknown = sorted(set(sizes) - set(out))
+    if unknown:
+        raise SpecError(f"{where}: [sizes] has unknown table '{unknown[0]}' (gpu, interpreter, sanitizer)")
+    return {b: out[b] for b in BACKENDS}, out["sanitizer"]
 
-    sanitizer = sizes.get("sanitizer", {})
-    if not isinstance(sanitizer, dict):
-        raise SpecError(f"{where}: [sizes.sanitizer] must be a table of make_inputs arguments")
-    bench = parse_bench(meta.get("bench"), where)
 
+def _tags(meta: dict, where: str) -> dict:
     triggers = meta.get("triggers", [])
     if not isinstance(triggers, list) or not all(isinstance(t, str) for t in triggers):
         raise SpecError(f"{where}: triggers must be a list of names")
     for t in triggers:
         if t not in TRIGGERS:
             raise SpecError(f"{where}: trigger '{t}' is not one of {', '.join(TRIGGERS)}")
-    gpus = run.get("gpus", 1)
-    if not isinstance(gpus, int) or isinstance(gpus, bool) or gpus < 1:
-        raise SpecError(f"{where}: [run] gpus must be a whole number >= 1")
-
+    calibration = meta.get("calibration", False)
+    if not isinstance(calibration, bool):
+        raise SpecError(f"{where}: calibration must be true or false")
     seen_in = meta.get("seen_in", [])
     if not isinstance(seen_in, list) or not all(isinstance(u, str) for u in seen_in):
         raise SpecError(f"{where}: seen_in must be a list of links")
+    return {"triggers": triggers, "calibration": calibration, "seen_in": seen_in}
 
-    return CaseSpec(slug=slug, path=path, title=title, category=category, defect=defect,
-                    summary=summary, launcher=launcher, expect=expect, skip_reason=skip_reason,
-                    rtol=float(rtol), atol=float(atol), deterministic=deterministic, calls=calls,
-                    trials=trials, timeout=timeout, sizes=size_map, seen_in=seen_in,
-                    triggers=triggers, calibration=calibration, gpus=gpus,
-                    sanitizer_sizes=sanitizer, bench=bench, raw=meta)
+
+def parse_spec(slug: str, path: Path, meta: dict) -> CaseSpec:
+    """Check ``meta`` (the parsed case.toml) against the contract and build a CaseSpec."""
+    where = f"cases/{slug}/case.toml"
+    ident = _identity(meta, where)
+    run = _run(meta, where)
+    expect, skip_reason, why = _expect(meta, run["calls"], where)
+    tags = _tags(meta, where)
+    shows = [v for vals in expect.values() for v in vals if not set(v.split("|")) <= {"ok", "hidden", "skip"}]
+    if tags["calibration"] and shows:
+        raise SpecError(f"{where}: a calibration case declares ok on every backend (it is not a bug)")
+    if not tags["calibration"] and not shows:
+        raise SpecError(f"{where}: [expect] declares no backend where the bug shows (all ok/hidden/skip)")
+    sizes, sanitizer = _sizes(meta, where)
+    return CaseSpec(slug=slug, path=path, **ident, expect=expect, skip_reason=skip_reason, why=why,
+                    **_compare(meta, where), calls=run["calls"], trials=run["trials"], timeout=run["timeout"],
+                    gpus=run["gpus"], sizes=sizes, sanitizer_sizes=sanitizer, bench=parse_bench(meta.get("bench"), where),
+                    **tags, raw=meta)
 
 
 def load_spec(path: Path) -> CaseSpec:
     """Read and check ``path/case.toml``; raise SpecError with a one-line message."""
     slug = path.name
     if not SLUG_RE.match(slug):
-        raise SpecError(f"cases/{slug}: the slug must be lowercase words joined by '-'")
+        raise SpecError(f"cases/{slug!r}: the slug must be lowercase words joined by '-'")
     for f in REQUIRED_FILES:
         if not (path / f).is_file():
             raise SpecError(f"cases/{slug}/{f}: missing (every case needs {', '.join(REQUIRED_FILES)})")
     try:
-        meta = tomllib.loads((path / "case.toml").read_text())
+        meta = tomllib.loads((path / "case.toml").read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise SpecError(f"cases/{slug}/case.toml: not UTF-8 text (byte {e.start})") from None
     except tomllib.TOMLDecodeError as e:
-        raise SpecError(f"cases/{slug}/case.toml: not valid TOML ({e})") from None
+        raise SpecError(f"cases/{slug}/case.toml: not valid TOML ({' '.join(str(e).split())})") from None
+    except OSError as e:
+        raise SpecError(f"cases/{slug}/case.toml: cannot be read ({e.strerror})") from None
     return parse_spec(slug, path, meta)

@@ -15,6 +15,10 @@ How a declaration is satisfied:
 - ``flaky``   by more than one distinct result
 - ``ok``, ``hidden``   by ``ok``
 - ``crash``, ``hang``, ``skip``   by themselves
+- ``wrong|crash`` (several, where the hardware or the memory layout decides)   by any one
+
+A run that ends before every requested trial of a call reported is a crash (or hang)
+for that call, whatever the worker's exit status.
 """
 
 from __future__ import annotations
@@ -81,49 +85,63 @@ def guard_notes(trials: list, probes: list) -> list[str]:
     return notes
 
 
+def _satisfies(declared: str, observed: str, bad: list[bool], distinct: int, must_repeat: bool) -> bool:
+    """Does what was seen (per-trial wrongness, distinct results) satisfy one declared behaviour?"""
+    if declared in ("ok", "hidden"):
+        return bool(bad) and not any(bad) and (distinct == 1 or not must_repeat)
+    if declared == "wrong":
+        return bool(bad) and all(bad)
+    if declared == "flaky":
+        return distinct > 1
+    return declared == observed  # crash, hang, skip, error
+
+
+def _from_status(v: CallVerdict, run: RunResult, trials: list) -> bool:
+    """A run that gave no comparable result (skipped, failed to set up, died early): set v, True."""
+    if run.status in ("skip", "error"):
+        v.observed, v.result = run.status, run.message
+    elif run.status in ("crash", "hang") and len(trials) < run.requested_trials:
+        v.observed, v.result = run.status, run.message
+    elif not trials:
+        v.observed, v.result = "crash", run.message or "the run reported no result for this call"
+    return bool(v.observed)
+
+
+def _from_trials(v: CallVerdict, trials: list, probes: list) -> list[bool]:
+    """Fill v from the trials of one call; return which trials were wrong."""
+    bad = [_bad(t) for t in trials]
+    v.bad_trials = sum(bad)
+    v.distinct = len({t["fingerprint"] for t in trials})
+    worst = max(trials, key=lambda t: (t["max_abs"], t["n_bad"]))
+    v.result, v.reference = worst["result"], worst["reference"]
+    v.max_abs, v.max_rel = worst["max_abs"], worst["max_rel"]
+    v.notes = guard_notes(trials, probes)
+    v.observed = "flaky" if v.distinct > 1 else "wrong" if all(bad) else "ok"
+    return bad
+
+
+def judge_call(spec: CaseSpec, run: RunResult, call: int, declared: str) -> CallVerdict:
+    """The verdict on one call: what was seen, and whether it is (one of) what was declared."""
+    v = CallVerdict(spec.slug, run.variant, run.backend, call + 1, declared, "", False,
+                    device=run.env.get("device", ""))
+    trials = [t for t in run.trials if t["call"] == call]
+    v.trials, v.requested = len(trials), run.requested_trials
+    alternatives = declared.split("|")
+    if _from_status(v, run, trials):
+        v.as_declared = v.observed in alternatives or run.unavailable
+        return v
+    bad = _from_trials(v, trials, [p for p in run.probes if p["call"] == call])
+    must_repeat = run.variant != "broken" and spec.deterministic
+    met = [d for d in alternatives if _satisfies(d, v.observed, bad, v.distinct, must_repeat)]
+    v.as_declared = bool(met)
+    if v.as_declared and met[0] in ("ok", "hidden"):
+        v.observed = met[0]
+    if v.observed == "flaky" and all(bad):
+        v.observed = "wrong, flaky"
+    return v
+
+
 def judge(spec: CaseSpec, run: RunResult) -> list[CallVerdict]:
     """One verdict per call."""
-    expected = spec.expected(run.variant, run.backend)
-    device = run.env.get("device", "")
-    verdicts = []
-    for call in range(spec.calls):
-        exp = expected[call]
-        v = CallVerdict(spec.slug, run.variant, run.backend, call + 1, exp, "", False, device=device)
-        trials = [t for t in run.trials if t["call"] == call]
-        v.trials, v.requested = len(trials), run.requested_trials
-        if run.status == "skip":
-            v.observed, v.result = "skip", run.message
-        elif run.status == "error":
-            v.observed, v.result = "error", run.message
-        elif run.status in ("crash", "hang") and len(trials) < run.requested_trials:
-            v.observed, v.result = run.status, run.message
-        if v.observed:
-            v.as_declared = v.observed == exp
-            verdicts.append(v)
-            continue
-        bad = [_bad(t) for t in trials]
-        v.bad_trials = sum(bad)
-        v.distinct = len({t["fingerprint"] for t in trials})
-        worst = max(trials, key=lambda t: (t["max_abs"], t["n_bad"]))
-        v.result, v.reference = worst["result"], worst["reference"]
-        v.max_abs, v.max_rel = worst["max_abs"], worst["max_rel"]
-        v.notes = guard_notes(trials, [p for p in run.probes if p["call"] == call])
-        if v.distinct > 1:
-            v.observed = "flaky"
-        elif all(bad):
-            v.observed = "wrong"
-        else:
-            v.observed = "ok"
-        must_repeat = run.variant == "fixed" and spec.deterministic
-        if exp in ("ok", "hidden"):
-            v.as_declared = not any(bad) and (v.distinct == 1 or not must_repeat)
-            if v.as_declared:
-                v.observed = exp
-        elif exp == "wrong":
-            v.as_declared = all(bad)
-        elif exp == "flaky":
-            v.as_declared = v.distinct > 1
-        if v.observed == "flaky" and all(bad):
-            v.observed = "wrong, flaky"
-        verdicts.append(v)
-    return verdicts
+    return [judge_call(spec, run, call, declared)
+            for call, declared in enumerate(spec.expected(run.variant, run.backend))]

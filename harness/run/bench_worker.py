@@ -26,7 +26,8 @@ def bench_sizes(spec, emit, repeat_ms: int = 200) -> None:
     from harness.core import compare, discovery
 
     case = discovery.load_module(spec, "case")
-    launcher = getattr(discovery.load_module(spec, "fixed"), spec.launcher)
+    variant = "fast" if "fast" in spec.variants else "fixed"
+    launcher = getattr(discovery.load_module(spec, variant), spec.launcher)
     for sizes in spec.bench["sizes"]:
         inputs = case.make_inputs(device="cuda", gen=torch.Generator().manual_seed(0), **sizes)
         ref = call_with(case.reference, {k: (v.clone() if isinstance(v, torch.Tensor) else v)

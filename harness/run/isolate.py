@@ -66,6 +66,12 @@ def worker_env(backend: str) -> dict:
     return env
 
 
+def gpu_count() -> int:
+    import torch
+
+    return torch.cuda.device_count()
+
+
 def _read_events(path: str) -> list[dict]:
     out = []
     if os.path.exists(path):
@@ -109,12 +115,14 @@ def run_process(module: str, args: dict, *, backend: str, timeout: float, extra_
     return res
 
 
-def _collect(res: RunResult, events: list[dict]) -> dict | None:
-    """Sort the worker's events into ``res``; return its error event, if any."""
-    error = None
+def _collect(res: RunResult, events: list[dict]) -> tuple[dict | None, bool]:
+    """Sort the worker's events into ``res``; return its error event, if any, and whether it said done."""
+    error, done = None, False
     for ev in events:
         kind = ev.pop("event", None)
-        if kind == "env":
+        if kind == "done":
+            done = True
+        elif kind == "env":
             res.env = ev
         elif kind == "trial":
             res.trials.append(ev)
@@ -122,7 +130,7 @@ def _collect(res: RunResult, events: list[dict]) -> dict | None:
             res.probes.append(ev)
         elif kind == "error":
             error = ev
-    return error
+    return error, done
 
 
 def run_isolated(spec: CaseSpec, variant: str, backend: str, *, trials: int, seed: int,
@@ -136,13 +144,18 @@ def run_isolated(spec: CaseSpec, variant: str, backend: str, *, trials: int, see
     if spec.expect[backend][0] == "skip":
         res.status, res.message = "skip", spec.skip_reason[backend]
         return res
+    if backend == "gpu" and spec.gpus > 1 and (have := gpu_count()) < spec.gpus:
+        res.status, res.unavailable = "skip", True
+        res.message = f"needs {spec.gpus} GPUs; this machine has {have}"
+        return res
     timeout = timeout or spec.timeout[backend]
     args = {"path": str(spec.path), "variant": variant, "backend": backend, "trials": trials,
             "seed": seed, "save": save, **(overrides or {})}
     proc = run_process("harness.run.worker", args, backend=backend, timeout=timeout, extra_env=extra_env,
                        wrapper=wrapper)
     res.returncode, res.output_tail = proc.returncode, proc.output_tail
-    error = _collect(res, proc.events)
+    error, done = _collect(res, proc.events)
+    expected = trials * ((overrides or {}).get("calls") or spec.calls)
     if proc.hung:
         res.status, res.message = "hang", f"timed out after {timeout:.0f}s"
     elif error is not None:
@@ -152,4 +165,8 @@ def run_isolated(spec: CaseSpec, variant: str, backend: str, *, trials: int, see
             res.output_tail = error.get("traceback", "") + res.output_tail[-2000:]
     elif res.returncode:
         res.status, res.message = "crash", exit_message(res.returncode)
+    elif not done or len(res.trials) < expected:
+        # trusted only with its "done" event and every trial it was asked for
+        res.status = "crash"
+        res.message = f"the worker exited (status 0) after {len(res.trials)} of {expected} results, without finishing"
     return res

@@ -10,7 +10,6 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from harness.core.spec import VARIANTS
 from harness.core.verdict import judge
 from harness.run.isolate import run_isolated
 
@@ -20,10 +19,13 @@ def trials_for(spec, backend: str, override: int | None) -> int:
     return override or spec.trials[backend]
 
 
-def run_case_matrix(specs, backends, trials, seed, jobs=2, variants=VARIANTS, save_root=None):
-    """Run every (case, variant, backend); returns {slug: (runs, verdicts)}."""
+def run_case_matrix(specs, backends, trials, seed, jobs=2, variants=None, save_root=None):
+    """Run every (case, variant, backend); returns {slug: (runs, verdicts)}.
+
+    ``variants`` defaults to each case's own: broken, fixed, and fast where it has one.
+    """
     gpu_lock = threading.Lock()
-    tasks = [(s, v, b) for s in specs for b in backends for v in variants]
+    tasks = [(s, v, b) for s in specs for b in backends for v in (variants or s.variants)]
 
     def one(task):
         spec, variant, backend = task

@@ -1,0 +1,156 @@
+"""The harness's shape: layers whose imports point one way, no cycles, small functions,
+and commands that start without torch.
+
+The layers, lowest first (CONTRIBUTING.md, "How the harness is built"):
+
+    errors < core (and buffers, the name cases import) < run < detectors, checks
+           < report < options, commands < cli < __main__
+
+A module may import its own layer or a lower one, never a higher one. Imports inside
+functions count too: a deferred import is still an arrow.
+"""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "harness"
+
+LAYERS = {
+    "harness": 0, "harness.errors": 0,
+    "harness.core": 1, "harness.buffers": 1,
+    "harness.run": 2,
+    "harness.detectors": 3, "harness.checks": 3,
+    "harness.report": 4,
+    "harness.options": 5, "harness.commands": 5,
+    "harness.cli": 6,
+    "harness.__main__": 7,
+}
+MAX_FUNCTION_LINES, MAX_CLASS_LINES = 60, 150
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def layer(module: str) -> int:
+    """The rank of the longest LAYERS prefix of ``module``."""
+    while module not in LAYERS:
+        module = module.rpartition(".")[0]
+    return LAYERS[module]
+
+
+def harness_imports(tree: ast.Module, known: set[str]) -> set[str]:
+    """The harness modules a file imports, anywhere in it (``from harness.core import spec`` is harness.core.spec)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in known else node.module
+                     for a in node.names]
+        else:
+            continue
+        out |= {n for n in names if n == "harness" or n.startswith("harness.")}
+    return out
+
+
+def import_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
+    files = {module_name(p, root): p for p in root.rglob("*.py")}
+    known = set(files)
+    return {m: harness_imports(ast.parse(p.read_text()), known) - {m} for m, p in files.items()}
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    return sorted(f"{m} (layer {layer(m)}) imports {d} (layer {layer(d)})"
+                  for m, deps in graph.items() for d in deps if layer(d) > layer(m))
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every cycle found by a depth-first search, each as a path that returns to its start."""
+    found, state = [], {}
+
+    def visit(m, path):
+        state[m] = "open"
+        for d in sorted(graph.get(m, ())):
+            if state.get(d) == "open":
+                found.append(path[path.index(d):] + [d])
+            elif d not in state:
+                visit(d, path + [d])
+        state[m] = "done"
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+    return found
+
+
+def test_no_module_imports_a_higher_layer():
+    problems = upward_imports(import_graph())
+    assert not problems, "\n".join(problems)
+
+
+def test_the_import_graph_has_no_cycle():
+    found = cycles(import_graph())
+    assert not found, "\n".join(" -> ".join(c) for c in found)
+
+
+def test_nothing_imports_the_command_line():
+    importers = [m for m, deps in import_graph().items() if "harness.cli" in deps and m != "harness.__main__"]
+    assert not importers, importers
+
+
+def test_the_checks_themselves_catch_a_cycle_and_an_upward_import(tmp_path):
+    """The graph tests above must be able to fail: a throw-away package with both defects."""
+    pkg = tmp_path / "harness"
+    (pkg / "core").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "core" / "__init__.py").write_text("")
+    (pkg / "core" / "a.py").write_text("from harness.core import b\n")
+    (pkg / "core" / "b.py").write_text("def f():\n    from harness.core import a\n    from harness import cli\n")
+    (pkg / "cli.py").write_text("")
+    graph = import_graph(pkg)
+    assert cycles(graph) == [["harness.core.a", "harness.core.b", "harness.core.a"]]
+    assert upward_imports(graph) == ["harness.core.b (layer 1) imports harness.cli (layer 6)"]
+
+
+def _long_definitions():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            lines = getattr(node, "end_lineno", 0) - getattr(node, "lineno", 0) + 1
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and lines > MAX_FUNCTION_LINES:
+                yield f"{path.relative_to(ROOT)}:{node.lineno} function {node.name}: {lines} lines"
+            elif isinstance(node, ast.ClassDef) and lines > MAX_CLASS_LINES:
+                yield f"{path.relative_to(ROOT)}:{node.lineno} class {node.name}: {lines} lines"
+
+
+def test_functions_and_classes_stay_small():
+    long = list(_long_definitions())
+    assert not long, "\n".join(long)
+
+
+def _modules_after(code: str) -> set[str]:
+    probe = code + "\nimport sys\nprint(' '.join(sorted(m for m in ('torch', 'triton') if m in sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return set(out.stdout.split())
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["list"], ["list", "--json"], ["case", "--help"], ["new", "--help"]])
+def test_help_and_list_import_neither_torch_nor_triton(argv):
+    code = (f"import contextlib, io\nfrom harness.cli import main\n"
+            f"with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    try:\n        main({argv!r})\n    except SystemExit:\n        pass")
+    assert _modules_after(code) == set()
+
+
+def test_the_case_contract_imports_neither_torch_nor_triton():
+    mods = ["spec", "discovery", "events", "verdict", "table", "recorded", "markdown"]
+    assert _modules_after("\n".join(f"import harness.core.{m}" for m in mods)) == set()

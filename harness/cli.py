@@ -1,18 +1,27 @@
 """The command line: ``python -m harness <command>`` (or the ``triton-casebook`` script).
 
-Everything else is imported from here; nothing imports this module. Every bad input
-ends in one line on stderr and exit status 2; a kernel that does not behave as its
-case declares gives exit status 1 (``harness.errors`` lists the codes).
+Everything else is imported from here; nothing imports this module. This is the one
+error boundary: whatever escapes a command ends as one line on stderr and one of the
+exit codes in ``harness.errors``, never a traceback (``CASEBOOK_DEBUG=1`` shows it),
+and every worker process the command started is killed before it returns.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
 import sys
+import traceback
 
 from harness.commands import COMMANDS
-from harness.errors import EXIT_INTERRUPTED, EXIT_USAGE, UsageError
+from harness.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, UsageError, error_line
+from harness.run.isolate import WORKERS
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread like KeyboardInterrupt is for SIGINT."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,25 +33,74 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def say(message: str) -> None:
+    """One line on stderr, whatever the message holds."""
+    try:
+        print("error: " + " ".join(str(message).split()), file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
 def _one_line_errors(parser: argparse.ArgumentParser) -> None:
     """argparse's own errors (bad options, unknown commands): one line, exit 2."""
     def error(message):
-        print(f"error: {message} (see 'python -m harness --help')", file=sys.stderr)
+        say(f"{message} (see 'python -m harness --help')")
         sys.exit(EXIT_USAGE)
 
     for action in [parser] + list(parser._subparsers._group_actions[0].choices.values()):
         action.error = error
 
 
-def main(argv: list[str] | None = None) -> int:
+def _on_signal(signum, frame):
+    WORKERS.stop()  # at once: a hanging kernel must not hold the command
+    raise KeyboardInterrupt if signum == signal.SIGINT else Terminated
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe (``| head``), send what is left of stdout nowhere."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def run_command(argv: list[str] | None) -> int:
     parser = build_parser()
     _one_line_errors(parser)
     args = parser.parse_args(argv)
+    return args.func(args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    old = {}
+    for s in (signal.SIGINT, signal.SIGTERM):
+        try:
+            old[s] = signal.signal(s, _on_signal)
+        except ValueError:  # not the main thread (called from a test's thread): no handlers
+            pass
     try:
-        return args.func(args)
+        return run_command(argv)
     except UsageError as e:
-        print(f"error: {e}", file=sys.stderr)
+        say(e)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        say("interrupted")
         return EXIT_INTERRUPTED
+    except Terminated:
+        say("terminated")
+        return EXIT_TERMINATED
+    except BrokenPipeError:
+        _quiet_stdout()
+        return EXIT_OK
+    except OSError as e:
+        say(f"{e.strerror or error_line(e)}{f': {e.filename}' if e.filename else ''}")
+        return EXIT_USAGE
+    except Exception as e:
+        if os.environ.get("CASEBOOK_DEBUG"):
+            traceback.print_exc()
+        say(f"the harness failed: {error_line(e)} (CASEBOOK_DEBUG=1 shows the traceback)")
+        return EXIT_USAGE
+    finally:
+        WORKERS.stop()
+        for s, handler in old.items():
+            signal.signal(s, handler)

@@ -16,7 +16,21 @@ from harness.core.verdict import judge
 SPECS, ERRORS = discovery.load_all()
 
 
+def _malformed():
+    """(slug, one-line error) for each case folder that does not parse: each becomes a
+    failing test of its own, so ``pytest -k <slug>`` finds it and says why."""
+    for path in discovery.case_folders():
+        try:
+            discovery.load_spec(path)
+        except discovery.SpecError as e:
+            yield path.name, str(e)
+
+
 def _params():
+    for slug, error in _malformed():
+        for backend in ("interpreter", "gpu"):
+            yield pytest.param(None, error, backend, id=f"{slug}-malformed-{backend}",
+                               marks=[getattr(pytest.mark, backend)])
     for spec in SPECS:
         for backend in ("interpreter", "gpu"):
             for variant in spec.variants:
@@ -33,6 +47,8 @@ def test_every_case_folder_is_well_formed():
 
 @pytest.mark.parametrize("spec, variant, backend", list(_params()))
 def test_behaves_as_declared(spec, variant, backend):
+    if spec is None:
+        pytest.fail(variant, pytrace=False)  # a malformed folder: variant holds its error line
     run = run_isolated(spec, variant, backend, trials=spec.trials[backend], seed=0)
     if run.unavailable:
         pytest.skip(run.message)

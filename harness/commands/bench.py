@@ -78,9 +78,7 @@ def run(args) -> int:
         print(text)
         if args.record:
             body = "\n".join(["```", f"$ python -m harness bench {spec.slug}"] + env + ["```", "", text]) + "\n"
-            (spec.path / "recorded").mkdir(exist_ok=True)
-            (spec.path / "recorded" / "bench-gpu.md").write_text(body)
-            recorded.splice(spec.path / "README.md", "bench", body)
+            recorded.write_bench(spec, body)
     for e in errors:
         print(f"error: {e}", file=sys.stderr)
     return EXIT_OK if ok and not errors else EXIT_MISMATCH

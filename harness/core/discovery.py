@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from harness.core.spec import CaseSpec, SpecError, load_spec
+from harness.core.spec import SLUG_RE, CaseSpec, SpecError, load_spec
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,8 +28,10 @@ def case_folders(root: Path | None = None) -> list[Path]:
     root = root or cases_dir()
     if not root.is_dir():
         return []
-    return sorted(p for p in root.iterdir()
-                  if p.is_dir() and not p.name.startswith((".", "_")))
+    try:
+        return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+    except OSError:
+        return []
 
 
 def slugs(root: Path | None = None) -> list[str]:
@@ -40,9 +42,20 @@ class UnknownCase(LookupError):
     pass
 
 
+MAX_SLUG = 100
+
+
 def find(slug: str, root: Path | None = None) -> Path:
-    """The folder of ``slug``, or UnknownCase with close matches suggested."""
+    """The folder of ``slug``, or UnknownCase with close matches suggested.
+
+    The slug is checked before it touches the file system: no path separators, no
+    '..', nothing but lowercase words joined by '-'.
+    """
     root = root or cases_dir()
+    if len(slug) > MAX_SLUG or not SLUG_RE.match(slug):
+        shown = repr(slug[:40] + ("..." if len(slug) > 40 else ""))
+        raise UnknownCase(f"{shown} is not a case name (lowercase words joined by '-', "
+                          f"at most {MAX_SLUG} characters); 'python -m harness list' shows them all")
     path = root / slug
     if path.is_dir():
         return path

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from harness.core import table
+from harness.core import fileio, table
 
 
 def marker(name: str) -> tuple[str, str]:
@@ -29,29 +29,54 @@ def render(spec, backend: str, runs, verdicts, command: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def splice(readme: Path, backend: str, text: str) -> bool:
-    """Put ``text`` between the backend's markers in ``readme``; False if it has none."""
-    start, end = marker(backend)
-    src = readme.read_text()
+def spliced(src: str, block: str, text: str) -> str | None:
+    """``src`` with ``text`` between the block's markers; None if it has none."""
+    start, end = marker(block)
     pat = re.compile(re.escape(start) + r".*?" + re.escape(end), re.S)
     if not pat.search(src):
+        return None
+    return pat.sub(lambda _: f"{start}\n{text}{end}", src)
+
+
+def splice(readme: Path, block: str, text: str) -> bool:
+    """Put ``text`` between the block's markers in ``readme`` (atomically); False if it has none."""
+    new = spliced(readme.read_text(), block, text)
+    if new is None:
         return False
-    readme.write_text(pat.sub(lambda _: f"{start}\n{text}{end}", src))
+    fileio.write_text(readme, new)
     return True
 
 
+def harness_failures(runs) -> list[str]:
+    """The runs in which the harness itself failed (not the kernel): nothing to record."""
+    return [f"{r.variant} on {r.backend}: {r.message}" for r in runs if r.status == "error" or
+            (r.status not in ("skip",) and not r.env)]
+
+
 def write_record(spec, backend: str, runs, verdicts, command: str) -> list[Path]:
+    """recorded/<backend>.md and .json, and the README's block, written as one unit."""
     folder = spec.path / "recorded"
     folder.mkdir(exist_ok=True)
     text = render(spec, backend, runs, verdicts, command)
-    md, js = folder / f"{backend}.md", folder / f"{backend}.json"
-    md.write_text(text)
-    js.write_text(table.dumps({"case": spec.slug, "backend": backend, "command": command,
-                               "env": [r.env for r in runs], "runs": runs, "verdicts": verdicts}) + "\n")
-    written = [md, js]
-    if splice(spec.path / "README.md", backend, text):
-        written.append(spec.path / "README.md")
-    return written
+    files = {folder / f"{backend}.md": text,
+             folder / f"{backend}.json": table.dumps({"case": spec.slug, "backend": backend, "command": command,
+                                                      "env": [r.env for r in runs], "runs": runs,
+                                                      "verdicts": verdicts}) + "\n"}
+    readme = spec.path / "README.md"
+    new_readme = spliced(readme.read_text(), backend, text)
+    if new_readme is not None:
+        files[readme] = new_readme
+    return fileio.write_together(files)
+
+
+def write_bench(spec, body: str) -> list[Path]:
+    """recorded/bench-gpu.md and the README's bench block, as one unit."""
+    (spec.path / "recorded").mkdir(exist_ok=True)
+    files = {spec.path / "recorded" / "bench-gpu.md": body}
+    readme = spec.path / "README.md"
+    if (new := spliced(readme.read_text(), "bench", body)) is not None:
+        files[readme] = new
+    return fileio.write_together(files)
 
 
 RECORDED_BLOCKS = {"gpu": "gpu.md", "interpreter": "interpreter.md", "bench": "bench-gpu.md"}
@@ -59,9 +84,13 @@ RECORDED_BLOCKS = {"gpu": "gpu.md", "interpreter": "interpreter.md", "bench": "b
 
 def splice_recorded(spec) -> list[str]:
     """Copy each recorded/*.md into its block of the case's README (after a run elsewhere)."""
+    readme = spec.path / "README.md"
+    src = new = readme.read_text()
     done = []
     for block, name in RECORDED_BLOCKS.items():
         f = spec.path / "recorded" / name
-        if f.is_file() and splice(spec.path / "README.md", block, f.read_text()):
-            done.append(block)
+        if f.is_file() and (after := spliced(new, block, f.read_text())) is not None:
+            new, done = after, done + [block]
+    if new != src:
+        fileio.write_text(readme, new)
     return done

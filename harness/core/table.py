@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 from tabulate import tabulate
 
@@ -76,10 +77,37 @@ def env_lines(envs: list[dict]) -> list[str]:
     return lines
 
 
-def dumps(obj) -> str:
-    def default(o):
-        if hasattr(o, "to_json"):
-            return o.to_json()
-        return str(o)
+def strict(obj):
+    """``obj`` with every float infinity or NaN as a string ("inf", "-inf", "nan"): strict JSON."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return "nan" if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
+    if isinstance(obj, dict):
+        return {k: strict(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [strict(v) for v in obj]
+    if hasattr(obj, "to_json"):
+        return strict(obj.to_json())
+    return obj
 
-    return json.dumps(obj, indent=2, default=default, allow_nan=True)
+
+def dumps(obj) -> str:
+    """Strict JSON (no Infinity or NaN tokens: they are the strings "inf", "-inf", "nan")."""
+    return json.dumps(strict(obj), indent=2, default=str, allow_nan=False)
+
+
+NON_FINITE = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}
+
+
+def _restore(obj, key=None):
+    if isinstance(obj, str) and key is not None and key.startswith(("max_", "min_")) and obj in NON_FINITE:
+        return NON_FINITE[obj]
+    if isinstance(obj, dict):
+        return {k: _restore(v, k) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_restore(v, key) for v in obj]
+    return obj
+
+
+def loads(text: str):
+    """Read what ``dumps`` wrote: the numbers it had to write as strings (max_abs = "inf") come back as floats."""
+    return _restore(json.loads(text))

@@ -16,7 +16,7 @@ import json
 import sys
 from pathlib import Path
 
-from harness.run.worker import Events, call_with, environment, report_failure
+from harness.run.worker import Events, apply_memory_limit, call_with, environment, report_failure
 
 
 def bench_sizes(spec, emit, repeat_ms: int = 200) -> None:
@@ -60,4 +60,5 @@ def run(args: dict) -> int:
 
 
 if __name__ == "__main__":
+    apply_memory_limit()
     sys.exit(run(json.loads(sys.argv[1])))

@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass, field
 
 from harness.core.discovery import REPO_ROOT
@@ -29,6 +30,65 @@ from harness.core.events import RunResult
 from harness.core.spec import CaseSpec
 
 TAIL_BYTES = 6000
+# Address-space limit for an interpreter worker, in GiB: a runaway allocation becomes a
+# crash row instead of taking the machine's memory. CASEBOOK_WORKER_MEMORY_GB overrides
+# it (0: no limit). GPU workers get none: CUDA reserves far more address space than it uses.
+DEFAULT_MEMORY_GB = 8
+MEMORY_ENV = "CASEBOOK_WORKER_RLIMIT_AS"
+
+
+class Workers:
+    """Every worker process group this harness started and has not yet seen end.
+
+    ``stop()`` (on SIGINT, SIGTERM or exit) kills them all at once and refuses new
+    ones, so nothing outlives the command, a hanging kernel included.
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._live: dict[int, subprocess.Popen] = {}
+        self.stopping = threading.Event()
+
+    def start(self, cmd, **kw) -> subprocess.Popen | None:
+        with self._lock:
+            if self.stopping.is_set():
+                return None
+            proc = subprocess.Popen(cmd, start_new_session=True, **kw)
+            self._live[proc.pid] = proc
+            return proc
+
+    def done(self, proc: subprocess.Popen) -> None:
+        with self._lock:
+            self._live.pop(proc.pid, None)
+
+    def stop(self) -> int:
+        """Kill every live worker's process group; return how many there were."""
+        with self._lock:
+            self.stopping.set()
+            live = list(self._live.values())
+        for proc in live:
+            _kill_group(proc)
+        return len(live)
+
+
+WORKERS = Workers()
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def memory_limit_bytes(backend: str) -> int | None:
+    if backend != "interpreter":
+        return None
+    try:
+        gb = float(os.environ.get("CASEBOOK_WORKER_MEMORY_GB", DEFAULT_MEMORY_GB))
+    except ValueError:
+        gb = DEFAULT_MEMORY_GB
+    return int(gb * 2**30) if gb > 0 else None
 
 
 @dataclass
@@ -37,6 +97,7 @@ class Process:
 
     returncode: int | None = None
     hung: bool = False
+    interrupted: bool = False  # never started, or killed, because the harness is stopping
     events: list = field(default_factory=list)  # the JSON lines it wrote, in order
     output_tail: str = ""
 
@@ -101,18 +162,33 @@ def run_process(module: str, args: dict, *, backend: str, timeout: float, extra_
         cmd = (wrapper or []) + [sys.executable, "-m", module, json.dumps({**args, "events": events})]
         env = worker_env(backend)
         env.update(extra_env or {})
+        if (limit := memory_limit_bytes(backend)) is not None:
+            env[MEMORY_ENV] = str(limit)  # the worker applies it to itself (harness.run.worker)
         with open(log, "wb") as out:
-            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    cwd=str(REPO_ROOT), env=env, start_new_session=True)
-            try:
-                res.returncode = proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-                res.hung = True
+            proc = WORKERS.start(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                 cwd=str(REPO_ROOT), env=env)
+            if proc is None:
+                res.interrupted = True
+                return res
+            _wait(proc, timeout, res)
         res.output_tail = _tail(log)
         res.events = _read_events(events)
     return res
+
+
+def _wait(proc: subprocess.Popen, timeout: float, res: Process) -> None:
+    try:
+        res.returncode = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        proc.wait()
+        res.hung = True
+    finally:
+        if proc.poll() is None:  # interrupted while waiting: take the group down with us
+            _kill_group(proc)
+            proc.wait()
+        WORKERS.done(proc)
+    res.interrupted = WORKERS.stopping.is_set()
 
 
 def _collect(res: RunResult, events: list[dict]) -> tuple[dict | None, bool]:
@@ -156,7 +232,9 @@ def run_isolated(spec: CaseSpec, variant: str, backend: str, *, trials: int, see
     res.returncode, res.output_tail = proc.returncode, proc.output_tail
     error, done = _collect(res, proc.events)
     expected = trials * ((overrides or {}).get("calls") or spec.calls)
-    if proc.hung:
+    if proc.interrupted:
+        res.status, res.message = "error", "interrupted: the harness was stopped"
+    elif proc.hung:
         res.status, res.message = "hang", f"timed out after {timeout:.0f}s"
     elif error is not None:
         res.status = "crash" if error["phase"] == "launch" else "error"

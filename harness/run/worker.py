@@ -28,6 +28,15 @@ from pathlib import Path
 EXIT_SETUP, EXIT_LAUNCH = 2, 3
 
 
+def apply_memory_limit() -> None:
+    """The address-space limit ``isolate`` asked for (an interpreter worker), before torch loads."""
+    limit = os.environ.get("CASEBOOK_WORKER_RLIMIT_AS")
+    if limit and limit.isdigit():
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (int(limit), int(limit)))
+
+
 class Events:
     def __init__(self, path: str):
         self.f = open(path, "a", buffering=1)
@@ -188,4 +197,5 @@ def run(args: dict) -> int:
 
 
 if __name__ == "__main__":
+    apply_memory_limit()
     sys.exit(run(json.loads(sys.argv[1])))

@@ -1,26 +1,18 @@
 """The Triton Misadventures harness.
 
-Modules, one job each:
+One package per layer, lowest first (CONTRIBUTING.md, "How the harness is built"):
 
-- ``spec``        the case contract: metadata fields and their vocabularies
-- ``discovery``   finding case folders and loading them
-- ``buffers``     inputs and outputs inside guard bands (poison and canaries)
-- ``compare``     comparing an output with the reference, fingerprints
-- ``interpreter_support``   autotune under the interpreter without a GPU; a NumPy 2.4 fix
-- ``worker``      runs one (case, variant, backend) inside its own process
-- ``isolate``     starts that process, with a timeout, and reads its result
-- ``verdict``     what the kernel did, and whether that is what the case declares
-- ``table``       the tables people read, and the JSON machines read
-- ``record``      writing a recorded run into a case folder
-- ``bench``       timing fixed kernels against PyTorch
-- ``scaffold``    ``new``: a case folder from the templates
-- ``validate``    ``check``: every problem of a case folder, one line each
-- ``detectors``   the checks that could have caught each bug
-- ``detect``      ``detect``: which detectors flag a case's kernels
-- ``report``      ``report``: the casebook report (Markdown and HTML), with ``plots``
-                  (matplotlib pictures) and ``mdhtml`` (Markdown to HTML)
-- ``viz_sanitizer``  the optional triton-viz detector
-- ``cli``         the command line
+- ``errors``      exit codes and the one-line error type; imports nothing
+- ``core``        the case contract and pure helpers: spec, discovery, guards, compare,
+                  events, verdict, table, recorded, markdown, fileio
+- ``run``         running kernels in isolated processes: isolate, worker, scheduler,
+                  backends, triton_compat (the one place that touches Triton internals)
+- ``detectors``   one module per detector, and their registry; ``checks`` the validator
+- ``report``      the casebook report: sections, pictures, the HTML page
+- ``commands``    one module per command; ``options`` the options they share
+- ``cli``         the command line and its error boundary
+
+``buffers`` is the name cases import (``guarded``, ``output``).
 """
 
 __version__ = "0.1.0"

@@ -18,6 +18,7 @@ import traceback
 from harness.commands import COMMANDS
 from harness.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, UsageError, error_line
 from harness.run.isolate import WORKERS
+from harness.run import versions
 
 
 class Terminated(BaseException):
@@ -68,7 +69,20 @@ def run_command(argv: list[str] | None) -> int:
     parser = build_parser()
     _one_line_errors(parser)
     args = parser.parse_args(argv)
+    _check_triton(args)
     return args.func(args)
+
+
+def _check_triton(args) -> None:
+    """A command that runs kernels refuses a Triton below the tested range (UsageError: one
+    line, exit 2) and warns, in one line, about a newer one (harness.run.versions)."""
+    if args.command in ("list", "new") or getattr(args, "no_run", False) or getattr(args, "splice_only", False):
+        return
+    error, warning = versions.check()
+    if error:
+        raise UsageError(error)
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         say(f"the harness failed: {error_line(e)} (CASEBOOK_DEBUG=1 shows the traceback)")
         return EXIT_USAGE
     finally:
-        WORKERS.stop()
+        WORKERS.stop()  # nothing this command started outlives it
+        WORKERS.reopen()
         for s, handler in old.items():
             signal.signal(s, handler)

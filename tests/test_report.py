@@ -1,62 +1,153 @@
-"""The casebook report: its Markdown-to-HTML, its pictures, and the command end to end.
+"""The casebook report: its HTML (markdown-it-py), its write-ups and files, its pictures, and the command end to end.
 
 The end-to-end test runs one tiny case (plain PyTorch launchers, no kernel) under the
 interpreter backend in a temporary cases root, so it stays fast.
 """
 
+import base64
 import json
 import textwrap
+from types import SimpleNamespace
 
 import pytest
 import torch
 
 from harness import cli
 from harness.detectors import session as detect
-from harness.report import mdhtml
-from harness.report import plots
-from harness.detectors import base as D
+from harness.errors import UsageError
+from harness.report import htmlpage, pages, plots, sections
+from harness.detectors import registry as D
 from harness.core.events import RunResult
 
 # ---------------------------------------------------------------- Markdown to HTML
 
+PAGE_MD = textwrap.dedent("""\
+    ## The fix: a `mask`
 
-def test_markdown_tables_code_lists_and_anchors():
-    md = textwrap.dedent("""\
-        ## The fix: a `mask`
+    | a | b \\| c |
+    |---|---:|
+    | **x** | [link](../cases/y/README.md) |
 
-        | a | b \\| c |
-        |---|---:|
-        | **x** | [link](../cases/y/README.md) |
+    ```diff
+    --- a/kernel.py
+    -    x = tl.load(p)
+    +    x = tl.load(p, mask=m)
+         y = x
+    ```
 
-        ```diff
-        -    x = tl.load(p)
-        +    x = tl.load(p, mask=m)
+    Why:
+
+        sum over the block of xc**2 = sum over the row of (x - mean)**2
+
+    ![a chart](report-img/x.png)
+
+    <!-- recorded:gpu -->
+    | case | reference |
+    |---|---|
+    | [a](#the-fix-a-mask) | ● ○⚠ |
+
+    ## The fix: a `mask`
+    """)
+
+
+def test_diff_blocks_are_coloured_line_by_line():
+    html = htmlpage.body(PAGE_MD)
+    assert '<span class="del">-    x = tl.load(p)</span>\n<span class="add">+    x = tl.load(p, mask=m)</span>' in html
+    assert '<pre><code class="language-diff">--- a/kernel.py\n' in html  # headers and context: not coloured
+    assert "\n     y = x\n</code></pre>" in html
+
+
+def test_an_indented_block_is_code_not_bold():
+    html = htmlpage.body(PAGE_MD)
+    assert "<pre><code>sum over the block of xc**2 = sum over the row of (x - mean)**2\n</code></pre>" in html
+    assert "<strong>2" not in html
+
+
+def test_tables_headings_glyphs_and_comments():
+    html = htmlpage.body(PAGE_MD, glyph_class=sections.GLYPH_CLASS)
+    assert '<th style="text-align:right">b | c</th>' in html
+    assert '<td><strong>x</strong></td>' in html and '<a href="../cases/y/README.md">link</a>' in html
+    assert '<h2 id="the-fix-a-mask">The fix: a <code>mask</code></h2>' in html
+    assert '<h2 id="the-fix-a-mask-1">' in html  # a repeated heading gets GitHub's -1
+    assert ('<td><span class="g g-caught">●</span> <span class="g g-missed">○</span>'
+            '<span class="g g-alarm">⚠</span></td>') in html
+    assert "recorded:gpu" not in html
+
+
+def test_images_become_data_uris(tmp_path):
+    img = tmp_path / "report-img"
+    img.mkdir()
+    (img / "x.png").write_bytes(b"\x89PNG\r\n\x1a\nfake")
+    page = pages.render_html(PAGE_MD + "\n![gone](report-img/missing.png)\n", img)
+    data = "data:image/png;base64," + base64.b64encode(b"\x89PNG\r\n\x1a\nfake").decode()
+    assert f'<img src="{data}" alt="a chart"' in page
+    assert '<img src="report-img/missing.png" alt="gone"' in page  # nothing to inline: left as it was
+    assert page.startswith("<!DOCTYPE html>") and "<title>" in page and ".add {" in page
+
+
+def test_writeup_moves_headings_down_outside_code_only(tmp_path):
+    (tmp_path / "README.md").write_text(textwrap.dedent("""\
+        # The title
+
+        See [the other case](../other/README.md) and [a site](https://example.com/x).
+
+        ## Why
+        ```python
+        # not a heading: [kept](../as/is)
         ```
 
-        - one
-          - nested
-        - two <br> 3 < 4
-
-        <!-- recorded:gpu -->
-        <details>
-        <summary>more</summary>
-
-        text_with_underscores and *emphasis*
-
-        </details>
-        """)
-    html = mdhtml.blocks(md.splitlines())
-    assert '<h2 id="the-fix-a-mask">The fix: a <code>mask</code></h2>' in html
-    assert "<th style=\"text-align:right\">b | c</th>" in html and '<td style="text-align:right"><a href="../cases/y/README.md">' in html
-    assert '<span class="del">-    x = tl.load(p)</span>' in html and '<span class="add">' in html
-    assert "<li>one\n<ul>\n<li>nested</li>" in html and "<br> 3 &lt; 4" in html
-    assert "recorded:gpu" not in html and "<details>" in html and "<summary>more</summary>" in html
-    assert "text_with_underscores and <em>emphasis</em>" in html
+        A setext heading
+        ----------------
+        """))
+    spec = SimpleNamespace(path=tmp_path, slug="mine")
+    text = sections.writeup(spec)
+    assert "The title" not in text and "#### Why" in text and "##### A setext heading" in text
+    assert "# not a heading: [kept](../as/is)" in text and "----" not in text
+    assert "[the other case](../cases/other/README.md)" in text and "(https://example.com/x)" in text
+    assert sections.writeup(SimpleNamespace(path=tmp_path / "nowhere", slug="x")) == "_No write-up._"
 
 
-def test_images_can_be_inlined():
-    page = mdhtml.to_html("![a chart](img/x.png)", title="t", image_src=lambda s: "data:image/png;base64,AAAA")
-    assert '<img alt="a chart" src="data:image/png;base64,AAAA">' in page and page.startswith("<!DOCTYPE html>")
+def _old_report(out):
+    (out / "report-img").mkdir(parents=True)
+    (out / "report-img" / "old.png").write_bytes(b"old")
+    (out / "report.md").write_text("![old](report-img/old.png)\n")
+
+
+def test_an_interrupted_report_keeps_its_pictures(tmp_path, monkeypatch):
+    out = tmp_path / "docs"
+    _old_report(out)
+
+    def build(specs, runs, errors, img):
+        (img / "new.png").write_bytes(b"new")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pages, "build_markdown", build)
+    with pytest.raises(KeyboardInterrupt):
+        pages.write_report([], {}, [], out)
+    assert (out / "report.md").read_text() == "![old](report-img/old.png)\n" and (out / "report-img" / "old.png").exists()
+    assert sorted(p.name for p in out.iterdir()) == ["report-img", "report.md"]  # no staging folder left
+
+
+def test_a_finished_report_drops_the_pictures_it_no_longer_names(tmp_path, monkeypatch):
+    out = tmp_path / "docs"
+    _old_report(out)
+
+    def build(specs, runs, errors, img):
+        (img / "new.png").write_bytes(b"\x89PNG\r\n\x1a\nnew")
+        return "# r\n\n![new](report-img/new.png)\n"
+
+    monkeypatch.setattr(pages, "build_markdown", build)
+    pages.write_report([], {}, [], out)
+    assert sorted(p.name for p in (out / "report-img").iterdir()) == ["new.png"]
+    assert "data:image/png;base64," in (out / "report.html").read_text()
+    assert sorted(p.name for p in out.iterdir()) == ["report-img", "report.html", "report.md"]
+
+
+def test_an_unwritable_out_is_one_line(tmp_path, monkeypatch):
+    (tmp_path / "file").write_text("")
+    monkeypatch.setattr(pages, "build_markdown", lambda *a: pytest.fail("nothing to build into"))
+    with pytest.raises(UsageError, match="cannot write the report into"):
+        pages.write_report([], {}, [], tmp_path / "file")
 
 
 # ---------------------------------------------------------------- pictures
@@ -87,7 +178,10 @@ def test_pictures_are_pngs(tmp_path):
                "n_bad": 1} for i in range(6)]
     plots.draw_spread(trials, "t", tmp_path / "s.png")
     plots.draw_scalar(trials[:1], "t", tmp_path / "c.png")
-    for name in ("e", "s", "c"):
+    tensor_trials = [{"result": f"{i}/9 differ", "reference": "...", "fingerprint": str(i), "n": 9,
+                      "max_abs": ["inf", 2.0, "nan"][i], "n_bad": i + 1} for i in range(3)]  # strict JSON's "inf"
+    plots.draw_spread(tensor_trials, "t", tmp_path / "t.png")
+    for name in ("e", "s", "c", "t"):
         assert (tmp_path / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

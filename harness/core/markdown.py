@@ -70,3 +70,23 @@ def fences(text: str) -> list[Fence]:
 def to_html(text: str) -> str:
     """The HTML of ``text`` (CommonMark and GitHub tables)."""
     return parser().render(text)
+
+
+def parse(text: str):
+    """markdown-it-py's tokens of ``text``, for callers that change a few before rendering them."""
+    return _tokens(text)
+
+
+def render(tokens) -> str:
+    """The HTML of tokens from ``parse`` (the same renderer as ``to_html``)."""
+    p = parser()
+    return p.renderer.render(tokens, p.options, {})
+
+
+def code_lines(text: str) -> set[int]:
+    """The 1-based lines of every fenced or indented code block, fences included."""
+    out: set[int] = set()
+    for t in _tokens(text):
+        if t.type in ("fence", "code_block") and t.map:
+            out.update(range(t.map[0] + 1, t.map[1] + 1))
+    return out

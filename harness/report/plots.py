@@ -18,6 +18,15 @@ LOG_MIN, LOG_INF = -4.0, 9.0  # log10(error / tolerance): "well within" and "NaN
 MAX_RANGES = 12
 
 
+def _finite_or_nan(v) -> float:
+    """A recorded number (a float, or "inf"/"nan" as strict JSON writes them) if finite, else NaN."""
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return float("nan")
+    return x if math.isfinite(x) else float("nan")
+
+
 def _runs(mask) -> tuple[list[list[int]], int]:
     """The first MAX_RANGES [start, end) runs of True in a 1-D bool tensor, and how many there are."""
     import torch
@@ -197,7 +206,7 @@ def draw_spread(trials: list, title: str, path) -> None:
             ax.text(len(x) + 0.4, 0.0, "reference", fontsize=7, va="bottom", ha="right")
             ax.set_ylabel(f"result − {ref:.7g}", fontsize=8)
     else:
-        errs = [t["max_abs"] if math.isfinite(t["max_abs"]) else float("nan") for t in trials]
+        errs = [_finite_or_nan(t.get("max_abs")) for t in trials]
         ax.scatter(x, errs, s=14, color="#c0392b", zorder=3)
         ax.set_ylabel("max abs error", fontsize=8)
         nb = [t["n_bad"] for t in trials]

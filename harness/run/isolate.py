@@ -61,6 +61,10 @@ class Workers:
         with self._lock:
             self._live.pop(proc.pid, None)
 
+    def reopen(self) -> None:
+        """Accept new workers again (the next command in the same process, as in tests)."""
+        self.stopping.clear()
+
     def stop(self) -> int:
         """Kill every live worker's process group; return how many there were."""
         with self._lock:

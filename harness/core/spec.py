@@ -64,6 +64,12 @@ DEFECTS = {
     "precision-loss": "a lower precision than the result needs",
     "overflow": "a value or an offset overflows its type",
     "rng-reuse": "the same random stream reused where it must differ",
+    "wrong-formula": "a constant, base or index formula that computes something else",
+    "degenerate-size": "a size the launcher cannot handle: zero, one, or past a hardware limit",
+    "uninitialized-accumulator": "accumulating into memory nobody initialised",
+    "device-mismatch": "a tensor on another device than the one the kernel launches on",
+    "memory-ordering": "accesses between programs or lanes with no barrier, fence or release/acquire",
+    "autotune-config-reuse": "a config tuned for one input reused for another it is wrong for",
 }
 
 # What input or situation exposes the bug: what a test must include to see it.

@@ -2,19 +2,24 @@
 
 Most tests feed synthetic worker events (no process, no kernel). One runs the worker
 under a fake compute-sanitizer, to check the wrapper, the overrides and the parsing.
+The registry tests check that detectors are found, ordered and validated, and that
+nothing outside a detector's own module names it.
 """
 
 import os
+import re
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
-from harness.detectors import session as detect
 from harness.core import discovery
-from harness.detectors import base as D
 from harness.core.events import RunResult
 from harness.core.spec import parse_spec
+from harness.detectors import registry as D
+from harness.detectors import sanitizer, session as detect, triton_viz
+from harness.detectors.base import AcrossDetector, Detector
 
 
 def trial(trial=0, call=0, close=True, fp="a", nonfinite=0, past=None, unwritten=None, result="1", tuned=0, n=1):
@@ -24,9 +29,9 @@ def trial(trial=0, call=0, close=True, fp="a", nonfinite=0, past=None, unwritten
             "bench_calls": [tuned] if tuned else []}
 
 
-SPEC = parse_spec("synthetic", None, {
-    "title": "t", "category": "bounds", "defect": "out-of-bounds-write", "summary": "s", "launcher": "f",
-    "expect": {"gpu": "wrong", "interpreter": "wrong"}})
+SPEC_TABLE = {"title": "t", "category": "bounds", "defect": "out-of-bounds-write", "summary": "s", "launcher": "f",
+              "expect": {"gpu": "wrong", "interpreter": "wrong"}}
+SPEC = parse_spec("synthetic", None, SPEC_TABLE)
 
 
 def ev(trials, probes=(), status="done", backend="interpreter", extra=None, message=""):
@@ -35,51 +40,56 @@ def ev(trials, probes=(), status="done", backend="interpreter", extra=None, mess
     return D.Evidence(SPEC, backend, "broken", run, extra or {})
 
 
+def check(name, evidence):
+    return D.BY_NAME[name].check(evidence)
+
+
 def test_reference_flags_a_wrong_result_only():
-    assert D.check_reference(ev([trial(close=False, result="3")]))[0] == D.FLAGGED
-    assert D.check_reference(ev([trial(), trial(trial=1)]))[0] == D.QUIET
+    assert check("reference", ev([trial(close=False, result="3")]))[0] == D.FLAGGED
+    assert check("reference", ev([trial(), trial(trial=1)]))[0] == D.QUIET
 
 
 def test_repeat_flags_distinct_results_and_needs_two_runs():
-    status, reason = D.check_repeat(ev([trial(fp="a"), trial(trial=1, fp="b"), trial(trial=2, fp="a")]))
+    status, reason = check("repeat", ev([trial(fp="a"), trial(trial=1, fp="b"), trial(trial=2, fp="a")]))
     assert status == D.FLAGGED and "2 distinct results over 3 runs" in reason
-    assert D.check_repeat(ev([trial(), trial(trial=1)]))[0] == D.QUIET
-    assert D.check_repeat(ev([trial()]))[0] == D.NA
+    assert check("repeat", ev([trial(), trial(trial=1)]))[0] == D.QUIET
+    assert check("repeat", ev([trial()]))[0] == D.NA
 
 
 def test_first_call_flags_a_first_call_that_differs_from_the_second():
-    status, reason = D.check_first_call(ev([trial(close=False, tuned=60), trial(call=1)]))
+    status, reason = check("first-call", ev([trial(close=False, tuned=60), trial(call=1)]))
     assert status == D.FLAGGED and "call 1 wrong" in reason and "60 times" in reason
-    assert D.check_first_call(ev([trial(), trial(call=1)]))[0] == D.QUIET
-    assert D.check_first_call(ev([trial(close=False), trial(call=1, close=False)]))[0] == D.QUIET
-    assert D.check_first_call(ev([trial()]))[0] == D.NA
+    assert check("first-call", ev([trial(), trial(call=1)]))[0] == D.QUIET
+    assert check("first-call", ev([trial(close=False), trial(call=1, close=False)]))[0] == D.QUIET
+    assert check("first-call", ev([trial()]))[0] == D.NA
     # its own two-call run wins over the main run
     two = RunResult("synthetic", "broken", "interpreter", "done", trials=[trial(), trial(call=1, close=False)])
-    assert D.check_first_call(ev([trial()], extra={"first-call": two}))[0] == D.FLAGGED
+    assert check("first-call", ev([trial()], extra={"first-call": two}))[0] == D.FLAGGED
 
 
 def test_canary_flags_writes_past_the_end_and_unwritten_output():
-    assert "wrote 7 padding elements around out" in D.check_canary(ev([trial(past={"out": 7})]))[1]
-    assert D.check_canary(ev([trial(unwritten={"out": 3})]))[0] == D.FLAGGED
-    assert D.check_canary(ev([trial()]))[0] == D.QUIET
+    assert "wrote 7 padding elements around out" in check("canary", ev([trial(past={"out": 7})]))[1]
+    assert check("canary", ev([trial(unwritten={"out": 3})]))[0] == D.FLAGGED
+    assert check("canary", ev([trial()]))[0] == D.QUIET
 
 
 def test_poison_and_nan_scan_tell_padding_from_the_kernel():
     from_padding = [{"trial": 0, "call": 0, "nonfinite_with_nan_padding": 5, "nonfinite_with_finite_padding": 0}]
     own = [{"trial": 0, "call": 0, "nonfinite_with_nan_padding": 5, "nonfinite_with_finite_padding": 5}]
     nan = [trial(close=False, nonfinite=5)]
-    assert D.check_poison(ev(nan, from_padding))[0] == D.FLAGGED
-    assert D.check_nan_scan(ev(nan, from_padding))[0] == D.QUIET
-    assert D.check_poison(ev(nan, own))[0] == D.QUIET
-    assert D.check_nan_scan(ev(nan, own))[0] == D.FLAGGED
-    assert D.check_nan_scan(ev(nan))[0] == D.FLAGGED  # no guarded inputs, so no probe
-    assert D.check_nan_scan(ev([trial()]))[0] == D.QUIET
+    assert check("poison", ev(nan, from_padding))[0] == D.FLAGGED
+    assert check("nan-scan", ev(nan, from_padding))[0] == D.QUIET
+    assert check("poison", ev(nan, own))[0] == D.QUIET
+    assert check("nan-scan", ev(nan, own))[0] == D.FLAGGED
+    assert check("nan-scan", ev(nan))[0] == D.FLAGGED  # no guarded inputs, so no probe
+    assert check("nan-scan", ev([trial()]))[0] == D.QUIET
 
 
 def test_no_result_is_not_a_quiet_detector():
-    assert D.check_reference(ev([], status="hang", message="timed out"))[0] == D.NA
-    assert D.check_reference(ev([], status="error", message="boom"))[0] == D.NOT_RUN
-    assert D.check_reference(ev([], status="skip", message="why"))[0] == D.NA
+    for name in ("reference", "repeat", "poison", "canary", "nan-scan"):
+        assert check(name, ev([], status="hang", message="timed out"))[0] == D.NA
+        assert check(name, ev([], status="error", message="boom"))[0] == D.NOT_RUN
+        assert check(name, ev([], status="skip", message="why"))[0] == D.NA
 
 
 MEMCHECK = """========= COMPUTE-SANITIZER
@@ -96,63 +106,75 @@ def tool_run(output, status="done", message=""):
 
 
 def test_sanitizer_summary_parsing():
-    s = D.sanitizer_summary(MEMCHECK)
+    s = sanitizer.sanitizer_summary(MEMCHECK)
     assert s["errors"] == 1024
     assert s["first"] == "Invalid __global__ write of size 4 bytes at add_kernel+0x1d0 in broken.py:24"
-    r = D.sanitizer_summary("========= RACECHECK SUMMARY: 1 hazard displayed (0 errors, 1 warning)\n"
-                            "========= ERROR SUMMARY: 0 errors\n")
+    r = sanitizer.sanitizer_summary("========= RACECHECK SUMMARY: 1 hazard displayed (0 errors, 1 warning)\n"
+                                    "========= ERROR SUMMARY: 0 errors\n")
     assert r["errors"] == 0 and r["warnings"] == 1
-    assert D.sanitizer_summary("Traceback ...") is None
+    assert sanitizer.sanitizer_summary("Traceback ...") is None
 
 
 def test_memcheck_and_racecheck_findings():
-    check = D.BY_NAME["memcheck"].check
-    flagged = check(ev([trial()], backend="gpu", extra={"memcheck": tool_run(MEMCHECK, "crash", "exit status 99")}))
+    memcheck = D.BY_NAME["memcheck"].check
+    flagged = memcheck(ev([trial()], backend="gpu", extra={"memcheck": tool_run(MEMCHECK, "crash", "exit status 99")}))
     assert flagged[0] == D.FLAGGED and flagged[1].startswith("1024 errors; first: Invalid __global__ write")
-    quiet = check(ev([trial()], backend="gpu", extra={"memcheck": tool_run("========= ERROR SUMMARY: 0 errors")}))
+    quiet = memcheck(ev([trial()], backend="gpu", extra={"memcheck": tool_run("========= ERROR SUMMARY: 0 errors")}))
     assert quiet == (D.QUIET, "0 errors")
-    assert check(ev([trial()], backend="gpu", extra={"memcheck": tool_run("Segmentation fault", "crash")}))[0] \
+    assert memcheck(ev([trial()], backend="gpu", extra={"memcheck": tool_run("Segmentation fault", "crash")}))[0] \
         == D.NOT_RUN
-    assert check(ev([trial()], backend="gpu", extra={"memcheck": "not run: compute-sanitizer not found"})) \
+    assert memcheck(ev([trial()], backend="gpu", extra={"memcheck": "not run: compute-sanitizer not found"})) \
         == (D.NOT_RUN, "compute-sanitizer not found")
 
 
 def test_triton_debug_flags_a_device_assert():
     out = "broken.py:12: block: [3,0,0], thread: [0,0,0] Assertion `int32 overflow detected for operation mul` failed."
-    got = D.check_triton_debug(ev([trial()], backend="gpu", extra={"triton-debug": tool_run(out, "crash")}))
+    got = check("triton-debug", ev([trial()], backend="gpu", extra={"triton-debug": tool_run(out, "crash")}))
     assert got == (D.FLAGGED, "device_assert fired: int32 overflow detected for operation mul")
-    assert D.check_triton_debug(ev([trial()], backend="gpu", extra={"triton-debug": tool_run("")}))[0] == D.QUIET
+    assert check("triton-debug", ev([trial()], backend="gpu", extra={"triton-debug": tool_run("")}))[0] == D.QUIET
 
 
 def test_triton_viz_reads_the_wrappers_line():
-    line = f"{D.VIZ_MARK} 3 out-of-bounds accesses; first: load of x_ptr in add_kernel at broken.py:22"
-    assert D.check_triton_viz(ev([trial()], extra={"triton-viz": tool_run(line)})) == \
-        (D.FLAGGED, "3 out-of-bounds accesses; first: load of x_ptr in add_kernel at broken.py:22")
-    assert D.check_triton_viz(ev([trial()], extra={"triton-viz": tool_run(f"{D.VIZ_MARK} 0 out-of-bounds accesses")}))[0] \
-        == D.QUIET
-    assert D.check_triton_viz(ev([trial()], extra={"triton-viz": tool_run(f"{D.VIZ_UNAVAILABLE} ImportError")}))[0] \
-        == D.NOT_RUN
+    def viz(output):
+        return check("triton-viz", ev([trial()], extra={"triton-viz": tool_run(output)}))
+
+    line = f"{triton_viz.MARK} 3 out-of-bounds accesses; first: load of x_ptr in add_kernel at broken.py:22"
+    assert viz(line) == (D.FLAGGED, "3 out-of-bounds accesses; first: load of x_ptr in add_kernel at broken.py:22")
+    assert viz(f"{triton_viz.MARK} 0 out-of-bounds accesses")[0] == D.QUIET
+    assert viz(f"{triton_viz.UNAVAILABLE} ImportError")[0] == D.NOT_RUN
 
 
 def test_divergence_compares_behaviour_classes():
     v = lambda obs, call=1: {"observed": obs, "call": call}  # noqa: E731
-    assert D.check_divergence([v("flaky")], [v("wrong")])[0] == D.FLAGGED
-    assert D.check_divergence([v("ok")], [v("hidden")])[0] == D.QUIET
-    assert D.check_divergence([v("wrong, flaky")], [v("flaky")])[0] == D.QUIET
-    assert D.check_divergence(None, [v("wrong")])[0] == D.NOT_RUN
-    assert D.check_divergence([v("skip")], [v("wrong")])[0] == D.NA
+    assert D.compare_backends([v("flaky")], [v("wrong")])[0] == D.FLAGGED
+    assert D.compare_backends([v("ok")], [v("hidden")])[0] == D.QUIET
+    assert D.compare_backends([v("wrong, flaky")], [v("flaky")])[0] == D.QUIET
+    assert D.compare_backends(None, [v("wrong")])[0] == D.NOT_RUN
+    assert D.compare_backends([v("skip")], [v("wrong")])[0] == D.NA
+
+
+class Boom(Detector):
+    name = label = "boom"
+    order = 1000
+
+    def extra_run(self, spec, backend):
+        raise RuntimeError("no plan")
+
+    def check(self, ev):
+        raise ValueError("bad")
 
 
 def test_evaluate_covers_every_detector_and_survives_a_broken_one(monkeypatch):
-    def boom(ev):
-        raise ValueError("bad")
-
     found = D.evaluate(ev([trial(close=False)]))
-    assert set(found) == {d.name for d in D.DETECTORS if d.check}
-    assert found["memcheck"].status == D.NA and found["triton-debug"].status == D.NA
-    bad = D.Detector("bad", "bad", "both", "", "", boom)
-    monkeypatch.setattr(D, "DETECTORS", D.DETECTORS + [bad])
-    assert D.evaluate(ev([trial()]))["bad"] == D.Finding(D.NOT_RUN, "detector failed: ValueError: bad")
+    assert list(found) == [d.name for d in D.DETECTORS if d.check is not None]
+    assert found["memcheck"] == D.Finding(D.NA, "runs on a GPU only")
+    assert found["triton-debug"].status == D.NA and "ignores TRITON_DEBUG" in found["triton-debug"].reason
+    assert D.evaluate(ev([trial()], backend="gpu"))["triton-viz"] == D.Finding(D.NA, "runs on the CPU interpreter only")
+    assert D.evaluate(ev([trial()]), skip=frozenset({"canary"}))["canary"] == D.Finding(D.NOT_RUN, "skipped (--skip)")
+    monkeypatch.setattr(D, "DETECTORS", D.DETECTORS + [Boom()])
+    assert D.evaluate(ev([trial()]))["boom"] == D.Finding(D.NOT_RUN, "detector failed: ValueError: bad")
+    plans = detect.extra_runs(SPEC, "interpreter")  # one detector's broken plan costs its own run only
+    assert plans["boom"] == "not run: detector failed: RuntimeError: no plan" and "first-call" in plans
 
 
 def test_score_counts_like_a_benchmark():
@@ -232,18 +254,95 @@ def test_worker_runs_under_a_wrapper_with_overrides(tmp_path, monkeypatch):
 
 
 def test_extra_runs_plan(monkeypatch):
-    monkeypatch.setattr(detect, "compute_sanitizer", lambda: None)
+    monkeypatch.setattr(sanitizer, "compute_sanitizer", lambda: None)
     plan = detect.extra_runs(SPEC, "gpu")
+    assert list(plan) == ["first-call", "memcheck", "racecheck", "triton-debug"]
     assert plan["memcheck"].startswith("not run: compute-sanitizer not found")
     assert plan["triton-debug"]["extra_env"] == {"TRITON_DEBUG": "1"}
     assert plan["first-call"]["overrides"]["calls"] == 2
-    monkeypatch.setattr(detect, "compute_sanitizer", lambda: "/x/compute-sanitizer")
-    mem = detect.extra_runs(SPEC, "gpu")["memcheck"]
+    monkeypatch.setattr(sanitizer, "compute_sanitizer", lambda: "/x/compute-sanitizer")
+    mem = detect.extra_runs(SPEC, "gpu")["racecheck"]
+    assert mem["wrapper"][:3] == ["/x/compute-sanitizer", "--tool", "racecheck"]
     assert mem["extra_env"] == {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"} and mem["overrides"]["pad"] == 0
-    assert "triton-viz" in detect.extra_runs(SPEC, "interpreter")
+    assert list(detect.extra_runs(SPEC, "interpreter")) == ["first-call", "triton-viz"]
+    two_calls = parse_spec("synthetic", None, {**SPEC_TABLE, "run": {"calls": 2}})
+    assert "first-call" not in detect.extra_runs(two_calls, "interpreter")  # its main run has a second call
 
 
 @pytest.mark.skipif(not os.path.isdir(discovery.cases_dir() / "add-missing-mask"), reason="case not present")
 def test_small_sizes_default_to_the_interpreters():
     spec = discovery.load("add-missing-mask")
     assert spec.small_sizes() == spec.sizes["interpreter"]
+
+
+# ------------------------------------------------ the registry
+
+
+def test_every_detector_module_is_registered_in_order():
+    folder = Path(D.__file__).parent
+    modules = {p.stem for p in folder.glob("*.py")} - D.INFRASTRUCTURE - {"__init__"}
+    owners = {type(d).__module__.rpartition(".")[2] for d in D.DETECTORS}
+    assert owners == modules
+    assert [d.name for d in D.DETECTORS] == ["reference", "repeat", "first-call", "poison", "canary", "nan-scan",
+                                             "divergence", "memcheck", "racecheck", "triton-debug", "triton-viz"]
+    assert D.BY_NAME["divergence"] is D.ACROSS and D.ACROSS.check is None
+    assert all(d.what and d.yours for d in D.DETECTORS)
+
+
+class NoCheck(Detector):
+    name = label = "no-check"
+
+
+class Across(AcrossDetector):
+    name = label = "across-2"
+
+    def compare(self, gpu_verdicts, interp_verdicts):
+        return D.QUIET, ""
+
+
+class Module:
+    def __init__(self, *dets):
+        self.DETECTORS = dets
+
+
+def test_the_registry_refuses_malformed_detectors():
+    ok = Module(*D.DETECTORS)
+    with pytest.raises(TypeError, match="no-check has no check"):
+        D.collect([ok, Module(NoCheck())])
+    with pytest.raises(ValueError, match="more than one detector named reference"):
+        D.collect([ok, Module(D.BY_NAME["reference"])])
+    with pytest.raises(ValueError, match="exactly one detector runs 'across'"):
+        D.collect([ok, Module(Across())])
+    wrong_where = Boom()
+    wrong_where.where = "tpu"
+    with pytest.raises(TypeError, match="where = 'tpu'"):
+        D.collect([ok, Module(wrong_where)])
+    assert D.collect([Module(*reversed(D.DETECTORS))]) == D.DETECTORS
+
+
+def test_no_module_outside_a_detectors_own_names_it():
+    """The registry, the session, the commands and the report iterate; only a detector's module names it.
+
+    A name that is also a field of the worker's events (``reference``) cannot be told
+    apart by a search, so it is left out.
+    """
+    root = Path(D.__file__).parents[1]
+    sources = {p: p.read_text() for p in root.rglob("*.py")}
+    found = []
+    for det in D.DETECTORS:
+        if det.name in detect.TRIAL_KEYS:
+            continue
+        own = Path(sys.modules[type(det).__module__].__file__)
+        pattern = re.compile(rf"[\"']{re.escape(det.name)}[\"']")
+        found += [f"{p.relative_to(root)}: {det.name}" for p, text in sources.items()
+                  if p != own and pattern.search(text)]
+    assert not found, found
+
+
+def test_a_recorded_run_lists_the_detectors_it_lacks(tmp_path):
+    run = RunResult("synthetic", "broken", "gpu", "done", trials=[trial(close=False)])
+    rec = detect.variant_record(SPEC, run, {n: "not run: not recorded" for n in detect.extra_runs(SPEC, "gpu")}, [])
+    assert rec["findings"]["memcheck"] == {"status": D.NOT_RUN, "reason": "not recorded"}
+    assert rec["findings"]["reference"]["status"] == D.FLAGGED
+    assert rec["findings"]["triton-viz"] == {"status": D.NA, "reason": "runs on the CPU interpreter only"}
+    assert set(detect.failed_record("boom")["findings"]) == {d.name for d in D.DETECTORS if d.check is not None}

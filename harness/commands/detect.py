@@ -1,7 +1,7 @@
 """``python -m harness detect <slug>``: which detectors flag the broken kernel, and stay quiet on the fixed one.
 
 The runs and the records live in ``harness.detectors.session``; the detectors in
-``harness.detectors``. This module is the command line around them.
+``harness.detectors`` (``registry`` lists them). This module is the command line around them.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import time
 from tabulate import tabulate
 
 from harness.core import table
-from harness.detectors import base as D
+from harness.detectors import registry as D
 from harness.detectors.session import across, detect_cases, from_case_record, keep, load_record
 from harness.errors import EXIT_OK, EXIT_USAGE, UsageError
 from harness.options import add_run_options, add_selection, load_specs, positive_int
@@ -57,7 +57,7 @@ def run(args) -> int:
         interp = recs.get("interpreter") or load_record(spec, "interpreter")
         cross = across(gpu, interp)
         if args.json:
-            payload.append({"case": spec.slug, "records": recs, "divergence": cross})
+            payload.append({"case": spec.slug, "records": recs, D.ACROSS.name: cross})
             continue
         print(f"\n{spec.slug}: {spec.title}")
         for backend, rec in recs.items():
@@ -104,7 +104,7 @@ def add_detect_options(p) -> None:
     p.add_argument("--record", action="store_true",
                    help="write cases/<slug>/recorded/detect-<backend>.json for the report")
     p.add_argument("--skip", type=detector_names, default=frozenset(), metavar="NAMES",
-                   help="detectors not to run, comma-separated (e.g. racecheck,triton-debug); their earlier "
+                   help=f"detectors not to run, comma-separated, of: {', '.join(D.BY_NAME)}; their earlier "
                         "recorded findings are kept")
     p.add_argument("-v", "--verbose", action="store_true", help="print each run as it finishes")
 

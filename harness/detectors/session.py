@@ -1,21 +1,15 @@
-"""``python -m harness detect <slug>``: which detectors flag the broken kernel, and stay quiet on the fixed one.
+"""``python -m harness detect <slug>``: the runs behind the detectors, and their records.
 
 For each (case, backend, variant) it runs
 
 1. the main run, exactly as ``python -m harness case`` does (the case's trials, sizes
    and calls), saving the broken kernel's first outputs for the error map;
-2. the detectors' own runs (``extra_runs``), one process each:
+2. the detectors' own runs (``extra_runs``), one process each: every detector that
+   applies on the backend says what run it needs, if any (``Detector.extra_run``:
+   sizes, calls, a wrapper such as a sanitizer, environment variables), or why it
+   cannot have one here.
 
-   - ``first-call``: two calls per trial at small sizes, when the case declares one call;
-   - ``memcheck`` and ``racecheck`` (GPU): the worker under ``compute-sanitizer``, one
-     trial at small sizes, guard padding off (padding is valid memory, so it would hide
-     an out-of-bounds access from memcheck) and ``PYTORCH_NO_CUDA_MEMORY_CACHING=1`` (so
-     every tensor is its own allocation and the caching allocator hides nothing);
-   - ``triton-debug`` (GPU): one trial with ``TRITON_DEBUG=1``, at the GPU sizes;
-   - ``triton-viz`` (interpreter, optional): one trial with triton-viz's sanitizer.
-
-"Small sizes" are the case's ``[sizes.sanitizer]`` table when it has one, else its
-``[sizes.interpreter]``. Then ``harness.detectors`` judges the evidence.
+Then ``harness.detectors.registry`` judges the evidence.
 
 ``--record`` writes ``cases/<slug>/recorded/detect-<backend>.json``; ``harness.report``
 reads those for a backend it cannot run (the GPU, on a laptop). A detector that could
@@ -26,63 +20,41 @@ with that record's date and device.
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
-import os
-import shutil
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from tabulate import tabulate
-
-from harness.detectors import base as D
 from harness.core import table
+from harness.detectors import registry as R
+from harness.detectors.base import NOT_RUN, Evidence
 from harness.errors import error_line
 
-EXTRA_TIMEOUT = 240  # seconds for each detector's own run (compute-sanitizer is slow to start)
+EXTRA_TIMEOUT = 240  # seconds for each detector's own run (a sanitizer is slow to start)
 TRIAL_KEYS = ("trial", "call", "close", "n", "n_bad", "max_abs", "max_rel", "nonfinite", "result", "reference",
               "fingerprint", "guard", "bench_calls")
-
-
-def compute_sanitizer() -> str | None:
-    """The compute-sanitizer binary: on PATH, under $CUDA_HOME, or in /usr/local/cuda."""
-    cands = [shutil.which("compute-sanitizer")]
-    for var in ("CUDA_HOME", "CUDA_PATH"):
-        if os.environ.get(var):
-            cands.append(os.path.join(os.environ[var], "bin", "compute-sanitizer"))
-    cands.append("/usr/local/cuda/bin/compute-sanitizer")
-    return next((c for c in cands if c and os.access(c, os.X_OK)), None)
 
 
 def extra_runs(spec, backend: str) -> dict:
     """Each detector's own run on ``backend``: keyword arguments for run_isolated, or why it is not run."""
     out: dict = {}
-    small = spec.small_sizes() if backend == "gpu" else spec.sizes[backend]
-    if spec.calls == 1:
-        out["first-call"] = {"trials": 2, "overrides": {"calls": 2, "sizes": small}}
-    if backend == "gpu":
-        cs = compute_sanitizer()
-        for tool in ("memcheck", "racecheck"):
-            out[tool] = ({"trials": 1, "wrapper": [cs, "--tool", tool, "--error-exitcode", "99", "--print-limit", "10",
-                                                   "--report-api-errors", "no"],
-                          "extra_env": {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}, "log_file": True,
-                          "overrides": {"pad": 0, "sizes": small, "calls": spec.calls}}
-                         if cs else "not run: compute-sanitizer not found (put it on PATH or set CUDA_HOME)")
-        out["triton-debug"] = {"trials": 1, "extra_env": {"TRITON_DEBUG": "1"}}
-    else:
-        if importlib.util.find_spec("triton_viz") is None:
-            out["triton-viz"] = "not run: triton-viz is not installed (optional: pip install triton-viz)"
-        else:
-            out["triton-viz"] = {"trials": 1, "wrapper": [sys.executable, "-m", "harness.detectors.viz_worker"]}
+    for det in R.DETECTORS:
+        if det.check is None or not det.applies(backend):
+            continue
+        try:
+            plan = det.extra_run(spec, backend)
+        except Exception as e:  # a detector's own bug costs its run only
+            plan = f"not run: detector failed: {type(e).__name__}: {e}"
+        if plan is not None:
+            out[det.name] = plan
     return out
 
 
 def _profiles(spec, folder: Path) -> list[dict]:
     import torch
 
-    from harness.report.plots import error_profile
+    from harness.core.profile import error_profile
 
     out = []
     for f in sorted(folder.glob("call*.pt")):
@@ -112,18 +84,18 @@ def variant_record(spec, run, extra: dict, profiles: list, skip: frozenset = fro
     """What one variant did on one backend, and what each detector said: JSON for the record."""
     from harness.core.verdict import judge
 
-    ev = D.Evidence(spec, run.backend, run.variant, run, extra)
+    ev = Evidence(spec, run.backend, run.variant, run, extra)
     return {"status": run.status, "message": run.message, "env": run.env,
             "verdicts": [v.to_json() for v in judge(spec, run)],
             "trials": [_compact(t) for t in run.trials], "probes": run.probes,
-            "findings": {k: f.to_json() for k, f in D.evaluate(ev, skip).items()},
+            "findings": {k: f.to_json() for k, f in R.evaluate(ev, skip).items()},
             "profiles": profiles, "extra": {k: _extra_line(r) for k, r in extra.items()}}
 
 
 def failed_record(message: str) -> dict:
     """A variant the harness itself could not run: every detector 'not run', one line why."""
     return {"status": "error", "message": message, "env": {}, "verdicts": [], "trials": [], "probes": [],
-            "findings": {d.name: {"status": D.NOT_RUN, "reason": message} for d in D.DETECTORS if d.check},
+            "findings": {d.name: {"status": NOT_RUN, "reason": message} for d in R.DETECTORS if d.check is not None},
             "profiles": [], "extra": {}}
 
 
@@ -159,8 +131,9 @@ def finish(spec, backend: str, run, profiles: list, *, seed: int, skip: frozense
 
 
 def _extra_run(spec, variant: str, backend: str, seed: int, plan: dict):
-    """One detector's own run. compute-sanitizer writes to a log file of its own, whose
-    start (the first report) and end (the summary) go into the result's output."""
+    """One detector's own run. A wrapper with a log file of its own (``log_file`` in the plan:
+    it takes ``--log-file PATH``) has the log's start (the first report) and end (the
+    summary) put in front of the result's output."""
     from harness.run.isolate import run_isolated
 
     timeout = min(spec.timeout[backend], EXTRA_TIMEOUT)
@@ -189,7 +162,7 @@ def detect_cases(specs, backends, *, trials=None, seed=0, jobs=2, gpu_jobs=2, sk
     """Every (case, backend, variant) through every detector: {slug: {backend: record}}.
 
     At most ``gpu_jobs`` main GPU runs go at once; interpreter runs and the detectors'
-    own runs (compute-sanitizer, mostly CPU-bound) share ``jobs`` other workers, and
+    own runs (sanitizers, mostly CPU-bound) share ``jobs`` other workers, and
     start as soon as their main run is done. One failing case never stops the others.
     ``on_done(spec, record)`` sees each (case, backend) as soon as both its variants
     are done (to write it at once) and returns the record to keep.
@@ -264,7 +237,7 @@ def merge_recorded(new: dict, old: dict | None) -> dict:
         old_f = old["variants"].get(variant, {}).get("findings", {})
         for name, f in rec.get("findings", {}).items():
             prev = old_f.get(name)
-            if f["status"] == D.NOT_RUN and prev and prev.get("status") != D.NOT_RUN:
+            if f["status"] == NOT_RUN and prev and prev.get("status") != NOT_RUN:
                 rec["findings"][name] = {**prev, "source": prev.get("source") or source}
     return new
 
@@ -302,9 +275,7 @@ def from_case_record(spec, backend: str) -> dict | None:
         for r in data.get("runs", []):
             run = RunResult(**{k: v for k, v in r.items() if k in fields})
             extra = {name: "not run: not in this recorded run (python -m harness detect --record)"
-                     for name in ("memcheck", "racecheck", "triton-debug", "triton-viz")}
-            if spec.calls == 1:
-                extra["first-call"] = extra["memcheck"]
+                     for name in extra_runs(spec, backend)}
             out["variants"][run.variant] = variant_record(spec, run, extra, [])
             out["env"] = out["env"] or run.env
     except (TypeError, KeyError):
@@ -313,11 +284,11 @@ def from_case_record(spec, backend: str) -> dict | None:
 
 
 def across(gpu: dict | None, interp: dict | None) -> dict:
-    """The GPU-against-interpreter finding for each variant."""
+    """The GPU-against-interpreter finding for each variant (``R.ACROSS``'s)."""
     out = {}
     for variant in ("broken", "fixed"):
         g = (gpu or {}).get("variants", {}).get(variant, {}).get("verdicts")
         i = (interp or {}).get("variants", {}).get(variant, {}).get("verdicts")
-        status, reason = D.check_divergence(g, i)
+        status, reason = R.compare_backends(g, i)
         out[variant] = {"status": status, "reason": reason}
     return out

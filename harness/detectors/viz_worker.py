@@ -1,15 +1,16 @@
 """Run the worker with triton-viz's sanitizer around every ``@triton.jit`` kernel.
 
-Used by ``harness.detect`` as a command prefix (``run_isolated(wrapper=...)``)::
+The triton-viz detector (``harness.detectors.triton_viz``) runs it as a command prefix
+(``run_isolated(wrapper=...)``)::
 
-    python -m harness.viz_sanitizer python -m harness.worker '{...}'
+    python -m harness.detectors.viz_worker python -m harness.run.worker '{...}'
 
 triton-viz (``pip install triton-viz``, optional) traces each kernel launch on the CPU
 and asks z3 whether any load or store can leave the tensors it was given. This module
 wraps the kernels the way triton-viz's own ``triton-sanitizer`` command does (but not
 ``@triton.autotune``: triton-viz 3.0 wrapping an Autotuner fails under Triton 3.6 with
 ``'NoneType' object has no attribute 'warmup'``; the Autotuner then wraps a traced
-kernel, which works), runs the worker, and prints one line that ``harness.detectors``
+kernel, which works), runs the worker, and prints one line that the detector
 reads::
 
     TRITON-VIZ SANITIZER: 2 out-of-bounds accesses; first: load of x in add_kernel at broken.py:24

@@ -1,0 +1,95 @@
+"""``memcheck`` and ``racecheck``: the worker under NVIDIA's compute-sanitizer (GPU).
+
+One trial at small sizes, guard padding off (padding is valid memory, so it would hide
+an out-of-bounds access from memcheck) and ``PYTORCH_NO_CUDA_MEMORY_CACHING=1`` (so
+every tensor is its own allocation and the caching allocator hides nothing).
+compute-sanitizer writes its report to a log file, whose start (the first report) and
+end (the summary) the session puts in front of the run's output.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+
+from harness.detectors.base import FLAGGED, NA, NOT_RUN, QUIET, Detector, Evidence, count, no_result, small_sizes
+
+NOT_FOUND = "not run: compute-sanitizer not found (put it on PATH or set CUDA_HOME)"
+_SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) errors?\b(?! were not printed)")
+_HAZARDS = re.compile(r"RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)")
+_FIRST = re.compile(r"=+\s+((?:Invalid|Race|Error|Warning|Out-of-range|Misaligned|Malformed|Uninitialized)"
+                    r"[^\n]*)(?:\n=+\s+at ([^\n]*))?")
+
+
+def compute_sanitizer() -> str | None:
+    """The compute-sanitizer binary: on PATH, under $CUDA_HOME, or in /usr/local/cuda."""
+    cands = [shutil.which("compute-sanitizer")]
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(var):
+            cands.append(os.path.join(os.environ[var], "bin", "compute-sanitizer"))
+    cands.append("/usr/local/cuda/bin/compute-sanitizer")
+    return next((c for c in cands if c and os.access(c, os.X_OK)), None)
+
+
+def sanitizer_summary(output: str) -> dict | None:
+    """compute-sanitizer's verdict from its output: error count, hazards, first report."""
+    counts = [int(m.group(1)) for m in _SUMMARY.finditer(output)]
+    if not counts:  # racecheck prints its own summary line instead
+        counts = [int(m.group(2)) for m in _HAZARDS.finditer(output)]
+    if not counts:
+        return None
+    out = {"errors": max(counts), "warnings": 0, "first": ""}
+    if (h := _HAZARDS.search(output)) is not None:
+        out["warnings"] = int(h.group(3))
+    if (m := _FIRST.search(output)) is not None:
+        where = re.sub(r"(?<![\w.])/\S*/", "", m.group(2) or "").strip()  # paths to file names
+        out["first"] = m.group(1).strip() + (f" at {where}" if where else "")
+    return out
+
+
+class Sanitizer(Detector):
+    """compute-sanitizer with one of its tools; the tool is the detector's name."""
+
+    where = "gpu"
+
+    def __init__(self, tool: str, what: str, yours: str, order: int):
+        self.name = self.label = self.tool = tool
+        self.what, self.yours, self.order = what, yours, order
+
+    def extra_run(self, spec, backend: str) -> dict | str:
+        cs = compute_sanitizer()
+        if cs is None:
+            return NOT_FOUND
+        return {"trials": 1, "wrapper": [cs, "--tool", self.tool, "--error-exitcode", "99", "--print-limit", "10",
+                                         "--report-api-errors", "no"],
+                "extra_env": {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}, "log_file": True,
+                "overrides": {"pad": 0, "sizes": small_sizes(spec, backend), "calls": spec.calls}}
+
+    def check(self, ev: Evidence) -> tuple[str, str]:
+        run = ev.extra.get(self.name)
+        if run is None or isinstance(run, str):
+            return no_result(run, f"{self.tool} run")
+        if run.status == "skip":
+            return NA, f"not run on this backend: {run.message}"
+        if run.status == "error":
+            return NOT_RUN, f"the case failed to set up under compute-sanitizer: {run.message}"
+        s = sanitizer_summary(run.output_tail)
+        if s is None:
+            if run.status == "hang":
+                return NOT_RUN, f"compute-sanitizer {self.tool}: {run.message}"
+            return NOT_RUN, f"compute-sanitizer printed no ERROR SUMMARY ({run.status}: {run.message or 'no message'})"
+        if s["errors"]:
+            first = f"; first: {s['first']}" if s["first"] else ""
+            return FLAGGED, f"{count(s['errors'], 'error')}{first}"
+        extra = f", {s['warnings']} warnings" if s["warnings"] else ""
+        crashed = f" (the run ended in {run.status}: {run.message})" if run.status != "done" else ""
+        return QUIET, f"0 errors{extra}{crashed}"
+
+
+DETECTORS = (
+    Sanitizer("memcheck", "compute-sanitizer --tool memcheck, guard padding off and PYTORCH_NO_CUDA_MEMORY_CACHING=1",
+              "PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck python your_test.py", 80),
+    Sanitizer("racecheck", "compute-sanitizer --tool racecheck: shared-memory hazards only, not global memory",
+              "compute-sanitizer --tool racecheck python your_test.py", 90),
+)

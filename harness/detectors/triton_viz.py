@@ -1,0 +1,50 @@
+"""``triton-viz`` (interpreter, optional): one trial with triton-viz's sanitizer around each kernel.
+
+``harness.detectors.viz_worker`` wraps the worker and prints one line this detector reads.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+
+from harness.detectors import viz_worker
+from harness.detectors.base import FLAGGED, NA, NOT_RUN, QUIET, Detector, Evidence, count, no_result
+
+MARK, UNAVAILABLE = viz_worker.MARK, viz_worker.UNAVAILABLE
+_VIZ = re.compile(re.escape(MARK) + r" (\d+) out-of-bounds accesses(?:; first: (.*))?")
+
+
+class TritonViz(Detector):
+    name = label = "triton-viz"
+    where = "interpreter"
+    what = "triton-viz's symbolic sanitizer (z3) checks every load and store against its tensor's bounds"
+    yours = "pip install triton-viz; triton-sanitizer your_test.py"
+    optional = True
+    order = 110
+
+    def extra_run(self, spec, backend: str) -> dict | str:
+        if importlib.util.find_spec("triton_viz") is None:
+            return "not run: triton-viz is not installed (optional: pip install triton-viz)"
+        return {"trials": 1, "wrapper": [sys.executable, "-m", viz_worker.__name__]}
+
+    def check(self, ev: Evidence) -> tuple[str, str]:
+        run = ev.extra.get(self.name)
+        if run is None or isinstance(run, str):
+            return no_result(run, "triton-viz run")
+        if run.status == "skip":
+            return NA, f"not run on this backend: {run.message}"
+        if UNAVAILABLE in run.output_tail:
+            line = run.output_tail.split(UNAVAILABLE, 1)[1].splitlines()[0]
+            return NOT_RUN, f"triton-viz unavailable:{line}"
+        m = _VIZ.search(run.output_tail)
+        if m is not None and int(m.group(1)):
+            first = f"; first: {m.group(2)}" if m.group(2) else ""
+            return FLAGGED, f"{count(int(m.group(1)), 'out-of-bounds access', 'es')}{first}"
+        if run.status == "done" and m is not None:
+            return QUIET, "no load or store can leave its tensor"
+        return NOT_RUN, f"triton-viz failed: {run.status}: {run.message or 'no message'}"
+
+
+DETECTORS = (TritonViz(),)

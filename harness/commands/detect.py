@@ -16,7 +16,7 @@ from tabulate import tabulate
 from harness.core import table
 from harness.detectors import registry as D
 from harness.detectors.session import across, detect_cases, from_case_record, keep, load_record
-from harness.errors import EXIT_OK, EXIT_USAGE, UsageError
+from harness.errors import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, UsageError
 from harness.options import add_run_options, add_selection, load_specs, positive_int
 from harness.run.backends import resolve_backends
 
@@ -73,7 +73,16 @@ def run(args) -> int:
         print(table.dumps(payload))
     for e in errors:
         print(f"error: {e}", file=sys.stderr)
-    return EXIT_USAGE if errors else EXIT_OK
+    if errors:
+        return EXIT_USAGE
+    return EXIT_OK if all(as_expected(rec) for recs in results.values() for rec in recs.values()) else EXIT_MISMATCH
+
+
+def as_expected(rec: dict) -> bool:
+    """Every variant ran (the harness did not fail) and behaved as its case declares."""
+    variants = rec.get("variants", {}).values()
+    return bool(variants) and all(v.get("status") != "error" and all(x.get("as_declared") for x in v["verdicts"])
+                                  for v in variants)
 
 
 def detector_names(text: str) -> frozenset:

@@ -19,6 +19,7 @@ with that record's date and device.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import sys
@@ -250,10 +251,12 @@ def write_record(spec, rec: dict) -> Path:
 
 
 def keep(spec, rec: dict, record: bool) -> dict:
-    """A finished (case, backend): merged with its previous record, and written if asked."""
-    rec = merge_recorded(rec, load_record(spec, rec["backend"]))
+    """A finished (case, backend), as this run found it. With ``record``, it is merged with
+    the previous record (findings that could not run now keep their old value, marked
+    with its date and device) and written; what is shown is always this run's own."""
     if record:
-        print(f"wrote {write_record(spec, rec).relative_to(spec.path.parent.parent)}", file=sys.stderr)
+        merged = merge_recorded(copy.deepcopy(rec), load_record(spec, rec["backend"]))
+        print(f"wrote {write_record(spec, merged).relative_to(spec.path.parent.parent)}", file=sys.stderr)
     return rec
 
 

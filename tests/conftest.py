@@ -1,6 +1,9 @@
-"""Shared fixtures: the cases discovered on disk, and whether a GPU is here."""
+"""Shared fixtures: whether a GPU is here, and ``make_case``, a synthetic case folder to check."""
 
+import copy
+import datetime
 import functools
+import json
 
 import pytest
 
@@ -19,3 +22,205 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords and not cuda_available():
             item.add_marker(skip_gpu)
+
+
+# ---------------------------------------------------------------- make_case: a synthetic case folder
+
+CASE_PY = '''\
+"""Inputs and reference: the mean of each row of a matrix whose width is not a power of two."""
+
+import torch
+
+from harness.buffers import guarded, output
+
+
+def make_inputs(*, device, gen, rows, cols):
+    return {"x": guarded(torch.randn(rows, cols, generator=gen) + 1.0, device, row_pad=16),
+            "out": output((rows,), torch.float32, device)}
+
+
+def reference(x):
+    return x.double().mean(dim=1)
+'''
+
+KERNEL = '''\
+"""{doc}"""
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_mean_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=0.0)
+    {store}
+
+
+def row_mean(x: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    rows, n_cols = x.shape
+    row_mean_kernel[(rows,)](x, out, n_cols, x.stride(0), BLOCK=triton.next_power_of_2(n_cols))
+    return out
+'''
+BROKEN_STORE = "tl.store(out_ptr + row, tl.sum(x) / BLOCK)  # BUG: divides by the block width, not n_cols"
+FIXED_STORE = "tl.store(out_ptr + row, tl.sum(x) / n_cols)  # FIX: divide by the real number of columns"
+
+TITLE = "Row mean divided by BLOCK: right for power-of-two widths, too small for the rest"
+META = {
+    "title": TITLE,
+    "category": "reduction",
+    "defect": "padding-contamination",
+    "summary": "A row mean divides the masked tl.sum by the block width instead of n_cols.",
+    "launcher": "row_mean",
+    "seen_in": ["https://triton-lang.org/main/getting-started/tutorials/05-layer-norm.html"],
+    "expect": {"gpu": "wrong", "interpreter": "wrong"},
+    "run": {"trials": {"gpu": 3, "interpreter": 1}},
+    "compare": {"rtol": 1e-5, "atol": 1e-6, "deterministic": True},
+    "sizes": {"gpu": {"rows": 4096, "cols": 1000}, "interpreter": {"rows": 8, "cols": 100}},
+}
+
+README = f'''\
+# {TITLE}
+
+A row mean divides by the block width; only power-of-two widths come out right.
+
+| category | defect | broken on GPU | broken under the interpreter |
+|---|---|---|---|
+| reduction | padding-contamination | wrong | wrong |
+
+## What you would write
+
+```python
+tl.store(out_ptr + row, tl.sum(x) / BLOCK)
+```
+
+## What happens
+
+### On a GPU
+<!-- recorded:gpu -->
+broken: wrong, fixed: ok
+<!-- /recorded:gpu -->
+
+### Under the interpreter
+<!-- recorded:interpreter -->
+broken: wrong, fixed: ok
+<!-- /recorded:interpreter -->
+
+## Why
+
+The masked lanes add nothing to the sum but count in the divisor.
+
+## The fix
+
+```diff
+-    tl.store(out_ptr + row, tl.sum(x) / BLOCK)
++    tl.store(out_ptr + row, tl.sum(x) / n_cols)
+```
+
+## How to catch it
+
+Test a width that is not a power of two.
+
+## Performance
+
+Not an operator.
+
+## Seen in the wild
+
+The [LayerNorm tutorial](https://triton-lang.org/main/getting-started/tutorials/05-layer-norm.html)
+divides by N.
+'''
+
+TEXTS = {
+    "case.py": CASE_PY,
+    "broken.py": KERNEL.format(doc="Row mean over BLOCK lanes, divided by BLOCK.", store=BROKEN_STORE),
+    "fixed.py": KERNEL.format(doc="Row mean divided by the number of real columns.", store=FIXED_STORE),
+    "README.md": README,
+}
+
+
+def toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {toml_value(x)}" for k, x in v.items()) + " }"
+    raise TypeError(f"no TOML for {type(v).__name__}")
+
+
+def to_toml(meta: dict) -> str:
+    """``meta`` as TOML: scalars first, then one [table] per dict (and [table.sub] per dict in it)."""
+    lines = [f"{k} = {toml_value(v)}" for k, v in meta.items() if not isinstance(v, dict)]
+    for name, table in ((k, v) for k, v in meta.items() if isinstance(v, dict)):
+        inner = {k: v for k, v in table.items() if not (isinstance(v, dict) and name == "sizes")}
+        if inner or len(inner) == len(table):
+            lines += ["", f"[{name}]"] + [f"{k} = {toml_value(v)}" for k, v in inner.items()]
+        for sub, values in ((k, v) for k, v in table.items() if k not in inner):
+            lines += ["", f"[{name}.{sub}]"] + [f"{k} = {toml_value(v)}" for k, v in values.items()]
+    return "\n".join(lines) + "\n"
+
+
+def merged(base: dict, changes: dict) -> dict:
+    """``base`` with ``changes`` laid over it: dicts merge, None deletes a key."""
+    out = copy.deepcopy(base)
+    for k, v in changes.items():
+        if v is None:
+            out.pop(k, None)
+        elif isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = merged(out[k], v)
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+def gpu_record(slug: str, meta: dict) -> str:
+    """recorded/gpu.json as 'harness record' writes it, dated now, every verdict as declared."""
+    expected = meta.get("expect", {}).get("gpu", "wrong")
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    verdicts = [{"variant": v, "call": 0, "expected": e, "observed": e, "as_declared": True}
+                for v, e in (("broken", expected), ("fixed", "ok"))]
+    return json.dumps({"case": slug, "backend": "gpu", "env": [{"backend": "gpu", "date": date}],
+                       "verdicts": verdicts}, indent=2) + "\n"
+
+
+@pytest.fixture
+def make_case(tmp_path):
+    """A function that writes a complete, valid case folder and returns its path.
+
+    ``make_case(slug="row-mean-divides-by-block", *, root=None, files=None, fields=None)``
+
+    - ``root``: the cases folder (default ``tmp_path / "cases"``)
+    - ``fields``: laid over case.toml's fields (``make_case.meta``): nested dicts merge, None deletes
+    - ``files``: file name (``recorded/gpu.json`` included) -> text, or None to leave the file out;
+      a ``case.toml`` here replaces the one written from the fields
+
+    The folder has every file, a recorded GPU run dated now and a filled-in write-up, so
+    ``check --no-run`` finds nothing in it. ``make_case.texts`` holds the default texts,
+    ``make_case.meta`` the default fields and ``make_case.meta_with(fields)`` them with ``fields`` laid over.
+    """
+    def make(slug="row-mean-divides-by-block", *, root=None, files=None, fields=None):
+        folder = (root or tmp_path / "cases") / slug
+        folder.mkdir(parents=True, exist_ok=True)
+        meta = merged(META, fields or {})
+        texts = {"case.toml": to_toml(meta), **TEXTS, **(files or {})}
+        for name, text in texts.items():
+            if text is not None:
+                (folder / name).parent.mkdir(parents=True, exist_ok=True)
+                (folder / name).write_text(text)
+        gpu = (files or {}).get("recorded/gpu.json", gpu_record(slug, meta))  # written last: newer than the code
+        if gpu is not None:
+            (folder / "recorded").mkdir(exist_ok=True)
+            (folder / "recorded" / "gpu.json").write_text(gpu)
+        return folder
+
+    make.texts, make.meta = dict(TEXTS, **{"case.toml": to_toml(META)}), copy.deepcopy(META)
+    make.meta_with = lambda fields: merged(META, fields)  # case.toml's fields with ``fields`` laid over them
+    make.kernel, make.broken_store, make.fixed_store = KERNEL, BROKEN_STORE, FIXED_STORE
+    return make

@@ -13,133 +13,15 @@ import sys
 
 import pytest
 
-from harness.core import discovery
+from harness.checks.engine import check_folders
+from harness.checks.problem import shown
+from harness.checks.rules.writeup import SECTIONS
 from harness.commands import new as scaffold
-from harness.checks import case_check as validate
+from harness.core import discovery
 
 REPO = discovery.REPO_ROOT
 SLUG = "row-mean-divides-by-block"
-LINE = re.compile(r"^(error|warning): \S+: .+ \(.+\)$")
-
-CASE_PY = '''\
-"""Inputs and reference: the mean of each row of a matrix whose width is not a power of two."""
-
-import torch
-
-from harness.buffers import guarded, output
-
-
-def make_inputs(*, device, gen, rows, cols):
-    return {"x": guarded(torch.randn(rows, cols, generator=gen) + 1.0, device, row_pad=16),
-            "out": output((rows,), torch.float32, device)}
-
-
-def reference(x):
-    return x.double().mean(dim=1)
-'''
-
-KERNEL = '''\
-"""{doc}"""
-
-import torch
-import triton
-import triton.language as tl
-
-
-@triton.jit
-def row_mean_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=0.0)
-    {store}
-
-
-def row_mean(x: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
-    rows, n_cols = x.shape
-    row_mean_kernel[(rows,)](x, out, n_cols, x.stride(0), BLOCK=triton.next_power_of_2(n_cols))
-    return out
-'''
-BROKEN_STORE = "tl.store(out_ptr + row, tl.sum(x) / BLOCK)  # BUG: divides by the block width, not n_cols"
-FIXED_STORE = "tl.store(out_ptr + row, tl.sum(x) / n_cols)  # FIX: divide by the real number of columns"
-
-CASE_TOML = '''\
-title = "Row mean divided by BLOCK: right for power-of-two widths, too small for the rest"
-category = "reduction"
-defect = "padding-contamination"
-summary = "A row mean divides the masked tl.sum by the block width instead of n_cols."
-launcher = "row_mean"
-seen_in = ["https://triton-lang.org/main/getting-started/tutorials/05-layer-norm.html"]
-
-[expect]
-gpu = "wrong"
-interpreter = "{interpreter}"
-
-[run]
-trials = {{ gpu = 3, interpreter = 1 }}
-
-[compare]
-rtol = 1e-5
-atol = 1e-6
-deterministic = true
-
-[sizes.gpu]
-rows = 4096
-cols = 1000
-
-[sizes.interpreter]
-rows = 8
-cols = 100
-'''
-
-README = '''\
-# Row mean divided by BLOCK: right for power-of-two widths, too small for the rest
-
-A row mean divides by the block width; only power-of-two widths come out right.
-
-| category | defect | broken on GPU | broken under the interpreter |
-|---|---|---|---|
-| reduction | padding-contamination | wrong | wrong |
-
-## What you would write
-
-```python
-tl.store(out_ptr + row, tl.sum(x) / BLOCK)
-```
-
-## What happens
-
-### On a GPU
-<!-- recorded:gpu -->
-<!-- /recorded:gpu -->
-
-### Under the interpreter
-<!-- recorded:interpreter -->
-<!-- /recorded:interpreter -->
-
-## Why
-
-The masked lanes add nothing to the sum but count in the divisor.
-
-## The fix
-
-```diff
--    tl.store(out_ptr + row, tl.sum(x) / BLOCK)
-+    tl.store(out_ptr + row, tl.sum(x) / n_cols)
-```
-
-## How to catch it
-
-Test a width that is not a power of two.
-
-## Performance
-
-Not an operator.
-
-## Seen in the wild
-
-The [LayerNorm tutorial](https://triton-lang.org/main/getting-started/tutorials/05-layer-norm.html)
-divides by N.
-'''
+LINE = re.compile(r"^(error|warning): \S+: C\d{3} .+ \(.+\)$")
 
 
 @pytest.fixture
@@ -163,22 +45,8 @@ def harness(root, *args, module=("harness",)):
     return run_in(REPO, root, *args, module=module)
 
 
-def write_case(root, slug=SLUG, interpreter="wrong", **overrides):
-    """A filled-in case folder; ``overrides`` replace (or, with None, delete) its files."""
-    files = {"case.toml": CASE_TOML.format(interpreter=interpreter), "case.py": CASE_PY, "README.md": README,
-             "broken.py": KERNEL.format(doc="Row mean over BLOCK lanes, divided by BLOCK.", store=BROKEN_STORE),
-             "fixed.py": KERNEL.format(doc="Row mean divided by the number of real columns.", store=FIXED_STORE)}
-    files.update(overrides)
-    folder = root / slug
-    folder.mkdir(exist_ok=True)
-    for name, text in files.items():
-        if text is not None:
-            (folder / name).write_text(text)
-    return folder
-
-
 def problems(root, slug=SLUG, run=False):
-    (check,) = validate.check_folders([root / slug], root, run=run)
+    (check,) = check_folders([root / slug], root, run=run)
     lines = [str(p) for p in check.problems]
     assert all(LINE.match(line) for line in lines), lines
     return lines
@@ -216,8 +84,8 @@ def test_a_scaffolded_case_is_seen_by_list_pytest_and_check(root):
     lines = checked.stdout.splitlines()
     assert "Traceback" not in checked.stdout + checked.stderr
     # it runs at once: the fixed kernel is fine, and the broken one is not broken yet
-    assert not [x for x in lines if "fixed.py: under the interpreter" in x or "failed to set up" in x]
-    assert any(x.startswith("error: ") and "broken.py: under the interpreter the broken kernel was ok, "
+    assert not [x for x in lines if ": C601 " in x or ": C602 " in x]
+    assert any(x.startswith("error: ") and "broken.py: C603 under the interpreter the broken kernel was ok, "
                "but case.toml declares wrong" in x for x in lines), lines
     todo = [x for x in lines if "still says 'TODO" in x]
     for f in ("case.toml", "case.py", "broken.py", "fixed.py", "README.md"):
@@ -240,7 +108,7 @@ def test_scaffold_refuses_bad_existing_and_clashing_slugs(root):
     assert bad.returncode == 2 and bad.stderr.startswith("error: ") and len(bad.stderr.splitlines()) == 1
 
 
-def test_the_done_when_walk_through_passes_check_and_pytest_with_no_harness_edit(root, tmp_path):
+def test_the_done_when_walk_through_passes_check_and_pytest_with_no_harness_edit(root, tmp_path, make_case):
     """Scaffold, write a small broken/fixed pair, and see check and pytest pass.
 
     It runs in a copy of the harness and tests with no cases/ folder, and checks that
@@ -257,7 +125,7 @@ def test_the_done_when_walk_through_passes_check_and_pytest_with_no_harness_edit
 
     assert harness(root, "new", SLUG, "--category", "reduction", "--defect", "padding-contamination",
                    "--launcher", "row_mean").returncode == 0
-    write_case(root)  # what the contributor writes over the scaffold
+    make_case(root=root, files={"recorded/gpu.json": None})  # what the contributor writes over the scaffold
     recorded = harness(root, "record", SLUG, "--backend", "interpreter")
     assert recorded.returncode == 0, recorded.stdout + recorded.stderr
 
@@ -267,7 +135,7 @@ def test_the_done_when_walk_through_passes_check_and_pytest_with_no_harness_edit
     assert "error:" not in checked.stdout
     # the only thing left is what needs a GPU
     assert [x for x in checked.stdout.splitlines() if x.startswith("warning")] == [
-        x for x in checked.stdout.splitlines() if "no recorded GPU run" in x]
+        x for x in checked.stdout.splitlines() if "C501 no recorded GPU run" in x]
     strict = harness(root, "check", "--strict", "--no-run")
     assert strict.returncode == 1 and "error: " in strict.stdout and "no recorded GPU run" in strict.stdout
 
@@ -282,116 +150,116 @@ def test_the_done_when_walk_through_passes_check_and_pytest_with_no_harness_edit
 # ---------------------------------------------------------------- check: one line per problem
 
 
-def test_a_good_case_has_no_errors(root):
-    write_case(root)
-    assert errors(root) == []
+def test_a_good_case_has_no_problems(root, make_case):
+    make_case()
+    assert problems(root) == []
 
 
-def test_missing_fixed_py(root):
-    write_case(root, **{"fixed.py": None})
+def test_missing_fixed_py(root, make_case):
+    make_case(files={"fixed.py": None})
     errs = errors(root)
-    assert any(f"{root / SLUG}/fixed.py: missing (" in e for e in errs), errs
+    assert any(f"{root / SLUG}/fixed.py: C101 missing (" in e for e in errs), errs
     assert not any("Traceback" in e for e in errs)
 
 
-def test_bad_metadata_reports_every_bad_field(root):
-    toml = (CASE_TOML.format(interpreter="explodes").replace('category = "reduction"', 'category = "vibes"')
-            .replace('summary = "A row mean divides the masked tl.sum by the block width instead of n_cols."\n', ""))
-    write_case(root, **{"case.toml": toml})
-    errs = [e for e in errors(root) if "/case.toml:" in e]
-    assert any("category 'vibes' is not one of" in e for e in errs), errs
-    assert any("missing field 'summary'" in e for e in errs), errs
-    assert any("[expect] interpreter = 'explodes' is not one of" in e for e in errs), errs
+def test_bad_metadata_reports_every_bad_field(root, make_case):
+    make_case(fields={"category": "vibes", "summary": None, "expect": {"interpreter": "explodes"}})
+    errs = [e for e in errors(root) if "/case.toml" in e]
+    assert any(": C204 category 'vibes' is not one of" in e for e in errs), errs
+    assert any(": C202 missing field 'summary'" in e for e in errs), errs
+    assert any(": C204 [expect] interpreter = 'explodes' is not one of" in e for e in errs), errs
     assert len(errs) == 3, errs
 
 
 @pytest.mark.parametrize("toml, expected", [
-    ("title = [unclosed", "is not valid TOML"),
-    ('title = 3\ncategory = "race"\nrun = 3\ncompare = "x"\nsizes = []\n', "field 'title' must be str"),
+    ("title = [unclosed", "C201 is not valid TOML"),
+    ('title = 3\ncategory = "race"\nrun = 3\ncompare = "x"\nsizes = []\n', "C203 field 'title' must be str"),
 ])
-def test_malformed_metadata_is_lines_not_a_traceback(root, toml, expected):
-    write_case(root, **{"case.toml": toml})
+def test_malformed_metadata_is_lines_not_a_traceback(root, make_case, toml, expected):
+    make_case(files={"case.toml": toml})
     errs = errors(root)
     assert any(expected in e for e in errs), errs
-    assert not any("could not finish" in e for e in errs), errs
+    assert not any("C901" in e for e in errs), errs
 
 
-def test_no_bug_marker(root):
-    write_case(root, **{"broken.py": KERNEL.format(doc="d", store=BROKEN_STORE.split("  #")[0])})
+def test_no_bug_marker(root, make_case):
+    make_case(files={"broken.py": make_case.kernel.format(doc="d", store=make_case.broken_store.split("  #")[0])})
     errs = errors(root)
-    assert any(f"{root / SLUG}/broken.py: no '# BUG:' marker (" in e for e in errs), errs
+    assert any(f"{root / SLUG}/broken.py: C402 no '# BUG:' marker (" in e for e in errs), errs
 
 
-def test_markers_must_sit_on_code_in_the_right_file(root):
-    store = "# BUG: divides by the block width\n    " + BROKEN_STORE.split("  #")[0]
-    fixed = KERNEL.format(doc="d", store=FIXED_STORE).replace("    row = tl", "    row = tl  # BUG: no")
-    write_case(root, **{"broken.py": KERNEL.format(doc="d", store=store), "fixed.py": fixed})
+def test_markers_must_sit_on_code_in_the_right_file(root, make_case):
+    store = "# BUG: divides by the block width\n    " + make_case.broken_store.split("  #")[0]
+    fixed = make_case.texts["fixed.py"].replace("    row = tl", "    row = tl  # BUG: no")
+    make_case(files={"broken.py": make_case.kernel.format(doc="d", store=store), "fixed.py": fixed})
     errs = errors(root)
-    assert any("/broken.py:13: the '# BUG:' marker is on a line with no code" in e for e in errs), errs
-    assert any("/fixed.py:10: a '# BUG:' marker in fixed.py" in e for e in errs), errs
+    assert any("/broken.py:13: C404 the '# BUG:' marker is on a line with no code" in e for e in errs), errs
+    assert any("/fixed.py:10: C405 a '# BUG:' marker in fixed.py" in e for e in errs), errs
 
 
-def test_launchers_must_share_a_signature(root):
-    fixed = KERNEL.format(doc="d", store=FIXED_STORE).replace("def row_mean(x: torch.Tensor, out",
-                                                              "def row_mean(x, y, out")
-    write_case(root, **{"fixed.py": fixed})
+def test_launchers_must_share_a_signature(root, make_case):
+    fixed = make_case.texts["fixed.py"].replace("def row_mean(x: torch.Tensor, out", "def row_mean(x, y, out")
+    make_case(files={"fixed.py": fixed})
     errs = errors(root)
-    assert any("/fixed.py:16: the launcher is row_mean(x, y, out) but broken.py has row_mean(x, out)" in e
+    assert any("/fixed.py:16: C107 the launcher is row_mean(x, y, out) but broken.py has row_mean(x, out)" in e
                for e in errs), errs
-    write_case(root, "other-trap", **{"broken.py": KERNEL.format(doc="d", store=BROKEN_STORE).replace(
-        "def row_mean(", "def mean_rows(")})
-    assert any("/broken.py: defines no launcher 'row_mean'" in e for e in errors(root, "other-trap"))
+    make_case("other-trap", files={"broken.py": make_case.texts["broken.py"].replace("def row_mean(",
+                                                                                     "def mean_rows(")},
+              fields={"title": "Another row mean"})
+    assert any("/broken.py: C106 defines no launcher 'row_mean'" in e for e in errors(root, "other-trap"))
 
 
-def test_write_up_sections_and_markers(root):
-    readme = README.replace("## Why\n", "").replace("<!-- /recorded:gpu -->\n", "")
+def test_write_up_sections_and_markers(root, make_case):
+    readme = make_case.texts["README.md"].replace("## Why\n", "").replace("<!-- /recorded:gpu -->\n", "")
     readme = readme.replace("Test a width that is not a power of two.\n", "")
-    write_case(root, **{"README.md": readme})
+    make_case(files={"README.md": readme})
     errs = errors(root)
-    assert any("README.md: no section '## Why'" in e for e in errs), errs
-    assert any("README.md: the section '## How to catch it' is empty" in e for e in errs), errs
-    assert any("README.md: no <!-- recorded:gpu --> ... <!-- /recorded:gpu --> markers" in e for e in errs), errs
+    assert any("README.md: C302 no section '## Why'" in e for e in errs), errs
+    line = readme.splitlines().index("## How to catch it") + 1
+    assert any(f"README.md:{line}: C301 the section '## How to catch it' is empty" in e for e in errs), errs
+    assert any("README.md: C304 no <!-- recorded:gpu --> ... <!-- /recorded:gpu --> markers" in e
+               for e in errs), errs
     assert len(errs) == 3, errs
 
 
-def test_slug_must_be_well_formed_and_unique(root):
-    write_case(root)
-    write_case(root, "Row_Mean-Divides-By-Block", **{"case.toml": CASE_TOML.format(interpreter="wrong").replace(
-        "Row mean divided", "A row mean divided")})
+def test_slug_must_be_well_formed_and_unique(root, make_case):
+    make_case()
+    make_case("Row_Mean-Divides-By-Block", fields={"title": "A row mean divided by BLOCK"})
     errs = errors(root, "Row_Mean-Divides-By-Block")
-    assert any("not a slug" in e and "rename the folder to row-mean-divides-by-block" in e for e in errs), errs
-    assert any(f"clashes with the case '{SLUG}'" in e for e in errs), errs
-    write_case(root, "another-row-mean")
-    assert any(f"the same title as the case '{SLUG}'" in e for e in errors(root, "another-row-mean"))
+    assert any("C701 the folder name is not a slug" in e and "rename the folder to row-mean-divides-by-block" in e
+               for e in errs), errs
+    assert any(f"C702 the slug clashes with the case '{SLUG}'" in e for e in errs), errs
+    make_case("another-row-mean")
+    assert any(f"C703 the same title as the case '{SLUG}'" in e for e in errors(root, "another-row-mean"))
 
 
-def test_recorded_gpu_run_missing_stale_and_not_as_declared(root):
-    folder = write_case(root)
-    assert any("recorded/gpu.json: no recorded GPU run" in w for w in problems(root))
-    (folder / "recorded").mkdir()
+def test_recorded_gpu_run_missing_stale_and_not_as_declared(root, make_case):
+    folder = make_case(files={"recorded/gpu.json": None})
+    assert any("recorded/gpu.json: C501 no recorded GPU run" in w for w in problems(root))
     record = folder / "recorded" / "gpu.json"
+    record.parent.mkdir()
     env = [{"backend": "gpu", "date": "2001-01-01 00:00 UTC"}]
     record.write_text(f'{{"env": {str(env).replace(chr(39), chr(34))}, "verdicts": [{{"variant": "broken", '
                       '"observed": "ok", "expected": "wrong", "as_declared": false}]}')
     lines = problems(root)
-    assert any(x.startswith("warning:") and "recorded GPU run (2001-01-01 00:00 UTC) is older than the last change "
-               "to broken.py" in x for x in lines), lines
-    assert any(x.startswith("error:") and "recorded GPU run of broken was ok, but the case declares wrong" in x
-               for x in lines), lines
+    assert any(x.startswith("warning:") and "C504 the recorded GPU run (2001-01-01 00:00 UTC) is older than the "
+               "last change to broken.py" in x for x in lines), lines
+    assert any(x.startswith("error:") and "C503 the recorded GPU run of broken was ok, but the case declares wrong"
+               in x for x in lines), lines
     record.write_text("{not json")
-    assert any("recorded/gpu.json: cannot be read" in e for e in errors(root))
+    assert any("recorded/gpu.json: C502 cannot be read" in e for e in errors(root))
 
 
 def test_an_empty_folder_gets_one_line_per_missing_file(root):
     (root / "half-written").mkdir()
     errs = errors(root, "half-written")
-    assert len(errs) == 5 and all(": missing (" in e for e in errs), errs
+    assert len(errs) == 5 and all(": C101 missing (" in e for e in errs), errs
 
 
-def test_a_wrong_expectation_is_caught_by_running_under_the_interpreter(root):
-    write_case(root, interpreter="crash")
+def test_a_wrong_expectation_is_caught_by_running_under_the_interpreter(root, make_case):
+    make_case(fields={"expect": {"interpreter": "crash"}})
     errs = errors(root, run=True)
-    assert errs == [f"error: {validate.shown(root / SLUG)}/broken.py: under the interpreter the broken kernel was "
+    assert errs == [f"error: {shown(root / SLUG)}/broken.py: C603 under the interpreter the broken kernel was "
                     "wrong, but case.toml declares crash (make it show the bug, or declare what it does in [expect] "
                     f"interpreter; python -m harness case {SLUG} --backend interpreter -v shows the run)"]
 
@@ -408,7 +276,7 @@ def test_contributing_and_the_template_have_every_required_section():
     contributing = (REPO / "CONTRIBUTING.md").read_text()
     template = scaffold.render("README.md", **scaffold.fields_for("x-y", None, None, None, None))
     for text in (contributing, template):
-        for heading in validate.SECTIONS:
+        for heading in SECTIONS:
             assert f"\n{heading}\n" in text, heading
         for marker in ("<!-- recorded:gpu -->", "<!-- /recorded:interpreter -->"):
             assert marker in text

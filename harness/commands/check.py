@@ -1,8 +1,14 @@
-"""``python -m harness check [<slug>...]``: validate case folders, one line per problem."""
+"""``python -m harness check [<slug>...]``: validate case folders, one line per problem.
+
+Each line is ``<level>: <file>[:<line>]: <code> <what is wrong> (<how to fix it>)``;
+docs/check-rules.md lists the codes. Exit status 0 when there is no error, 1 when
+there is one, 2 for bad input.
+"""
 
 from __future__ import annotations
 
-from harness.checks.case_check import ERROR, WARNING, check_folders
+from harness.checks.engine import check_folders
+from harness.checks.problem import ERROR, WARNING
 from harness.core import discovery
 from harness.errors import EXIT_OK, UsageError
 from harness.options import positive_int
@@ -38,7 +44,9 @@ def run(args) -> int:
 
 def register(sub) -> None:
     p = sub.add_parser("check", help="validate case folders: files, metadata, write-up, markers, records, "
-                                     "and a run under the interpreter")
+                                     "and a run under the interpreter",
+                       description="One line per problem: level, file:line, the rule's code, what is wrong "
+                                   "(how to fix it). docs/check-rules.md lists the rules.")
     p.add_argument("slugs", nargs="*", metavar="slug", help="the cases to check (default: all)")
     p.add_argument("--strict", action="store_true",
                    help="warnings are errors too (a missing or stale recorded GPU run among them)")

@@ -48,7 +48,7 @@ def fields_for(slug: str, category: str | None, defect: str | None, launcher: st
 
 def scaffold(slug: str, root: Path, *, category=None, defect=None, launcher=None, title=None) -> Path:
     """Write ``root/slug`` from the templates; ValueError (one line) if the slug is unusable."""
-    from harness.checks.case_check import slug_problems
+    from harness.checks.rules.slug import slug_problems
 
     if not SLUG_RE.match(slug):
         raise ValueError(f"'{slug}' is not a slug: use lowercase words joined by '-' (e.g. softmax-mask-fill-zero)")
@@ -70,7 +70,7 @@ def scaffold(slug: str, root: Path, *, category=None, defect=None, launcher=None
 
 
 def run(args) -> int:
-    from harness.checks.case_check import shown
+    from harness.checks.problem import shown
 
     try:
         folder = scaffold(args.slug, discovery.cases_dir(), category=args.category, defect=args.defect,

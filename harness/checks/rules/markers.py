@@ -1,0 +1,113 @@
+"""C4xx, markers: no TODO left; '# BUG:' marks the faulty lines of broken.py, '# FIX:' the changed ones of fixed.py."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from harness.checks.folder import CaseFolder
+from harness.checks.problem import ERROR, WARNING, Finding
+from harness.checks.pysource import code_lines
+from harness.checks.registry import rule
+
+MARKER_RE = re.compile(r"#\s*(BUG|FIX)\b:?\s*(.*)")
+TODO_RE = re.compile(r"\bTODO\b")
+TODO_HINTS = {
+    "case.toml": "put in the real value and delete the TODO",
+    "case.py": "say what the inputs are and delete the TODO",
+    "broken.py": "tell the story and end each faulty line with '# BUG: why'",
+    "fixed.py": "say what the fix changes and end each changed line with '# FIX: why'",
+    "fast.py": "say what makes it fast and delete the TODO",
+}
+OWN = {"broken.py": ("BUG", "fixed.py"), "fixed.py": ("FIX", "broken.py")}  # file -> (its marker, the other file)
+
+
+def todo_fix(case: CaseFolder, name: str, line: int) -> str:
+    if name != "README.md":
+        return TODO_HINTS.get(name, "finish it and delete the TODO")
+    h = case.readme.section_at(line) if case.readme else None
+    return f"write the section '{h.markup}'" if h else "write the title, as in case.toml, and the opening paragraph"
+
+
+@rule("C401", "todo-left", ERROR,
+      why="the scaffold from 'harness new' marks everything still to write with TODO; a finished case has none")
+def todo_left(case: CaseFolder) -> Iterator[Finding]:
+    """A file still says TODO."""
+    for name, text in case.text.items():
+        for i, line in enumerate(text.splitlines(), 1):
+            m = TODO_RE.search(line)
+            if m:
+                snippet = line[m.start():].strip().rstrip("\"'")
+                snippet = snippet if len(snippet) <= 60 else snippet[:57] + "..."
+                yield Finding(name, f"still says '{snippet}'", todo_fix(case, name, i), i)
+
+
+def markers(case: CaseFolder, name: str) -> Iterator[tuple[int, str, str, str]]:
+    """(line, code before the comment, BUG or FIX, the reason) for each marker comment in ``name``."""
+    for line, (code, comment) in sorted(case.comments[name].items()):
+        m = MARKER_RE.match(comment)
+        if m:
+            yield line, code, m.group(1), m.group(2)
+
+
+def marker_missing(case: CaseFolder, name: str) -> Iterator[Finding]:
+    want = OWN[name][0]
+    if not any(kind == want for _, _, kind, _ in markers(case, name)):
+        what = "faulty line with '# BUG: why'" if want == "BUG" else "changed line with '# FIX: why'"
+        yield Finding(name, f"no '# {want}:' marker", f"end each {what}")
+
+
+@rule("C402", "bug-marker-missing", ERROR, needs=("broken.py",),
+      why="the report and the reader find the fault by its marker; a broken.py without one hides it")
+def bug_marker_missing(case: CaseFolder) -> Iterator[Finding]:
+    """broken.py has no '# BUG:' marker."""
+    yield from marker_missing(case, "broken.py")
+
+
+@rule("C403", "fix-marker-missing", ERROR, needs=("fixed.py",),
+      why="the marker shows which lines the fix changes, and why")
+def fix_marker_missing(case: CaseFolder) -> Iterator[Finding]:
+    """fixed.py has no '# FIX:' marker."""
+    yield from marker_missing(case, "fixed.py")
+
+
+@rule("C404", "marker-without-code", ERROR,
+      why="a marker is about the line it ends; on a line of its own it points at nothing")
+def marker_without_code(case: CaseFolder) -> Iterator[Finding]:
+    """A '# BUG:' or '# FIX:' marker stands on a line with no code."""
+    for name, (want, _) in OWN.items():
+        for line, code, kind, _ in markers(case, name) if name in case.trees else ():
+            if kind == want and not code:
+                yield Finding(name, f"the '# {want}:' marker is on a line with no code",
+                              "put it at the end of the line it is about", line)
+
+
+@rule("C405", "marker-wrong-file", ERROR,
+      why="'# BUG:' in fixed.py (or '# FIX:' in broken.py) is almost always a copy left over from the other file")
+def marker_wrong_file(case: CaseFolder) -> Iterator[Finding]:
+    """broken.py has a '# FIX:' marker, or fixed.py a '# BUG:' one."""
+    for name, (want, other) in OWN.items():
+        for line, _, kind, _ in markers(case, name) if name in case.trees else ():
+            if kind != want:
+                yield Finding(name, f"a '# {kind}:' marker in {name}",
+                              f"mark lines '# {want}: why' here; '# {kind}:' belongs in {other}", line)
+
+
+@rule("C406", "bug-marker-without-reason", WARNING, needs=("broken.py",),
+      why="the reason is the lesson: '# BUG:' alone says where, not what goes wrong")
+def bug_marker_without_reason(case: CaseFolder) -> Iterator[Finding]:
+    """A '# BUG' marker gives no reason after it."""
+    for line, _, kind, why in markers(case, "broken.py"):
+        if kind == "BUG" and not why.strip():
+            yield Finding("broken.py", "the '# BUG' marker gives no reason", "write '# BUG: why'", line)
+
+
+@rule("C407", "fix-line-unchanged", WARNING, needs=("broken.py", "fixed.py"),
+      why="a '# FIX:' marker belongs on a line the fix changed; on an unchanged line it misleads")
+def fix_line_unchanged(case: CaseFolder) -> Iterator[Finding]:
+    """A line marked '# FIX:' is, without its comment, the same as a line of broken.py."""
+    theirs = code_lines(case.text["broken.py"], case.comments["broken.py"])
+    for line, code, kind, _ in markers(case, "fixed.py"):
+        if kind == "FIX" and code and code in theirs:
+            yield Finding("fixed.py", "the line marked '# FIX:' is the same in broken.py",
+                          "mark the lines the fix changes", line)

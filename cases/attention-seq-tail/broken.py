@@ -43,7 +43,7 @@ def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, sm_scale, S,
     qk_scale = sm_scale * 1.44269504  # exp(x) = exp2(x * log2(e))
     for start_n in range(0, S, BLOCK_N):
         k = tl.load(k_ptrs + start_n * stride_ks)  # BUG: no mask: the last key block reads past row S
-        qk = tl.dot(q, tl.trans(k))  # BUG: the scores of keys past S are kept, not set to -inf
+        qk = tl.dot(q, tl.trans(k))  # NOTE: nothing sets the scores of keys past S to -inf, so they get weight
         m_ij = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
         p = tl.math.exp2(qk * qk_scale - m_ij[:, None])
         alpha = tl.math.exp2(m_i - m_ij)
@@ -65,3 +65,13 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor
                           v.stride(1), v.stride(2), o.stride(1), o.stride(2),
                           BLOCK_M=128, BLOCK_N=64, HEAD_DIM=D, num_warps=4, num_stages=3)
     return o
+
+
+if __name__ == "__main__":  # python cases/<slug>/<this file>: the kernel beside the reference
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, where harness/ is
+    from harness.run.standalone import main
+
+    sys.exit(main(__file__))

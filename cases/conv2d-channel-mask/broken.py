@@ -56,3 +56,13 @@ def conv2d(x: torch.Tensor, w: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
     grid = (triton.cdiv(N * H * W, 64), triton.cdiv(C_OUT, 32))
     conv2d_kernel[grid](x, w, out, N, H, W, C_IN, C_OUT, KH=KH, KW=KW, BLOCK_P=64, BLOCK_CO=32, num_warps=4)
     return out
+
+
+if __name__ == "__main__":  # python cases/<slug>/<this file>: the kernel beside the reference
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, where harness/ is
+    from harness.run.standalone import main
+
+    sys.exit(main(__file__))

@@ -32,7 +32,7 @@ def conv2d_kernel(x_ptr, w_ptr, out_ptr, N, H, W, C_IN, C_OUT,
             w_tap = w_ptr + (kh * KW + kw) * C_IN * C_OUT
             for ci in range(C_IN):
                 x = tl.load(x_pix + ci, mask=x_mask, other=0.0)
-                w = tl.load(w_tap + ci * C_OUT + offs_co, mask=offs_co < C_OUT, other=0.0)  # FIX
+                w = tl.load(w_tap + ci * C_OUT + offs_co, mask=offs_co < C_OUT, other=0.0)  # FIX: no weights past C_OUT
                 acc += x[:, None] * w[None, :]
 
     out_ptrs = out_ptr + (offs_p * C_OUT)[:, None] + offs_co[None, :]
@@ -46,3 +46,13 @@ def conv2d(x: torch.Tensor, w: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
     grid = (triton.cdiv(N * H * W, 64), triton.cdiv(C_OUT, 32))
     conv2d_kernel[grid](x, w, out, N, H, W, C_IN, C_OUT, KH=KH, KW=KW, BLOCK_P=64, BLOCK_CO=32, num_warps=4)
     return out
+
+
+if __name__ == "__main__":  # python cases/<slug>/<this file>: the kernel beside the reference
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, where harness/ is
+    from harness.run.standalone import main
+
+    sys.exit(main(__file__))

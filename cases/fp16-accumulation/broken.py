@@ -34,3 +34,13 @@ def row_mean(x: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
     n_rows, n_cols = x.shape
     row_mean_kernel[(n_rows,)](x, out, x.stride(0), n_cols, BLOCK=1024)
     return out
+
+
+if __name__ == "__main__":  # python cases/<slug>/<this file>: the kernel beside the reference
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, where harness/ is
+    from harness.run.standalone import main
+
+    sys.exit(main(__file__))

@@ -29,3 +29,13 @@ def add(x: torch.Tensor, y: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
     n = out.numel()
     add_kernel[(n // 1024,)](x, y, out, n, BLOCK=1024)  # BUG: floor division drops the partial last block
     return out
+
+
+if __name__ == "__main__":  # python cases/<slug>/<this file>: the kernel beside the reference
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, where harness/ is
+    from harness.run.standalone import main
+
+    sys.exit(main(__file__))

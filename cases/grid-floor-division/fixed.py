@@ -24,3 +24,13 @@ def add(x: torch.Tensor, y: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
     n = out.numel()
     add_kernel[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)  # FIX: round up, the tail gets a program
     return out
+
+
+if __name__ == "__main__":  # python cases/<slug>/<this file>: the kernel beside the reference
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, where harness/ is
+    from harness.run.standalone import main
+
+    sys.exit(main(__file__))

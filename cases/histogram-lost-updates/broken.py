@@ -38,3 +38,13 @@ def histogram(x: torch.Tensor, num_bins: int) -> torch.Tensor:
     hist = torch.zeros(num_bins, device=x.device, dtype=torch.int32)
     histogram_kernel[(triton.cdiv(n, 1024),)](x, hist, n, BLOCK=1024)
     return hist
+
+
+if __name__ == "__main__":  # python cases/<slug>/<this file>: the kernel beside the reference
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, where harness/ is
+    from harness.run.standalone import main
+
+    sys.exit(main(__file__))

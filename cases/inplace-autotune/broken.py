@@ -30,10 +30,20 @@ def add_inplace_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     mask = offs < n
     x = tl.load(x_ptr + offs, mask=mask)
     y = tl.load(y_ptr + offs, mask=mask)
-    tl.store(x_ptr + offs, x + y, mask=mask)  # BUG: a side effect autotune repeats
+    tl.store(x_ptr + offs, x + y, mask=mask)  # NOTE: an in-place update: a side effect that every launch repeats
 
 
 def add_(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     n = x.numel()
     add_inplace_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, n)
     return x
+
+
+if __name__ == "__main__":  # python cases/<slug>/<this file>: the kernel beside the reference
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, where harness/ is
+    from harness.run.standalone import main
+
+    sys.exit(main(__file__))

@@ -45,3 +45,13 @@ def layer_norm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, out: t
     layer_norm_kernel[(M,)](x, out, weight, bias, x.stride(0), out.stride(0), N, eps,
                             BLOCK_SIZE=BLOCK_SIZE, num_warps=num_warps)
     return out
+
+
+if __name__ == "__main__":  # python cases/<slug>/<this file>: the kernel beside the reference
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, where harness/ is
+    from harness.run.standalone import main
+
+    sys.exit(main(__file__))

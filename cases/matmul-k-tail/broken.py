@@ -63,3 +63,13 @@ def matmul(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
                         a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
                         BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8, num_warps=8, num_stages=3)
     return c
+
+
+if __name__ == "__main__":  # python cases/<slug>/<this file>: the kernel beside the reference
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, where harness/ is
+    from harness.run.standalone import main
+
+    sys.exit(main(__file__))

@@ -33,3 +33,13 @@ def scale(x: torch.Tensor, out: torch.Tensor, alpha: float) -> torch.Tensor:
     n = x.numel()
     scale_kernel[(triton.cdiv(n, 1024),)](x, out, n, alpha, BLOCK=1024)  # BUG: strides never passed
     return out
+
+
+if __name__ == "__main__":  # python cases/<slug>/<this file>: the kernel beside the reference
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, where harness/ is
+    from harness.run.standalone import main
+
+    sys.exit(main(__file__))

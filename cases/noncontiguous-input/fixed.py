@@ -32,3 +32,13 @@ def scale(x: torch.Tensor, out: torch.Tensor, alpha: float) -> torch.Tensor:
     scale_kernel[(triton.cdiv(n, 1024),)](x, out, n, x.shape[1], x.stride(0), x.stride(1),  # FIX: pass them
                                           out.stride(0), out.stride(1), alpha, BLOCK=1024)
     return out
+
+
+if __name__ == "__main__":  # python cases/<slug>/<this file>: the kernel beside the reference
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, where harness/ is
+    from harness.run.standalone import main
+
+    sys.exit(main(__file__))

@@ -1,7 +1,9 @@
-"""Inputs and reference for nrm2-atomics: the Euclidean norm of one fp32 vector.
+"""Inputs and reference of the nrm2 cases: the Euclidean norm of one fp32 vector.
 
-n is prime, so it is not a multiple of any block size; the vector sits inside NaN
-padding so that a kernel reading past the end would show it.
+One file, byte for byte the same in nrm2-atomic-order, nrm2-atomics, nrm2-global-sum,
+nrm2-race and nrm2-sqrt-per-block: change it in one, copy it to the others. Every
+size in their case.toml files is prime, so n is not a multiple of any block size, and
+the vector sits inside NaN padding, so a kernel that reads past its end shows it.
 """
 
 import torch
@@ -17,7 +19,7 @@ def reference(x):
     return torch.linalg.vector_norm(x.double())
 
 
-def torch_equivalent(x):
+def torch_equivalent(x):  # what `python -m harness bench` times against, for a case with [bench]
     return torch.linalg.vector_norm(x)
 
 

@@ -1,10 +1,16 @@
-"""nrm2 as a two-stage reduction: safe under ``@triton.autotune`` and deterministic.
+"""nrm2 with ``tl.atomic_add`` under ``@triton.autotune(..., reset_to_zero=["out_ptr"])``.
 
-Stage 1 writes one partial sum of squares per program with a plain ``tl.store``:
-running it again (as the autotuner does, many times) writes the same values to the
-same places, so benchmarking leaves nothing behind. Stage 2, a single program, adds
-the partials in a fixed order and takes the square root. No atomics, so the result
-is also bitwise the same on every run.
+``reset_to_zero`` names the arguments the autotuner zeroes before each launch *it*
+makes while timing configs, and once more when tuning ends, before the call's own
+launch (Triton 3.6's autotuner). So whatever the benchmarking launches added into
+``out`` is gone when the real launch adds the vector's sum of squares, and the first
+call is right.
+
+It covers tuning only: a call that finds its config in the cache zeroes nothing, so
+the launcher must still zero ``out`` on every call, as it does. The atomics stay, so
+on a GPU the last bits vary from run to run (see nrm2-atomic-order). fast.py, beside
+this file, is the two-stage reduction that has no side effect to repeat, is bitwise
+reproducible, and is the version the benchmark times.
 """
 
 import torch
@@ -19,30 +25,28 @@ import triton.language as tl
         triton.Config({"BLOCK": 8192}, num_warps=16),
         triton.Config({"BLOCK": 16384}, num_warps=16),
     ],
-    key=["n"],
+    key=["n"], reset_to_zero=["out_ptr"],  # FIX: zero out before each benchmarking launch, and after tuning
 )
 @triton.jit
-def sumsq_kernel(x_ptr, partial_ptr, n, BLOCK: tl.constexpr):
+def sumsq_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
     offs = pid * BLOCK + tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
-    tl.store(partial_ptr + pid, tl.sum(x * x))  # FIX: one partial per program, overwritten not added
-
-
-@triton.jit
-def finish_kernel(partial_ptr, out_ptr, m, BLOCK: tl.constexpr):  # FIX: second stage, fixed order
-    acc = tl.zeros((BLOCK,), dtype=tl.float32)
-    for start in range(0, m, BLOCK):
-        offs = start + tl.arange(0, BLOCK)
-        acc += tl.load(partial_ptr + offs, mask=offs < m, other=0.0)
-    tl.store(out_ptr, tl.sqrt(tl.sum(acc)))
+    tl.atomic_add(out_ptr, tl.sum(x * x))
 
 
 def nrm2(x: torch.Tensor) -> torch.Tensor:
     n = x.numel()
-    partial = torch.empty(triton.cdiv(n, 1024), device=x.device, dtype=torch.float32)  # FIX: room for any config
-    out = torch.empty(1, device=x.device, dtype=torch.float32)
-    sumsq_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, partial, n)
-    m = triton.cdiv(n, sumsq_kernel.best_config.kwargs["BLOCK"])  # FIX: partials the chosen config wrote
-    finish_kernel[(1,)](partial, out, m, BLOCK=4096, num_warps=8)
-    return out  # FIX
+    out = torch.zeros(1, device=x.device, dtype=torch.float32)
+    sumsq_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, out, n)
+    return out.sqrt()
+
+
+if __name__ == "__main__":  # python cases/<slug>/<this file>: the kernel beside the reference
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, where harness/ is
+    from harness.run.standalone import main
+
+    sys.exit(main(__file__))

@@ -22,3 +22,13 @@ def nrm2(x: torch.Tensor) -> torch.Tensor:
     out = torch.zeros(1, device=x.device, dtype=torch.float32)
     nrm2_kernel[(triton.cdiv(n, 1024),)](x, out, n, BLOCK=1024)
     return out.sqrt()  # FIX: one square root, after the global sum
+
+
+if __name__ == "__main__":  # python cases/<slug>/<this file>: the kernel beside the reference
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, where harness/ is
+    from harness.run.standalone import main
+
+    sys.exit(main(__file__))

@@ -48,7 +48,7 @@ def matmul_splitk_kernel(a_ptr, b_ptr, c_ptr, M, N, K,
                     mask=(rk[:, None] < K) & (rn[None, :] < N), other=0.0)
         acc += tl.dot(a, b)  # fp16 x fp16, accumulated in fp32
     c = c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn
-    tl.atomic_add(c, acc, mask=(rm[:, None] < M) & (rn[None, :] < N))  # BUG: a side effect autotune repeats
+    tl.atomic_add(c, acc, mask=(rm[:, None] < M) & (rn[None, :] < N))  # NOTE: adds into C: a side effect that every launch repeats
 
 
 def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -59,3 +59,13 @@ def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     matmul_splitk_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
                                c.stride(0), c.stride(1))
     return c
+
+
+if __name__ == "__main__":  # python cases/<slug>/<this file>: the kernel beside the reference
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, where harness/ is
+    from harness.run.standalone import main
+
+    sys.exit(main(__file__))

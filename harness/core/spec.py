@@ -40,7 +40,7 @@ CATEGORIES = {
     "reduction": "a reduction that covers the wrong scope or combines partials wrongly",
     "race": "programs write the same memory without ordering",
     "atomics": "atomic read-modify-writes that accumulate too much or in varying order",
-    "autotune": "side effects of @triton.autotune's benchmarking runs",
+    "autotune": "side effects of @triton.autotune's benchmarking runs, and of its config cache",
     "bounds": "masks, grids and strides that read or write past the data",
     "precision": "number formats and accumulation that lose accuracy",
     "numerics": "overflow, underflow and cancellation",
@@ -70,6 +70,10 @@ DEFECTS = {
     "device-mismatch": "a tensor on another device than the one the kernel launches on",
     "memory-ordering": "accesses between programs or lanes with no barrier, fence or release/acquire",
     "autotune-config-reuse": "a config tuned for one input reused for another it is wrong for",
+    "deadlock": "a program waits for a signal that cannot arrive: the kernel hangs",
+    "missing-barrier": "lanes of one program read global memory other lanes wrote, with no barrier",
+    "stream-race": "a kernel reads data produced on another stream without waiting for it",
+    "mask-misalignment": "a mask built against the wrong origin, so the wrong elements are kept",
 }
 
 # What input or situation exposes the bug: what a test must include to see it.
@@ -86,6 +90,7 @@ TRIGGERS = {
     "value-range": "inputs with large, small, negative or special values",
     "precision": "an input dtype or a hardware default (TF32, bf16) narrower than the result needs",
     "concurrency": "streams, CUDA graphs or other work running beside the kernel",
+    "duplicate-indices": "an index tensor in which some values repeat",
 }
 
 DEFAULT_TRIALS = {"gpu": 10, "interpreter": 3}

@@ -131,7 +131,7 @@ def judge_call(spec: CaseSpec, run: RunResult, call: int, declared: str) -> Call
         v.as_declared = v.observed in alternatives or run.unavailable
         return v
     bad = _from_trials(v, trials, [p for p in run.probes if p["call"] == call])
-    must_repeat = run.variant != "broken" and spec.deterministic
+    must_repeat = (run.variant != "broken" or spec.calibration) and spec.deterministic
     met = [d for d in alternatives if _satisfies(d, v.observed, bad, v.distinct, must_repeat)]
     v.as_declared = bool(met)
     if v.as_declared and met[0] in ("ok", "hidden"):

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 
 from harness.core.discovery import REPO_ROOT
@@ -35,6 +36,7 @@ TAIL_BYTES = 6000
 # it (0: no limit). GPU workers get none: CUDA reserves far more address space than it uses.
 DEFAULT_MEMORY_GB = 8
 MEMORY_ENV = "CASEBOOK_WORKER_RLIMIT_AS"
+POLL = 0.2  # seconds between looks at a running worker
 
 
 class Workers:
@@ -174,19 +176,40 @@ def run_process(module: str, args: dict, *, backend: str, timeout: float, extra_
             if proc is None:
                 res.interrupted = True
                 return res
-            _wait(proc, timeout, res)
+            _wait(proc, timeout, res, events)
         res.output_tail = _tail(log)
         res.events = _read_events(events)
     return res
 
 
-def _wait(proc: subprocess.Popen, timeout: float, res: Process) -> None:
+def _starts(path: str, seen: int) -> tuple[int, int]:
+    """How many "start" events the events file holds now, and its size (to read on from)."""
     try:
-        res.returncode = proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        proc.wait()
-        res.hung = True
+        with open(path, "rb") as f:
+            f.seek(seen)
+            more = f.read()
+    except OSError:
+        return 0, seen
+    return more.count(b'"event": "start"'), seen + len(more)
+
+
+def _wait(proc: subprocess.Popen, timeout: float, res: Process, events: str) -> None:
+    """Wait for the worker; ``timeout`` counts from its start and again from each variant's start."""
+    deadline, seen = time.monotonic() + timeout, 0
+    try:
+        while True:
+            try:
+                res.returncode = proc.wait(timeout=min(POLL, max(0.0, deadline - time.monotonic())))
+                break
+            except subprocess.TimeoutExpired:
+                started, seen = _starts(events, seen)
+                if started:
+                    deadline = time.monotonic() + timeout
+                elif time.monotonic() >= deadline:
+                    _kill_group(proc)
+                    proc.wait()
+                    res.hung = True
+                    break
     finally:
         if proc.poll() is None:  # interrupted while waiting: take the group down with us
             _kill_group(proc)
@@ -195,47 +218,34 @@ def _wait(proc: subprocess.Popen, timeout: float, res: Process) -> None:
     res.interrupted = WORKERS.stopping.is_set()
 
 
-def _collect(res: RunResult, events: list[dict]) -> tuple[dict | None, bool]:
-    """Sort the worker's events into ``res``; return its error event, if any, and whether it said done."""
-    error, done = None, False
+def _split(events: list[dict]) -> tuple[dict, dict, list[str], list[str], dict | None]:
+    """The worker's events: env, {variant: [its events]}, variants started, variants finished, the error."""
+    env, per, started, finished, error = {}, {}, [], [], None
     for ev in events:
         kind = ev.pop("event", None)
-        if kind == "done":
-            done = True
-        elif kind == "env":
-            res.env = ev
-        elif kind == "trial":
-            res.trials.append(ev)
-        elif kind == "probe":
-            res.probes.append(ev)
+        if kind == "env":
+            env = ev
+        elif kind == "start":
+            started.append(ev["variant"])
+        elif kind == "finished":
+            finished.append(ev["variant"])
         elif kind == "error":
             error = ev
-    return error, done
+        elif kind in ("trial", "probe"):
+            per.setdefault(ev.pop("variant"), []).append((kind, ev))
+    return env, per, started, finished, error
 
 
-def run_isolated(spec: CaseSpec, variant: str, backend: str, *, trials: int, seed: int,
-                 timeout: float | None = None, save: str | None = None, extra_env: dict | None = None,
-                 wrapper: list[str] | None = None, overrides: dict | None = None) -> RunResult:
-    """Run one variant on one backend in a fresh process and collect what it reported.
+def _result(spec, variant, backend, trials, env, events) -> RunResult:
+    res = RunResult(spec.slug, variant, backend, status="done", requested_trials=trials, env=env)
+    for kind, ev in events:
+        (res.trials if kind == "trial" else res.probes).append(ev)
+    return res
 
-    ``overrides`` goes to the worker as is: ``sizes``, ``calls`` or ``pad`` (guard padding).
-    """
-    res = RunResult(spec.slug, variant, backend, status="done", requested_trials=trials)
-    if spec.expect[backend][0] == "skip":
-        res.status, res.message = "skip", spec.skip_reason[backend]
-        return res
-    if backend == "gpu" and spec.gpus > 1 and (have := gpu_count()) < spec.gpus:
-        res.status, res.unavailable = "skip", True
-        res.message = f"needs {spec.gpus} GPUs; this machine has {have}"
-        return res
-    timeout = timeout or spec.timeout[backend]
-    args = {"path": str(spec.path), "variant": variant, "backend": backend, "trials": trials,
-            "seed": seed, "save": save, **(overrides or {})}
-    proc = run_process("harness.run.worker", args, backend=backend, timeout=timeout, extra_env=extra_env,
-                       wrapper=wrapper)
+
+def _ended(res: RunResult, proc: Process, error: dict | None, timeout: float, expected: int) -> None:
+    """The status of the variant the worker was running when it stopped (or that it never finished)."""
     res.returncode, res.output_tail = proc.returncode, proc.output_tail
-    error, done = _collect(res, proc.events)
-    expected = trials * ((overrides or {}).get("calls") or spec.calls)
     if proc.interrupted:
         res.status, res.message = "error", "interrupted: the harness was stopped"
     elif proc.hung:
@@ -247,8 +257,61 @@ def run_isolated(spec: CaseSpec, variant: str, backend: str, *, trials: int, see
             res.output_tail = error.get("traceback", "") + res.output_tail[-2000:]
     elif res.returncode:
         res.status, res.message = "crash", exit_message(res.returncode)
-    elif not done or len(res.trials) < expected:
-        # trusted only with its "done" event and every trial it was asked for
+    else:  # trusted only with its "finished" event and every trial it was asked for
         res.status = "crash"
-        res.message = f"the worker exited (status 0) after {len(res.trials)} of {expected} results, without finishing"
-    return res
+        res.message = (f"the worker exited (status 0) after {len(res.trials)} of {expected} results, "
+                       f"without finishing")
+
+
+def _not_run(spec, variant: str, backend: str, trials: int) -> RunResult | None:
+    """The result of a run that cannot start here (skipped backend, missing GPUs), else None."""
+    res = RunResult(spec.slug, variant, backend, status="skip", requested_trials=trials)
+    if spec.expect[backend][0] == "skip":
+        res.message = spec.skip_reason[backend]
+        return res
+    if backend == "gpu" and spec.gpus > 1 and (have := gpu_count()) < spec.gpus:
+        res.unavailable, res.message = True, f"needs {spec.gpus} GPUs; this machine has {have}"
+        return res
+    return None
+
+
+def run_variants(spec: CaseSpec, variants: list[str], backend: str, *, trials: int, seed: int,
+                 timeout: float | None = None, save: dict | None = None, extra_env: dict | None = None,
+                 wrapper: list[str] | None = None, overrides: dict | None = None) -> dict[str, RunResult]:
+    """Run ``variants`` of one case on one backend, in as few processes as crashes allow.
+
+    One worker runs them in order; when it dies, hangs or fails in one variant, that
+    variant gets the crash (hang, error) and a fresh worker runs the ones left. Each
+    variant's trials are all reported, or it is not "done". ``save``: {variant: folder}.
+    """
+    out = {v: r for v in variants if (r := _not_run(spec, v, backend, trials)) is not None}
+    left = [v for v in variants if v not in out]
+    timeout = timeout or spec.timeout[backend]
+    expected = trials * ((overrides or {}).get("calls") or spec.calls)
+    while left:
+        args = {"path": str(spec.path), "variants": left, "backend": backend, "trials": trials, "seed": seed,
+                "save": save, **(overrides or {})}
+        proc = run_process("harness.run.worker", args, backend=backend, timeout=timeout, extra_env=extra_env,
+                           wrapper=wrapper)
+        env, per, started, finished, error = _split(proc.events)
+        for v in left:
+            out[v] = _result(spec, v, backend, trials, env, per.get(v, []))
+            if v in finished and len(out[v].trials) >= expected:
+                out[v].returncode, out[v].output_tail = proc.returncode, proc.output_tail
+                continue
+            _ended(out[v], proc, error, timeout, expected)
+            break
+        left = [] if proc.interrupted else [v for v in left if v not in out]
+    return {v: out[v] for v in variants}
+
+
+def run_isolated(spec: CaseSpec, variant: str, backend: str, *, trials: int, seed: int,
+                 timeout: float | None = None, save: str | None = None, extra_env: dict | None = None,
+                 wrapper: list[str] | None = None, overrides: dict | None = None) -> RunResult:
+    """Run one variant on one backend in a fresh process and collect what it reported.
+
+    ``overrides`` goes to the worker as is: ``sizes``, ``calls`` or ``pad`` (guard padding).
+    """
+    return run_variants(spec, [variant], backend, trials=trials, seed=seed, timeout=timeout,
+                        save={variant: save} if save else None, extra_env=extra_env, wrapper=wrapper,
+                        overrides=overrides)[variant]

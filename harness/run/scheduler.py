@@ -1,17 +1,22 @@
-"""Running many (case, variant, backend) combinations, each isolated, and judging them.
+"""Running many cases, each (case, backend) in its own worker process, and judging them.
 
-GPU runs go one at a time (timing-sensitive and memory-hungry); interpreter runs share
-``jobs`` worker processes. Each run is its own process (``harness.run.isolate``), so a
-crash or a hang in one never touches another's result.
+One worker runs every variant of a case on a backend (fixed first, broken last; see
+``harness.run.isolate.run_variants``); a crash or hang in one variant costs a fresh
+process for the variants left, never another case's result. Interpreter workers share
+``jobs`` CPU slots; GPU workers run ``gpu_jobs`` at once on the one GPU (independent
+processes; ``bench`` times alone, in its own command).
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from harness.core.verdict import judge
-from harness.run.isolate import run_isolated
+from harness.run.isolate import run_variants
+
+DEFAULT_GPU_JOBS = 4
 
 
 def trials_for(spec, backend: str, override: int | None) -> int:
@@ -19,30 +24,47 @@ def trials_for(spec, backend: str, override: int | None) -> int:
     return override or spec.trials[backend]
 
 
+def run_order(variants) -> list[str]:
+    """Fixed (and fast) before broken: a broken kernel that corrupts host memory under the
+    interpreter, or poisons the CUDA context, runs last in its process."""
+    return [v for v in variants if v != "broken"] + [v for v in variants if v == "broken"]
+
+
+def gpu_jobs() -> int:
+    try:
+        return max(1, int(os.environ.get("CASEBOOK_GPU_JOBS", DEFAULT_GPU_JOBS)))
+    except ValueError:
+        return DEFAULT_GPU_JOBS
+
+
 def run_case_matrix(specs, backends, trials, seed, jobs=2, variants=None, save_root=None):
-    """Run every (case, variant, backend); returns {slug: (runs, verdicts)}.
+    """Run every (case, variant, backend); returns {slug: (runs, verdicts)}, runs in the
+    order broken, fixed, fast for each backend.
 
     ``variants`` defaults to each case's own: broken, fixed, and fast where it has one.
     """
-    gpu_lock = threading.Lock()
-    tasks = [(s, v, b) for s in specs for b in backends for v in (variants or s.variants)]
+    gpu_slots = threading.Semaphore(gpu_jobs())
+    tasks = [(s, b) for s in specs for b in backends]
 
     def one(task):
-        spec, variant, backend = task
-        n = trials_for(spec, backend, trials)
-        save = str(save_root / spec.slug / f"{variant}-{backend}") if save_root else None
+        spec, backend = task
+        names = list(variants or spec.variants)
+        save = {v: str(save_root / spec.slug / f"{v}-{backend}") for v in names} if save_root else None
+        kwargs = dict(trials=trials_for(spec, backend, trials), seed=seed, save=save)
         if backend == "gpu":
-            with gpu_lock:
-                run = run_isolated(spec, variant, backend, trials=n, seed=seed, save=save)
+            with gpu_slots:
+                runs = run_variants(spec, run_order(names), backend, **kwargs)
         else:
-            run = run_isolated(spec, variant, backend, trials=n, seed=seed, save=save)
-        return run, judge(spec, run)
+            runs = run_variants(spec, run_order(names), backend, **kwargs)
+        return [(runs[v], judge(spec, runs[v])) for v in names]
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    workers = max(1, jobs) + (gpu_jobs() if "gpu" in backends else 0)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
         results = list(pool.map(one, tasks))
     out = {}
-    for (spec, _, _), (run, verdicts) in zip(tasks, results):
+    for (spec, _), pairs in zip(tasks, results):
         runs, vs = out.setdefault(spec.slug, ([], []))
-        runs.append(run)
-        vs.extend(verdicts)
+        for run, verdicts in pairs:
+            runs.append(run)
+            vs.extend(verdicts)
     return out

@@ -10,15 +10,26 @@
    timed with the host clock. So an autotuned kernel whose launches have side effects
    (``tl.atomic_add`` into an output, an in-place update) accumulates them during
    tuning exactly as on a GPU; only the number of repetitions is smaller.
-2. NumPy 2.4 and later (interpreter only). The interpreter turns a scalar kernel
-   argument into a Python int with ``int(array_of_shape_1)``, which NumPy 2.4 made an
-   error, so ``for start in range(0, n, BLOCK)`` over a runtime ``n`` dies with
-   ``TypeError: only 0-dimensional arrays can be converted to Python scalars``. The
-   patch makes ``__index__`` take the array's single element. Triton's
-   ``_patch_lang_tensor`` took ``(tensor)`` before 3.6 and takes ``(tensor, scope)``
-   since; the form is chosen by looking at the function, not at the version.
-3. Counting autotune's benchmarking launches (any backend): every launch the
-   autotuner's benchmark makes goes into ``TuningCounter.calls``.
+2. NumPy 2.4 and later (interpreter only). Triton 3.4 to 3.6's interpreter turns a
+   scalar kernel argument into a Python int with ``int(array_of_shape_1)``, which NumPy
+   2.4 made an error, so ``for start in range(0, n, BLOCK)`` over a runtime ``n`` dies
+   with ``TypeError: only 0-dimensional arrays can be converted to Python scalars``.
+   After Triton's own ``_patch_lang_tensor`` has run, the patch tries the ``__index__``
+   it installed on a one-element array, and only where that fails (or warns) puts in
+   one that takes the array's single element: Triton 3.7 and later pass the probe and
+   keep their own. ``_patch_lang_tensor`` took ``(tensor)`` before 3.6 and takes
+   ``(tensor, scope)`` since; the form is chosen by looking at the function, not at
+   the version.
+3. Counting autotune's benchmarking launches (any backend) into ``TuningCounter.calls``.
+   On a GPU, where Triton has the public hooks (``triton.knobs.autotuning.listener``,
+   3.8 and later, and ``knobs.runtime.launch_enter_hook`` as a chain), no internal is
+   touched: the launch hook counts each kernel's launches, and when the listener says
+   a kernel was tuned (not a cache hit), the launches of that kernel since the last
+   ``clear()`` are its tuning launches (one entry per tuning). Elsewhere (an older
+   Triton, or the interpreter, which calls no launch hook and whose autotuner fails
+   in 3.8 and 3.9 when a listener is set) ``Autotuner._bench`` is wrapped and every
+   call of the benchmarked kernel counted (one entry per benchmarked config).
+   ``TuningCounter.how`` says which ("listener" or "wrapper").
 
 Cases stay plain Triton code.
 """
@@ -33,13 +44,21 @@ from typing import Callable, Iterator
 
 
 class TuningCounter:
-    """Kernel launches made by each autotune benchmark since the last ``clear()``."""
+    """Kernel launches made by autotune's benchmarking since the last ``clear()``.
+
+    ``calls`` holds one count per benchmarked config ("wrapper") or per tuning
+    ("listener"); their sum is what the tables report. ``pending`` holds, for the
+    listener, each kernel's launches not yet attributed to a tuning.
+    """
 
     def __init__(self):
         self.calls: list[int] = []
+        self.pending: dict[str, int] = {}
+        self.how = "wrapper"
 
     def clear(self) -> None:
         self.calls.clear()
+        self.pending.clear()
 
 
 def do_bench_cpu(fn, warmup: float = 25, rep: float = 100, quantiles=None, return_mode: str = "mean"):
@@ -91,19 +110,39 @@ def _cpu_benchmarker() -> Callable[[], None]:
     return _set_class_attr(autotuner.Autotuner, "do_bench", _CpuBenchmarker())
 
 
-def index_patch(original: Callable) -> Callable:
-    """``original`` (Triton's ``_patch_lang_tensor``) followed by a NumPy-2.4-proof ``__index__``."""
-    def index(self):
-        return int(self.handle.data.reshape(-1)[0])
+def _one_element_index(self):
+    return int(self.handle.data.reshape(-1)[0])
 
+
+def _index_works(index) -> bool:
+    """Whether an ``__index__`` takes a one-element array (not only a 0-d one) without a warning."""
+    import types
+    import warnings
+
+    import numpy as np
+
+    probe = types.SimpleNamespace(handle=types.SimpleNamespace(data=np.array([7], dtype=np.int32)))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            return index(probe) == 7
+    except Exception:
+        return False
+
+
+def index_patch(original: Callable) -> Callable:
+    """``original`` (Triton's ``_patch_lang_tensor``) followed, where its ``__index__`` fails
+    on a one-element array, by one that takes the single element."""
     if len(inspect.signature(original).parameters) >= 2:  # (tensor, scope): Triton 3.6 and later
         def patch(tensor, scope):
             original(tensor, scope)
-            scope.set_attr(tensor, "__index__", index)
+            if not _index_works(tensor.__index__):
+                scope.set_attr(tensor, "__index__", _one_element_index)
     else:  # (tensor): Triton 3.4 and 3.5
         def patch(tensor):
             original(tensor)
-            tensor.__index__ = index
+            if not _index_works(tensor.__index__):
+                tensor.__index__ = _one_element_index
     return patch
 
 
@@ -118,7 +157,8 @@ def _index_fix() -> Callable[[], None]:
     return undo
 
 
-def _launch_counter(counter: TuningCounter) -> Callable[[], None]:
+def _bench_wrapper(counter: TuningCounter) -> Callable[[], None]:
+    """Wrap ``Autotuner._bench``: count each call of the kernel its benchmarker makes."""
     from triton.runtime import autotuner
 
     original = autotuner.Autotuner._bench
@@ -145,6 +185,65 @@ def _launch_counter(counter: TuningCounter) -> Callable[[], None]:
     return _set_class_attr(autotuner.Autotuner, "_bench", _bench)
 
 
+def public_tuning_hooks():
+    """``(knobs.autotuning, knobs.runtime.launch_enter_hook)`` where Triton has both public
+    hooks (an autotuning listener and a chain of launch hooks: 3.8 and later), else None."""
+    try:
+        from triton import knobs
+    except ImportError:
+        return None
+    autotuning, runtime = getattr(knobs, "autotuning", None), getattr(knobs, "runtime", None)
+    chain = getattr(runtime, "launch_enter_hook", None)
+    if not hasattr(autotuning, "listener") or not (hasattr(chain, "add") and hasattr(chain, "remove")):
+        return None
+    return autotuning, chain
+
+
+def _launch_name(metadata) -> str | None:
+    """The kernel's name from a launch hook's metadata (a LazyDict: read its data without
+    running the kernel's own ``launch_metadata`` function)."""
+    data = metadata if isinstance(metadata, dict) else getattr(metadata, "data", None)
+    return data.get("name") if isinstance(data, dict) else None
+
+
+def _listener_counter(counter: TuningCounter, autotuning, chain) -> Callable[[], None]:
+    """Count tuning launches with Triton's public hooks; return the function that removes them."""
+    had_own = "listener" in vars(autotuning)
+    previous = autotuning.listener
+
+    def on_launch(metadata):
+        name = _launch_name(metadata)
+        counter.pending[name] = counter.pending.get(name, 0) + 1
+
+    def listener(*, fn, cache_hit, **info):
+        launches = counter.pending.pop(getattr(fn, "__name__", None), 0)
+        if not cache_hit:
+            counter.calls.append(launches)
+        if previous is not None:
+            previous(fn=fn, cache_hit=cache_hit, **info)
+
+    chain.add(on_launch)
+    autotuning.listener = listener
+    counter.how = "listener"
+
+    def undo():
+        chain.remove(on_launch)
+        if had_own:
+            autotuning.listener = previous
+        else:
+            vars(autotuning).pop("listener", None)
+    return undo
+
+
+def _launch_counter(counter: TuningCounter, interpreter: bool) -> Callable[[], None]:
+    """The public hooks where they work (compiled launches, Triton 3.8+), else the wrapper."""
+    hooks = None if interpreter else public_tuning_hooks()
+    if hooks is not None:
+        return _listener_counter(counter, *hooks)
+    counter.how = "wrapper"
+    return _bench_wrapper(counter)
+
+
 @contextmanager
 def patched(interpreter: bool) -> Iterator[TuningCounter]:
     """Apply the patches this backend needs for the block; yield the tuning-launch counter."""
@@ -154,7 +253,7 @@ def patched(interpreter: bool) -> Iterator[TuningCounter]:
         if interpreter:
             undo.append(_cpu_benchmarker())
             undo.append(_index_fix())
-        undo.append(_launch_counter(counter))
+        undo.append(_launch_counter(counter, interpreter))
         yield counter
     finally:
         for u in reversed(undo):

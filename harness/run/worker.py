@@ -8,10 +8,15 @@ It writes one JSON object per line to ``events`` as it goes, so that a crash or 
 hang part-way still leaves the trials that finished:
 
 - ``{"event": "env", ...}``     device and versions
-- ``{"event": "trial", ...}``   one call of one trial: comparison, guards, fingerprint
-- ``{"event": "probe", ...}``   the re-run with finite padding that tells a poison read
+- ``{"event": "start", "variant": ...}``   a variant begins (its own timeout starts)
+- ``{"event": "trial", "variant": ...}``   one call of one trial: comparison, guards, fingerprint
+- ``{"event": "probe", "variant": ...}``   the re-run with finite padding that tells a poison read
+- ``{"event": "finished", "variant": ...}``   every trial of that variant reported
 - ``{"event": "error", "phase": "setup" | "launch", ...}``   and exit 2 / 3
 - ``{"event": "done"}``
+
+One worker runs every variant of a case it is given (fixed first: a broken kernel that
+corrupts memory or poisons the CUDA context then cannot touch the fixed one's result).
 """
 
 from __future__ import annotations
@@ -57,7 +62,8 @@ def environment(backend: str) -> dict:
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
     }
     if backend == "gpu":
-        env["device"] = torch.cuda.get_device_name(0)
+        count = torch.cuda.device_count()
+        env["device"] = torch.cuda.get_device_name(0) + (f" x{count}" if count > 1 else "")
         env["cuda"] = torch.version.cuda
     else:
         env["device"] = f"CPU ({platform.machine()}), TRITON_INTERPRET=1"
@@ -80,92 +86,153 @@ def report_failure(emit, e: BaseException, phase: str) -> int:
     return EXIT_LAUNCH if phase == "launch" else EXIT_SETUP
 
 
-class Session:
-    """One variant of one case on one backend: its inputs, its calls, its trials."""
+def sync_all_gpus() -> None:
+    """Wait for every GPU, not only the current one (a case may put tensors on cuda:1)."""
+    import torch
 
-    def __init__(self, args: dict, emit, counter):
+    for d in range(torch.cuda.device_count()):
+        torch.cuda.synchronize(d)
+
+
+class CaseInputs:
+    """One case's inputs in one worker: made once, restored before every trial of every variant.
+
+    ``make_inputs`` runs once (with the case's seed); every tensor it returned, and the
+    whole buffer (padding included) behind every guarded one, is copied aside and copied
+    back before each trial, on the device. So each trial and each variant starts from
+    the same bytes without generating them again on the CPU.
+    """
+
+    def __init__(self, case, device: str, seed: int, sizes: dict, pad):
+        import torch
+
+        from harness.core import guards
+
+        with guards.collecting(pad=pad) as self.guards:
+            self.inputs = case.make_inputs(device=device, gen=torch.Generator().manual_seed(seed), **sizes)
+        self.guards.name(self.inputs)
+        tensors = [g.base for g in self.guards.guards] + [v for v in self.inputs.values() if isinstance(v, torch.Tensor)]
+        self._saved = [(t, t.clone()) for t in tensors]
+
+    def restore(self) -> dict:
+        for t, saved in self._saved:
+            t.copy_(saved)
+        return self.inputs
+
+
+class CaseProcess:
+    """What every variant of one case shares in a worker: the spec, case.py, the inputs."""
+
+    def __init__(self, args: dict):
         import torch
 
         from harness.core import discovery
         from harness.core.spec import load_spec
 
-        self.args, self.emit, self.counter = args, emit, counter
-        self.backend, self.variant = args["backend"], args["variant"]
+        self.args = args
+        self.backend = args["backend"]
         self.device = "cpu" if self.backend == "interpreter" else "cuda"
-        self.spec = spec = load_spec(Path(args["path"]))
-        self.case = discovery.load_module(spec, "case")
-        self.kernel = discovery.load_module(spec, self.variant)
-        self.launcher = getattr(self.kernel, spec.launcher, None)
+        self.spec = load_spec(Path(args["path"]))
+        self.case = discovery.load_module(self.spec, "case")
+        self.sizes = args.get("sizes") or self.spec.sizes[self.backend]  # overrides: the detectors' extra runs
+        self.calls = args.get("calls") or self.spec.calls
+        self.sync = sync_all_gpus if self.device == "cuda" else (lambda: None)
+        self._inputs = None
+        self.first_reference = None  # call 1's reference: the same for every trial and variant
+
+    def inputs(self) -> dict:
+        if self._inputs is None:
+            self._inputs = CaseInputs(self.case, self.device, self.args["seed"], self.sizes, self.args.get("pad"))
+        return self._inputs.restore()
+
+    @property
+    def guards(self):
+        return self._inputs.guards
+
+    def reference(self, inputs: dict, call: int):
+        """The float64-or-whatever reference of ``call``, from a copy of the inputs before it."""
+        import torch
+
+        if call == 0 and self.first_reference is not None:
+            return self.first_reference
+        snapshot = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
+        ref = call_with(self.case.reference, snapshot)
+        ref = ref.detach() if isinstance(ref, torch.Tensor) else torch.tensor(ref)
+        if call == 0:
+            self.first_reference = ref
+        return ref
+
+
+class Session:
+    """One variant of one case on one backend: its calls and its trials."""
+
+    def __init__(self, cp: CaseProcess, variant: str, emit, counter):
+        from harness.core import discovery
+
+        self.cp, self.variant, self.emit, self.counter = cp, variant, emit, counter
+        self.kernel = discovery.load_module(cp.spec, variant)
+        self.launcher = getattr(self.kernel, cp.spec.launcher, None)
         if self.launcher is None:
-            raise AttributeError(f"{self.variant}.py defines no launcher '{spec.launcher}' (named in case.toml)")
-        self.sizes = args.get("sizes") or spec.sizes[self.backend]  # overrides: the detectors' extra runs
-        self.calls = args.get("calls") or spec.calls
-        self.sync = torch.cuda.synchronize if self.device == "cuda" else (lambda: None)
+            raise AttributeError(f"{variant}.py defines no launcher '{cp.spec.launcher}' (named in case.toml)")
         self.phase = "setup"
         self.probed = False
 
-    def fresh_inputs(self, guards) -> dict:
-        """New inputs (a fresh first call: tuned configs forgotten), their guards named."""
+    def one_call(self, inputs: dict, call: int, ref=None):
+        """The reference, then the launcher: (output, reference)."""
         import torch
 
-        from harness.run.triton_compat import reset_autotune_caches
-
-        reset_autotune_caches(self.kernel)
-        gen = torch.Generator().manual_seed(self.args["seed"])
-        inputs = self.case.make_inputs(device=self.device, gen=gen, **self.sizes)
-        guards.name(inputs)
-        return inputs
-
-    def one_call(self, inputs: dict):
-        """The reference (on a copy of the inputs), then the launcher: (output, reference)."""
-        import torch
-
-        snapshot = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
-        ref = call_with(self.case.reference, snapshot)
-        ref = ref.detach().to("cpu") if isinstance(ref, torch.Tensor) else torch.tensor(ref)
+        ref = self.cp.reference(inputs, call) if ref is None else ref
         self.phase = "launch"
         out = self.launcher(**inputs)
-        self.sync()
+        self.cp.sync()
         self.phase = "compare"
         return (out if isinstance(out, torch.Tensor) else torch.as_tensor(out)), ref
 
     def trial(self, trial: int) -> None:
-        from harness.core import compare, guards
+        from harness.core import compare
+        from harness.run.triton_compat import reset_autotune_caches
 
         self.phase = "setup"
-        with guards.collecting(pad=self.args.get("pad")) as gs:
-            inputs = self.fresh_inputs(gs)
-            for call in range(self.calls):
-                self.counter.clear()
-                out, ref = self.one_call(inputs)
-                cmp = compare.compare(out, ref, self.spec.rtol, self.spec.atol)
-                self.emit(event="trial", trial=trial, call=call, fingerprint=compare.fingerprint(out),
-                          guard=gs.check(), bench_calls=list(self.counter.calls), **cmp)
-                if self.args.get("save") and trial == 0:
-                    self.save(call, out, ref)
-                if cmp["nonfinite"] and not self.probed and gs.has_inputs():
-                    self.probe(trial, call, cmp["nonfinite"])
+        reset_autotune_caches(self.kernel)  # each trial's first call tunes again, as a fresh process would
+        inputs = self.cp.inputs()
+        for call in range(self.cp.calls):
+            self.counter.clear()
+            out, ref = self.one_call(inputs, call)
+            cmp = compare.compare(out, ref, self.cp.spec.rtol, self.cp.spec.atol)
+            self.emit(event="trial", variant=self.variant, trial=trial, call=call,
+                      fingerprint=compare.fingerprint(out), guard=self.cp.guards.check(),
+                      bench_calls=list(self.counter.calls), **cmp)
+            if trial == 0 and (self.cp.args.get("save") or {}).get(self.variant):
+                self.save(call, out, ref)
+            if cmp["nonfinite"] and not self.probed and self.cp.guards.has_inputs():
+                self.probe(trial, call, cmp["nonfinite"])
 
     def probe(self, trial: int, call: int, nonfinite: int) -> None:
         """Non-finite output where the reference is finite: did it come from reading the
-        NaN padding? Re-run up to this call with finite padding, in guards of its own."""
+        NaN padding? Re-run up to this call on fresh inputs in finite padding, in guards of their own."""
+        import torch
+
         from harness.core import compare, guards
+        from harness.run.triton_compat import reset_autotune_caches
 
         self.probed, self.phase = True, "setup"
-        with guards.collecting(finite_poison=True, pad=self.args.get("pad")) as gs:
-            again = self.fresh_inputs(gs)
-            for _ in range(call + 1):
-                out, ref = self.one_call(again)
-        cmp = compare.compare(out, ref, self.spec.rtol, self.spec.atol)
-        self.emit(event="probe", trial=trial, call=call, nonfinite_with_nan_padding=nonfinite,
+        reset_autotune_caches(self.kernel)
+        cp = self.cp
+        with guards.collecting(finite_poison=True, pad=cp.args.get("pad")):
+            again = cp.case.make_inputs(device=cp.device, gen=torch.Generator().manual_seed(cp.args["seed"]),
+                                        **cp.sizes)
+        for k in range(call + 1):
+            out, ref = self.one_call(again, k, ref=cp.reference(again, k) if k else None)
+        cmp = compare.compare(out, ref, cp.spec.rtol, cp.spec.atol)
+        self.emit(event="probe", variant=self.variant, trial=trial, call=call, nonfinite_with_nan_padding=nonfinite,
                   nonfinite_with_finite_padding=cmp["nonfinite"])
 
     def save(self, call: int, out, ref) -> None:
         import torch
 
-        folder = Path(self.args["save"])
+        folder = Path(self.cp.args["save"][self.variant])
         folder.mkdir(parents=True, exist_ok=True)
-        torch.save({"out": out.detach().cpu(), "ref": ref}, folder / f"call{call}.pt")
+        torch.save({"out": out.detach().cpu(), "ref": ref.detach().cpu()}, folder / f"call{call}.pt")
 
 
 def check_backend(backend: str) -> None:
@@ -178,6 +245,8 @@ def check_backend(backend: str) -> None:
 
 
 def run(args: dict) -> int:
+    """Every variant in ``args["variants"]``, in order; the first failure ends the process
+    (the harness starts a fresh one for the variants left)."""
     emit = Events(args["events"])
     session = None
     try:
@@ -186,9 +255,13 @@ def run(args: dict) -> int:
         check_backend(args["backend"])
         with patched(interpreter=args["backend"] == "interpreter") as counter:
             emit(event="env", **environment(args["backend"]))
-            session = Session(args, emit, counter)
-            for trial in range(args["trials"]):
-                session.trial(trial)
+            cp = CaseProcess(args)
+            for variant in args["variants"]:
+                emit(event="start", variant=variant)
+                session = Session(cp, variant, emit, counter)
+                for trial in range(args["trials"]):
+                    session.trial(trial)
+                emit(event="finished", variant=variant)
         emit(event="done")
         return 0
     except BaseException as e:  # report everything: a crash must never pass silently

@@ -1,0 +1,81 @@
+"""Causal attention with more keys than queries: the mask is aligned to the top-left corner.
+
+Prefill with a KV cache (chunked prefill, speculative decoding, a second turn of a
+chat) attends ``S_q`` new queries to ``S_k > S_q`` keys: the cached ones and the
+new ones. The new queries are the *last* ``S_q`` positions of the sequence, so
+query ``i`` sits at position ``i + S_k - S_q`` and may see keys ``0 .. i + S_k - S_q``:
+the causal mask is aligned to the bottom-right corner of the ``S_q x S_k`` score
+matrix. That is what flash-attention (since 2.1) and FlashInfer mean by causal.
+
+The kernel below is the fused-attention forward with the causal mask written the
+way it is for ``S_q == S_k``: key ``j`` is visible to query ``i`` when ``j <= i``, and
+the key loop stops at the end of the query block's diagonal. With ``S_q == S_k``
+both corners coincide and every test passes. With a cache, query ``i`` sees only the
+first ``i + 1`` keys, mostly cached context from the start of the sequence, and
+none of the tokens just before it. The output is a valid-looking weighted average
+of the wrong keys.
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def attn_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, sm_scale, S_q, S_k,
+                    stride_qh, stride_qs, stride_kh, stride_ks, stride_vh, stride_vs, stride_oh, stride_os,
+                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, HEAD_DIM: tl.constexpr):
+    start_m = tl.program_id(0)
+    bh = tl.program_id(1)  # batch * heads + head
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q_ptrs = q_ptr + bh * stride_qh + offs_m[:, None] * stride_qs + offs_d[None, :]
+    k_ptrs = k_ptr + bh * stride_kh + offs_n[:, None] * stride_ks + offs_d[None, :]
+    v_ptrs = v_ptr + bh * stride_vh + offs_n[:, None] * stride_vs + offs_d[None, :]
+    o_ptrs = o_ptr + bh * stride_oh + offs_m[:, None] * stride_os + offs_d[None, :]
+
+    q = tl.load(q_ptrs, mask=offs_m[:, None] < S_q, other=0.0)
+    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    qk_scale = sm_scale * 1.44269504  # exp(x) = exp2(x * log2(e))
+    hi = tl.minimum(S_k, (start_m + 1) * BLOCK_M)  # BUG: the block's last visible key, counted from the top-left
+    for start_n in range(0, hi, BLOCK_N):
+        k = tl.load(k_ptrs + start_n * stride_ks, mask=(start_n + offs_n)[:, None] < S_k, other=0.0)
+        qk = tl.dot(q, tl.trans(k))
+        causal = (start_n + offs_n)[None, :] <= offs_m[:, None]  # BUG: query i sees keys 0..i, as if S_q == S_k
+        qk = tl.where(causal, qk, float("-inf"))
+        m_ij = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+        p = tl.math.exp2(qk * qk_scale - m_ij[:, None])
+        alpha = tl.math.exp2(m_i - m_ij)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        v = tl.load(v_ptrs + start_n * stride_vs, mask=(start_n + offs_n)[:, None] < S_k, other=0.0)
+        acc = tl.dot(p.to(tl.float16), v, acc * alpha[:, None])
+        m_i = m_ij
+    acc = acc / l_i[:, None]
+    tl.store(o_ptrs, acc.to(tl.float16), mask=offs_m[:, None] < S_q)
+
+
+def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor) -> torch.Tensor:
+    B, H, S_q, D = q.shape
+    S_k = k.shape[2]
+    assert S_q <= S_k, "causal attention with a cache: the queries are the last S_q positions"
+    for t in (q, k, v, o):  # heads may be flattened into one index
+        assert t.stride(3) == 1 and t.stride(0) == H * t.stride(1)
+    grid = (triton.cdiv(S_q, 128), B * H)
+    attn_fwd_kernel[grid](q, k, v, o, D ** -0.5, S_q, S_k,
+                          q.stride(1), q.stride(2), k.stride(1), k.stride(2),
+                          v.stride(1), v.stride(2), o.stride(1), o.stride(2),
+                          BLOCK_M=128, BLOCK_N=64, HEAD_DIM=D, num_warps=4, num_stages=3)
+    return o
+
+
+if __name__ == "__main__":  # python cases/<slug>/<this file>: the kernel beside the reference
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, where harness/ is
+    from harness.run.standalone import main
+
+    sys.exit(main(__file__))

@@ -1,0 +1,489 @@
+"""An instrumented Triton interpreter: memory checking, race recording, program order,
+poison in masked lanes and TF32 rounding, applied for one block and undone after it.
+
+``instrumented(...)`` is the one entry point. Inside the block, every launch of an
+interpreted kernel (``TRITON_INTERPRET=1``):
+
+- **memcheck**: every active lane of a ``tl.load``, ``tl.store`` and atomic is checked
+  against the bounds of the tensor argument its pointer was computed from (a tag on the
+  pointer's ``TensorHandle``, carried through ``+``, broadcasts, reshapes, ``where``
+  and block pointers; an untagged pointer must fall inside some tensor argument). An
+  out-of-bounds lane is recorded (tensor, side, distance in elements, program id,
+  kernel source line) and not performed: a load gets poison, a store is dropped.
+- **race**: per launch, the addresses each program reads, stores and updates
+  atomically; a plain store to an address that another program also touches is a
+  race, reported with both program ids and source lines.
+- **order**: the programs of a grid run in program-id order ("forward"), "reverse", or
+  a shuffle seeded by an int.
+- **poison_masked**: the masked-off lanes of a ``tl.load`` with no ``other=`` hold poison
+  (NaN, or the integer type's maximum) instead of the interpreter's 0.
+- **tf32**: an fp32 ``tl.dot`` whose ``input_precision`` is TF32 (the default for fp32
+  on NVIDIA GPUs) rounds its operands to TF32 (10-bit mantissa, round to nearest, ties
+  away), as the tensor cores do; "ieee" dots stay exact.
+
+Written against Triton 3.6's ``triton.runtime.interpreter`` (``InterpreterBuilder``,
+``GridExecutor.__call__``); ``supported()`` says why not where those internals differ.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Iterator
+
+TAG = "casebook_tensor"  # key in TensorHandle.attr: the tensor argument a pointer came from
+MAX_RECORDED = 20_000_000  # accesses recorded per launch by the race detector
+LOAD, STORE, ATOMIC = 0, 1, 2
+KIND_NAMES = ("load", "store", "atomic")
+_PROPAGATE = ("create_addptr", "create_splat", "create_broadcast", "create_expand_dims", "create_reshape",
+              "create_trans", "create_select", "create_cat", "create_join", "create_bitcast", "cast_impl",
+              "create_int_to_ptr")
+_NEEDED = ("InterpreterBuilder", "GridExecutor", "TensorHandle", "BlockPointerHandle", "_patch_lang",
+           "_implicit_cvt", "interpreter_builder", "InterpreterError")
+
+
+@dataclass
+class Options:
+    memcheck: bool = False
+    race: bool = False
+    order: object = "forward"  # "forward", "reverse" or an int seed
+    poison_masked: bool = True
+    tf32: bool = True
+
+
+@dataclass
+class Span:
+    name: str
+    lo: int  # first byte of the view
+    hi: int  # one past its last byte
+    itemsize: int
+
+
+@dataclass
+class Launch:
+    kernel: str
+    spans: dict
+    grid: tuple = (1, 1, 1)
+    accesses: list = field(default_factory=list)  # (addresses, pid, kind, line) for the race detector
+    recorded: int = 0
+    truncated: bool = False
+
+
+@dataclass
+class Recorder:
+    """What the instrumented launches saw; plain data, read after the block."""
+
+    options: Options
+    launches: int = 0
+    oob: dict = field(default_factory=dict)  # (kind, tensor, side, line) -> {"lanes", "elements", "pid", ...}
+    races: list = field(default_factory=list)
+    atomics: int = 0
+    float_atomics: int = 0
+    tf32_dots: int = 0
+    poisoned_loads: int = 0
+    blocks: dict = field(default_factory=dict)  # constexpr name -> sorted int values seen
+    poison_lines: list = field(default_factory=list)  # kernel lines whose masked lanes got poison
+    dot_lines: list = field(default_factory=list)  # kernel lines of the tl.dot calls rounded like TF32
+    truncated: bool = False
+    current: Launch | None = None
+
+    def pid(self) -> tuple:
+        from triton.runtime import interpreter as interp
+
+        return tuple(interp.interpreter_builder.grid_idx)
+
+
+def supported() -> str | None:
+    """None where this Triton's interpreter has what the patches need, else why not."""
+    try:
+        from triton.runtime import interpreter as interp
+    except Exception as e:  # noqa: BLE001
+        return f"triton.runtime.interpreter cannot be imported: {e}"
+    missing = [n for n in _NEEDED if not hasattr(interp, n)]
+    if missing:
+        return f"this Triton's interpreter lacks {', '.join(missing)}"
+    b = interp.InterpreterBuilder
+    missing = [n for n in ("create_masked_load", "create_masked_store", "create_dot", "create_atomic_rmw")
+               if not hasattr(b, n)]
+    return f"InterpreterBuilder lacks {', '.join(missing)}" if missing else None
+
+
+_SKIP_DIRS: tuple = ()
+
+
+def kernel_line() -> str:
+    """file:line of the innermost frame outside Triton and this module: the kernel's source line."""
+    global _SKIP_DIRS
+    if not _SKIP_DIRS:
+        import numpy
+        import triton
+
+        _SKIP_DIRS = (os.path.dirname(triton.__file__), os.path.dirname(numpy.__file__), __file__)
+    f = sys._getframe(1)
+    while f is not None:
+        name = f.f_code.co_filename
+        if not name.startswith(_SKIP_DIRS):
+            return f"{_short(name)}:{f.f_lineno}"
+        f = f.f_back
+    return "?"
+
+
+def _short(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def poison_for(np_dtype):
+    import numpy as np
+
+    if np.issubdtype(np_dtype, np.floating):
+        return np.nan
+    if np_dtype == np.bool_:
+        return True
+    return np.iinfo(np_dtype).max
+
+
+def tf32_round(a):
+    """fp32 values rounded to TF32 (10 mantissa bits), to nearest with ties away from zero."""
+    import numpy as np
+
+    bits = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
+    rounded = ((bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
+    return np.where(np.isfinite(a), rounded, a).astype(np.float32)
+
+
+def _spans(tensors: dict) -> dict:
+    """The byte range of each tensor argument's view (not its whole storage)."""
+    import torch
+
+    out = {}
+    for name, t in tensors.items():
+        if not isinstance(t, torch.Tensor) and isinstance(getattr(t, "base", None), torch.Tensor):
+            t = t.base  # triton.reinterpret's TensorWrapper
+        size = t.element_size()
+        lo = hi = t.data_ptr()
+        if t.numel():
+            lo += size * sum(min(0, (s - 1) * st) for s, st in zip(t.shape, t.stride()))
+            hi += size * (1 + sum(max(0, (s - 1) * st) for s, st in zip(t.shape, t.stride())))
+        out[name] = Span(name, lo, hi, size)
+    return out
+
+
+def _owner(spans: dict, addr: int) -> tuple[str, int] | None:
+    for s in spans.values():
+        if s.lo <= addr < s.hi:
+            return s.name, (addr - s.lo) // s.itemsize
+    return None
+
+
+def _flat_pid(pid: tuple, grid: tuple) -> int:
+    return pid[0] + grid[0] * (pid[1] + grid[1] * pid[2])
+
+
+def _pid_text(pid: tuple) -> str:
+    return str(pid[0]) if pid[1:] == (0, 0) else str(tuple(pid))
+
+
+def _program_order(grid: tuple, order) -> list:
+    import random
+
+    idx = [(x, y, z) for x in range(grid[0]) for y in range(grid[1]) for z in range(grid[2])]
+    if order == "reverse":
+        idx.reverse()
+    elif isinstance(order, int) and not isinstance(order, bool):
+        random.Random(order).shuffle(idx)
+    return idx
+
+
+def check_lanes(rec: Recorder, ptrs, mask, kind: int):
+    """The active lanes' addresses, and the mask with out-of-bounds lanes removed (memcheck)."""
+    import numpy as np
+
+    addrs = np.asarray(ptrs.data).astype(np.uint64, copy=False)
+    m = np.broadcast_to(np.asarray(mask.data, dtype=bool), addrs.shape)
+    launch = rec.current
+    if launch is None or not rec.options.memcheck or not launch.spans:
+        return addrs, m
+    size = max(1, ptrs.get_element_ty().primitive_bitwidth // 8)
+    name = ptrs.attr.get(TAG)
+    a = addrs.astype(np.int64)
+    if name in launch.spans:
+        s = launch.spans[name]
+        bad = m & ((a < s.lo) | (a + size > s.hi))
+    else:
+        inside = np.zeros(a.shape, dtype=bool)
+        for s in launch.spans.values():
+            inside |= (a >= s.lo) & (a + size <= s.hi)
+        bad = m & ~inside
+    if bad.any():
+        _record_oob(rec, a[bad], name, kind)
+        m = m & ~bad
+    return addrs, m
+
+
+def _record_oob(rec: Recorder, bad_addrs, name, kind: int) -> None:
+    spans = rec.current.spans
+    s = spans.get(name) or min(spans.values(), key=lambda sp: min(abs(int(bad_addrs[0]) - sp.lo),
+                                                                 abs(int(bad_addrs[0]) - sp.hi)))
+    before = bad_addrs < s.lo
+    line = kernel_line()
+    for side, sel in (("before the start", before), ("past the end", ~before)):
+        if not sel.any():
+            continue
+        far = int((s.lo - bad_addrs[sel].min()) if side == "before the start" else (bad_addrs[sel].max() - s.hi))
+        key = (KIND_NAMES[kind], s.name if name in spans else f"{s.name}?", side, line)
+        hit = rec.oob.setdefault(key, {"lanes": 0, "elements": 0, "pid": _pid_text(rec.pid()),
+                                       "kernel": rec.current.kernel, "itemsize": s.itemsize})
+        hit["lanes"] += int(sel.sum())
+        hit["elements"] = max(hit["elements"], far // s.itemsize + (1 if side == "past the end" else 0))
+
+
+def record_access(rec: Recorder, addrs, mask, kind: int) -> None:
+    """Remember one access's active addresses for the race analysis of this launch."""
+    launch = rec.current
+    if launch is None or not rec.options.race or launch.truncated:
+        return
+    active = addrs[mask]
+    if not active.size:
+        return
+    if launch.recorded + active.size > MAX_RECORDED:
+        launch.truncated = rec.truncated = True
+        return
+    launch.recorded += active.size
+    launch.accesses.append((active.ravel().copy(), _flat_pid(rec.pid(), launch.grid), kind, kernel_line()))
+
+
+def find_races(launch: Launch, limit: int = 5) -> list[dict]:
+    """Addresses a program stores to (plainly) that another program of the launch also touches."""
+    import numpy as np
+
+    if not launch.accesses:
+        return []
+    addrs = np.concatenate([a for a, *_ in launch.accesses])
+    pids = np.concatenate([np.full(a.size, p, dtype=np.int64) for a, p, *_ in launch.accesses])
+    kinds = np.concatenate([np.full(a.size, k, dtype=np.int8) for a, _, k, _ in launch.accesses])
+    access = np.concatenate([np.full(a.size, i, dtype=np.int64) for i, (a, *_) in enumerate(launch.accesses)])
+    pairs = np.unique(np.stack([addrs.astype(np.uint64), pids.astype(np.uint64)], axis=1), axis=0)
+    shared_addrs, n = np.unique(pairs[:, 0], return_counts=True)
+    shared = shared_addrs[n > 1]
+    stored = np.unique(addrs[kinds == STORE])
+    racy = np.intersect1d(shared, stored)
+    out = []
+    for addr in racy[:limit]:
+        at = addrs == addr
+        store = np.flatnonzero(at & (kinds == STORE))[0]
+        p = pids[store]
+        other = np.flatnonzero(at & (pids != p))[0]
+        out.append(_race(launch, int(addr), access[store], access[other], int(racy.size)))
+    return out
+
+
+def _race(launch: Launch, addr: int, first: int, second: int, total: int) -> dict:
+    _, p1, _, line1 = launch.accesses[first]
+    _, p2, k2, line2 = launch.accesses[second]
+    owner = _owner(launch.spans, addr)
+    where = f"{owner[0]}[{owner[1]}]" if owner else hex(addr)
+    unflat = lambda p: _pid_text((p % launch.grid[0], p // launch.grid[0] % launch.grid[1],  # noqa: E731
+                                  p // (launch.grid[0] * launch.grid[1])))
+    return {"kernel": launch.kernel, "address": where, "store_pid": unflat(p1), "store_line": line1,
+            "other_pid": unflat(p2), "other_kind": KIND_NAMES[k2], "other_line": line2, "addresses": total}
+
+
+class _Patches:
+    """The patched interpreter methods, closing over one Recorder."""
+
+    def __init__(self, rec: Recorder):
+        from triton.runtime import interpreter as interp
+
+        self.rec, self.interp = rec, interp
+        self.undo: list = []
+
+    def set(self, obj, name: str, value) -> None:
+        missing = object()
+        old = obj.__dict__.get(name, missing)
+        setattr(obj, name, value)
+        self.undo.append(lambda: delattr(obj, name) if old is missing else setattr(obj, name, old))
+
+    def apply(self) -> None:
+        B = self.interp.InterpreterBuilder
+        self.set(B, "create_masked_load", self.masked_load(B.create_masked_load))
+        self.set(B, "create_masked_store", self.masked_store(B.create_masked_store))
+        self.set(B, "create_atomic_rmw", self.atomic_rmw(B.create_atomic_rmw))
+        self.set(B, "create_atomic_cas", self.atomic_cas(B.create_atomic_cas))
+        self.set(B, "create_dot", self.dot(B.create_dot))
+        for name in _PROPAGATE:
+            if hasattr(B, name):
+                self.set(B, name, self.propagating(getattr(B, name)))
+        BP = self.interp.BlockPointerHandle
+        self.set(BP, "materialize_pointers", self.block_pointers(BP.materialize_pointers))
+        self.set(self.interp.GridExecutor, "__call__", grid_call(self.rec, self.interp))
+
+    def restore(self) -> None:
+        for u in reversed(self.undo):
+            u()
+        self.undo.clear()
+
+    def propagating(self, original):
+        TensorHandle = self.interp.TensorHandle
+
+        def method(builder, *args, **kwargs):
+            out = original(builder, *args, **kwargs)
+            if isinstance(out, TensorHandle) and TAG not in out.attr:
+                for a in args:
+                    if isinstance(a, TensorHandle) and TAG in a.attr:
+                        out.attr[TAG] = a.attr[TAG]
+                        break
+            return out
+        return method
+
+    def block_pointers(self, original):
+        def method(handle, boundary_check):
+            ptrs, masks = original(handle, boundary_check)
+            if TAG in getattr(handle.base, "attr", {}):
+                ptrs.attr[TAG] = handle.base.attr[TAG]
+            return ptrs, masks
+        return method
+
+    def masked_load(self, original):
+        rec, TensorHandle = self.rec, self.interp.TensorHandle
+
+        def method(builder, ptrs, mask, other, *rest):
+            import numpy as np
+
+            addrs, m = check_lanes(rec, ptrs, mask, LOAD)
+            record_access(rec, addrs, m, LOAD)
+            if other is None and rec.options.poison_masked and not m.all():
+                dtype_np = self.interp._get_np_dtype(ptrs.get_element_ty())
+                other = TensorHandle(np.full(addrs.shape, poison_for(dtype_np), dtype=dtype_np),
+                                     ptrs.get_element_ty())
+                rec.poisoned_loads += 1
+                _note_line(rec.poison_lines)
+            return original(builder, ptrs, TensorHandle(np.ascontiguousarray(m), mask.dtype), other, *rest)
+        return method
+
+    def masked_store(self, original):
+        rec, TensorHandle = self.rec, self.interp.TensorHandle
+
+        def method(builder, ptrs, value, mask, *rest):
+            import numpy as np
+
+            addrs, m = check_lanes(rec, ptrs, mask, STORE)
+            record_access(rec, addrs, m, STORE)
+            return original(builder, ptrs, value, TensorHandle(np.ascontiguousarray(m), mask.dtype), *rest)
+        return method
+
+    def atomic_rmw(self, original):
+        rec, TensorHandle = self.rec, self.interp.TensorHandle
+
+        def method(builder, op, ptr, val, mask, *rest):
+            import numpy as np
+
+            addrs, m = check_lanes(rec, ptr, mask, ATOMIC)
+            record_access(rec, addrs, m, ATOMIC)
+            rec.atomics += 1
+            rec.float_atomics += bool(np.issubdtype(np.asarray(val.data).dtype, np.floating))
+            return original(builder, op, ptr, val, TensorHandle(np.ascontiguousarray(m), mask.dtype), *rest)
+        return method
+
+    def atomic_cas(self, original):
+        rec, TensorHandle = self.rec, self.interp.TensorHandle
+
+        def method(builder, ptr, cmp, val, *rest):
+            import numpy as np
+
+            ones = TensorHandle(np.ones(np.shape(ptr.data), dtype=bool), None)
+            addrs, m = check_lanes(rec, ptr, ones, ATOMIC)
+            record_access(rec, addrs, m, ATOMIC)
+            rec.atomics += 1
+            return original(builder, ptr, cmp, val, *rest)
+        return method
+
+    def dot(self, original):
+        rec, TensorHandle = self.rec, self.interp.TensorHandle
+
+        def method(builder, a, b, d, input_precision, *rest):
+            from triton._C.libtriton import ir
+
+            if (rec.options.tf32 and input_precision == ir.INPUT_PRECISION.TF32
+                    and str(a.dtype.scalar) == "fp32" and str(b.dtype.scalar) == "fp32"):
+                a = TensorHandle(tf32_round(a.data), a.dtype.scalar)
+                b = TensorHandle(tf32_round(b.data), b.dtype.scalar)
+                rec.tf32_dots += 1
+                _note_line(rec.dot_lines)
+            return original(builder, a, b, d, input_precision, *rest)
+        return method
+
+
+def grid_call(rec: Recorder, interp):
+    """``GridExecutor.__call__`` as in Triton 3.6, with the launch recorded and the program order chosen."""
+    import inspect
+
+    import triton
+
+    def __call__(self, *args_dev, **kwargs):
+        argspec = inspect.getfullargspec(self.fn)
+        kwargs = {k: v for k, v in kwargs.items() if k in argspec.args}
+        args_hst, kwargs_hst = self._init_args_hst(args_dev, kwargs)
+        for hook in self.pre_run_hooks:
+            hook(*args_hst, **kwargs_hst)
+        patch_scope = interp._patch_lang(self.fn)
+        try:
+            args = inspect.getcallargs(self.fn, *args_hst, **kwargs_hst)
+            tensors = {n: a for n, a in args.items() if hasattr(a, "data_ptr") and n not in self.constexprs}
+            _note_blocks(rec, {n: a for n, a in args.items() if n in self.constexprs})
+            args = {n: a if n in self.constexprs else interp._implicit_cvt(a) for n, a in args.items()}
+            for n in tensors:
+                args[n].handle.attr[TAG] = n
+            grid = self.grid(args) if callable(self.grid) else self.grid
+            grid = tuple(grid) + (1,) * (3 - len(grid))
+            interp.interpreter_builder.set_grid_dim(*grid)
+            rec.current = Launch(getattr(self.fn, "__name__", "?"), _spans(tensors), grid)
+            rec.launches += 1
+            try:
+                for idx in _program_order(grid, rec.options.order):
+                    interp.interpreter_builder.set_grid_idx(*idx)
+                    self.fn(**args)
+            except Exception as e:
+                if triton.knobs.compilation.front_end_debugging:
+                    raise
+                raise interp.InterpreterError(repr(e)) from e
+            if rec.options.race:
+                rec.races.extend(find_races(rec.current))
+        finally:
+            rec.current = None
+            patch_scope.restore()
+        self._restore_args_dev(args_dev, args_hst, kwargs, kwargs_hst)
+    return __call__
+
+
+def _note_line(lines: list) -> None:
+    line = kernel_line()
+    if line not in lines:
+        lines.append(line)
+
+
+def _note_blocks(rec: Recorder, constexprs: dict) -> None:
+    for name, v in constexprs.items():
+        v = getattr(v, "value", v)
+        if isinstance(v, int) and not isinstance(v, bool) and v > 1 and v & (v - 1) == 0:
+            rec.blocks[name] = sorted(set(rec.blocks.get(name, [])) | {v})
+
+
+@contextmanager
+def instrumented(options: Options | None = None) -> Iterator[Recorder]:
+    """Patch the interpreter for the block (see the module's docstring); yield what it records."""
+    why = supported()
+    if why is not None:
+        raise RuntimeError(f"the interpreter cannot be instrumented: {why}")
+    rec = Recorder(options or Options())
+    patches = _Patches(rec)
+    try:
+        patches.apply()
+        yield rec
+    finally:
+        patches.restore()

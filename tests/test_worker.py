@@ -1,0 +1,74 @@
+"""The worker and its isolation, on synthetic cases (make_case) whose launchers are plain Python."""
+
+from harness.core.spec import load_spec
+from harness.core.verdict import judge
+from harness.run.isolate import run_isolated, run_variants
+
+# Call 1 puts a NaN in the output (so the worker re-runs with finite padding to see
+# whether the NaN came from the padding); call 2 writes two elements past the end.
+NAN_THEN_OVERRUN = """
+import torch
+
+CALLS = {}  # per output buffer: the worker's finite-padding re-run gets buffers of its own
+
+def row_mean(x, out):
+    n_call = CALLS[out.data_ptr()] = CALLS.get(out.data_ptr(), 0) + 1
+    out.copy_(x.mean(dim=1))
+    if n_call % 2 == 1:
+        out[0] = float("nan")
+    else:
+        n = out.numel()
+        whole = torch.tensor([], dtype=out.dtype).set_(out.untyped_storage(), out.storage_offset(), (n + 2,))
+        whole[n:] = 1.0
+    return out
+"""
+
+EXITS_ON_SECOND_CALL = """
+import os
+
+CALLS = [0]
+
+def row_mean(x, out):
+    CALLS[0] += 1
+    if CALLS[0] == 2:
+        os._exit(0)
+    return out.copy_(x.mean(dim=1))
+"""
+
+SEGFAULTS = "import ctypes\n\ndef row_mean(x, out):\n    ctypes.string_at(0)\n"
+RIGHT = "def row_mean(x, out):\n    return out.copy_(x.mean(dim=1))\n"
+
+
+def test_the_finite_padding_rerun_keeps_the_trials_guards(make_case):
+    """Regression: the re-run after a NaN used to drop every guard for the rest of the
+    trial, so trial 0's second call, which writes past the end, was judged ok."""
+    path = make_case("nan-then-overrun", files={"broken.py": NAN_THEN_OVERRUN},
+                     fields={"run": {"calls": 2, "trials": {"interpreter": 2}},
+                             "expect": {"gpu": "wrong", "interpreter": "wrong"}})
+    spec = load_spec(path)
+    run = run_isolated(spec, "broken", "interpreter", trials=2, seed=0)
+    assert run.status == "done", run.message + run.output_tail
+    assert [p["call"] for p in run.probes] == [0]
+    second_calls = [t for t in run.trials if t["call"] == 1]
+    assert [t["guard"]["wrote_past_end"] for t in second_calls] == [{"out": 2}, {"out": 2}]
+    assert [(v.observed, v.as_declared) for v in judge(spec, run)] == [("wrong", True), ("wrong", True)]
+
+
+def test_a_worker_that_exits_early_with_status_0_is_a_crash(make_case):
+    path = make_case("exits-early", files={"fixed.py": EXITS_ON_SECOND_CALL}, fields={"run": {"calls": 1}})
+    spec = load_spec(path)
+    run = run_isolated(spec, "fixed", "interpreter", trials=3, seed=0)
+    assert run.status == "crash" and "1 of 3" in run.message, run.message
+    (v,) = judge(spec, run)
+    assert (v.observed, v.as_declared) == ("crash", False)
+
+
+def test_a_crash_in_one_variant_leaves_the_others_of_the_same_worker_intact(make_case):
+    """One worker runs every variant of a case; after a crash a fresh one runs what is left."""
+    path = make_case("crash-then-rest", files={"broken.py": SEGFAULTS, "fixed.py": RIGHT, "fast.py": RIGHT})
+    spec = load_spec(path)
+    runs = run_variants(spec, ["broken", "fixed", "fast"], "interpreter", trials=2, seed=0)
+    assert runs["broken"].status == "crash" and "SIGSEGV" in runs["broken"].message
+    for variant in ("fixed", "fast"):
+        assert runs[variant].status == "done" and len(runs[variant].trials) == 2
+        assert [v.observed for v in judge(spec, runs[variant])] == ["ok"]

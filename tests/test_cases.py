@@ -1,17 +1,19 @@
 """Every case folder, on every backend: the broken kernel does what its case declares,
 and the fixed kernel matches the reference.
 
-Each (case, variant, backend) runs in its own process through the harness, exactly
-as ``python -m harness case`` runs it. Ids read ``nrm2-race-broken-gpu``.
-GPU tests carry the ``gpu`` mark (``pytest -m gpu``) and skip where CUDA is absent.
+The runs are made exactly as ``python -m harness case`` makes them (one worker per
+case and backend, isolated), all at once for the tests pytest selected: the first
+test of a backend runs every selected case of that backend in parallel, and each test
+then judges its own variant. Ids read ``nrm2-race-broken-gpu``. GPU tests carry the
+``gpu`` mark (``pytest -m gpu``) and skip where CUDA is absent.
 """
 
 import pytest
 
 from harness.core import discovery
-from harness.run.isolate import run_isolated
 from harness.core.table import case_table
 from harness.core.verdict import judge
+from harness.run.scheduler import run_many
 
 SPECS, ERRORS = discovery.load_all()
 
@@ -45,11 +47,28 @@ def test_every_case_folder_is_well_formed():
     assert SPECS, "no cases found"
 
 
+_RUNS: dict = {}
+
+
+def _run_of(request, spec, variant, backend):
+    """This test's run, from one batch over every case selected on this backend."""
+    if (spec.slug, backend) not in _RUNS:
+        wanted = {}
+        for item in request.session.items:
+            cs = getattr(item, "callspec", None)
+            other = cs.params.get("spec") if cs else None
+            if other is not None and cs.params.get("backend") == backend and "skip" not in item.keywords:
+                wanted[other.slug] = other
+        wanted.setdefault(spec.slug, spec)
+        _RUNS.update(run_many([(s, backend) for s in wanted.values()], jobs=2))
+    return _RUNS[(spec.slug, backend)][variant]
+
+
 @pytest.mark.parametrize("spec, variant, backend", list(_params()))
-def test_behaves_as_declared(spec, variant, backend):
+def test_behaves_as_declared(request, spec, variant, backend):
     if spec is None:
         pytest.fail(variant, pytrace=False)  # a malformed folder: variant holds its error line
-    run = run_isolated(spec, variant, backend, trials=spec.trials[backend], seed=0)
+    run = _run_of(request, spec, variant, backend)
     if run.unavailable:
         pytest.skip(run.message)
     verdicts = judge(spec, run)

@@ -37,34 +37,42 @@ def gpu_jobs() -> int:
         return DEFAULT_GPU_JOBS
 
 
+def run_many(pairs, trials=None, seed=0, jobs=2, variants=None, save_root=None) -> dict:
+    """Run every (spec, backend) in ``pairs``, each in its own worker(s), in parallel:
+    {(slug, backend): {variant: RunResult}}. Interpreter workers share ``jobs`` slots,
+    GPU workers ``gpu_jobs()``."""
+    gpu_slots = threading.Semaphore(gpu_jobs())
+
+    def one(pair):
+        spec, backend = pair
+        names = list(variants or spec.variants)
+        save = {v: str(save_root / spec.slug / f"{v}-{backend}") for v in names} if save_root else None
+        kwargs = dict(trials=trials_for(spec, backend, trials), seed=seed, save=save)
+        if backend == "gpu":
+            with gpu_slots:
+                return run_variants(spec, run_order(names), backend, **kwargs)
+        return run_variants(spec, run_order(names), backend, **kwargs)
+
+    pairs = list(pairs)
+    workers = max(1, jobs) + (gpu_jobs() if any(b == "gpu" for _, b in pairs) else 0)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        results = list(pool.map(one, pairs))
+    return {(spec.slug, backend): runs for (spec, backend), runs in zip(pairs, results)}
+
+
 def run_case_matrix(specs, backends, trials, seed, jobs=2, variants=None, save_root=None):
     """Run every (case, variant, backend); returns {slug: (runs, verdicts)}, runs in the
     order broken, fixed, fast for each backend.
 
     ``variants`` defaults to each case's own: broken, fixed, and fast where it has one.
     """
-    gpu_slots = threading.Semaphore(gpu_jobs())
-    tasks = [(s, b) for s in specs for b in backends]
-
-    def one(task):
-        spec, backend = task
-        names = list(variants or spec.variants)
-        save = {v: str(save_root / spec.slug / f"{v}-{backend}") for v in names} if save_root else None
-        kwargs = dict(trials=trials_for(spec, backend, trials), seed=seed, save=save)
-        if backend == "gpu":
-            with gpu_slots:
-                runs = run_variants(spec, run_order(names), backend, **kwargs)
-        else:
-            runs = run_variants(spec, run_order(names), backend, **kwargs)
-        return [(runs[v], judge(spec, runs[v])) for v in names]
-
-    workers = max(1, jobs) + (gpu_jobs() if "gpu" in backends else 0)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(one, tasks))
+    pairs = [(s, b) for s in specs for b in backends]
+    done = run_many(pairs, trials, seed, jobs, variants, save_root)
     out = {}
-    for (spec, _), pairs in zip(tasks, results):
+    for spec, backend in pairs:
         runs, vs = out.setdefault(spec.slug, ([], []))
-        for run, verdicts in pairs:
+        for variant in (variants or spec.variants):
+            run = done[(spec.slug, backend)][variant]
             runs.append(run)
-            vs.extend(verdicts)
+            vs.extend(judge(spec, run))
     return out

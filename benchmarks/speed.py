@@ -1,0 +1,100 @@
+"""Wall-clock times of the casebook's everyday commands, from a cold start, written as Markdown.
+
+    python benchmarks/speed.py --out docs/measurements/speed-gpu.md --backend gpu \
+        --singles add-missing-mask,nrm2-atomics [--before OLD_CHECKOUT] [--pytest] [--all] [--report]
+
+Every command runs as its own subprocess (so each pays its own imports, as a user's
+does), from the repository root it measures (``--before`` another checkout, to time the
+code as it was). The output file holds the device and versions, each command line,
+its exit status and its wall time, and the last lines of its output. Nobody types
+these numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def device_line() -> str:
+    probe = ("import torch, triton, platform\n"
+             "d = torch.cuda.get_device_name(0) if torch.cuda.is_available() else f'CPU ({platform.machine()})'\n"
+             "print(f'{d}; torch {torch.__version__}, triton {triton.__version__}, Python {platform.python_version()}')")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    return out.stdout.strip() or out.stderr.strip().splitlines()[-1]
+
+
+def timed(label: str, argv: list[str], cwd: Path, timeout: int) -> dict:
+    t0 = time.monotonic()
+    try:
+        r = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                           env={**os.environ, "PYTHONPATH": str(cwd) + os.pathsep + os.environ.get("PYTHONPATH", "")})
+        code, tail = r.returncode, (r.stdout + r.stderr).strip().splitlines()[-3:]
+    except subprocess.TimeoutExpired:
+        code, tail = "timeout", [f"did not finish in {timeout} s"]
+    wall = time.monotonic() - t0
+    print(f"{label}: {wall:.1f} s (exit {code})", file=sys.stderr, flush=True)
+    return {"label": label, "argv": argv, "cwd": cwd, "wall": wall, "code": code, "tail": tail}
+
+
+def plan(args) -> list[tuple[str, list[str], Path, int]]:
+    py, out = sys.executable, []
+    trees = [("after", ROOT)] + ([("before", Path(args.before).resolve())] if args.before else [])
+    for name, tree in trees:
+        for slug in filter(None, args.singles.split(",")):
+            out.append((f"{name}: case {slug}", [py, "-m", "harness", "case", slug, "--backend", args.backend],
+                        tree, args.timeout))
+        if name == "after" and args.all:
+            out.append((f"{name}: case --all", [py, "-m", "harness", "case", "--all", "--backend", args.backend],
+                        tree, args.timeout))
+        if name == "after" and args.pytest:
+            mark = ["-m", "gpu"] if args.backend == "gpu" else []
+            out.append((f"{name}: pytest {' '.join(mark)}".strip(), [py, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                                                                      *mark], tree, args.timeout))
+        if name == "after" and args.report:
+            out.append((f"{name}: report", [py, "-m", "harness", "report", "--out", str(Path(args.out).parent / "r")],
+                        tree, args.timeout))
+    return out
+
+
+def markdown(rows: list[dict], args) -> str:
+    lines = [f"# Command times ({args.backend})", "", "```",
+             f"$ python benchmarks/speed.py {' '.join(sys.argv[1:])}",
+             device_line(), datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+             f"host: {platform.node() or '?'}, {os.cpu_count()} CPUs", "```", "",
+             "| command | tree | wall (s) | exit |", "|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| `{' '.join(r['argv'][1:])}` | {r['label'].split(':')[0]} | {r['wall']:.1f} | {r['code']} |")
+    lines += ["", "Last lines of each command's output:", ""]
+    for r in rows:
+        lines += [f"- {r['label']}:", "", "  ```"] + [f"  {t}" for t in r["tail"]] + ["  ```", ""]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", required=True)
+    p.add_argument("--backend", choices=["gpu", "interpreter"], default="gpu")
+    p.add_argument("--singles", default="", help="slugs to time one by one, comma-separated")
+    p.add_argument("--all", action="store_true", help="time case --all")
+    p.add_argument("--pytest", action="store_true", help="time the test suite (-m gpu on the GPU)")
+    p.add_argument("--report", action="store_true", help="time report (every detector)")
+    p.add_argument("--before", help="another checkout to time the same single-case commands in")
+    p.add_argument("--timeout", type=int, default=600)
+    args = p.parse_args()
+    rows = [timed(*step) for step in plan(args)]
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(markdown(rows, args))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -47,7 +47,7 @@ def timed(label: str, argv: list[str], cwd: Path, timeout: int) -> dict:
 
 def plan(args) -> list[tuple[str, list[str], Path, int]]:
     py, out = sys.executable, []
-    trees = [("after", ROOT)] + ([("before", Path(args.before).resolve())] if args.before else [])
+    trees = [("before", Path(args.before).resolve())] if args.before else [("after", ROOT)]
     for name, tree in trees:
         for slug in filter(None, args.singles.split(",")):
             out.append((f"{name}: case {slug}", [py, "-m", "harness", "case", slug, "--backend", args.backend],
@@ -87,7 +87,7 @@ def main() -> int:
     p.add_argument("--all", action="store_true", help="time case --all")
     p.add_argument("--pytest", action="store_true", help="time the test suite (-m gpu on the GPU)")
     p.add_argument("--report", action="store_true", help="time report (every detector)")
-    p.add_argument("--before", help="another checkout to time the same single-case commands in")
+    p.add_argument("--before", help="time the single-case commands in this other checkout (the code as it was) instead")
     p.add_argument("--timeout", type=int, default=600)
     args = p.parse_args()
     rows = [timed(*step) for step in plan(args)]

@@ -16,7 +16,10 @@ from concurrent.futures import ThreadPoolExecutor
 from harness.core.verdict import judge
 from harness.run.isolate import run_variants
 
-DEFAULT_GPU_JOBS = 4
+def default_gpu_jobs() -> int:
+    """Worker processes on one GPU at once: most of a worker's life is CPU (imports,
+    compiling), so up to one per two CPU cores beyond the first two, at most 12."""
+    return max(2, min(12, ((os.cpu_count() or 4) - 2)))
 
 
 def trials_for(spec, backend: str, override: int | None) -> int:
@@ -32,9 +35,16 @@ def run_order(variants) -> list[str]:
 
 def gpu_jobs() -> int:
     try:
-        return max(1, int(os.environ.get("CASEBOOK_GPU_JOBS", DEFAULT_GPU_JOBS)))
+        return max(1, int(os.environ.get("CASEBOOK_GPU_JOBS") or default_gpu_jobs()))
     except ValueError:
-        return DEFAULT_GPU_JOBS
+        return default_gpu_jobs()
+
+
+def expected_cost(pair) -> float:
+    """A rough cost, to start the longest runs first: a declared hang waits for its timeout."""
+    spec, backend = pair
+    hang = any("hang" in e for e in spec.expect[backend])
+    return (spec.timeout[backend] if hang else 0) + spec.trials[backend] * spec.calls * len(spec.variants)
 
 
 def run_many(pairs, trials=None, seed=0, jobs=2, variants=None, save_root=None) -> dict:
@@ -53,7 +63,7 @@ def run_many(pairs, trials=None, seed=0, jobs=2, variants=None, save_root=None) 
                 return run_variants(spec, run_order(names), backend, **kwargs)
         return run_variants(spec, run_order(names), backend, **kwargs)
 
-    pairs = list(pairs)
+    pairs = sorted(pairs, key=expected_cost, reverse=True)
     workers = max(1, jobs) + (gpu_jobs() if any(b == "gpu" for _, b in pairs) else 0)
     with ThreadPoolExecutor(max_workers=workers) as pool:
         results = list(pool.map(one, pairs))

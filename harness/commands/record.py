@@ -3,14 +3,20 @@
 ``python -m harness record nrm2-race --backend gpu`` runs the case and writes
 ``cases/nrm2-race/recorded/gpu.md`` and ``gpu.json``, and splices the table into the
 case's README between ``<!-- recorded:gpu -->`` markers. Nobody types these numbers.
+
+``python -m harness record nrm2-race --splice-only`` runs nothing: it copies the
+recorded/*.md files into the README, and fills its ``<!-- code:... -->`` and
+``<!-- diff:... -->`` blocks from the case's files (``harness.core.snippets``), saying
+which blocks it changed.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 
-from harness.core import recorded, table
-from harness.errors import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, UsageError
+from harness.core import fileio, recorded, snippets, table
+from harness.errors import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, UsageError, error_line
 from harness.options import add_run_options, add_selection, load_specs
 from harness.run.backends import resolve_backends
 from harness.run.scheduler import run_case_matrix, trials_for
@@ -26,7 +32,8 @@ def record_one(spec, backend: str, runs, verdicts, args) -> bool:
     trials = trials_for(spec, backend, args.trials)
     cmd = f"python -m harness case {spec.slug} --backend {backend} --trials {trials} --seed {args.seed}"
     try:
-        written = recorded.write_record(spec, backend, runs, verdicts, cmd)
+        name = f"{backend}-{args.as_name}" if args.as_name and backend == "gpu" else None
+        written = recorded.write_record(spec, backend, runs, verdicts, cmd, name=name)
     except OSError as e:
         print(f"error: {spec.slug}: not recorded: {e.strerror or e} ({e.filename or spec.path}); "
               f"the recorded files are unchanged", file=sys.stderr)
@@ -37,14 +44,61 @@ def record_one(spec, backend: str, runs, verdicts, args) -> bool:
     return True
 
 
+def fill_code_blocks(spec) -> str:
+    """Fill the write-up's code and diff blocks from the case's files, atomically; what changed, in words.
+
+    SnippetError (a marker that names an unknown file or function ...), OSError or
+    UnicodeDecodeError when it cannot: then the write-up is left as it was.
+    """
+    readme = spec.path / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    before = snippets.blocks(text)
+    if not before:
+        return "no code blocks"
+    stale = {line for line, _ in snippets.stale(text, spec.path)}
+    new = snippets.fill(text, spec.path)
+    if new == text:
+        return f"code blocks up to date ({len(before)})"
+    fileio.write_text(readme, new)
+    after = snippets.blocks(new)  # the same blocks, in the same order, at their new lines
+    filled = [f"{b.marker} at README.md:{a.line}" for b, a in zip(before, after) if b.line in stale]
+    return f"filled {len(filled)} code block(s): " + ", ".join(filled)
+
+
+def splice_only(specs, errors: list[str]) -> int:
+    """``record --splice-only``: recorded/*.md into the write-ups, and their code blocks from the files."""
+    failed = False
+    for spec in specs:
+        try:
+            spliced = ", ".join(recorded.splice_recorded(spec)) or "nothing recorded"
+            code = fill_code_blocks(spec)
+        except snippets.SnippetError as e:
+            print(f"error: {spec.slug}: README.md: {e} (the code blocks are unchanged: correct the marker or the file "
+                  f"it names; CONTRIBUTING.md gives the syntax)", file=sys.stderr)
+            failed = True
+            continue
+        except (OSError, UnicodeDecodeError) as e:
+            print(f"error: {spec.slug}: not spliced: {error_line(e)}", file=sys.stderr)
+            failed = True
+            continue
+        print(f"{spec.slug}: {spliced}; {code}")
+    for e in errors:
+        print(f"error: {e}", file=sys.stderr)
+    return EXIT_USAGE if errors or failed else EXIT_OK
+
+
+def tag(text: str) -> str:
+    if not SLUG_RE.match(text) or len(text) > 20:
+        raise argparse.ArgumentTypeError(f"{text!r}: use a short lowercase word, e.g. h200")
+    return text
+
+
 def run(args) -> int:
     if not args.slugs and not args.all:
         raise UsageError("name the cases to record (python -m harness record nrm2-race) or pass --all")
     specs, errors = load_specs(args.slugs, args.all)
     if args.splice_only:
-        for spec in specs:
-            print(f"{spec.slug}: {', '.join(recorded.splice_recorded(spec)) or 'nothing recorded'}")
-        return EXIT_USAGE if errors else EXIT_OK
+        return splice_only(specs, errors)
     backends = resolve_backends(args.backend)
     ok, written = True, True
     for backend in backends:
@@ -64,6 +118,10 @@ def register(sub) -> None:
     p = sub.add_parser("record", help="run cases and write the output into each case folder and write-up")
     add_selection(p)
     add_run_options(p)
+    p.add_argument("--as", dest="as_name", metavar="TAG", type=tag,
+                   help="write the GPU run as recorded/gpu-TAG.md/.json (a second GPU model, e.g. h200), "
+                        "leaving recorded/gpu.* as they are")
     p.add_argument("--splice-only", action="store_true",
-                   help="run nothing: copy recorded/*.md into the READMEs (after recording on another machine)")
+                   help="run nothing: copy recorded/*.md into the READMEs (after recording on another machine), "
+                        "and fill their code and diff blocks from the case files")
     p.set_defaults(func=run)

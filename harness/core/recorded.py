@@ -53,17 +53,19 @@ def harness_failures(runs) -> list[str]:
             (r.status not in ("skip",) and not r.env)]
 
 
-def write_record(spec, backend: str, runs, verdicts, command: str) -> list[Path]:
-    """recorded/<backend>.md and .json, and the README's block, written as one unit."""
+def write_record(spec, backend: str, runs, verdicts, command: str, name: str | None = None) -> list[Path]:
+    """recorded/<name>.md and .json (name: the backend, or e.g. gpu-h200 for a second GPU's
+    run), and the README's block of that name, written as one unit."""
     folder = spec.path / "recorded"
     folder.mkdir(exist_ok=True)
     text = render(spec, backend, runs, verdicts, command)
-    files = {folder / f"{backend}.md": text,
-             folder / f"{backend}.json": table.dumps({"case": spec.slug, "backend": backend, "command": command,
+    name = name or backend
+    files = {folder / f"{name}.md": text,
+             folder / f"{name}.json": table.dumps({"case": spec.slug, "backend": backend, "command": command,
                                                       "env": [r.env for r in runs], "runs": runs,
                                                       "verdicts": verdicts}) + "\n"}
     readme = spec.path / "README.md"
-    new_readme = spliced(readme.read_text(), backend, text)
+    new_readme = spliced(readme.read_text(), name, text)
     if new_readme is not None:
         files[readme] = new_readme
     return fileio.write_together(files)
@@ -79,7 +81,7 @@ def write_bench(spec, body: str) -> list[Path]:
     return fileio.write_together(files)
 
 
-RECORDED_BLOCKS = {"gpu": "gpu.md", "interpreter": "interpreter.md", "bench": "bench-gpu.md"}
+RECORDED_BLOCKS = {"gpu": "gpu.md", "gpu-h200": "gpu-h200.md", "interpreter": "interpreter.md", "bench": "bench-gpu.md"}
 
 
 def splice_recorded(spec) -> list[str]:

@@ -16,6 +16,7 @@ import argparse
 import sys
 
 from harness.core import fileio, recorded, snippets, table
+from harness.core.spec import SLUG_RE
 from harness.errors import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, UsageError, error_line
 from harness.options import add_run_options, add_selection, load_specs
 from harness.run.backends import resolve_backends

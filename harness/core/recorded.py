@@ -81,7 +81,8 @@ def write_bench(spec, body: str) -> list[Path]:
     return fileio.write_together(files)
 
 
-RECORDED_BLOCKS = {"gpu": "gpu.md", "gpu-h200": "gpu-h200.md", "interpreter": "interpreter.md", "bench": "bench-gpu.md"}
+RECORDED_BLOCKS = {"gpu": "gpu.md", "gpu-h200": "gpu-h200.md", "gpu-h200-earlier": "gpu-h200-earlier.md",
+                   "interpreter": "interpreter.md", "bench": "bench-gpu.md"}
 
 
 def splice_recorded(spec) -> list[str]:

@@ -27,7 +27,8 @@ def backend_label(v: CallVerdict) -> str:
 
 def verdict_text(v: CallVerdict) -> str:
     mark = "as declared" if v.as_declared else "NOT AS DECLARED"
-    label = v.observed if v.observed == v.expected else f"{v.observed} (declared {v.expected})"
+    declared = v.expected.replace("|", " or ")  # 'wrong|crash': a '|' would split a Markdown table cell
+    label = v.observed if v.observed == v.expected else f"{v.observed} (declared {declared})"
     return f"{label}: {mark}"
 
 

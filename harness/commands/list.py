@@ -10,14 +10,23 @@ import sys
 from tabulate import tabulate
 
 from harness.core import discovery, recorded, table
+from harness.core.spec import CATEGORIES, DEFECTS, TRIGGERS
 from harness.errors import EXIT_OK, EXIT_USAGE
 
-HEADERS = ["case", "category", "defect", "broken on gpu", "broken on interpreter", "title"]
+HEADERS = ["case", "category", "defect", "triggers", "broken on gpu", "broken on interpreter", "title"]
 
 
 def case_rows(specs, links: bool = False) -> list[list]:
     return [[f"[{s.slug}](cases/{s.slug}/README.md)" if links else s.slug, s.category, s.defect,
-             s.expect_text("gpu"), s.expect_text("interpreter"), s.title] for s in specs]
+             ", ".join(s.triggers), s.expect_text("gpu"), s.expect_text("interpreter"), s.title] for s in specs]
+
+
+def selected(specs, args) -> list:
+    """The cases that match every filter given (--category, --defect, --trigger; each may repeat)."""
+    def keep(s):
+        return ((not args.category or s.category in args.category) and (not args.defect or s.defect in args.defect)
+                and (not args.trigger or set(args.trigger) & set(s.triggers)))
+    return [s for s in specs if keep(s)]
 
 
 def readme_table(specs) -> str:
@@ -37,9 +46,10 @@ def run(args) -> int:
     specs, errors = discovery.load_all()
     if args.update_readme and not errors:
         update_readme_table(specs)
+    specs = selected(specs, args)
     if args.json:
         print(table.dumps([{"slug": s.slug, "title": s.title, "category": s.category, "defect": s.defect,
-                            "summary": s.summary, "expect": s.expect} for s in specs]))
+                            "triggers": s.triggers, "summary": s.summary, "expect": s.expect} for s in specs]))
     else:
         print(tabulate(case_rows(specs), headers=HEADERS, tablefmt=args.format))
     for e in errors:
@@ -52,4 +62,7 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true")
     p.add_argument("--format", default="simple", help="tabulate format (default simple; github for Markdown)")
     p.add_argument("--update-readme", action="store_true", help="rewrite the table of cases in README.md")
+    for name, vocab in (("category", CATEGORIES), ("defect", DEFECTS), ("trigger", TRIGGERS)):
+        p.add_argument(f"--{name}", action="append", choices=list(vocab), metavar=name.upper(),
+                       help=f"only cases with this {name} (repeat for any of several): {', '.join(vocab)}")
     p.set_defaults(func=run)

@@ -78,6 +78,7 @@ DEFECTS = {
 
 # What input or situation exposes the bug: what a test must include to see it.
 TRIGGERS = {
+    "any-input": "every input shows it: any test against a reference catches it",
     "tail": "a size that is not a multiple of the block size",
     "large-size": "a size past a limit: 2**31 elements, 65535 programs in a grid dimension, ...",
     "empty-input": "an input with zero elements",

@@ -17,17 +17,17 @@ from contextlib import contextmanager
 from pathlib import Path
 
 
-def _temp_beside(path: Path, data: bytes) -> Path:
+def _new_temp(path: Path) -> tuple[int, Path]:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return Path(tmp)
+    return fd, Path(tmp)
+
+
+def _temp_beside(path: Path, data: bytes, fd: int) -> None:
+    """Write ``data`` through ``fd`` (a temporary file beside ``path``) and flush it to disk."""
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
 
 
 @contextmanager
@@ -52,7 +52,8 @@ def write_together(files: dict[Path, str | bytes]) -> list[Path]:
         for path, content in files.items():
             path = Path(path)
             data = content.encode() if isinstance(content, str) else content
-            temps[path] = _temp_beside(path, data)
+            fd, temps[path] = _new_temp(path)  # known before a byte is written: removed whatever happens
+            _temp_beside(path, data, fd)
         with signals_held():
             for path, tmp in temps.items():
                 os.replace(tmp, path)

@@ -1,0 +1,123 @@
+"""Interrupted commands leave nothing behind: no worker process, no temp folder, no
+half-written file (the README's promise under signals and full disks)."""
+
+import errno
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from harness import cli
+from harness.core import fileio
+
+ROOT = Path(__file__).resolve().parents[1]
+HANGS = "def row_mean(x, out):\n    while True:\n        pass\n"
+FIELDS = {"expect": {"gpu": "hang", "interpreter": "hang"}, "run": {"timeout": {"interpreter": 120}}}
+
+
+def workers_of(marker: str) -> list[int]:
+    """Live processes whose command line mentions ``marker`` (the synthetic cases' folder)."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                state = (d / "stat").read_text().split()[2]
+            except OSError:
+                continue
+            if marker in cmd and "harness.run.worker" in cmd and state != "Z":
+                pids.append(int(d.name))
+    return pids
+
+
+def start_hanging(make_case, tmp_path):
+    root = tmp_path / "cases"
+    make_case("hangs-forever", root=root, files={"broken.py": HANGS}, fields=FIELDS)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "CASEBOOK_CASES": str(root), "TMPDIR": str(tmp), "CUDA_VISIBLE_DEVICES": ""}
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "case", "hangs-forever", "--backend", "interpreter"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not workers_of(str(root)) and time.monotonic() < deadline:  # wait for the worker to be running
+        time.sleep(0.2)
+    time.sleep(1.0)
+    return proc, root, tmp
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_during_a_hanging_kernel_leaves_nothing_behind(make_case, tmp_path, sig, code):
+    proc, root, tmp = start_hanging(make_case, tmp_path)
+    assert workers_of(str(root)), "the hanging worker never started"
+    t0 = time.monotonic()
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    took = time.monotonic() - t0
+    assert proc.returncode == code, err
+    assert took < 5, f"took {took:.1f} s to return"
+    assert "Traceback" not in err and len([ln for ln in err.splitlines() if ln.strip()]) == 1, err
+    deadline = time.monotonic() + 5
+    while (workers_of(str(root)) or list(tmp.iterdir())) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not workers_of(str(root)), "a worker outlived the command"
+    assert not list(tmp.iterdir()), f"left behind: {list(tmp.iterdir())}"
+
+
+# ------------------------------------------------------------------ record: all old or all new
+
+def recorded_files(case: Path) -> dict:
+    names = [case / "README.md", case / "recorded" / "interpreter.md", case / "recorded" / "interpreter.json"]
+    return {p: p.read_bytes() if p.exists() else None for p in names}
+
+
+def record(case_root: Path, monkeypatch) -> int:
+    monkeypatch.setenv("CASEBOOK_CASES", str(case_root))
+    try:
+        return cli.main(["record", "row-mean-divides-by-block", "--backend", "interpreter"])
+    except SystemExit as e:
+        return e.code
+
+
+def test_a_record_interrupted_as_it_starts_writing_leaves_the_old_files(make_case, tmp_path, monkeypatch):
+    case = make_case(root=tmp_path / "cases")
+    before = recorded_files(case)
+    real = fileio._temp_beside
+
+    def interrupted(path, data, fd):
+        real(path, data, fd)  # the first temporary file is written, then the signal lands
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fileio, "_temp_beside", interrupted)
+    assert record(tmp_path / "cases", monkeypatch) == 130
+    assert recorded_files(case) == before
+    assert not [p for p in case.rglob("*.tmp")], "a temporary file was left behind"
+
+
+def test_a_full_disk_during_record_leaves_the_old_files(make_case, tmp_path, monkeypatch):
+    case = make_case(root=tmp_path / "cases")
+    before = recorded_files(case)
+    real, calls = fileio._temp_beside, []
+
+    def full(path, data, fd):
+        calls.append(path)
+        if len(calls) == 2:
+            os.close(fd)
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return real(path, data, fd)
+
+    monkeypatch.setattr(fileio, "_temp_beside", full)
+    assert record(tmp_path / "cases", monkeypatch) == 2
+    assert recorded_files(case) == before
+    assert not [p for p in case.rglob("*.tmp")]
+
+
+def test_a_record_that_completes_replaces_every_file(make_case, tmp_path, monkeypatch):
+    case = make_case(root=tmp_path / "cases")
+    before = recorded_files(case)
+    assert record(tmp_path / "cases", monkeypatch) in (0, 1)
+    after = recorded_files(case)
+    assert all(after[p] != before[p] for p in before), "the record was written only in part"

@@ -6,10 +6,11 @@ Only ``harness.commands`` and ``harness.cli`` import this module.
 from __future__ import annotations
 
 import argparse
+import sys
 
 from harness.core import discovery
 from harness.core.spec import SpecError
-from harness.errors import UsageError
+from harness.errors import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, UsageError
 
 MAX_SEED = 2**63 - 1  # torch.Generator.manual_seed takes a signed 64-bit seed
 
@@ -65,3 +66,13 @@ def load_specs(slugs: list[str], all_cases: bool):
         except SpecError as e:
             errors.append(str(e))
     return specs, errors
+
+
+def finish(errors: list[str], ok: bool) -> int:
+    """The end of a command over cases: one line per malformed case, then the exit status
+    (2 when a case could not be read, else 0 when everything behaved as declared, else 1)."""
+    for e in errors:
+        print(f"error: {e}", file=sys.stderr)
+    if errors:
+        return EXIT_USAGE
+    return EXIT_OK if ok else EXIT_MISMATCH

@@ -3,7 +3,7 @@ and commands that start without torch.
 
 The layers, lowest first (CONTRIBUTING.md, "How the harness is built"):
 
-    errors < core (and buffers, the name cases import) < run < detectors, checks
+    errors < core (and buffers, the name cases import) < run < detectors, checks, probe
            < report < options, commands < cli < __main__
 
 A module may import its own layer or a lower one, never a higher one. Imports inside
@@ -24,7 +24,7 @@ LAYERS = {
     "harness": 0, "harness.errors": 0,
     "harness.core": 1, "harness.buffers": 1,
     "harness.run": 2,
-    "harness.detectors": 3, "harness.checks": 3,
+    "harness.detectors": 3, "harness.checks": 3, "harness.probe": 3,
     "harness.report": 4,
     "harness.options": 5, "harness.commands": 5,
     "harness.cli": 6,

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 
 from harness.core import table
-from harness.errors import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, UsageError
-from harness.options import add_run_options, add_selection, load_specs
+from harness.errors import UsageError
+from harness.options import add_run_options, add_selection, finish, load_specs
 from harness.run.backends import resolve_backends
 from harness.run.scheduler import run_case_matrix
 
@@ -41,11 +40,7 @@ def run(args) -> int:
             print_case(spec, runs, verdicts, args)
     if args.json:
         print(table.dumps(payload))
-    for e in errors:
-        print(f"error: {e}", file=sys.stderr)
-    if errors:
-        return EXIT_USAGE
-    return EXIT_OK if ok else EXIT_MISMATCH
+    return finish(errors, ok)
 
 
 def register(sub) -> None:

@@ -16,8 +16,8 @@ from tabulate import tabulate
 from harness.core import table
 from harness.detectors import registry as D
 from harness.detectors.session import across, detect_cases, from_case_record, keep, load_record
-from harness.errors import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, UsageError
-from harness.options import add_run_options, add_selection, load_specs, positive_int
+from harness.errors import UsageError
+from harness.options import add_run_options, add_selection, finish, load_specs, positive_int
 from harness.run.backends import resolve_backends
 
 
@@ -71,11 +71,7 @@ def run(args) -> int:
                   f"; false alarms on the fixed kernel: {', '.join(alarms) or 'none'}")
     if args.json:
         print(table.dumps(payload))
-    for e in errors:
-        print(f"error: {e}", file=sys.stderr)
-    if errors:
-        return EXIT_USAGE
-    return EXIT_OK if all(as_expected(rec) for recs in results.values() for rec in recs.values()) else EXIT_MISMATCH
+    return finish(errors, all(as_expected(rec) for recs in results.values() for rec in recs.values()))
 
 
 def as_expected(rec: dict) -> bool:

@@ -17,8 +17,8 @@ import sys
 
 from harness.core import fileio, recorded, snippets, table
 from harness.core.spec import SLUG_RE
-from harness.errors import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, UsageError, error_line
-from harness.options import add_run_options, add_selection, load_specs
+from harness.errors import EXIT_OK, EXIT_USAGE, UsageError, error_line
+from harness.options import add_run_options, add_selection, finish, load_specs
 from harness.run.backends import resolve_backends
 from harness.run.scheduler import run_case_matrix, trials_for
 
@@ -108,11 +108,7 @@ def run(args) -> int:
             runs, verdicts = results[spec.slug]
             ok &= all(v.as_declared for v in verdicts)
             written &= record_one(spec, backend, runs, verdicts, args)
-    for e in errors:
-        print(f"error: {e}", file=sys.stderr)
-    if errors or not written:
-        return EXIT_USAGE
-    return EXIT_OK if ok else EXIT_MISMATCH
+    return finish(errors + ([] if written else ["some cases were not recorded (see above)"]), ok)
 
 
 def register(sub) -> None:

@@ -124,8 +124,6 @@ class CaseProcess:
     """What every variant of one case shares in a worker: the spec, case.py, the inputs."""
 
     def __init__(self, args: dict):
-        import torch
-
         from harness.core import discovery
         from harness.core.spec import load_spec
 

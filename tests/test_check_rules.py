@@ -23,6 +23,7 @@ from harness.checks.folder import CaseFolder, InterpreterRun
 from harness.checks.problem import ERROR
 from harness.checks.registry import Rule
 from harness.checks.rules import all_rules, table
+from harness.core import lessons, snippets
 from harness.core.events import RunResult
 from harness.core.spec import SpecError, parse_spec
 from harness.core.verdict import CallVerdict
@@ -99,12 +100,13 @@ def test_C105_case_functions(make_case):
 
 
 def test_C106_launcher_missing(make_case):
-    text = replaced(make_case.texts["broken.py"], "def row_mean(", "def mean_of_rows(")
-    only("C106", codes(make_case(files={"broken.py": text})))
+    texts = {f: replaced(make_case.texts[f], "def row_mean(", "def mean_of_rows(") for f in ("broken.py", "fixed.py")}
+    assert codes(make_case(files=texts)) == ["C106", "C106"]
 
 
 def test_C107_launcher_signature(make_case):
-    text = replaced(make_case.texts["fixed.py"], "def row_mean(x: torch.Tensor,", "def row_mean(x, y,")
+    text = replaced(make_case.texts["fixed.py"], "def row_mean(x: torch.Tensor, out: torch.Tensor) -> torch.Tensor:",
+                    "def row_mean(x, y, out):  # FIX: takes y")
     only("C107", codes(make_case(files={"fixed.py": text})))
 
 
@@ -181,6 +183,45 @@ def test_C308_summary_table_mismatch(make_case):
     only("C308", codes(make_case(files=readme(make_case, "| reduction | padding", "| bounds | padding"))))
 
 
+FIX_DIFF = """```diff
+-    tl.store(out_ptr + row, tl.sum(x) / BLOCK)
++    tl.store(out_ptr + row, tl.sum(x) / n_cols)
+```
+"""
+
+
+def test_C309_code_block_stale(make_case):
+    stale = "<!-- diff:broken.py:fixed.py -->\n" + FIX_DIFF + "<!-- /diff -->\n"  # typed by hand: no @@, no context
+    folder = make_case(files=readme(make_case, FIX_DIFF, stale))
+    only("C309", codes(folder))
+    case = CaseFolder(folder, folder.parent)
+    (p,) = engine.check_case(case).problems
+    assert p.line == case.readme.lines.index("<!-- diff:broken.py:fixed.py -->") + 1, p
+    assert "is stale" in p.what and f"python -m harness record {SLUG} --splice-only" in p.fix, p
+    (folder / "README.md").write_text(snippets.fill(case.readme.text, folder))
+    assert codes(folder) == []
+
+
+def test_C309_a_block_that_cannot_be_filled_says_what_to_correct(make_case):
+    bad = "<!-- code:broken.py:no_such_kernel -->\n<!-- /code -->\n\n" + FIX_DIFF
+    case = CaseFolder(folder := make_case(files=readme(make_case, FIX_DIFF, bad)), folder.parent)
+    (p,) = engine.check_case(case).problems
+    assert p.code == "C309" and "defines no top-level 'no_such_kernel'" in p.what and "correct the marker" in p.fix
+
+
+LONG_FIX = "\n".join(["    total = tl.sum(x)  # FIX: sum, then divide by the real number of columns"]
+                     + [f"    total = total + 0.0 * {i}" for i in range(6)]
+                     + ["    tl.store(out_ptr + row, total / n_cols)"])
+
+
+def test_C310_long_fix_unexplained(make_case):
+    fixed = replaced(make_case.texts["fixed.py"], make_case.fixed_store, LONG_FIX.lstrip())
+    only("C310", codes(make_case(files={"fixed.py": fixed})))
+    why = "This diff is longer than it needs to be because the test says so.\n"
+    files = {"fixed.py": fixed, **readme(make_case, FIX_DIFF, FIX_DIFF + "\n" + why)}
+    assert codes(make_case(files=files)) == []
+
+
 # ---------------------------------------------------------------- C4xx markers
 
 
@@ -217,6 +258,42 @@ def test_C406_bug_marker_without_reason(make_case):
 def test_C407_fix_line_unchanged(make_case):
     text = replaced(make_case.texts["fixed.py"], "row = tl.program_id(0)", "row = tl.program_id(0)  # FIX: same")
     only("C407", codes(make_case(files={"fixed.py": text})))
+
+
+def test_C408_bug_on_kept_line(make_case):
+    text = replaced(make_case.texts["broken.py"], "row = tl.program_id(0)", "row = tl.program_id(0)  # BUG: one row")
+    only("C408", codes(make_case(files={"broken.py": text})))
+    noted = replaced(make_case.texts["broken.py"], "row = tl.program_id(0)", "row = tl.program_id(0)  # NOTE: a row")
+    assert codes(make_case(files={"broken.py": noted})) == []
+
+
+def test_C408_a_fix_that_only_adds_lines_may_mark_the_line_beside_them(make_case):
+    body = "    x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=0.0)\n"
+    store = "    tl.store(out_ptr + row, tl.sum(x) / n_cols)"
+    base = replaced(make_case.texts["broken.py"], "    " + make_case.broken_store, store)
+    broken = replaced(base, store, store + "  # BUG: x still holds the padding lanes")
+    fixed = replaced(base, body, body + "    x = tl.where(cols < n_cols, x, 0.0)  # FIX: zero the padding lanes\n")
+    assert codes(make_case(files={"broken.py": broken, "fixed.py": fixed})) == []
+    far = replaced(base, "row = tl.program_id(0)", "row = tl.program_id(0)  # BUG: far from the insertion")
+    only("C408", codes(make_case(files={"broken.py": far, "fixed.py": fixed})))
+
+
+def test_C409_fix_without_reason(make_case):
+    text = replaced(make_case.texts["fixed.py"], "# FIX: divide by the real number of columns", "# FIX:")
+    only("C409", codes(make_case(files={"fixed.py": text})))
+
+
+def test_C410_change_without_fix(make_case):
+    text = replaced(make_case.texts["fixed.py"], "row = tl.program_id(0)", "row = tl.program_id(axis=0)")
+    only("C410", codes(make_case(files={"fixed.py": text})))
+
+
+def test_C411_deletion_without_bug(make_case):
+    text = replaced(make_case.texts["broken.py"], "    row = tl.program_id(0)\n",
+                    "    row = tl.program_id(0)\n    tl.static_print(n_cols)\n")
+    only("C411", codes(make_case(files={"broken.py": text})))
+    marked = replaced(text, "tl.static_print(n_cols)", "tl.static_print(n_cols)  # BUG: prints at compile time")
+    assert codes(make_case(files={"broken.py": marked})) == []
 
 
 # ---------------------------------------------------------------- C5xx records
@@ -299,6 +376,39 @@ def test_C703_title_duplicate(make_case):
     only("C703", codes(make_case()))
 
 
+# ---------------------------------------------------------------- C8xx copies between cases
+
+
+def test_C801_near_copy(make_case):
+    folder = make_case()
+    make_case("another-row-mean", fields={"title": "Another trap"})  # the same files: intended copies
+    assert codes(folder) == []
+    drifted = replaced(make_case.texts["case.py"], "+ 1.0", "+ 2.0")
+    make_case("a-drifted-row-mean", fields={"title": "A third trap"}, files={"case.py": drifted})
+    only("C801", codes(folder))
+    (p,) = engine.check_case(CaseFolder(folder, folder.parent)).problems
+    assert p.file == "case.py" and p.line == 9 and "near-copy of a-drifted-row-mean/case.py" in p.what, p
+
+
+def test_cross_case_rules_compare_each_pair_once_and_only_what_can_match(make_case, monkeypatch):
+    """One pass for the whole run; checking one case does not compare the other cases with each other."""
+    passes = []
+    real = lessons.near_copies
+    monkeypatch.setattr(lessons, "near_copies", lambda files, **kw: passes.append(sorted(files)) or real(files, **kw))
+    folders = [make_case(f"case-{i}", fields={"title": f"Trap {i}"}) for i in range(3)]
+    (folders[0].parent / "unrelated").mkdir()
+    (folders[0].parent / "unrelated" / "case.py").write_text("\n".join(f"x{i} = {i}" for i in range(40)) + "\n")
+    engine.check_folders(folders, folders[0].parent, run=False)
+    seen = [f for files in passes for f in files]
+    assert len(seen) == len(set(seen)) == 9 and not any("unrelated" in f for f in seen), passes  # each file once
+    assert all(len({f.rsplit("/", 1)[1] for f in files}) == 1 for files in passes)  # case.py with case.py ...
+    passes.clear()
+    engine.check_folders(folders[:1], folders[0].parent, run=False)
+    seen = [f for files in passes for f in files]
+    assert [f for f in seen if not f.startswith("case-0/")] == [f for f in seen if f.startswith("(unchecked)/")]
+    assert len(seen) == 9, seen  # case-0's three files, and the two others' that could match them
+
+
 # ---------------------------------------------------------------- C901 a rule that crashes
 
 
@@ -337,7 +447,7 @@ def test_rule_codes_are_stable_and_grouped_by_family():
         assert r.what and r.why, r.code
     families = {r.code[:2]: r.family for r in rules}
     assert families == {"C1": "files", "C2": "metadata", "C3": "write-up", "C4": "markers", "C5": "records",
-                        "C6": "interpreter run", "C7": "slug", "C9": "the harness"}
+                        "C6": "interpreter run", "C7": "slug", "C8": "copies between cases", "C9": "the harness"}
 
 
 # ---------------------------------------------------------------- metadata: one pass, as parse_spec judges

@@ -92,6 +92,27 @@ def test_a_scaffolded_case_is_seen_by_list_pytest_and_check(root):
         assert any(f"/my-new-trap/{f}:" in x for x in todo), f
     assert not any("category" in x for x in todo)  # --category was given: no TODO for it
     assert all(LINE.match(x) for x in lines if x.startswith(("error", "warning"))), lines
+    # the write-up's code comes from the files: the blocks are there, waiting for the kernels
+    assert any("/README.md:" in x and ": C309 the code block <!-- code:broken.py:my_kernel,my --> is empty" in x
+               and "--splice-only" in x for x in lines), lines
+    assert any(": C309 <!-- diff:broken.py:fixed.py --> cannot be filled" in x and "write the fix in fixed.py" in x
+               for x in lines), lines
+    # the copy kernel's markers are on a line both files keep: check says where they belong
+    assert any("/broken.py:" in x and ": C408 " in x for x in lines), lines
+
+
+def test_contributing_shows_what_check_prints_for_the_scaffold(root):
+    """The walk-through's sample output is check's, line for line where it shows a line, counts included."""
+    doc = (REPO / "CONTRIBUTING.md").read_text()
+    sample = doc.split(f"python -m harness check {SLUG}\n```\n\n```\n")[1].split("```")[0].splitlines()
+    made = harness(root, "new", SLUG, "--category", "reduction", "--defect", "padding-contamination",
+                   "--launcher", "row_mean")
+    assert made.returncode == 0, made.stderr
+    checked = harness(root, "check", SLUG)
+    lines = checked.stdout.replace(f"{root.resolve()}/", "cases/").splitlines()
+    at = [lines.index(line) if line in lines else line for line in sample if line != "..."]
+    assert all(isinstance(i, int) for i in at), [x for x in at if not isinstance(x, int)]
+    assert at == sorted(at) and at[-1] == len(lines) - 1, (at, lines)  # in order, ending with the counts
 
 
 def test_scaffold_refuses_bad_existing_and_clashing_slugs(root):
@@ -145,6 +166,49 @@ def test_the_done_when_walk_through_passes_check_and_pytest_with_no_harness_edit
     assert SLUG in harness(root, "list").stdout
     assert (tree_digest(repo / "harness"), tree_digest(repo / "tests")) == before
     assert sorted(p.name for p in repo.iterdir() if not p.name.startswith(".")) == ["harness", "pyproject.toml", "tests"]
+
+
+# ---------------------------------------------------------------- record --splice-only fills the code blocks
+
+
+HAND_DIFF = """```diff
+-    tl.store(out_ptr + row, tl.sum(x) / BLOCK)
++    tl.store(out_ptr + row, tl.sum(x) / n_cols)
+```
+"""
+
+
+def test_record_splice_only_fills_the_code_blocks_atomically_and_says_which(root, make_case, monkeypatch, capsys):
+    from harness import cli
+    from harness.core import fileio
+
+    blocks = ("<!-- code:broken.py:row_mean -->\n<!-- /code -->\n\n<!-- diff:broken.py:fixed.py -->\n" + HAND_DIFF
+              + "<!-- /diff -->\n")
+    folder = make_case(files={"README.md": make_case.texts["README.md"].replace(HAND_DIFF, blocks)})
+    assert {line.split(": C")[1][:3] for line in errors(root)} == {"309"}  # both blocks: check says how to refresh
+    writes = []
+    monkeypatch.setattr(fileio, "write_text", lambda path, text, _real=fileio.write_text: writes.append(path)
+                        or _real(path, text))
+    assert cli.main(["record", SLUG, "--splice-only"]) == 0
+    out = capsys.readouterr().out
+    text = (folder / "README.md").read_text()
+    lines = text.splitlines()
+    at = [lines.index("<!-- code:broken.py:row_mean -->") + 1, lines.index("<!-- diff:broken.py:fixed.py -->") + 1]
+    assert out == (f"{SLUG}: nothing recorded; filled 2 code block(s): <!-- code:broken.py:row_mean --> at "
+                   f"README.md:{at[0]}, <!-- diff:broken.py:fixed.py --> at README.md:{at[1]}\n"), out
+    assert writes == [folder / "README.md"]  # through fileio: a reader never sees half a write-up
+    assert "def row_mean(x: torch.Tensor, out: torch.Tensor)" in text and "@@ -11,3 +11,3 @@" in text, text
+    assert problems(root) == []
+
+    assert cli.main(["record", SLUG, "--splice-only"]) == 0
+    assert capsys.readouterr().out == f"{SLUG}: nothing recorded; code blocks up to date (2)\n"
+
+    bad = text.replace("<!-- code:broken.py:row_mean -->", "<!-- code:broken.py:no_such -->")
+    (folder / "README.md").write_text(bad)
+    assert cli.main(["record", SLUG, "--splice-only"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.splitlines()) == 1 and "defines no top-level 'no_such'" in err, err
+    assert err.startswith(f"error: {SLUG}: README.md: line {at[0]}: ") and (folder / "README.md").read_text() == bad
 
 
 # ---------------------------------------------------------------- check: one line per problem
@@ -290,5 +354,22 @@ def test_templates_render_without_placeholders():
     for name in ("case.toml", "case.py", "broken.py", "fixed.py", "README.md"):
         text = scaffold.render(name, **fields)
         assert "$" not in text, name
+
+
+def test_the_templates_run_on_their_own_and_show_code_from_the_files():
+    """The kernel templates end with the footer the cases use; the write-up's code comes through markers."""
+    from harness.core import lessons, snippets
+
+    fields = scaffold.fields_for("x-y", "race", "store-race", "f", "A title")
+    footer = (REPO / "cases" / "nrm2-atomics" / "broken.py").read_text().split('if __name__ == "__main__":')[1]
+    for name in ("broken.py", "fixed.py"):
+        text = scaffold.render(name, **fields)
+        assert text.endswith('\n\nif __name__ == "__main__":' + footer), name
+        assert lessons.code_view(text)[-1][1] == "    return out", name  # the footer is not shown as code
+    readme = scaffold.render("README.md", **fields)
+    assert [(b.kind, b.arg) for b in snippets.blocks(readme)] == [("code", "broken.py:f_kernel,f"),
+                                                                  ("diff", "broken.py:fixed.py")]
+    fix = readme.split("## The fix")[1].split("## How to catch it")[0]
+    assert "<!-- diff:broken.py:fixed.py -->" in fix
     assert "TODO" not in scaffold.render("case.toml", **fields).split("summary")[0]
     assert scaffold.render("case.toml", **fields).count('category = "race"\n') == 1

@@ -10,6 +10,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.checks.casebook import Casebook
 from harness.checks.folder import CaseFolder, InterpreterRun
 from harness.checks.problem import Finding, Problem, locate
 from harness.checks.registry import CRASHED, Rule
@@ -80,8 +81,13 @@ def check_case(case: CaseFolder, rules: list[Rule] | None = None) -> CaseReport:
 
 def check_folders(folders: list[Path], root: Path, *, run: bool = True, jobs: int = 2,
                   rules: list[Rule] | None = None) -> list[CaseReport]:
-    """Check each folder under ``root`` (the cases folder, for the slug rules); ``run``: the interpreter too."""
-    cases = [CaseFolder(f, root) for f in folders]
+    """Check each folder under ``root`` (the cases folder, for the cross-case rules); ``run``: the interpreter too.
+
+    Every folder shares one ``Casebook`` of ``root``: the other cases' files are read, and
+    each pair of files compared, once for the whole run.
+    """
+    book = Casebook(root, [f.name for f in folders])
+    cases = [CaseFolder(f, root, book) for f in folders]
     if run:
         run_interpreter(cases, jobs)
     return [check_case(c, rules) for c in cases]

@@ -1,7 +1,8 @@
 """``CaseFolder``: a read-only view of one case folder, each file read and parsed once.
 
-Rules never open files themselves (the recorded GPU run and the other cases' titles
-aside, which only the rules about them read); they ask the view, which reads lazily
+Rules never open files themselves (the recorded GPU run, the other cases' titles and
+the files a write-up's code blocks name aside, which only the rules about them read;
+the other cases' kernels come through ``casebook``); they ask the view, which reads lazily
 and remembers: the text of each file, case.toml's dict (one ``tomllib`` parse), its
 per-field errors (one pass), the spec (one ``parse_spec``), each Python file's AST
 and comments, and the README's headings and code blocks.
@@ -20,10 +21,11 @@ from functools import cached_property
 from pathlib import Path
 
 from harness.checks import metadata
+from harness.checks.casebook import Casebook
 from harness.checks.problem import shown
 from harness.checks.pysource import comments
 from harness.checks.readme import Readme
-from harness.core import discovery
+from harness.core import lessons
 from harness.core.spec import REQUIRED_FILES, CaseSpec, SpecError, parse_spec
 from harness.errors import error_line
 
@@ -50,12 +52,13 @@ class GpuRecord:
 
 
 class CaseFolder:
-    """One case folder, read once; ``interpreter`` is filled in by the engine after the run."""
+    """One case folder, read once; the engine fills in ``interpreter``, and shares ``casebook`` across a run."""
 
-    def __init__(self, path: Path, root: Path):
+    def __init__(self, path: Path, root: Path, casebook: Casebook | None = None):
         self.path, self.root, self.slug = path, root, path.name
         self.prefix = shown(path)
         self.interpreter: InterpreterRun | None = None
+        self.casebook = casebook if casebook is not None else Casebook(root)
 
     # ------------------------------------------------------------ files
 
@@ -170,6 +173,11 @@ class CaseFolder:
     def readme(self) -> Readme | None:
         return Readme(self.text["README.md"]) if "README.md" in self.text else None
 
+    @cached_property
+    def marker_problems(self) -> list[lessons.MarkerProblem]:
+        """``lessons.marker_problems`` of broken.py against fixed.py (rules that read it need both to parse)."""
+        return lessons.marker_problems(self.text["broken.py"], self.text["fixed.py"])
+
     @property
     def runnable(self) -> bool:
         """Whether running it can tell anything: case.toml is good and every Python file parses."""
@@ -190,8 +198,3 @@ class CaseFolder:
         except (OSError, ValueError, AttributeError, TypeError) as e:
             return GpuRecord([], [], str(e) or type(e).__name__)
         return GpuRecord(wrong, dates)
-
-    @cached_property
-    def others(self) -> list[Path]:
-        """The other case folders beside this one."""
-        return [p for p in discovery.case_folders(self.root) if p.name != self.slug]

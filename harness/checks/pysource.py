@@ -1,4 +1,4 @@
-"""Reading a case's Python files without running them: comments, code lines, top-level names."""
+"""Reading a case's Python files without running them: comments, signatures, top-level names."""
 
 from __future__ import annotations
 
@@ -15,11 +15,6 @@ def comments(source: str) -> dict[int, tuple[str, str]]:
         if tok.type == tokenize.COMMENT:
             out[tok.start[0]] = (tok.line[:tok.start[1]].strip(), tok.string)
     return out
-
-
-def code_lines(source: str, notes: dict[int, tuple[str, str]]) -> set[str]:
-    """Every line of ``source`` without its comment (``notes``, from ``comments``), stripped."""
-    return {notes[i][0] if i in notes else line.strip() for i, line in enumerate(source.splitlines(), 1)}
 
 
 def signature(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:

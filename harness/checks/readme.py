@@ -39,6 +39,20 @@ class Readme:
         text = "\n".join(self.lines[span[0] - 1:span[1]])
         return re.sub(r"<!--.*?-->", "", text, flags=re.S).strip()
 
+    def section_text(self, markup: str) -> str:
+        """The lines of a section as written, comments and code included ('' when absent)."""
+        span = self.span(markup)
+        return "\n".join(self.lines[span[0] - 1:span[1]]) if span else ""
+
+    def prose(self, markup: str) -> str:
+        """The text of a section without its code blocks and HTML comments ('' when absent)."""
+        span = self.span(markup)
+        if span is None:
+            return ""
+        code = markdown.code_lines(self.text)
+        text = "\n".join(self.lines[i - 1] for i in range(span[0], span[1] + 1) if i not in code)
+        return re.sub(r"<!--.*?-->", "", text, flags=re.S).strip()
+
     def fences_in(self, markup: str) -> list[markdown.Fence]:
         """The code blocks that open inside a section."""
         span = self.span(markup)

@@ -29,6 +29,7 @@ FAMILIES = {
     "C5": "records",
     "C6": "interpreter run",
     "C7": "slug",
+    "C8": "copies between cases",
     "C9": "the harness",
 }
 

@@ -1,4 +1,4 @@
-"""``python -m harness bench <slug>``: time a case's fixed kernel against PyTorch on the GPU.
+"""``python -m harness bench <slug>``: time a case's fixed kernel (its fast.py, where it has one) against PyTorch.
 
 A case opts in with a ``[bench]`` table in case.toml::
 
@@ -52,6 +52,11 @@ def row_text(spec, e: dict) -> list[str]:
             "ok" if e["close"] else f"WRONG ({e['result']})"]
 
 
+def timed_variant(spec) -> str:
+    """The kernel bench times: fast.py where the case has one, else fixed.py (as run/bench_worker picks)."""
+    return "fast" if "fast" in spec.variants else "fixed"
+
+
 def run(args) -> int:
     specs, errors = load_specs(args.slugs, args.all)
     specs = [s for s in specs if s.bench]
@@ -67,13 +72,13 @@ def run(args) -> int:
             print(f"error: {spec.slug}: {error_line(e)}", file=sys.stderr)
             ok = False
             continue
-        unit = spec.bench["unit"]
-        headers = ["size", "fixed (us)", "torch (us)", f"fixed {unit}", f"torch {unit}", "torch time / fixed time",
-                   "check"]
+        unit, timed = spec.bench["unit"], timed_variant(spec)
+        headers = ["size", f"{timed} (us)", "torch (us)", f"{timed} {unit}", f"torch {unit}",
+                   f"torch time / {timed} time", "check"]
         text = tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
         env = table.env_lines([{k: v for k, v in env_event.items() if k != "event"}])
         ok &= all(r[-1] == "ok" for r in rows)
-        print(f"\n{spec.slug}: fixed kernel against {spec.bench['torch']}")
+        print(f"\n{spec.slug}: {timed}.py against {spec.bench['torch']}")
         print("\n".join(env))
         print(text)
         if args.record:

@@ -1,16 +1,17 @@
 """Every rule of ``check``, one module per family; importing this package registers them all.
 
-========  ===============  ============================================================
+========  ===============  ======================================================================
 family    module           checks
-========  ===============  ============================================================
+========  ===============  ======================================================================
 C1xx      files            the five files are there, readable, parse, define the launcher
 C2xx      metadata         case.toml: TOML, every field, no unread field, seen_in
-C3xx      writeup          README.md: sections, diff, markers, title, summary table
-C4xx      markers          no TODO; '# BUG:' and '# FIX:' markers where they belong
+C3xx      writeup          README.md: sections, diff, markers, title, summary table, code blocks
+C4xx      markers          no TODO; '# BUG:' and '# FIX:' markers on the lines the fix changes
 C5xx      records          recorded/gpu.json: there, as declared, fresh; recorded blocks
 C6xx      interpreter      the run under TRITON_INTERPRET=1 behaves as declared
 C7xx      slug             a well-formed, unique name and title
-========  ===============  ============================================================
+C8xx      copies           a file copied from another case has not drifted from it
+========  ===============  ======================================================================
 
 docs/check-rules.md lists every rule; ``python -m harness.checks.rules`` prints the table.
 """
@@ -18,7 +19,7 @@ docs/check-rules.md lists every rule; ``python -m harness.checks.rules`` prints 
 from __future__ import annotations
 
 from harness.checks.registry import CRASHED, RULES, Rule
-from harness.checks.rules import files, interpreter, markers, metadata, records, slug, writeup  # noqa: F401
+from harness.checks.rules import copies, files, interpreter, markers, metadata, records, slug, writeup  # noqa: F401
 
 
 def all_rules() -> list[Rule]:

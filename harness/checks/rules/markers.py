@@ -1,4 +1,11 @@
-"""C4xx, markers: no TODO left; '# BUG:' marks the faulty lines of broken.py, '# FIX:' the changed ones of fixed.py."""
+"""C4xx, markers: no TODO left; '# BUG:' marks the faulty lines of broken.py, '# FIX:' the changed ones of fixed.py.
+
+C407 to C411 report what ``harness.core.lessons.marker_problems`` finds, from the diff
+between broken.py and fixed.py (docstring, footer and markers left out): a '# BUG:' on a
+line the fix keeps, a '# FIX' without a reason or on a line the fix keeps, a change
+with no '# FIX:', a deletion with no '# BUG:'. '# NOTE:' marks context and is never
+one of them.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +14,8 @@ from typing import Iterator
 
 from harness.checks.folder import CaseFolder
 from harness.checks.problem import ERROR, WARNING, Finding
-from harness.checks.pysource import code_lines
 from harness.checks.registry import rule
+from harness.core import lessons
 
 MARKER_RE = re.compile(r"#\s*(BUG|FIX)\b:?\s*(.*)")
 TODO_RE = re.compile(r"\bTODO\b")
@@ -102,12 +109,67 @@ def bug_marker_without_reason(case: CaseFolder) -> Iterator[Finding]:
             yield Finding("broken.py", "the '# BUG' marker gives no reason", "write '# BUG: why'", line)
 
 
+def lesson_findings(case: CaseFolder, kind: str) -> Iterator[Finding]:
+    """The problems of one kind that ``lessons.marker_problems`` finds, as findings."""
+    for p in case.marker_problems:
+        if p.rule == kind:
+            yield Finding(p.file, p.what, p.fix, p.line)
+
+
 @rule("C407", "fix-line-unchanged", WARNING, needs=("broken.py", "fixed.py"),
       why="a '# FIX:' marker belongs on a line the fix changed; on an unchanged line it misleads")
 def fix_line_unchanged(case: CaseFolder) -> Iterator[Finding]:
-    """A line marked '# FIX:' is, without its comment, the same as a line of broken.py."""
-    theirs = code_lines(case.text["broken.py"], case.comments["broken.py"])
-    for line, code, kind, _ in markers(case, "fixed.py"):
-        if kind == "FIX" and code and code in theirs:
-            yield Finding("fixed.py", "the line marked '# FIX:' is the same in broken.py",
-                          "mark the lines the fix changes", line)
+    """A line marked '# FIX:' is one the fix keeps unchanged from broken.py (its code, markers cut, lines up
+    with broken.py's in the diff)."""
+    yield from lesson_findings(case, "fix-on-kept-line")
+
+
+def beside_insertions(case: CaseFolder) -> set[int]:
+    """broken.py's lines within two of where the fix adds lines, when all the fix does is add lines.
+
+    Such a fix changes and deletes nothing, so no line of broken.py is one it changes;
+    the '# BUG:' then marks the line where things go wrong, which the diff shows as
+    context (two lines each side, as ``snippets`` draws it).
+    """
+    a, _, ops = lessons.align(case.text["broken.py"], case.text["fixed.py"])
+    changed = [op for op in ops if op[0] != "equal"]
+    if not changed or any(tag != "insert" and any(t.strip() for _, t in a[i1:i2]) for tag, i1, i2, _, _ in changed):
+        return set()
+    return {a[i][0] for _, i1, _, _, _ in changed for i in range(max(i1 - 2, 0), min(i1 + 2, len(a)))}
+
+
+@rule("C408", "bug-on-kept-line", ERROR, needs=("broken.py", "fixed.py"),
+      why="the '# BUG:' lines are the lesson's 'before': the reader looks for them in the diff, "
+          "so they must be lines the fix changes; context belongs in a '# NOTE:'")
+def bug_on_kept_line(case: CaseFolder) -> Iterator[Finding]:
+    """A '# BUG:' marks a line that fixed.py keeps unchanged (a fix that only adds lines may have it on a line
+    next to where it adds them)."""
+    allowed = beside_insertions(case)
+    yield from (f for f in lesson_findings(case, "bug-on-kept-line") if f.line not in allowed)
+
+
+@rule("C409", "fix-without-reason", ERROR, needs=("broken.py", "fixed.py"),
+      why="the reason is the lesson: '# FIX' alone says where, not why the change is enough")
+def fix_without_reason(case: CaseFolder) -> Iterator[Finding]:
+    """A '# FIX' marker gives no reason after it (nothing, or only punctuation)."""
+    yield from lesson_findings(case, "fix-without-reason")
+
+
+@rule("C410", "change-without-fix", ERROR, needs=("broken.py", "fixed.py"),
+      why="every place the fix changes is part of the lesson; an unmarked change is one the reader cannot tell "
+          "from the point")
+def change_without_fix(case: CaseFolder) -> Iterator[Finding]:
+    """Lines of fixed.py differ from broken.py, and none of them carries a '# FIX:' marker (where fixed.py has
+    none at all, C403 says so instead)."""
+    if any(kind == "FIX" for _, _, kind, _ in markers(case, "fixed.py")):
+        yield from lesson_findings(case, "change-without-fix")
+
+
+@rule("C411", "deletion-without-bug", ERROR, needs=("broken.py", "fixed.py"),
+      why="what the fix deletes was part of the bug; without a '# BUG:' there, the diff shows a removal no "
+          "marker explains")
+def deletion_without_bug(case: CaseFolder) -> Iterator[Finding]:
+    """The fix deletes lines of broken.py, and none of them carries a '# BUG:' marker (where broken.py has none
+    at all, C402 says so instead)."""
+    if any(kind == "BUG" for _, _, kind, _ in markers(case, "broken.py")):
+        yield from lesson_findings(case, "deletion-without-bug")

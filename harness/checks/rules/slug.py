@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
 from typing import Iterator
 
@@ -45,7 +44,7 @@ def clashes(slug: str, folders: list[Path]) -> Iterator[Finding]:
       why="names that differ only in case or punctuation are the same case twice, or a typo away from it")
 def slug_clash(case: CaseFolder) -> Iterator[Finding]:
     """Another case's folder name differs from this one only in case, '-' or '_'."""
-    yield from clashes(case.slug, case.others)
+    yield from clashes(case.slug, case.casebook.others(case.slug))
 
 
 @rule("C703", "title-duplicate", ERROR, needs=("spec",),
@@ -55,12 +54,9 @@ def title_duplicate(case: CaseFolder) -> Iterator[Finding]:
     mine = title_key(case.spec.title)
     if TODO_RE.search(case.spec.title) or not mine:
         return
-    for other in case.others:
-        try:
-            title = tomllib.loads((other / "case.toml").read_text(encoding="utf-8")).get("title")
-        except (OSError, ValueError):
-            continue
-        if isinstance(title, str) and title_key(title) == mine:
+    for other in case.casebook.others(case.slug):  # the casebook reads each case.toml once per run
+        title = case.casebook.titles.get(other.name)
+        if title is not None and title_key(title) == mine:
             yield Finding("case.toml", f"the same title as the case '{other.name}'",
                           "if it is the same trap, improve that case; if not, say in the title what differs")
 

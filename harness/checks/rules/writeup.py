@@ -8,6 +8,7 @@ from typing import Iterator
 from harness.checks.folder import CaseFolder
 from harness.checks.problem import ERROR, WARNING, Finding
 from harness.checks.registry import rule
+from harness.core import lessons, snippets
 from harness.core.recorded import marker
 from harness.core.spec import BEHAVIOURS
 
@@ -22,6 +23,7 @@ NEED_TEXT = {
     "## Seen in the wild": "link real occurrences: Triton issues, other projects' fixes",
 }
 MARKER_PLACES = {"gpu": "'### On a GPU'", "interpreter": "'### Under the interpreter'", "bench": "'## Performance'"}
+DIFF_MARKER = "<!-- diff:"
 TABLE_HEAD = re.compile(r"\|\s*category\s*\|\s*defect\s*\|")
 BACKENDS = ("gpu", "interpreter")
 
@@ -49,11 +51,16 @@ def section_missing(case: CaseFolder) -> Iterator[Finding]:
 @rule("C303", "fix-without-diff", ERROR, needs=("readme",),
       why="the fix is shown as the minimal diff between broken.py and fixed.py; prose alone hides its size")
 def fix_without_diff(case: CaseFolder) -> Iterator[Finding]:
-    """The section '## The fix' has no code block fenced as diff (```diff)."""
+    """The section '## The fix' has no code block fenced as diff (```diff), nor a <!-- diff:... --> marker
+    (C309 checks what a marker holds)."""
     h = case.readme.heading("## The fix")
-    if h is not None and not any(f.info == "diff" for f in case.readme.fences_in("## The fix")):
-        yield Finding("README.md", "the section '## The fix' has no ```diff block",
-                      "paste the diff between broken.py and fixed.py (diff -u broken.py fixed.py)", h.line)
+    if h is None or any(f.info == "diff" for f in case.readme.fences_in("## The fix")):
+        return
+    if DIFF_MARKER in case.readme.section_text("## The fix"):
+        return  # an empty or unfillable diff block: C309 says so
+    yield Finding("README.md", "the section '## The fix' has no ```diff block",
+                  f"put {DIFF_MARKER}broken.py:fixed.py --> and <!-- /diff --> there, on lines of their own, "
+                  f"then python -m harness record {case.slug} --splice-only fills in the diff", h.line)
 
 
 @rule("C304", "recorded-markers-missing", ERROR, needs=("readme",),
@@ -126,3 +133,53 @@ def summary_table_mismatch(case: CaseFolder) -> Iterator[Finding]:
     if cells[:2] != want or said != words:
         yield Finding("README.md", "the summary table does not match case.toml", "make it say: " + " | ".join(
             want + [spec.expect_text(b) for b in BACKENDS]), row + 1)
+
+
+@rule("C309", "code-block-stale", ERROR, needs=("readme",),
+      why="the write-up's code is the files' code; a block filled before the files last changed shows code "
+          "the case does not run")
+def code_block_stale(case: CaseFolder) -> Iterator[Finding]:
+    """A <!-- code:... --> or <!-- diff:... --> block of README.md is empty, is not what the files give now, or
+    names what cannot be shown (an unknown file or function, a missing end marker)."""
+    refresh = f"python -m harness record {case.slug} --splice-only fills it from the files"
+    try:
+        found = snippets.stale(case.readme.text, case.path)
+    except (OSError, ValueError) as e:  # a named file that cannot be read as text
+        yield Finding("README.md", f"a code block cannot be filled: {e}", "save the files it names as UTF-8")
+        return
+    for line, what in found:
+        if "have the same code" in what:
+            fix = f"write the fix in fixed.py; then python -m harness record {case.slug} --splice-only fills the diff"
+        elif "cannot be filled" in what or " has no <!-- /" in what:
+            fix = (f"correct the marker or the file it names, then run python -m harness record {case.slug} "
+                   "--splice-only; CONTRIBUTING.md gives the marker syntax")
+        else:
+            fix = refresh
+        yield Finding("README.md", what, fix, line)
+
+
+LONG_FIX = 6  # changed code lines a fix may have without the write-up saying why
+SIZE_WORDS = re.compile(r"\b(longer|larger|bigger|smaller|(\d+|one|two|three|four|five|six|seven|eight|nine|ten|"
+                        r"eleven|twelve|several|many|more) (changed |new |code )*lines?)\b", re.I)
+REASON_WORDS = re.compile(r"\b(because|since|so|why|needs?|must|has to|have to|cannot|can't|only)\b", re.I)
+
+
+def says_why_long(prose: str) -> bool:
+    """Whether one sentence of ``prose`` speaks of the fix's size and gives a reason."""
+    sentences = re.split(r"(?<=[.!?])\s+", " ".join(prose.split()))
+    return any(SIZE_WORDS.search(s) and REASON_WORDS.search(s) for s in sentences)
+
+
+@rule("C310", "long-fix-unexplained", WARNING, needs=("readme", "broken.py", "fixed.py"),
+      why="the fix is the lesson, and a reviewer asks for the smallest one; a longer diff needs its reason "
+          "beside it, or it hides the point")
+def long_fix_unexplained(case: CaseFolder) -> Iterator[Finding]:
+    """The fix changes more than 6 code lines and no sentence of '## The fix' says why (a sentence that names
+    its size, 'longer', 'eight lines' ..., and gives a reason, 'because' ...)."""
+    h = case.readme.heading("## The fix")
+    size = lessons.fix_size(case.text["broken.py"], case.text["fixed.py"])
+    if h is None or size <= LONG_FIX or says_why_long(case.readme.prose("## The fix")):
+        return
+    yield Finding("README.md", f"the fix changes {size} code lines (more than {LONG_FIX}) and '## The fix' "
+                  "does not say why", "make the fix smaller, or add a sentence there that says why it cannot be "
+                  "('The diff is longer than most because ...')", h.line)

@@ -18,13 +18,12 @@ def run(args) -> int:
     backends = [] if args.no_run else resolve_backends(args.backend)
     live = run_detectors(specs, backends, args) if backends else {}
     runs = gather(specs, live)
+    for e in errors:  # malformed folders first: they are reported even when nothing else can be
+        print(f"error: {e}", file=sys.stderr)
     if not any(r for recs in runs.values() for r in recs.values()):
         raise UsageError("no runs to report: nothing ran here and no case has a recorded run")
-    out = Path(args.out)
-    for p in write_report(specs, runs, errors, out):
+    for p in write_report(specs, runs, errors, Path(args.out)):
         print(f"wrote {p}")
-    for e in errors:
-        print(f"error: {e}", file=sys.stderr)
     return EXIT_USAGE if errors and args.strict else EXIT_OK
 
 

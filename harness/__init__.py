@@ -12,7 +12,19 @@ One package per layer, lowest first (CONTRIBUTING.md, "How the harness is built"
 - ``commands``    one module per command; ``options`` the options they share
 - ``cli``         the command line and its error boundary
 
-``buffers`` is the name cases import (``guarded``, ``output``).
+``buffers`` is the name cases import (``guarded``, ``output``); ``probe`` (``from harness
+import probe``) runs every detector on a kernel of your own (``harness.probe``), loaded
+only when first asked for, so ``import harness`` stays light.
 """
 
+import importlib
+
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    """``harness.probe``: the ``harness.probe`` package, imported on first use; calling it calls
+    ``harness.probe.probe`` (the package is callable)."""
+    if name == "probe":
+        return importlib.import_module(f"{__name__}.probe")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

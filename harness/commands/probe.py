@@ -1,0 +1,84 @@
+"""``python -m harness probe FILE``: every detector on a kernel of your own.
+
+FILE holds a launcher (``launch``, or ``--launcher NAME``), ``make_inputs(*, device, gen,
+**sizes)`` and ``reference(...)``; ``--inputs OTHER.py`` takes the last two from another
+file (``probe cases/<slug>/broken.py --inputs cases/<slug>/case.py``). The detectors and
+their findings live in ``harness.probe``; this module is the command line around them.
+
+Exit status: 0 nothing found (information only), 1 something found, 2 bad input (a
+missing file, a file that raises at import or lacks the launcher, make_inputs or
+reference; ``--backend gpu`` with no GPU), each a one-line message.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from harness.core import table
+from harness.errors import EXIT_MISMATCH, EXIT_OK, UsageError
+from harness.options import positive_int, seed
+from harness.run.backends import resolve_backends
+
+DETECTOR_NAMES = ("reference", "guards", "memcheck", "race", "order", "shapes", "repeat", "first-call",
+                  "compute-sanitizer", "triton-debug")
+
+
+def _names(text: str) -> list:
+    import argparse
+
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in DETECTOR_NAMES]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"no detector {', '.join(unknown)} (there are {', '.join(DETECTOR_NAMES)})")
+    return names
+
+
+def _sizes(text: str) -> dict:
+    import argparse
+
+    try:
+        return {k.strip(): int(v) for k, v in (kv.split("=", 1) for kv in text.split(",") if kv.strip())}
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not NAME=INT[,NAME=INT...]") from None
+
+
+def run(args) -> int:
+    from harness.probe.runner import ProbeInputError, probe
+
+    backends = resolve_backends(args.backend)
+    say = None if args.quiet else (lambda m: print(f"  {m}", file=sys.stderr, flush=True))
+    options = {"tf32": not args.no_tf32, "poison_masked": not args.no_poison, "fuzz_trials": args.fuzz_trials}
+    try:
+        report = probe(args.file, inputs=args.inputs, launcher=args.launcher, backends=backends,
+                       detectors=args.only, seed=args.seed, sizes=args.sizes, jobs=args.jobs,
+                       timeout=args.timeout, options=options, progress=say)
+    except ProbeInputError as e:
+        raise UsageError(f"probe: {e}") from None
+    if args.json:
+        print(table.dumps(report.to_json()))
+    else:
+        print(report.text())
+    return EXIT_OK if report.ok else EXIT_MISMATCH
+
+
+def register(sub) -> None:
+    p = sub.add_parser("probe", help="run every detector on a kernel of your own: out-of-bounds accesses, "
+                                     "races, order dependence, shape fuzzing, autotune side effects")
+    p.add_argument("file", help="a Python file with the launcher, make_inputs and reference")
+    p.add_argument("--inputs", metavar="OTHER.py", help="take make_inputs and reference from this file")
+    p.add_argument("--launcher", default="launch", help="the launcher's name in FILE (default: launch)")
+    p.add_argument("--backend", choices=["gpu", "interpreter", "all"], default="all",
+                   help="where to run (default: the GPU if there is one, and the interpreter)")
+    p.add_argument("--only", type=_names, default=None, metavar="NAMES",
+                   help=f"run only these detectors, comma-separated, of: {', '.join(DETECTOR_NAMES)}")
+    p.add_argument("--sizes", type=_sizes, default=None, metavar="N=V,...", help="default sizes to use")
+    p.add_argument("--seed", type=seed, default=0, help="seed for inputs, program shuffles and fuzzing (default 0)")
+    p.add_argument("--fuzz-trials", type=positive_int, default=24, help="sizes shape fuzzing tries (default 24)")
+    p.add_argument("--no-tf32", action="store_true", help="do not round fp32 tl.dot like TF32 in the interpreter")
+    p.add_argument("--no-poison", action="store_true",
+                   help="leave masked lanes of a tl.load without other= at 0 in the interpreter")
+    p.add_argument("--jobs", type=positive_int, default=2, help="detector processes at once (default 2)")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds each detector may take (default 120)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    p.set_defaults(func=run)

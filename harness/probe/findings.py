@@ -1,0 +1,139 @@
+"""What a probe finds: findings as plain data with stable codes, the casebook cases that
+match each, and the table and JSON they are printed as.
+
+Codes are stable, like a linter's: the first digit is the family.
+
+- P0xx the kernel or the probe itself could not run (crash, hang)
+- P1xx memory: out-of-bounds reads and writes, output never written
+- P2xx results: wrong at the default sizes, NaN, masked lanes, TF32
+- P3xx programs: races, order dependence
+- P4xx sizes: shape fuzzing
+- P5xx calls: repeat runs, first call against later calls (autotune)
+- P6xx GPU tools: compute-sanitizer, TRITON_DEBUG
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+ERROR, WARNING, INFO = "error", "warning", "info"
+
+# code -> (title, defect class in harness.core.spec.DEFECTS or "")
+CODES = {
+    "P000": ("the detector itself failed", ""),
+    "P001": ("the kernel crashed", ""),
+    "P002": ("the kernel hung", ""),
+    "P101": ("out-of-bounds store", "out-of-bounds-write"),
+    "P102": ("out-of-bounds load", "out-of-bounds-read"),
+    "P103": ("out-of-bounds atomic", "out-of-bounds-write"),
+    "P111": ("wrote into the guard band", "out-of-bounds-write"),
+    "P112": ("read poison from the guard band", "out-of-bounds-read"),
+    "P113": ("output elements never written", "unwritten-output"),
+    "P114": ("read memory nobody initialised", "uninitialized-accumulator"),
+    "P201": ("wrong result at the default sizes", ""),
+    "P202": ("NaN or Inf where the reference is finite", "overflow"),
+    "P203": ("masked lanes without other= enter the result", "padding-contamination"),
+    "P204": ("TF32 rounding of an fp32 tl.dot", "precision-loss"),
+    "P301": ("store race between programs", "store-race"),
+    "P302": ("result depends on the program order", "store-race"),
+    "P303": ("float atomics: result depends on the order", "atomic-nondeterminism"),
+    "P401": ("wrong at other sizes (shape fuzzing)", ""),
+    "P402": ("empty input mishandled", "degenerate-size"),
+    "P501": ("repeat runs differ", "atomic-nondeterminism"),
+    "P502": ("first call differs from later calls", "autotune-accumulation"),
+    "P601": ("compute-sanitizer reported errors", ""),
+    "P602": ("TRITON_DEBUG assertion fired", "overflow"),
+}
+
+
+@dataclass
+class Finding:
+    code: str
+    detector: str
+    backend: str
+    message: str  # the evidence, one line
+    severity: str = ERROR
+    line: str = ""  # file:line of the kernel, where known
+    kernel: str = ""
+    programs: list = field(default_factory=list)  # program ids involved, where known
+    defect: str = ""  # overrides the code's defect class
+    cases: list = field(default_factory=list)  # matching casebook cases: {"slug", "title", "readme"}
+
+    @property
+    def title(self) -> str:
+        return CODES.get(self.code, ("?", ""))[0]
+
+    @property
+    def defect_class(self) -> str:
+        return self.defect or CODES.get(self.code, ("", ""))[1]
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["title"], d["defect"] = self.title, self.defect_class
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Finding":
+        keys = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in d.items() if k in keys})
+
+
+def _case_index() -> dict[str, list[dict]]:
+    """defect class -> the casebook's cases of that class (slug, title, link to the write-up)."""
+    from harness.core import discovery
+    from harness.core.spec import SpecError, load_spec
+
+    out: dict[str, list[dict]] = {}
+    for folder in discovery.case_folders():
+        try:
+            spec = load_spec(folder)
+        except (SpecError, OSError):
+            continue
+        readme = str((folder / "README.md").relative_to(discovery.REPO_ROOT)) \
+            if folder.is_relative_to(discovery.REPO_ROOT) else str(folder / "README.md")
+        out.setdefault(spec.defect, []).append({"slug": spec.slug, "title": spec.title, "readme": readme})
+    return out
+
+
+def attach_cases(findings: list[Finding]) -> None:
+    """Name, on each finding, the cases with its defect class."""
+    index = None
+    for f in findings:
+        if f.defect_class:
+            index = _case_index() if index is None else index
+            f.cases = index.get(f.defect_class, [])
+
+
+def problems(findings: list[Finding]) -> list[Finding]:
+    """The findings that are not information (errors and warnings): what makes a probe fail."""
+    return [f for f in findings if f.severity != INFO]
+
+
+def table(findings: list[Finding], max_cases: int = 3) -> str:
+    from tabulate import tabulate
+
+    if not findings:
+        return "no findings"
+    rows = []
+    for f in findings:
+        cases = ", ".join(c["slug"] for c in f.cases[:max_cases]) + (" ..." if len(f.cases) > max_cases else "")
+        rows.append([f.code, f.severity, f.detector, f.backend, f.line or "", f.message, cases])
+    return tabulate(rows, headers=["code", "severity", "detector", "backend", "kernel line", "evidence",
+                                   "like these cases"],
+                    tablefmt="simple", maxcolwidths=[None, None, None, None, 34, 70, 36], disable_numparse=True)
+
+
+def case_links(findings: list[Finding]) -> list[str]:
+    """One line per matching case, each linked once: "cases/<slug>/README.md: title"."""
+    seen, lines = set(), []
+    for f in findings:
+        for c in f.cases:
+            if c["slug"] not in seen:
+                seen.add(c["slug"])
+                lines.append(f"{c['readme']}: {c['title']} ({f.code})")
+    return lines
+
+
+def dumps(payload) -> str:
+    return json.dumps(payload, indent=2, default=str)

@@ -1,0 +1,127 @@
+"""The user's probe file: a launcher, ``make_inputs(*, device, gen, **sizes)``, ``reference(...)``.
+
+``--inputs OTHER.py`` takes make_inputs and reference (and the declarations) from
+another file, so ``probe cases/<slug>/broken.py --inputs cases/<slug>/case.py`` probes a
+case's kernel. Optional declarations, looked up in the inputs file, then the kernel file:
+
+- ``SIZES = {"n": 10_003}``: the default sizes (else make_inputs' keyword defaults, else,
+  when the inputs file sits in a case folder, its case.toml ``[sizes.<backend>]``);
+- ``FUZZ = {"n": (1, 50_000)}``: the range of each size for shape fuzzing (else around
+  the defaults);
+- ``TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}``: else case.toml ``[compare]``, else by
+  the output's dtype (``DTYPE_TOLERANCE``);
+- ``DETERMINISTIC = False``: results may differ in their last bits between runs (float
+  atomics); order dependence is then shown as information, not as a problem.
+
+Loading is done in the worker process (it imports the user's code); every problem with
+the file is a ``TargetError`` with a one-line message.
+"""
+
+from __future__ import annotations
+
+import inspect
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# output dtype -> (rtol, atol) against the float64 reference
+DTYPE_TOLERANCE = {"float64": (1e-9, 1e-9), "float32": (1e-4, 1e-5), "float16": (5e-3, 1e-3),
+                   "bfloat16": (3e-2, 1e-2)}
+DEFAULT_TOLERANCE = (1e-4, 1e-5)
+
+
+class TargetError(Exception):
+    """The probe file cannot be used: missing, raises at import, lacks a function."""
+
+
+@dataclass
+class Target:
+    path: Path
+    kernel: object  # the kernel's module
+    inputs: object  # the module with make_inputs and reference
+    launcher: object
+    launcher_name: str
+    make_inputs: object
+    reference: object
+    sizes: dict
+    ranges: dict = field(default_factory=dict)
+    tolerance: tuple | None = None  # (rtol, atol), None: by dtype
+    deterministic: bool = True
+    case_dir: Path | None = None
+
+    def tolerance_for(self, dtype) -> tuple:
+        if self.tolerance is not None:
+            return self.tolerance
+        return DTYPE_TOLERANCE.get(str(dtype).replace("torch.", ""), DEFAULT_TOLERANCE)
+
+
+def _import(path: Path, name: str):
+    from harness.core.discovery import import_file
+
+    if not path.is_file():
+        raise TargetError(f"{path}: no such file")
+    try:
+        return import_file(path.resolve(), name)
+    except BaseException as e:  # noqa: BLE001  (a SystemExit in the user's file too)
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        raise TargetError(f"{path}: raised {type(e).__name__} at import{': ' + first if first else ''}") from None
+
+
+def _case_toml(inputs_path: Path) -> dict:
+    toml = inputs_path.resolve().parent / "case.toml"
+    if not toml.is_file():
+        return {}
+    try:
+        return tomllib.loads(toml.read_text())
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return {}
+
+
+def _declared(name: str, *modules):
+    for m in modules:
+        if hasattr(m, name):
+            return getattr(m, name)
+    return None
+
+
+def _default_sizes(make_inputs, declared, meta: dict, backend: str) -> dict:
+    if declared is not None:
+        if not isinstance(declared, dict):
+            raise TargetError("SIZES must be a dict of make_inputs arguments")
+        return dict(declared)
+    params = inspect.signature(make_inputs).parameters
+    own = {k: p.default for k, p in params.items()
+           if k not in ("device", "gen") and p.default is not inspect.Parameter.empty}
+    wanted = [k for k, p in params.items() if k not in ("device", "gen") and p.kind != p.VAR_KEYWORD]
+    sizes = {**meta.get("sizes", {}).get(backend, {}), **own} if meta else own
+    if missing := [k for k in wanted if k not in sizes]:
+        raise TargetError(f"make_inputs needs {', '.join(missing)}: give them defaults or declare SIZES = {{...}}")
+    return {k: v for k, v in sizes.items() if k in wanted or any(p.kind == p.VAR_KEYWORD for p in params.values())}
+
+
+def load(path: str, inputs: str | None = None, launcher: str = "launch", backend: str = "interpreter") -> Target:
+    """Import the probe file (and the inputs file) and check the contract; TargetError if not met."""
+    kpath = Path(path)
+    kernel = _import(kpath, "casebook_probe_kernel")
+    ipath = Path(inputs) if inputs else kpath
+    mod = _import(ipath, "casebook_probe_inputs") if inputs else kernel
+    fn = getattr(kernel, launcher, None)
+    if not callable(fn):
+        raise TargetError(f"{kpath}: defines no launcher '{launcher}' (name it with --launcher NAME)")
+    for name in ("make_inputs", "reference"):
+        if not callable(getattr(mod, name, None)):
+            raise TargetError(f"{ipath}: defines no {name}() (or take it from another file with --inputs FILE)")
+    meta = _case_toml(ipath) if inputs else {}
+    sizes = _default_sizes(mod.make_inputs, _declared("SIZES", mod, kernel), meta, backend)
+    tol = _declared("TOLERANCE", mod, kernel)
+    cmp_ = meta.get("compare", {})
+    if tol is None and "rtol" in cmp_:
+        tol = {"rtol": cmp_["rtol"], "atol": cmp_.get("atol", 0.0)}
+    det = _declared("DETERMINISTIC", mod, kernel)
+    if det is None:  # a case folder's default is the spec's (false); a file of one's own: true
+        det = cmp_.get("deterministic", False) if meta else True
+    ranges = _declared("FUZZ", mod, kernel) or {}
+    return Target(kpath, kernel, mod, fn, launcher, mod.make_inputs, mod.reference, sizes,
+                  {k: tuple(v) for k, v in ranges.items()},
+                  (float(tol["rtol"]), float(tol["atol"])) if tol else None, bool(det),
+                  ipath.resolve().parent if meta else None)

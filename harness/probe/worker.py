@@ -1,0 +1,128 @@
+"""Runs one probe detector on the user's file in the current process; ``runner`` starts it.
+
+Usage (by the harness, not by people)::
+
+    TRITON_INTERPRET=1 python -m harness.probe.worker '{"file": ..., "detectors": [...], ...}'
+
+The detectors named run one after another in this process (a process start costs more
+than most detectors); ``start`` and ``end`` events bracket each, so when the process
+dies or hangs, ``runner`` knows which detector it was in and runs the rest in a new one.
+
+Events, one JSON object a line, appended to ``events`` as they happen:
+
+- ``{"event": "meta", "sizes": ..., "blocks": ..., "deterministic": ...}``  what the file declares
+- ``{"event": "start" | "end", "detector": ...}``
+- ``{"event": "trying", "sizes": ...}``  shape fuzzing, before each size (a crash names it)
+- ``{"event": "finding", ...}``  one ``Finding``
+- ``{"event": "error", "phase": "load" | "run", "message": ...}``  a bad file / a detector's own failure
+- ``{"event": "done"}``
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from harness.run.worker import Events, apply_memory_limit
+
+EXIT_LOAD, EXIT_RUN = 2, 3
+
+
+def detectors() -> dict:
+    from harness.probe import checks, shapes
+
+    return {"reference": checks.reference, "guards": checks.guard_bands, "memcheck": checks.memcheck,
+            "race": checks.race, "order": checks.order, "shapes": shapes.shapes, "repeat": checks.repeat,
+            "first-call": checks.first_call}
+
+
+def _load(args: dict, emit):
+    from harness.probe.target import TargetError, load
+
+    try:
+        t = load(args["file"], args.get("inputs"), args.get("launcher") or "launch", args["backend"])
+    except TargetError as e:
+        emit(event="error", phase="load", message=str(e))
+        return None
+    if args.get("sizes"):
+        t.sizes = {**t.sizes, **args["sizes"]}
+    emit(event="meta", sizes=t.sizes, deterministic=t.deterministic, tolerance=t.tolerance,
+         ranges={k: list(v) for k, v in t.ranges.items()})
+    return t
+
+
+def run(args: dict) -> int:
+    emit = Events(args["events"])
+    try:
+        from harness.probe.checks import Context
+        from harness.run.triton_compat import patched
+
+        if (pad := (args.get("options") or {}).get("pad")) is not None:
+            from harness.probe import execute
+
+            execute.PAD = int(pad)
+        with patched(interpreter=args["backend"] == "interpreter") as counter:
+            target = _load(args, emit)
+            if target is None:
+                return EXIT_LOAD
+            ctx = Context(target, args["backend"], int(args.get("seed", 0)), "", counter,
+                          dict(args.get("options") or {}), emit, list((args.get("options") or {}).get("blocks") or []))
+            for name in args["detectors"]:
+                run_one(ctx, name, emit, float(args.get("timeout") or 120))
+        emit(event="done")
+        return 0
+    except BaseException as e:  # noqa: BLE001  report everything: a crash must never pass silently
+        from harness.errors import error_line
+
+        emit(event="error", phase="run", message=error_line(e))
+        return EXIT_RUN
+
+
+class DetectorTimeout(BaseException):
+    """Raised by SIGALRM in a detector that ran past its time (not an Exception: the user's
+    ``except Exception`` must not swallow it)."""
+
+
+def _alarm(signum, frame):
+    raise DetectorTimeout
+
+
+def run_one(ctx, name: str, emit, timeout: float) -> None:
+    """One detector: its findings, or its own failure as an event (never a traceback); a
+    detector past ``timeout`` seconds is stopped (a kernel spinning in the interpreter too)."""
+    import signal
+
+    from harness.errors import error_line
+    from harness.probe.findings import Finding
+    from harness.run.triton_compat import reset_autotune_caches
+
+    emit(event="start", detector=name)
+    import time
+
+    ctx.name, ctx.trying, ctx.deadline = name, None, time.monotonic() + 0.6 * timeout
+    reset_autotune_caches(ctx.target.kernel)  # each detector's first call tunes, as in a fresh process
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        found = detectors()[name](ctx)
+    except DetectorTimeout:
+        at = f" at sizes {', '.join(f'{k}={v}' for k, v in ctx.trying.items())}" if ctx.trying else ""
+        found = [Finding("P002", name, ctx.backend, f"no result after {timeout:.0f}s{at}: stopped")]
+    except Exception as e:  # noqa: BLE001
+        import traceback
+
+        emit(event="error", phase="run", detector=name, message=error_line(e),
+             traceback=traceback.format_exc(limit=8))
+        found = []
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    emit(event="meta", blocks=ctx.blocks)
+    for f in found:
+        emit(event="finding", **f.to_json())
+    emit(event="end", detector=name)
+
+
+if __name__ == "__main__":
+    apply_memory_limit()
+    sys.exit(run(json.loads(sys.argv[1])))

@@ -182,12 +182,30 @@ def merged(base: dict, changes: dict) -> dict:
 
 def gpu_record(slug: str, meta: dict) -> str:
     """recorded/gpu.json as 'harness record' writes it, dated now, every verdict as declared."""
-    expected = meta.get("expect", {}).get("gpu", "wrong")
+    expect = meta.get("expect")  # fields may be malformed on purpose: then the run is "wrong"
+    expected = expect.get("gpu", "wrong") if isinstance(expect, dict) else "wrong"
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     verdicts = [{"variant": v, "call": 0, "expected": e, "observed": e, "as_declared": True}
                 for v, e in (("broken", expected), ("fixed", "ok"))]
     return json.dumps({"case": slug, "backend": "gpu", "env": [{"backend": "gpu", "date": date}],
                        "verdicts": verdicts}, indent=2) + "\n"
+
+
+def write(path, content) -> None:
+    """``content`` at ``path``: text, bytes as they are, a dict as a folder of them ({} an empty one), None nothing."""
+    if content is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, dict):
+        path.mkdir(exist_ok=True)
+        for name, inner in content.items():
+            write(path / name, inner)
+    elif isinstance(content, bytes):
+        path.write_bytes(content)
+    elif isinstance(content, str):
+        path.write_text(content)
+    else:
+        raise TypeError(f"make_case: no file for a {type(content).__name__} ({path.name})")
 
 
 @pytest.fixture
@@ -198,29 +216,29 @@ def make_case(tmp_path):
 
     - ``root``: the cases folder (default ``tmp_path / "cases"``)
     - ``fields``: laid over case.toml's fields (``make_case.meta``): nested dicts merge, None deletes
-    - ``files``: file name (``recorded/gpu.json`` included) -> text, or None to leave the file out;
-      a ``case.toml`` here replaces the one written from the fields
+    - ``files``: file name (``recorded/gpu.json`` included) -> what to write there: text, bytes (written
+      as they are: a file that is not UTF-8), None to leave the file out, or a dict to put a folder in
+      its place (name -> the same again; ``{}`` an empty folder); a ``case.toml`` here replaces the one
+      written from the fields
 
     The folder has every file, a recorded GPU run dated now and a filled-in write-up, so
     ``check --no-run`` finds nothing in it. ``make_case.texts`` holds the default texts,
-    ``make_case.meta`` the default fields and ``make_case.meta_with(fields)`` them with ``fields`` laid over.
+    ``make_case.meta`` the default fields and ``make_case.meta_with(fields)`` them with ``fields`` laid over;
+    ``make_case.names`` is every file it writes, so ``files=dict.fromkeys(make_case.names)`` leaves an empty folder.
     """
     def make(slug="row-mean-divides-by-block", *, root=None, files=None, fields=None):
         folder = (root or tmp_path / "cases") / slug
         folder.mkdir(parents=True, exist_ok=True)
         meta = merged(META, fields or {})
-        texts = {"case.toml": to_toml(meta), **TEXTS, **(files or {})}
-        for name, text in texts.items():
-            if text is not None:
-                (folder / name).parent.mkdir(parents=True, exist_ok=True)
-                (folder / name).write_text(text)
-        gpu = (files or {}).get("recorded/gpu.json", gpu_record(slug, meta))  # written last: newer than the code
-        if gpu is not None:
-            (folder / "recorded").mkdir(exist_ok=True)
-            (folder / "recorded" / "gpu.json").write_text(gpu)
+        files = {"case.toml": to_toml(meta), **TEXTS, "recorded/gpu.json": gpu_record(slug, meta), **(files or {})}
+        gpu = files.pop("recorded/gpu.json")
+        for name, content in files.items():
+            write(folder / name, content)
+        write(folder / "recorded" / "gpu.json", gpu)  # written last: newer than the code
         return folder
 
     make.texts, make.meta = dict(TEXTS, **{"case.toml": to_toml(META)}), copy.deepcopy(META)
+    make.names = (*make.texts, "recorded/gpu.json")
     make.meta_with = lambda fields: merged(META, fields)  # case.toml's fields with ``fields`` laid over them
     make.kernel, make.broken_store, make.fixed_store = KERNEL, BROKEN_STORE, FIXED_STORE
     return make

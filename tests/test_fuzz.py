@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from harness import cli
+from harness.core import discovery
 from harness.run import backends
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,124 +28,124 @@ SEED = 20261123
 COMMANDS = ["list", "case", "record", "bench", "new", "check", "detect", "report"]
 
 # ------------------------------------------------------------------ malformed folders
+# Every folder comes from the shared make_case fixture (tests/conftest.py): its valid case with one
+# thing wrong. A TOML defect is make_case's fields with one changed, or a case.toml of its own.
 
-GOOD_TOML = """title = "a synthetic case"
-category = "bounds"
-defect = "out-of-bounds-write"
-summary = "a test fixture"
-launcher = "launch"
-[expect]
-gpu = "wrong"
-interpreter = "wrong"
-[run]
-trials = 1
-timeout = 30
-[sizes.interpreter]
-n = 4
-"""
+
+def fields(**changes) -> dict:
+    """make_case's arguments: its case.toml's fields with ``changes`` laid over (None deletes)."""
+    return {"fields": changes}
+
+
+def case_toml(content) -> dict:
+    """make_case's arguments: ``content`` (text or bytes) as case.toml."""
+    return {"files": {"case.toml": content}}
 
 
 TOML_DEFECTS = {
-    "not-toml": "title = [unclosed\n",
-    "not-utf8": b"title = \"\xff\xfe\"\n",
-    "run-is-a-number": "run = 5\n" + GOOD_TOML.replace("[run]\ntrials = 1\ntimeout = 30\n", ""),
-    "compare-is-a-string": 'compare = "strict"\n' + GOOD_TOML,
-    "expect-is-a-string": GOOD_TOML.replace('[expect]\ngpu = "wrong"\ninterpreter = "wrong"\n', 'expect = "wrong"\n'),
-    "no-expect": GOOD_TOML.replace('[expect]\ngpu = "wrong"\ninterpreter = "wrong"\n', ""),
-    "unknown-behaviour": GOOD_TOML.replace('gpu = "wrong"', 'gpu = "explodes"'),
-    "behaviour-not-a-string": GOOD_TOML.replace('gpu = "wrong"', "gpu = 3"),
-    "too-many-calls": GOOD_TOML.replace('gpu = "wrong"', 'gpu = ["wrong", "ok"]'),
-    "skip-without-reason": GOOD_TOML.replace('gpu = "wrong"', 'gpu = "skip"'),
-    "all-ok": GOOD_TOML.replace('"wrong"', '"ok"'),
-    "unknown-key-in-expect": GOOD_TOML.replace('interpreter = "wrong"\n', 'interpreter = "wrong"\ngpux = "x"\n'),
-    "unknown-key-in-run": GOOD_TOML.replace("timeout = 30", "timeout = 30\nretries = 2"),
-    "negative-timeout": GOOD_TOML.replace("timeout = 30", "timeout = -5"),
-    "zero-trials": GOOD_TOML.replace("trials = 1", "trials = 0"),
-    "trials-for-a-third-backend": GOOD_TOML.replace("trials = 1", "trials = { tpu = 2 }"),
-    "trials-is-a-string": GOOD_TOML.replace("trials = 1", 'trials = "many"'),
-    "calls-zero": GOOD_TOML.replace("trials = 1", "trials = 1\ncalls = 0"),
-    "bad-category": GOOD_TOML.replace('category = "bounds"', 'category = "misc"'),
-    "bad-defect": GOOD_TOML.replace('defect = "out-of-bounds-write"', 'defect = "oops"'),
-    "no-title": GOOD_TOML.replace('title = "a synthetic case"\n', ""),
-    "title-a-number": GOOD_TOML.replace('title = "a synthetic case"', "title = 5"),
-    "multi-line-title": GOOD_TOML.replace('title = "a synthetic case"', 'title = """two\nlines"""'),
-    "launcher-not-an-identifier": GOOD_TOML.replace('launcher = "launch"', 'launcher = "not a name"'),
-    "sizes-a-list": GOOD_TOML.replace("[sizes.interpreter]\nn = 4\n", "sizes = [1, 2]\n"),
-    "unknown-sizes-table": GOOD_TOML + "[sizes.tpu]\nn = 4\n",
-    "negative-rtol": GOOD_TOML + "[compare]\nrtol = -1\n",
-    "rtol-a-string": GOOD_TOML + '[compare]\nrtol = "tight"\n',
-    "deterministic-a-number": GOOD_TOML + "[compare]\ndeterministic = 1\n",
-    "bad-trigger": 'triggers = ["moonphase"]\n' + GOOD_TOML,
-    "seen-in-a-string": 'seen_in = "https://example.org"\n' + GOOD_TOML,
-    "calibration-a-string": 'calibration = "yes"\n' + GOOD_TOML,
-    "bench-without-sizes": GOOD_TOML + '[bench]\nunit = "GB/s"\n',
-    "either-without-why": GOOD_TOML.replace('gpu = "wrong"', 'gpu = "wrong|crash"'),
-    "empty-file": "",
+    "not-toml": case_toml("title = [unclosed\n"),
+    "not-utf8": case_toml(b"title = \"\xff\xfe\"\n"),
+    "run-is-a-number": fields(run=5),
+    "compare-is-a-string": fields(compare="strict"),
+    "expect-is-a-string": fields(expect="wrong"),
+    "no-expect": fields(expect=None),
+    "unknown-behaviour": fields(expect={"gpu": "explodes"}),
+    "behaviour-not-a-string": fields(expect={"gpu": 3}),
+    "too-many-calls": fields(expect={"gpu": ["wrong", "ok"]}),
+    "skip-without-reason": fields(expect={"gpu": "skip"}),
+    "all-ok": fields(expect={"gpu": "ok", "interpreter": "ok"}),
+    "unknown-key-in-expect": fields(expect={"gpux": "x"}),
+    "unknown-key-in-run": fields(run={"retries": 2}),
+    "negative-timeout": fields(run={"timeout": -5}),
+    "zero-trials": fields(run={"trials": 0}),
+    "trials-for-a-third-backend": fields(run={"trials": {"gpu": None, "interpreter": None, "tpu": 2}}),
+    "trials-is-a-string": fields(run={"trials": "many"}),
+    "calls-zero": fields(run={"calls": 0}),
+    "bad-category": fields(category="misc"),
+    "bad-defect": fields(defect="oops"),
+    "no-title": fields(title=None),
+    "title-a-number": fields(title=5),
+    "multi-line-title": fields(title="two\nlines"),
+    "launcher-not-an-identifier": fields(launcher="not a name"),
+    "sizes-a-list": fields(sizes=[1, 2]),
+    "unknown-sizes-table": fields(sizes={"tpu": {"n": 4}}),
+    "negative-rtol": fields(compare={"rtol": -1}),
+    "rtol-a-string": fields(compare={"rtol": "tight"}),
+    "deterministic-a-number": fields(compare={"deterministic": 1}),
+    "bad-trigger": fields(triggers=["moonphase"]),
+    "seen-in-a-string": fields(seen_in="https://example.org"),
+    "calibration-a-string": fields(calibration="yes"),
+    "bench-without-sizes": fields(bench={"unit": "GB/s"}),
+    "either-without-why": fields(expect={"gpu": "wrong|crash"}),
+    "empty-file": case_toml(""),
 }
 
-GOOD_CASE_PY = """import torch
-from harness.buffers import guarded, output
-def make_inputs(*, device, gen, n):
-    return {"x": guarded(torch.ones(n), device), "out": output((n,), torch.float32, device)}
-def reference(x):
-    return x.double()
-"""
-GOOD_KERNEL = "def launch(x, out):\n    out.copy_(x)\n    return out\n"
+LAUNCHER = "row_mean"  # make_case's launcher, with the signature of its kernels
+RAISE_IN_MAKE_INPUTS = ("    return {", "    raise ValueError('no')\n    return {")  # an edit of make_case's case.py
 
 CODE_DEFECTS = {  # folders that parse but whose code fails: each must be one row, not a traceback
     "case-py-raises": {"case.py": "raise RuntimeError('boom\\nsecond line')\n"},
     "case-py-syntax-error": {"case.py": "def make_inputs(:\n"},
     "no-make-inputs": {"case.py": "def reference(x):\n    return x\n"},
-    "make-inputs-raises": {"case.py": GOOD_CASE_PY.replace("return {", "raise ValueError('no')\n    return {")},
+    "make-inputs-raises": {"case.py": RAISE_IN_MAKE_INPUTS},
     "no-launcher": {"broken.py": "def other(x, out):\n    return out\n"},
-    "launcher-returns-none": {"fixed.py": "def launch(x, out):\n    return None\n"},
-    "launcher-exits-0": {"fixed.py": "import os\ndef launch(x, out):\n    os._exit(0)\n"},
-    "launcher-wrong-shape": {"fixed.py": "import torch\ndef launch(x, out):\n    return torch.ones(3, 3)\n"},
+    "launcher-returns-none": {"fixed.py": f"def {LAUNCHER}(x, out):\n    return None\n"},
+    "launcher-exits-0": {"fixed.py": f"import os\ndef {LAUNCHER}(x, out):\n    os._exit(0)\n"},
+    "launcher-wrong-shape": {"fixed.py": f"import torch\ndef {LAUNCHER}(x, out):\n    return torch.ones(3, 3)\n"},
 }
 
 FILE_DEFECTS = {  # missing or misplaced files
     "no-readme": {"README.md": None},
     "no-fixed": {"fixed.py": None},
     "no-case-toml": {"case.toml": None},
-    "toml-is-a-folder": {"case.toml": "DIR"},
+    "toml-is-a-folder": {"case.toml": {}},
 }
 
 BAD_FOLDER_NAMES = ["Upper-Case", "under_score", "trailing-", "dots.in.name"]
 
 
-def write_case(root: Path, slug: str, files: dict) -> Path:
-    folder = root / slug
-    folder.mkdir(parents=True)
-    base = {"case.toml": GOOD_TOML, "case.py": GOOD_CASE_PY, "broken.py": GOOD_KERNEL, "fixed.py": GOOD_KERNEL,
-            "README.md": "# A synthetic case\n"}
-    for name, content in {**base, **files}.items():
-        if content is None:
-            continue
-        if content == "DIR":
-            (folder / name).mkdir()
-        elif isinstance(content, bytes):
-            (folder / name).write_bytes(content)
-        else:
-            (folder / name).write_text(content)
-    return folder
+def edited(make_case, files: dict) -> dict:
+    """``files`` with each (old, new) pair made into make_case's text with old replaced by new."""
+    out = {}
+    for name, content in files.items():
+        if isinstance(content, tuple):
+            old, new = content
+            assert make_case.texts[name].count(old) == 1, f"{old!r} is not once in make_case's {name}"
+            content = make_case.texts[name].replace(old, new)
+        out[name] = content
+    return out
 
 
-@pytest.fixture(scope="module")
-def malformed_root(tmp_path_factory):
-    root = tmp_path_factory.mktemp("cases")
-    for name, toml in TOML_DEFECTS.items():
-        write_case(root, f"toml-{name}", {"case.toml": toml})
+@pytest.fixture
+def malformed_root(make_case, tmp_path):
+    root = tmp_path / "cases"
+    assert make_case.meta["launcher"] == LAUNCHER
+    for name, args in TOML_DEFECTS.items():
+        make_case(f"toml-{name}", root=root, **args)
     for name, files in {**CODE_DEFECTS, **FILE_DEFECTS}.items():
-        write_case(root, name, files)
+        make_case(name, root=root, files=edited(make_case, files))
     for name in BAD_FOLDER_NAMES:
-        write_case(root, name, {})
-    (root / "a-file-not-a-folder").write_text("x")
-    write_case(root, "healthy", {})
+        make_case(name, root=root)
+    (root / "a-file-not-a-folder").write_text("x")  # not a case folder: a stray file where one would be
+    make_case("healthy", root=root)
     return root
 
 
 def test_there_are_at_least_40_malformed_folders(malformed_root):
     assert len([p for p in malformed_root.iterdir() if p.name != "healthy"]) >= 40
+
+
+def test_each_folder_is_malformed_as_its_name_says(malformed_root):
+    """Only the defect named: the TOML and file defects are refused by name, the code defects still load."""
+    specs, errors = discovery.load_all(malformed_root)
+    assert sorted(s.slug for s in specs) == sorted(["healthy", *CODE_DEFECTS])
+    expected = [f"cases/toml-{name}/case.toml: " for name in TOML_DEFECTS]
+    expected += [f"cases/{name}/{next(iter(files))}: missing" for name, files in FILE_DEFECTS.items()]
+    expected += [f"cases/{name!r}: the slug must be" for name in BAD_FOLDER_NAMES]
+    assert len(errors) == len(expected)
+    for start in expected:
+        assert [e for e in errors if e.startswith(start)], f"no error starts {start!r}: {errors}"
+    assert not [e for e in errors if e.startswith("cases/toml-") and "every case needs" in e and "is-a-folder" not in e]
 
 
 # ------------------------------------------------------------------ invocations
@@ -173,9 +174,12 @@ def invocation(rng: random.Random) -> list[str]:
             argv += [opt, rng.choice(OPTION_VALUES[opt])]
         else:
             argv.append(rng.choice(FLAGS))
-    if argv[0] in ("case", "record", "detect", "report", "bench") and "--help" not in argv:
-        # keep the fuzz fast: no backend that runs kernels on every malformed folder
-        argv += ["--backend", rng.choice(["gpu", "tpu"])] if rng.random() < 0.9 else []
+    # Keep the fuzz fast: nothing here runs a kernel (the machine has no GPU, and the last
+    # --backend wins); the tests below run the code-level defects for real, once.
+    if argv[0] in ("case", "record", "detect", "report", "bench", "probe") and "--help" not in argv:
+        argv += ["--backend", rng.choice(["gpu", "tpu"])]
+    if argv[0] == "check":
+        argv.append("--no-run")
     return argv
 
 

@@ -1,7 +1,5 @@
 """The harness itself: guard bands, comparison, the CPU benchmarker, isolation, and bad input."""
 
-import textwrap
-
 import pytest
 import torch
 
@@ -97,54 +95,31 @@ def test_cpu_benchmarker_calls_like_do_bench():
 
 # ---------------------------------------------------------------- isolation: crashes, hangs, errors
 
-CASE_TOML = """
-title = "synthetic"
-category = "bounds"
-defect = "out-of-bounds-write"
-summary = "a test fixture"
-launcher = "run"
-[expect]
-gpu = "{gpu}"
-interpreter = "{interp}"
-[run]
-trials = 2
-timeout = 20
-[sizes.interpreter]
-n = 4
-"""
-
-CASE_PY = """
-import torch
-def make_inputs(*, device, gen, n):
-    return {"x": torch.ones(n, device=device)}
-def reference(x):
-    return x.double()
-"""
+# The folders come from the shared make_case fixture (tests/conftest.py): its Triton row mean, with
+# a broken.py whose launcher is one line of plain Python where a test needs a crash, a hang or an error.
 
 
-def make_case(root, slug, broken_body, fixed_body="return x.clone()", gpu="wrong", interp="crash"):
-    d = root / slug
-    d.mkdir(parents=True)
-    (d / "case.toml").write_text(CASE_TOML.format(gpu=gpu, interp=interp))
-    (d / "case.py").write_text(CASE_PY)
-    for name, body in (("broken", broken_body), ("fixed", fixed_body)):
-        (d / f"{name}.py").write_text(textwrap.dedent(f"""
-            import ctypes, time
-            def run(x):
-                {body}
-            """))
-    (d / "README.md").write_text("# synthetic\n")
-    return d
+def plain_launcher(body: str) -> str:
+    """A kernel file whose launcher (make_case's ``row_mean``) runs ``body``."""
+    return ('"""A launcher that runs one line of Python."""\n\nimport ctypes\nimport time\n\n\n'
+            f"def row_mean(x, out):\n    {body}\n")
+
+
+def expecting(interpreter: str) -> dict:
+    return {"expect": {"interpreter": interpreter}}
 
 
 @pytest.fixture
-def cases_root(tmp_path, monkeypatch):
-    monkeypatch.setenv("CASEBOOK_CASES", str(tmp_path))
-    return tmp_path
+def cases_root(tmp_path, monkeypatch, make_case):
+    """make_case's default cases folder, which the harness reads in place of cases/."""
+    root = tmp_path / "cases"
+    monkeypatch.setenv("CASEBOOK_CASES", str(root))
+    assert make_case.meta["launcher"] == "row_mean"
+    return root
 
 
-def test_segfault_is_reported_as_a_crash(cases_root):
-    make_case(cases_root, "segv", "ctypes.string_at(0)")
+def test_segfault_is_reported_as_a_crash(cases_root, make_case):
+    make_case("segv", files={"broken.py": plain_launcher("ctypes.string_at(0)")}, fields=expecting("crash"))
     spec = discovery.load("segv")
     run = run_isolated(spec, "broken", "interpreter", trials=2, seed=0)
     assert run.status == "crash" and "SIGSEGV" in run.message
@@ -154,16 +129,17 @@ def test_segfault_is_reported_as_a_crash(cases_root):
     assert [v.observed for v in judge(spec, fixed)] == ["ok"]
 
 
-def test_hang_is_killed_and_reported(cases_root):
-    make_case(cases_root, "spin", "time.sleep(3600)", interp="hang")
+def test_hang_is_killed_and_reported(cases_root, make_case):
+    make_case("spin", files={"broken.py": plain_launcher("time.sleep(3600)")}, fields=expecting("hang"))
     spec = discovery.load("spin")
     run = run_isolated(spec, "broken", "interpreter", trials=1, seed=0, timeout=3)
     assert run.status == "hang" and "timed out" in run.message
     assert judge(spec, run)[0].as_declared
 
 
-def test_exception_in_launch_is_a_crash_and_in_setup_an_error(cases_root):
-    make_case(cases_root, "raises", "raise RuntimeError('illegal memory access')")
+def test_exception_in_launch_is_a_crash_and_in_setup_an_error(cases_root, make_case):
+    make_case("raises", files={"broken.py": plain_launcher("raise RuntimeError('illegal memory access')")},
+              fields=expecting("crash"))
     spec = discovery.load("raises")
     run = run_isolated(spec, "broken", "interpreter", trials=1, seed=0)
     assert run.status == "crash" and "illegal memory access" in run.message
@@ -174,8 +150,8 @@ def test_exception_in_launch_is_a_crash_and_in_setup_an_error(cases_root):
     assert not judge(spec, run)[0].as_declared  # a broken case never passes as a crash
 
 
-def test_wrong_declaration_is_caught(cases_root):
-    make_case(cases_root, "liar", "return x.clone()", interp="wrong")  # the "broken" kernel is right
+def test_wrong_declaration_is_caught(cases_root, make_case):
+    make_case("liar", files={"broken.py": make_case.texts["fixed.py"]}, fields=expecting("wrong"))  # "broken" is right
     spec = discovery.load("liar")
     run = run_isolated(spec, "broken", "interpreter", trials=2, seed=0)
     (v,) = judge(spec, run)
@@ -210,10 +186,9 @@ def test_bench_without_gpu_fails_clearly(capsys):
     assert "needs a CUDA GPU" in capsys.readouterr().err
 
 
-def test_missing_file_is_named_and_others_still_run(cases_root, capsys):
-    make_case(cases_root, "good", "return x * 2", interp="wrong")
-    bad = make_case(cases_root, "bad", "return x * 2", interp="wrong")
-    (bad / "fixed.py").unlink()
+def test_missing_file_is_named_and_others_still_run(cases_root, make_case, capsys):
+    make_case("good")  # wrong under the interpreter, as declared
+    make_case("bad", files={"fixed.py": None})
     code = cli.main(["case", "--all", "--backend", "interpreter"])
     captured = capsys.readouterr()
     assert code == EXIT_USAGE

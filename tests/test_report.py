@@ -187,22 +187,11 @@ def test_pictures_are_pngs(tmp_path):
 
 # ---------------------------------------------------------------- the command
 
-TOML = """
-title = "The last three elements are never written"
-category = "bounds"
-defect = "unwritten-output"
-summary = "A synthetic case for the report's tests."
-launcher = "run"
-[expect]
-gpu = "wrong"
-interpreter = "wrong"
-[run]
-trials = 2
-[compare]
-deterministic = true
-[sizes.interpreter]
-n = 2000
-"""
+FIELDS = {"title": "The last three elements are never written", "category": "bounds", "defect": "unwritten-output",
+          "summary": "A synthetic case for the report's tests.", "launcher": "run", "seen_in": None,
+          "expect": {"gpu": "wrong", "interpreter": "wrong"}, "run": {"trials": 2},
+          "compare": {"rtol": None, "atol": None, "deterministic": True},
+          "sizes": {"gpu": None, "interpreter": {"rows": None, "cols": None, "n": 2000}}}
 
 CASE = """
 import torch
@@ -213,18 +202,19 @@ def reference(x):
     return 2 * x.double()
 """
 
+FILES = {"case.py": CASE,
+         "broken.py": "def run(x, out):\n    out[:-3] = 2 * x[:-3]  # BUG\n    return out\n",
+         "fixed.py": "def run(x, out):\n    out[:] = 2 * x  # FIX\n    return out\n",
+         "README.md": "# The title\n\nA write-up with a [link](../other/README.md).\n\n## Why\n\nBecause.\n",
+         "recorded/gpu.json": None}  # recorded runs are what the tests write
+
 
 @pytest.fixture
-def tiny_root(tmp_path, monkeypatch):
+def tiny_root(tmp_path, monkeypatch, make_case):
     root = tmp_path / "cases"
-    d = root / "tail-unwritten"
-    d.mkdir(parents=True)
-    (d / "case.toml").write_text(TOML)
-    (d / "case.py").write_text(CASE)
-    (d / "broken.py").write_text("def run(x, out):\n    out[:-3] = 2 * x[:-3]  # BUG\n    return out\n")
-    (d / "fixed.py").write_text("def run(x, out):\n    out[:] = 2 * x  # FIX\n    return out\n")
-    (d / "README.md").write_text("# The title\n\nA write-up with a [link](../other/README.md).\n\n## Why\n\nBecause.\n")
-    (root / "half-written").mkdir()  # another helper's case, not finished: reported, never fatal
+    make_case("tail-unwritten", root=root, files=FILES, fields=FIELDS)
+    make_case("half-written", root=root, files=dict.fromkeys(make_case.names))  # another helper's case, not
+    assert not any((root / "half-written").iterdir())                        # finished: reported, never fatal
     monkeypatch.setenv("CASEBOOK_CASES", str(root))
     return root
 

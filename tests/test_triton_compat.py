@@ -1,0 +1,247 @@
+"""harness.run.triton_compat, tested directly, on whichever Triton is installed.
+
+- Under the interpreter (in a child process with TRITON_INTERPRET=1, as the worker
+  runs): a ``for start in range(0, n, BLOCK)`` loop over a runtime ``n``; a
+  multi-config ``@triton.autotune`` whose kernel counts its own launches, so the
+  harness's count is checked against the kernel's; every patch undone after the block.
+- In this process, with no GPU: Triton's real ``Autotuner`` around a real
+  ``JITFunction`` whose launch is simulated (it calls Triton's launch hooks, as a
+  compiled launch does), to test both ways of counting tuning launches: the public
+  listener (Triton 3.8 and later) and the ``_bench`` wrapper.
+- ``index_patch`` with stand-ins for both forms of Triton's ``_patch_lang_tensor``.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.run import triton_compat
+
+ROOT = Path(__file__).resolve().parents[1]
+
+INTERPRETED = r'''
+import json
+import torch
+import triton
+import triton.language as tl
+from triton.runtime import autotuner, interpreter
+from harness.run import triton_compat
+
+
+@triton.jit
+def loop_sum(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for start in range(0, n, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        acc += tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(out_ptr, tl.sum(acc))
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": b}) for b in (16, 32, 64)], key=["n"])
+@triton.jit
+def count_launches(count_ptr, n, BLOCK: tl.constexpr):
+    tl.atomic_add(count_ptr, 1)  # one program: +1 per launch, tuning launches included
+
+
+def loop():
+    x, out = torch.arange(100, dtype=torch.float32), torch.zeros(1)
+    try:
+        loop_sum[(1,)](x, out, 100, BLOCK=32)
+        return out.item()
+    except Exception as e:
+        return type(e).__name__
+
+
+def internals():
+    return [autotuner.Autotuner.__dict__.get("do_bench"), autotuner.Autotuner.__dict__.get("_bench"),
+            interpreter._patch_lang_tensor]
+
+
+r = {"unpatched_loop": loop()}
+before = internals()
+with triton_compat.patched(interpreter=True) as counter:
+    r["changed_inside"] = [a is not b for a, b in zip(internals(), before)]
+    r["loop"] = loop()
+    count = torch.zeros(1, dtype=torch.int32)
+    count_launches[(1,)](count, 10)
+    r["how"], r["first"], r["launched_first"] = counter.how, list(counter.calls), int(count.item())
+    counter.clear()
+    count_launches[(1,)](count, 10)
+    r["second"], r["launched_second"] = list(counter.calls), int(count.item()) - r["launched_first"]
+r["restored"] = [a is b for a, b in zip(internals(), before)]
+print("RESULT " + json.dumps(r))
+'''
+
+
+@pytest.fixture(scope="module")
+def interpreted():
+    """What the script above printed, run as the worker runs: TRITON_INTERPRET=1, its own process."""
+    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(ROOT))
+    p = subprocess.run([sys.executable, "-c", INTERPRETED], cwd=ROOT, env=env, capture_output=True,
+                       text=True, timeout=300)
+    lines = [l for l in p.stdout.splitlines() if l.startswith("RESULT ")]
+    assert p.returncode == 0 and lines, p.stderr[-3000:]
+    return json.loads(lines[-1][len("RESULT "):])
+
+
+def test_a_loop_over_a_runtime_bound_runs_under_the_interpreter(interpreted):
+    assert interpreted["loop"] == sum(range(100)), interpreted
+
+
+def test_the_interpreter_counts_every_tuning_launch_the_kernel_made(interpreted):
+    # the wrapper: one count per config, and each launch the kernel saw is counted once
+    assert interpreted["how"] == "wrapper"
+    assert len(interpreted["first"]) == 3 and all(n >= 7 for n in interpreted["first"]), interpreted
+    assert sum(interpreted["first"]) + 1 == interpreted["launched_first"], interpreted
+    # the second call uses the tuned config: no benchmark, one launch
+    assert interpreted["second"] == [] and interpreted["launched_second"] == 1, interpreted
+
+
+def test_the_interpreter_patches_are_undone_after_the_block(interpreted):
+    assert interpreted["changed_inside"] == [True, True, True]
+    assert interpreted["restored"] == [True, True, True]
+
+
+# ---------------------------------------------------------------- counting with a simulated launch
+
+
+def fake_autotuned(launches: list):
+    """A real Autotuner (two configs, a do_bench that calls the kernel 4 times) around a real
+    JITFunction whose ``run`` calls Triton's launch hooks instead of a GPU."""
+    import triton
+    from triton import knobs
+    from triton.runtime.jit import JITFunction
+
+    def tuned_kernel(x, n, BLOCK):
+        pass
+
+    jit = JITFunction(tuned_kernel)  # not triton.jit: compiled, even where TRITON_INTERPRET is set
+
+    def run(*args, **kwargs):
+        hook = getattr(knobs.runtime, "launch_enter_hook", None)
+        if hook is not None:
+            hook(types.SimpleNamespace(data={"name": jit.__name__, "function": None, "stream": 0}))
+        launches.append(kwargs.get("BLOCK"))
+
+    jit.run = run
+
+    def do_bench(kernel_call, quantiles):
+        for _ in range(4):
+            kernel_call()
+        return [1.0, 1.0, 1.0]
+
+    configs = [triton.Config({"BLOCK": 16}), triton.Config({"BLOCK": 32})]
+    return triton.autotune(configs=configs, key=["n"], do_bench=do_bench)(jit)
+
+
+def tune_twice(tuned, counter, launches) -> list:
+    """Two calls with a new key each (two tunings), then a cached call: the counts after each."""
+    seen = []
+    for n in (10, 20, 20):
+        counter.clear()
+        tuned.run(None, n)
+        seen.append((list(counter.calls), len(launches)))
+    return seen
+
+
+def test_the_bench_wrapper_counts_each_configs_launches(monkeypatch):
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    monkeypatch.setattr(triton_compat, "public_tuning_hooks", lambda: None)  # as before Triton 3.8
+    from triton.runtime.autotuner import Autotuner
+
+    original = Autotuner.__dict__["_bench"]
+    launches = []
+    tuned = fake_autotuned(launches)
+    with triton_compat.patched(interpreter=False) as counter:
+        assert counter.how == "wrapper" and Autotuner.__dict__["_bench"] is not original
+        seen = tune_twice(tuned, counter, launches)
+    assert Autotuner.__dict__["_bench"] is original
+    # 2 configs x 4 benchmark launches, then the real launch; the cached call launches once
+    assert seen == [([4, 4], 9), ([4, 4], 18), ([], 19)]
+
+
+@pytest.mark.skipif(triton_compat.public_tuning_hooks() is None,
+                    reason="this Triton has no autotuning listener (added in 3.8)")
+def test_the_listener_counts_tuning_launches_without_touching_internals(monkeypatch):
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    from triton import knobs
+    from triton.runtime.autotuner import Autotuner
+
+    heard = []
+    monkeypatch.setattr(knobs.autotuning, "listener", lambda **kw: heard.append(kw["cache_hit"]))
+    mine, hooks_before = knobs.autotuning.listener, list(knobs.runtime.launch_enter_hook.calls)
+    original = Autotuner.__dict__["_bench"]
+    launches = []
+    tuned = fake_autotuned(launches)
+    with triton_compat.patched(interpreter=False) as counter:
+        assert counter.how == "listener" and Autotuner.__dict__["_bench"] is original
+        seen = tune_twice(tuned, counter, launches)
+    assert seen == [([8], 9), ([8], 18), ([], 19)]  # one count per tuning
+    assert heard == [False, False]  # a listener already set still hears every tuning
+    assert knobs.autotuning.listener is mine and knobs.runtime.launch_enter_hook.calls == hooks_before
+
+
+def test_the_interpreter_never_uses_the_listener():
+    # Triton 3.8 and 3.9's autotuner fails under the interpreter when a listener is set,
+    # and the interpreter calls no launch hook: the wrapper counts there.
+    counter = triton_compat.TuningCounter()
+    undo = triton_compat._launch_counter(counter, interpreter=True)
+    undo()
+    assert counter.how == "wrapper"
+
+
+# ---------------------------------------------------------------- index_patch on both forms
+
+
+class FakeTensor:
+    pass
+
+
+class Scope:
+    def __init__(self):
+        self.set = []
+
+    def set_attr(self, obj, name, value):
+        self.set.append(name)
+        setattr(obj, name, value)
+
+
+def element(value):
+    return types.SimpleNamespace(handle=types.SimpleNamespace(data=np.array([value], dtype=np.int64)))
+
+
+def triton_3_5_form(tensor):  # Triton 3.4 and 3.5: int() of a one-element array
+    tensor.__index__ = lambda self: int(self.handle.data)
+
+
+def triton_3_6_form(tensor, scope):  # Triton 3.6
+    scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data))
+
+
+def triton_3_7_form(tensor, scope):  # Triton 3.7 and later already squeeze
+    scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.squeeze()))
+
+
+def test_index_patch_takes_the_one_argument_form():
+    cls = type("T", (FakeTensor,), {})
+    triton_compat.index_patch(triton_3_5_form)(cls)
+    assert cls.__index__(element(41)) == 41
+
+
+def test_index_patch_takes_the_scope_form():
+    cls, scope = type("T", (FakeTensor,), {}), Scope()
+    triton_compat.index_patch(triton_3_6_form)(cls, scope)
+    assert cls.__index__(element(42)) == 42
+    assert scope.set == ["__index__", "__index__"]  # through the scope, so Triton undoes it
+
+
+def test_index_patch_keeps_an_index_that_already_works():
+    cls, scope = type("T", (FakeTensor,), {}), Scope()
+    triton_compat.index_patch(triton_3_7_form)(cls, scope)
+    assert scope.set == ["__index__"] and cls.__index__(element(43)) == 43

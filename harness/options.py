@@ -52,6 +52,8 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
 
 def load_specs(slugs: list[str], all_cases: bool):
     """The specs named (or all); unknown cases are UsageErrors, malformed ones error lines."""
+    if all_cases and slugs:
+        raise UsageError(f"name cases or pass --all, not both (got --all and {', '.join(slugs[:3])})")
     if all_cases or not slugs:
         specs, errors = discovery.load_all()
         if not specs and not errors:

@@ -121,3 +121,15 @@ def test_a_record_that_completes_replaces_every_file(make_case, tmp_path, monkey
     assert record(tmp_path / "cases", monkeypatch) in (0, 1)
     after = recorded_files(case)
     assert all(after[p] != before[p] for p in before), "the record was written only in part"
+
+
+def test_a_run_in_which_the_harness_failed_is_not_recorded(make_case, tmp_path, monkeypatch, capsys):
+    """make_inputs raises: the case could not be set up, so there is nothing true to record."""
+    case = make_case(root=tmp_path / "cases")
+    (case / "case.py").write_text((case / "case.py").read_text().replace(
+        "    return {", "    raise RuntimeError('the inputs cannot be made')\n    return {", 1))
+    before = recorded_files(case)
+    assert record(tmp_path / "cases", monkeypatch) == 2
+    assert recorded_files(case) == before
+    err = capsys.readouterr().err
+    assert "not recorded, the harness could not run it" in err and "unchanged" in err

@@ -136,4 +136,7 @@ def case_links(findings: list[Finding]) -> list[str]:
 
 
 def dumps(payload) -> str:
-    return json.dumps(payload, indent=2, default=str)
+    """Strict JSON, like every JSON the harness writes (non-finite numbers as strings)."""
+    from harness.core.table import strict
+
+    return json.dumps(strict(payload), indent=2, default=str, allow_nan=False)

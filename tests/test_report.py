@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from harness import cli
+from harness.core import profile
 from harness.detectors import session as detect
 from harness.errors import UsageError
 from harness.report import htmlpage, pages, plots, sections
@@ -157,23 +158,23 @@ def test_error_profile_finds_the_tail_and_the_rows():
     ref = torch.arange(10_000, dtype=torch.float64)
     out = ref.clone().float()
     out[9_216:] = -1.0  # the tail past the last full block of 1024
-    prof = plots.error_profile(out, ref, rtol=1e-6, atol=0.0)
+    prof = profile.error_profile(out, ref, rtol=1e-6, atol=0.0)
     assert prof["n_bad"] == 784 and prof["bad_ranges"] == [[9_216, 10_000]] and prof["n_ranges"] == 1
     assert len(prof["grid"]) == 1 and len(prof["grid"][0].split()) <= 256
-    assert plots.describe_profile(prof) == "784 of 10,000 elements wrong: indices 9216–9999"
+    assert profile.describe_profile(prof) == "784 of 10,000 elements wrong: indices 9216–9999"
     ref2 = torch.ones(64, 100, dtype=torch.float64)
     out2 = ref2.clone()
     out2[:, 90:] = float("nan")
-    p2 = plots.error_profile(out2, ref2, 1e-6, 0.0)
+    p2 = profile.error_profile(out2, ref2, 1e-6, 0.0)
     assert p2["bad_cols"] == [[90, 100]] and p2["bad_rows"] == [[0, 64]]
-    assert plots.error_profile(torch.ones(1), torch.ones(1, dtype=torch.float64), 1e-6, 0) is None
+    assert profile.error_profile(torch.ones(1), torch.ones(1, dtype=torch.float64), 1e-6, 0) is None
 
 
 def test_pictures_are_pngs(tmp_path):
     ref = torch.ones(5000, dtype=torch.float64)
     out = ref.clone()
     out[4000:] = 2
-    plots.draw_error_map(plots.error_profile(out, ref, 1e-6, 0), "t", tmp_path / "e.png")
+    plots.draw_error_map(profile.error_profile(out, ref, 1e-6, 0), "t", tmp_path / "e.png")
     trials = [{"result": str(30 + i % 3), "reference": "70", "fingerprint": str(i % 3), "n": 1, "max_abs": 40.0,
                "n_bad": 1} for i in range(6)]
     plots.draw_spread(trials, "t", tmp_path / "s.png")

@@ -12,7 +12,7 @@ import importlib
 import pkgutil
 
 from harness.detectors.base import (  # noqa: F401  (re-exported: readers of findings use them)
-    FLAGGED, NA, NOT_RUN, QUIET, STATUSES, WHERE, AcrossDetector, Detector, Evidence, Finding, short)
+    FLAGGED, NA, NOT_RUN, QUIET, WHERE, AcrossDetector, Detector, Evidence, Finding, short)
 
 # Modules of this package that hold no detector (and ``session`` imports this one).
 INFRASTRUCTURE = frozenset({"base", "registry", "session", "viz_worker"})

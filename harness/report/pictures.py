@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from harness.core.profile import describe_profile
 from harness.core.spec import BACKENDS
 
 BACKEND_NAME = {"gpu": "GPU", "interpreter": "interpreter"}
@@ -40,7 +41,7 @@ def _todo(spec, backend: str, broken: dict, v: dict) -> list[tuple[str, object, 
         prof = next((p for p in broken.get("profiles", []) if p.get("call") == call - 1), None)
         if prof is not None and prof["n_bad"]:
             todo.append(("errors", lambda p: plots.draw_error_map(prof, where, p),
-                         f"{name}: where the output is wrong ({plots.describe_profile(prof)})"))
+                         f"{name}: where the output is wrong ({describe_profile(prof)})"))
         elif prof is None and "flaky" not in obs and plots.scalar_values(trials)[0]:
             todo.append(("scalar", lambda p: plots.draw_scalar(trials, where, p),
                          f"{name}: the broken kernel's result against the reference"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from harness.core.profile import LOG_INF, LOG_MIN, describe_profile, error_profile  # noqa: F401
+from harness.core.profile import LOG_INF, LOG_MIN, describe_profile
 
 
 def _finite_or_nan(v) -> float:
@@ -92,7 +92,7 @@ def draw_scalar(trials: list, title: str, path) -> None:
     vals, ref = scalar_values(trials)
     plt, fig, ax = _figure(height=1.9)
     distinct = sorted(set(vals))
-    labels = ["reference"] + ([f"result" if len(distinct) == 1 else f"result {i + 1}" for i in range(len(distinct))])
+    labels = ["reference"] + (["result" if len(distinct) == 1 else f"result {i + 1}" for i in range(len(distinct))])
     heights = [ref] + distinct
     colors = ["#5b8fb9"] + ["#c0392b"] * len(distinct)
     ax.barh(labels[::-1], heights[::-1], color=colors[::-1])

@@ -41,7 +41,7 @@ def bench_sizes(spec, emit, repeat_ms: int = 200) -> None:
                                            return_mode="median")
         emit(event="row", sizes=sizes, ms_fixed=ms_fixed, ms_torch=ms_torch, work=call_with(case.bench_work, inputs),
              close=check["close"], result=check["result"])
-        del inputs
+        inputs = None  # free this size's tensors before the next (the lambdas above are done with them)
         torch.cuda.empty_cache()
 
 

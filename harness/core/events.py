@@ -27,6 +27,7 @@ class RunResult:
     env: dict = field(default_factory=dict)
     trials: list = field(default_factory=list)  # the worker's "trial" events
     probes: list = field(default_factory=list)  # its "probe" events (the finite-padding re-run)
+    kernels: list | None = None  # on a GPU: the compiled kernels' {name, shared, num_warps}; None: not known
     returncode: int | None = None
     output_tail: str = ""
     requested_trials: int = 0

@@ -53,8 +53,9 @@ class Sanitizer(Detector):
 
     where = "gpu"
 
-    def __init__(self, tool: str, what: str, yours: str, order: int):
+    def __init__(self, tool: str, what: str, yours: str, order: int, shared_only: bool = False):
         self.name = self.label = self.tool = tool
+        self.shared_only = shared_only  # n/a, without a run, when the main run's kernels use no shared memory
         self.what, self.yours, self.order = what, yours, order
 
     def extra_run(self, spec, backend: str) -> dict | str:
@@ -64,7 +65,8 @@ class Sanitizer(Detector):
         return {"trials": 1, "wrapper": [cs, "--tool", self.tool, "--error-exitcode", "99", "--print-limit", "10",
                                          "--report-api-errors", "no"],
                 "extra_env": {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}, "log_file": True,
-                "overrides": {"pad": 0, "sizes": small_sizes(spec, backend), "calls": spec.calls}}
+                "overrides": {"pad": 0, "sizes": small_sizes(spec, backend), "calls": spec.calls},
+                **({"needs_shared_memory": True} if self.shared_only else {})}
 
     def check(self, ev: Evidence) -> tuple[str, str]:
         run = ev.extra.get(self.name)
@@ -91,5 +93,5 @@ DETECTORS = (
     Sanitizer("memcheck", "compute-sanitizer --tool memcheck, guard padding off and PYTORCH_NO_CUDA_MEMORY_CACHING=1",
               "PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck python your_test.py", 80),
     Sanitizer("racecheck", "compute-sanitizer --tool racecheck: shared-memory hazards only, not global memory",
-              "compute-sanitizer --tool racecheck python your_test.py", 90),
+              "compute-sanitizer --tool racecheck python your_test.py", 90, shared_only=True),
 )

@@ -27,7 +27,8 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from harness.core import table
+from harness.core import fileio, table
+from harness.core.recorded import source_hashes
 from harness.detectors import registry as R
 from harness.detectors.base import NOT_RUN, Evidence
 from harness.errors import error_line
@@ -90,7 +91,8 @@ def variant_record(spec, run, extra: dict, profiles: list, skip: frozenset = fro
             "verdicts": [v.to_json() for v in judge(spec, run)],
             "trials": [_compact(t) for t in run.trials], "probes": run.probes,
             "findings": {k: f.to_json() for k, f in R.evaluate(ev, skip).items()},
-            "profiles": profiles, "extra": {k: _extra_line(r) for k, r in extra.items()}}
+            "profiles": profiles, "extra": {k: _extra_line(r) for k, r in extra.items()},
+            "kernels": run.kernels}
 
 
 def failed_record(message: str) -> dict:
@@ -126,7 +128,12 @@ def finish(spec, backend: str, run, profiles: list, *, seed: int, skip: frozense
             extra[name] = "not run: the kernel hangs (its main run timed out)"
         elif run.status == "error":
             extra[name] = f"not run: the case failed to set up ({run.message})"
+        elif plan.get("needs_shared_memory") and run.kernels is not None and not any(
+                k.get("shared") for k in run.kernels):
+            extra[name] = (f"n/a: the kernel uses no shared memory (0 bytes in {len(run.kernels)} compiled "
+                           f"kernel{'s' if len(run.kernels) != 1 else ''}), the only memory {name} checks")
         else:
+            plan.pop("needs_shared_memory", None)
             extra[name] = _extra_run(spec, run.variant, backend, seed, dict(plan))
     return variant_record(spec, run, extra, profiles, skip)
 
@@ -169,12 +176,13 @@ def detect_cases(specs, backends, *, trials=None, seed=0, jobs=2, gpu_jobs=2, sk
     are done (to write it at once) and returns the record to keep.
     """
     tasks = [(s, b, v) for s in specs for b in backends for v in ("broken", "fixed")]
+    sources = {s.slug: source_hashes(s.path) for s in specs}  # the files as they were when the runs began
     out: dict = {}
 
     def done(i: int, rec: dict) -> None:
         spec, backend, variant = tasks[i]
         case = out.setdefault(spec.slug, {}).setdefault(backend, {
-            "case": spec.slug, "backend": backend, "env": {}, "variants": {},
+            "case": spec.slug, "backend": backend, "env": {}, "sources": sources[spec.slug], "variants": {},
             "command": f"python -m harness detect {spec.slug} --backend {backend}"
                        + (f" --trials {trials}" if trials else "") + f" --seed {seed}"})
         case["variants"][variant] = rec
@@ -231,7 +239,7 @@ def env_label(env: dict) -> str:
 
 def merge_recorded(new: dict, old: dict | None) -> dict:
     """Keep the old record's finding wherever a detector could not run this time."""
-    if not old:
+    if not old or old.get("sources") != new.get("sources"):  # findings of other kernels are not kept
         return new
     source = f"recorded {env_label(old.get('env', {}))}"
     for variant, rec in new["variants"].items():
@@ -246,8 +254,7 @@ def merge_recorded(new: dict, old: dict | None) -> dict:
 def write_record(spec, rec: dict) -> Path:
     p = record_path(spec, rec["backend"])
     p.parent.mkdir(exist_ok=True)
-    p.write_text(table.dumps(rec) + "\n")
-    return p
+    return fileio.write_text(p, table.dumps(rec) + "\n")
 
 
 def keep(spec, rec: dict, record: bool) -> dict:

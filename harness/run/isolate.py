@@ -37,6 +37,7 @@ TAIL_BYTES = 6000
 DEFAULT_MEMORY_GB = 8
 MEMORY_ENV = "CASEBOOK_WORKER_RLIMIT_AS"
 POLL = 0.2  # seconds between looks at a running worker
+STARTUP_GRACE = 60.0  # seconds a worker may take to import torch and Triton before its first variant
 
 
 class Workers:
@@ -190,12 +191,13 @@ def _starts(path: str, seen: int) -> tuple[int, int]:
             more = f.read()
     except OSError:
         return 0, seen
-    return more.count(b'"event": "start"'), seen + len(more)
+    return more.count(b'"event": "start"') + more.count(b'"event": "compiled"'), seen + len(more)
 
 
 def _wait(proc: subprocess.Popen, timeout: float, res: Process, events: str) -> None:
-    """Wait for the worker; ``timeout`` counts from its start and again from each variant's start."""
-    deadline, seen = time.monotonic() + timeout, 0
+    """Wait for the worker; ``timeout`` counts from its start and again from each variant's start
+    and each kernel compilation (a kernel that hangs is one that runs ``timeout`` seconds)."""
+    deadline, seen = time.monotonic() + max(timeout, STARTUP_GRACE), 0  # importing torch is not hanging
     try:
         while True:
             try:
@@ -231,7 +233,7 @@ def _split(events: list[dict]) -> tuple[dict, dict, list[str], list[str], dict |
             finished.append(ev["variant"])
         elif kind == "error":
             error = ev
-        elif kind in ("trial", "probe"):
+        elif kind in ("trial", "probe", "kernels"):
             per.setdefault(ev.pop("variant"), []).append((kind, ev))
     return env, per, started, finished, error
 
@@ -239,7 +241,10 @@ def _split(events: list[dict]) -> tuple[dict, dict, list[str], list[str], dict |
 def _result(spec, variant, backend, trials, env, events) -> RunResult:
     res = RunResult(spec.slug, variant, backend, status="done", requested_trials=trials, env=env)
     for kind, ev in events:
-        (res.trials if kind == "trial" else res.probes).append(ev)
+        if kind == "kernels":
+            res.kernels = ev.get("kernels") or []
+        else:
+            (res.trials if kind == "trial" else res.probes).append(ev)
     return res
 
 

@@ -1,7 +1,8 @@
 """Running many cases, each (case, backend) in its own worker process, and judging them.
 
 One worker runs every variant of a case on a backend (fixed first, broken last; see
-``harness.run.isolate.run_variants``); a crash or hang in one variant costs a fresh
+``harness.run.isolate.run_variants``), or one worker per variant when there are slots to
+spare (a single case); a crash or hang in one variant costs a fresh
 process for the variants left, never another case's result. Interpreter workers share
 ``jobs`` CPU slots; GPU workers run ``gpu_jobs`` at once on the one GPU (independent
 processes; ``bench`` times alone, in its own command).
@@ -47,27 +48,40 @@ def expected_cost(pair) -> float:
     return (spec.timeout[backend] if hang else 0) + spec.trials[backend] * spec.calls * len(spec.variants)
 
 
+def worker_groups(pairs, variants, slots: int) -> list[tuple]:
+    """(spec, backend, variants) per worker: one worker per (case, backend), or, when there
+    are fewer pairs than slots (a single case), one per variant, so that the variants run
+    side by side instead of one after another. Either way a crash costs only its own worker."""
+    names = {(s.slug, b): list(variants or s.variants) for s, b in pairs}
+    split = sum(len(v) for v in names.values()) <= slots
+    return [(s, b, run_order(vs)) for s, b in pairs
+            for vs in ([[v] for v in names[(s.slug, b)]] if split else [names[(s.slug, b)]])]
+
+
 def run_many(pairs, trials=None, seed=0, jobs=2, variants=None, save_root=None) -> dict:
     """Run every (spec, backend) in ``pairs``, each in its own worker(s), in parallel:
     {(slug, backend): {variant: RunResult}}. Interpreter workers share ``jobs`` slots,
     GPU workers ``gpu_jobs()``."""
     gpu_slots = threading.Semaphore(gpu_jobs())
+    on_gpu = any(b == "gpu" for _, b in pairs)
+    slots = gpu_jobs() if on_gpu else max(1, jobs)
 
-    def one(pair):
-        spec, backend = pair
-        names = list(variants or spec.variants)
+    def one(unit):
+        spec, backend, names = unit
         save = {v: str(save_root / spec.slug / f"{v}-{backend}") for v in names} if save_root else None
         kwargs = dict(trials=trials_for(spec, backend, trials), seed=seed, save=save)
         if backend == "gpu":
             with gpu_slots:
-                return run_variants(spec, run_order(names), backend, **kwargs)
-        return run_variants(spec, run_order(names), backend, **kwargs)
+                return run_variants(spec, names, backend, **kwargs)
+        return run_variants(spec, names, backend, **kwargs)
 
-    pairs = sorted(pairs, key=expected_cost, reverse=True)
-    workers = max(1, jobs) + (gpu_jobs() if any(b == "gpu" for _, b in pairs) else 0)
+    units = worker_groups(sorted(pairs, key=expected_cost, reverse=True), variants, slots)
+    workers = max(1, jobs) + (gpu_jobs() if on_gpu else 0)
+    out: dict = {}
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(one, pairs))
-    return {(spec.slug, backend): runs for (spec, backend), runs in zip(pairs, results)}
+        for (spec, backend, _), runs in zip(units, pool.map(one, units)):
+            out.setdefault((spec.slug, backend), {}).update(runs)
+    return out
 
 
 def run_case_matrix(specs, backends, trials, seed, jobs=2, variants=None, save_root=None):

@@ -276,3 +276,89 @@ def reset_autotune_caches(*modules) -> int:
                     n += 1
                 obj = getattr(obj, "fn", None) if not isinstance(obj, type) else None
     return n
+
+
+def compiled_kernels(*modules) -> list[dict]:
+    """Every kernel compiled from the ``@triton.jit`` functions of ``modules`` (behind any
+    autotune or heuristics wrapper): name, shared memory in bytes and warps, as Triton's
+    compiled metadata gives them. Empty under the interpreter (nothing is compiled)."""
+    seen, out = set(), []
+    for m in modules:
+        for obj in vars(m).values():
+            while obj is not None and not isinstance(obj, type):
+                caches = getattr(obj, "device_caches", None)
+                if isinstance(caches, dict) and id(obj) not in seen:
+                    seen.add(id(obj))
+                    out += [_kernel_info(k) for entry in caches.values() for k in _kernel_cache(entry)]
+                obj = getattr(obj, "fn", None)
+    return [k for k in out if k is not None]
+
+
+def _kernel_cache(entry) -> list:
+    """The compiled kernels of one device's cache entry: a tuple whose first item is a dict in 3.4-3.9."""
+    first = entry[0] if isinstance(entry, tuple) and entry else entry
+    return list(first.values()) if isinstance(first, dict) else []
+
+
+def _kernel_info(kernel) -> dict | None:
+    md = getattr(kernel, "metadata", None)
+    shared = getattr(md, "shared", None)
+    if shared is None:
+        return None
+    return {"name": getattr(md, "name", getattr(kernel, "name", "?")), "shared": int(shared),
+            "num_warps": getattr(md, "num_warps", None)}
+
+
+SANITIZER_MODES = ("consan", "gsan", "fpsan", "iisan")
+
+
+def instrumentation_modes() -> tuple[str, ...]:
+    """The ``TRITON_INSTRUMENTATION_MODE`` sanitizers this Triton's NVIDIA backend knows,
+    found in the backend's own source (the knob takes any string and ignores unknown modes)."""
+    import inspect
+
+    try:
+        from triton import knobs
+        from triton.backends.nvidia import compiler
+
+        if not hasattr(knobs.compilation, "instrumentation_mode"):
+            return ()
+        src = inspect.getsource(compiler)
+    except Exception:  # no knob, no NVIDIA backend, no source: no sanitizer
+        return ()
+    return tuple(m for m in SANITIZER_MODES if f'"{m}"' in src or f"'{m}'" in src)
+
+
+def install_scratch_allocator() -> bool:
+    """Give Triton a global-scratch allocator (instrumented kernels need one) if it takes one."""
+    import torch
+    import triton
+
+    if not hasattr(triton, "set_allocator"):
+        return False
+    triton.set_allocator(lambda size, alignment, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
+    return True
+
+
+@contextmanager
+def compile_events(notify: Callable[[], None]) -> Iterator[None]:
+    """Call ``notify()`` after each kernel compilation (``knobs.runtime.jit_post_compile_hook``,
+    chained to any hook already set), so that a watchdog can tell a long compile from a hang."""
+    try:
+        from triton import knobs
+
+        runtime = knobs.runtime
+        previous = runtime.jit_post_compile_hook
+    except (ImportError, AttributeError):  # no such hook: nothing to report
+        yield
+        return
+
+    def hook(*args, **kwargs):  # Triton calls it with keyword arguments
+        notify()
+        return previous(*args, **kwargs) if previous else None
+
+    runtime.jit_post_compile_hook = hook
+    try:
+        yield
+    finally:
+        runtime.jit_post_compile_hook = previous

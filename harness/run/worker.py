@@ -9,8 +9,10 @@ hang part-way still leaves the trials that finished:
 
 - ``{"event": "env", ...}``     device and versions
 - ``{"event": "start", "variant": ...}``   a variant begins (its own timeout starts)
+- ``{"event": "compiled"}``   a kernel was compiled (the timeout starts again: compiling is not hanging)
 - ``{"event": "trial", "variant": ...}``   one call of one trial: comparison, guards, fingerprint
 - ``{"event": "probe", "variant": ...}``   the re-run with finite padding that tells a poison read
+- ``{"event": "kernels", "variant": ...}``   on a GPU: the compiled kernels' shared memory and warps
 - ``{"event": "finished", "variant": ...}``   every trial of that variant reported
 - ``{"event": "error", "phase": "setup" | "launch", ...}``   and exit 2 / 3
 - ``{"event": "done"}``
@@ -251,7 +253,14 @@ def run(args: dict) -> int:
         from harness.run.triton_compat import patched
 
         check_backend(args["backend"])
-        with patched(interpreter=args["backend"] == "interpreter") as counter:
+        if args["backend"] == "gpu" and os.environ.get("TRITON_INSTRUMENTATION_MODE"):
+            from harness.run.triton_compat import install_scratch_allocator
+
+            install_scratch_allocator()  # Triton's sanitizers keep their state in global scratch memory
+        from harness.run.triton_compat import compile_events
+
+        with patched(interpreter=args["backend"] == "interpreter") as counter, compile_events(
+                lambda: emit(event="compiled")):
             emit(event="env", **environment(args["backend"]))
             cp = CaseProcess(args)
             for variant in args["variants"]:
@@ -259,6 +268,10 @@ def run(args: dict) -> int:
                 session = Session(cp, variant, emit, counter)
                 for trial in range(args["trials"]):
                     session.trial(trial)
+                if cp.device == "cuda":
+                    from harness.run.triton_compat import compiled_kernels
+
+                    emit(event="kernels", variant=variant, kernels=compiled_kernels(session.kernel))
                 emit(event="finished", variant=variant)
         emit(event="done")
         return 0

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import os
 import platform
 import subprocess
@@ -24,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@functools.lru_cache(maxsize=None)
 def device_line() -> str:
     probe = ("import torch, triton, platform\n"
              "d = torch.cuda.get_device_name(0) if torch.cuda.is_available() else f'CPU ({platform.machine()})'\n"
@@ -49,7 +51,7 @@ def plan(args) -> list[tuple[str, list[str], Path, int]]:
     py, out = sys.executable, []
     trees = [("before", Path(args.before).resolve())] if args.before else [("after", ROOT)]
     for name, tree in trees:
-        for slug in filter(None, args.singles.split(",")):
+        for slug in slugs(args.singles, tree):
             out.append((f"{name}: case {slug}", [py, "-m", "harness", "case", slug, "--backend", args.backend],
                         tree, args.timeout))
         if name == "after" and args.all:
@@ -60,9 +62,16 @@ def plan(args) -> list[tuple[str, list[str], Path, int]]:
             out.append((f"{name}: pytest {' '.join(mark)}".strip(), [py, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                                                                       *mark], tree, args.timeout))
         if name == "after" and args.report:
-            out.append((f"{name}: report", [py, "-m", "harness", "report", "--out", str(Path(args.out).parent / "r")],
+            out.append((f"{name}: report", [py, "-m", "harness", "report", "--record", "--out", args.report_out],
                         tree, args.timeout))
     return out
+
+
+def slugs(singles: str, tree: Path) -> list[str]:
+    """The slugs to time one by one: a comma-separated list, or ``all`` for every case folder."""
+    if singles == "all":
+        return sorted(p.parent.name for p in (tree / "cases").glob("*/case.toml"))
+    return [s for s in singles.split(",") if s]
 
 
 def markdown(rows: list[dict], args) -> str:
@@ -83,16 +92,21 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", required=True)
     p.add_argument("--backend", choices=["gpu", "interpreter"], default="gpu")
-    p.add_argument("--singles", default="", help="slugs to time one by one, comma-separated")
+    p.add_argument("--singles", default="", help="slugs to time one by one, comma-separated, or 'all'")
     p.add_argument("--all", action="store_true", help="time case --all")
     p.add_argument("--pytest", action="store_true", help="time the test suite (-m gpu on the GPU)")
-    p.add_argument("--report", action="store_true", help="time report (every detector)")
+    p.add_argument("--report", action="store_true", help="time report --record (every detector, both backends)")
+    p.add_argument("--report-out", default="docs", help="the report's --out folder (default docs)")
     p.add_argument("--before", help="time the single-case commands in this other checkout (the code as it was) instead")
     p.add_argument("--timeout", type=int, default=600)
     args = p.parse_args()
-    rows = [timed(*step) for step in plan(args)]
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(markdown(rows, args))
+    rows = []
+    for step in plan(args):  # the file is rewritten after each command: a cut-off run keeps what it measured
+        rows.append(timed(*step))
+        tmp = Path(args.out).with_suffix(".tmp")
+        tmp.write_text(markdown(rows, args))
+        tmp.replace(args.out)
     return 0
 
 

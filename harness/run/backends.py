@@ -2,16 +2,41 @@
 
 from __future__ import annotations
 
+import os
+
 from harness.errors import UsageError
 
 
-def cuda_available() -> bool:
-    """True when torch imports and sees a CUDA GPU (imports torch: call it only to run kernels)."""
+def _driver_gpus() -> int | None:
+    """NVIDIA GPUs the driver shows (``/proc/driver/nvidia/gpus``), less any that
+    ``CUDA_VISIBLE_DEVICES`` hides; None when this cannot be told without torch."""
+    root = "/proc/driver/nvidia/gpus"
+    if not os.path.isdir(root):
+        return None if os.path.exists("/dev/kfd") else 0  # ROCm: ask torch; no driver: no GPU
+    n = len(os.listdir(root))
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        ids = [v for v in visible.split(",") if v.strip()]
+        n = min(n, len(ids[:next((i for i, v in enumerate(ids) if v.strip().startswith("-")), len(ids))]))
+    return n
+
+
+def gpu_count() -> int:
+    """CUDA GPUs here. From the driver when it can (a parent process need not import torch,
+    which costs seconds); from torch otherwise."""
+    n = _driver_gpus()
+    if n is not None:
+        return n
     try:
         import torch
     except ImportError:
-        return False
-    return torch.cuda.is_available()
+        return 0
+    return torch.cuda.device_count()
+
+
+def cuda_available() -> bool:
+    """True when there is a CUDA GPU to run kernels on."""
+    return gpu_count() > 0
 
 
 def resolve_backends(choice: str) -> list[str]:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from harness.core.discovery import REPO_ROOT
 from harness.core.events import RunResult
 from harness.core.spec import CaseSpec
+from harness.run.backends import gpu_count
 
 TAIL_BYTES = 6000
 # Address-space limit for an interpreter worker, in GiB: a runaway allocation becomes a
@@ -122,8 +123,34 @@ def exit_message(code: int) -> str:
     return f"exit status {code}"
 
 
+def bytecode_cache() -> str | None:
+    """Where workers should keep compiled bytecode, when torch's own ``__pycache__`` is missing
+    and cannot be written (a read-only environment, such as a container image): without one,
+    every worker compiles torch's Python sources again, seconds a process. None otherwise."""
+    import importlib.util
+
+    if os.environ.get("PYTHONPYCACHEPREFIX") or sys.pycache_prefix:
+        return None
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):
+        return None
+    folder = os.path.dirname(spec.origin) if spec and spec.origin else None
+    if folder is None or os.path.isdir(os.path.join(folder, "__pycache__")) or os.access(folder, os.W_OK):
+        return None
+    cache = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "triton-casebook",
+                         "pycache")
+    try:
+        os.makedirs(cache, exist_ok=True)
+    except OSError:
+        return None
+    return cache
+
+
 def worker_env(backend: str) -> dict:
     env = dict(os.environ)
+    if (cache := bytecode_cache()) is not None:
+        env["PYTHONPYCACHEPREFIX"] = cache
     env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     env["PYTHONUNBUFFERED"] = "1"
     env["PYTHONFAULTHANDLER"] = "1"
@@ -132,12 +159,6 @@ def worker_env(backend: str) -> dict:
     else:
         env.pop("TRITON_INTERPRET", None)
     return env
-
-
-def gpu_count() -> int:
-    import torch
-
-    return torch.cuda.device_count()
 
 
 def _read_events(path: str) -> list[dict]:

@@ -1,8 +1,10 @@
-"""Probe every case's broken and fixed kernel on the CPU and write docs/probe-cases.md.
+"""Probe every case's broken and fixed kernel and write the table (docs/probe-cases.md on the CPU).
 
     python examples/probe_cases.py                 # every case that runs on the interpreter
     python examples/probe_cases.py nrm2-race ...   # some cases, printed, docs/ untouched
     python examples/probe_cases.py --update nrm2-race ...  # re-run some, keep the other rows
+    python examples/probe_cases.py --record nrm2-race ...  # also write recorded/probe-<backend>.json (the report's)
+    python examples/probe_cases.py --backend gpu --jobs 8 --out probe-gpu.md   # on a GPU machine
 
 For each case: ``harness.probe(cases/<slug>/broken.py, inputs=cases/<slug>/case.py)``
 and the same for fixed.py. A broken kernel is *caught* when the probe reports a
@@ -10,12 +12,26 @@ problem (a finding that is not information); a problem on the fixed kernel is a
 *false alarm*. Information findings on the fixed kernel (for example order-dependent
 rounding of a float atomic sum in a case that declares ``deterministic = false``) are
 listed apart.
+
+``--backend gpu`` runs the GPU detectors (the reference, guard bands, shape fuzzing,
+repeat and first calls at the case's GPU sizes; compute-sanitizer memcheck and
+TRITON_DEBUG=1 at its small sizes) on every case whose GPU run is not ``skip``,
+``--jobs`` cases at once (each runs up to two detector processes). The cases declared
+slow (a GPU timeout of 600 s: tensors past 2**31 elements) run one at a time in a
+lane of their own, with the reference and guard detectors and the GPU tools only. A
+case that needs more GPUs than the machine has is a row saying so. ``--out FILE``
+writes the table there (docs/probe-cases.md is the interpreter's default; the GPU
+has none: without --out its rows are only printed).
 """
 
 from __future__ import annotations
 
+import argparse
+import os
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,11 +43,23 @@ from harness.core import discovery  # noqa: E402
 OUT = ROOT / "docs" / "probe-cases.md"
 NOTES = ROOT / "examples" / "probe-cases-notes.md"  # the misses and false alarms explained, appended
 FUZZ_TRIALS = 12
+GPU_FUZZ_TRIALS = 8
+HEAVY_DETECTORS = ["reference", "guards", "compute-sanitizer", "triton-debug"]
 
 
-def probe_case(spec, variant: str):
+def heavy(spec, backend: str) -> bool:
+    """A case declared slow on the GPU (tensors past 2**31 elements): one at a time, fewer detectors."""
+    return backend == "gpu" and spec.timeout["gpu"] >= 600
+
+
+def probe_case(spec, variant: str, backend: str = "interpreter", fuzz_trials: int = FUZZ_TRIALS, only=None):
+    if backend == "gpu":  # a hang on the GPU waits for the whole timeout: the hang case's own is short
+        timeout = 20 if spec.timeout["gpu"] < 60 else 180 if heavy(spec, backend) else 60
+        only = only or (HEAVY_DETECTORS if heavy(spec, backend) else None)
+    else:
+        timeout = 30 if spec.timeout["interpreter"] < 60 else 90
     return probe(str(spec.path / f"{variant}.py"), inputs=str(spec.path / "case.py"), launcher=spec.launcher,
-                 options={"fuzz_trials": FUZZ_TRIALS}, timeout=30 if spec.timeout["interpreter"] < 60 else 90)
+                 backends=[backend], detectors=only, options={"fuzz_trials": fuzz_trials}, timeout=timeout)
 
 
 def detectors_of(findings) -> str:
@@ -43,12 +71,40 @@ def detectors_of(findings) -> str:
     return ", ".join(names)
 
 
-def row(spec) -> tuple[list, float]:
+def record(spec, broken, fixed, command: str) -> None:
+    """cases/<slug>/recorded/probe-<backend>.json for the report (``--record``), one per backend probed."""
+    from harness.core import fileio
+    from harness.probe.findings import dumps
+    from harness.run.worker import environment
+
+    for backend in sorted({r[0] for r in broken.ran} | {r[0] for r in fixed.ran}):
+        rec = {"case": spec.slug, "backend": backend, "env": environment(backend), "sources": SOURCES[spec.slug],
+               "broken": [f.to_json() for f in broken.findings if f.backend == backend],
+               "fixed": [f.to_json() for f in fixed.findings if f.backend == backend], "command": command}
+        p = fileio.write_text(spec.path / "recorded" / f"probe-{backend}.json", dumps(rec) + "\n")
+        print(f"wrote {p.relative_to(ROOT)}", flush=True)
+
+
+SOURCES: dict = {}  # --record: slug -> the sha256 of the case's files when its probe began
+
+
+def row(spec, backend: str = "interpreter", fuzz_trials: int = FUZZ_TRIALS, only=None) -> tuple[list, float]:
     t0 = time.monotonic()
-    broken, fixed = probe_case(spec, "broken"), probe_case(spec, "fixed")
+    if RECORD:
+        from harness.core.recorded import source_hashes
+
+        SOURCES[spec.slug] = source_hashes(spec.path)
+    link = f"[{spec.slug}](../cases/{spec.slug}/README.md)"
+    broken = probe_case(spec, "broken", backend, fuzz_trials, only)
+    if why := broken.meta.get(backend, {}).get("unavailable"):  # a case that needs two GPUs, on one
+        return [link, spec.defect, f"not run: {why}", "", "", ""], time.monotonic() - t0
+    fixed = probe_case(spec, "fixed", backend, fuzz_trials, only)
+    if RECORD:
+        flag = " --backend gpu" if backend == "gpu" else ""
+        record(spec, broken, fixed, f"python examples/probe_cases.py --record{flag} {spec.slug}")
     caught = "yes" if broken.problems else ("calibration: quiet, as it should be" if spec.calibration else "**no**")
     notes = [f for f in fixed.findings if f not in fixed.problems]
-    return [f"[{spec.slug}](../cases/{spec.slug}/README.md)", spec.defect, caught, detectors_of(broken.problems),
+    return [link, spec.defect, caught, detectors_of(broken.problems),
             detectors_of(fixed.problems) or "none", detectors_of(notes) or ""], time.monotonic() - t0
 
 
@@ -63,53 +119,134 @@ only (they do not fail a probe). Cases whose interpreter run is `skip` are left 
 
 """
 
+GPU_HEADER = """# The probe on the casebook's own cases, on a GPU
 
-def previous_rows() -> dict:
-    """The rows of the last docs/probe-cases.md, by slug (``--update`` keeps the others)."""
-    if not OUT.is_file():
+Generated by `python examples/probe_cases.py --backend gpu` ({device}; shape fuzzing at
+{trials} sizes; {jobs} cases at once). For every case whose GPU run is not `skip`,
+`harness.probe` ran the GPU detectors on `broken.py` and on `fixed.py` with the case's
+`case.py` as `--inputs`, at the case's GPU sizes (compute-sanitizer memcheck and
+TRITON_DEBUG=1 at its small sizes). *Caught*: the probe reported a problem on the
+broken kernel. *False alarms*: problems on the fixed kernel. *Information*: findings
+shown as information only. The cases declared slow (tensors past 2**31 elements) ran
+the reference, guards, compute-sanitizer and triton-debug detectors only.
+
+"""
+
+
+def runs_on(spec, backend: str) -> bool:
+    return spec.expect[backend][0] != "skip"
+
+
+def previous_rows(out: Path) -> dict:
+    """The rows of the last table, by slug (``--update`` keeps the others)."""
+    if not out.is_file():
         return {}
     rows = {}
-    for line in OUT.read_text().splitlines():
+    for line in out.read_text().splitlines():
         if line.startswith("| ["):
             cells = [c.strip() for c in line.strip("|").split("|")]
             rows[cells[0][1:cells[0].index("]")]] = cells
     return rows
 
 
-def write(rows: list, specs: list, seconds: float, n_run: int) -> str:
+def write(rows: list, specs: list, seconds: float, n_run: int, args) -> str:
     from tabulate import tabulate
 
     table = tabulate(rows, headers=["case", "defect", "caught?", "by (broken kernel)", "false alarms (fixed)",
                                     "information (fixed)"], tablefmt="github")
-    skipped = [s.slug for s in specs if s.expect["interpreter"][0] == "skip"]
+    skipped = [s.slug for s in specs if not runs_on(s, args.backend)]
     caught = sum(r[2] == "yes" for r in rows)
-    bugs = sum(not r[2].startswith("calibration") for r in rows)
+    bugs = sum(not r[2].startswith(("calibration", "not run")) for r in rows)
+    not_run = [r[0][1:r[0].index("]")] for r in rows if r[2].startswith("not run")]
     summary = (f"\nCaught {caught} of {bugs} broken kernels; false alarms on "
-               f"{sum(r[4] != 'none' for r in rows)} fixed kernels. Not run (interpreter: skip): "
-               f"{', '.join(skipped) or 'none'}. The last run ({n_run} cases, broken and fixed) took {seconds:.0f}s.\n")
-    notes = "" if not NOTES.is_file() else "\n" + NOTES.read_text()
-    OUT.write_text(HEADER.format(trials=FUZZ_TRIALS) + table + "\n" + summary + notes)
+               f"{sum(r[4] not in ('none', '') for r in rows)} fixed kernels. Not run ({args.backend}: skip): "
+               f"{', '.join(skipped) or 'none'}{'; not run here: ' + ', '.join(not_run) if not_run else ''}. "
+               f"The last run ({n_run} cases, broken and fixed) took {seconds:.0f}s.\n")
+    if args.backend == "gpu":
+        text = GPU_HEADER.format(device=_device(), trials=args.fuzz_trials, jobs=args.jobs) + table + "\n" + summary
+    else:
+        notes = "" if not NOTES.is_file() else "\n" + NOTES.read_text()
+        text = HEADER.format(trials=args.fuzz_trials) + table + "\n" + summary + notes
+    Path(args.out).write_text(text)
     return summary
 
 
+def _device() -> str:
+    import torch
+
+    return torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
+
+
+def run_rows(chosen: list, args) -> dict:
+    """Every chosen case's row, ``args.jobs`` at once; the slow ones one at a time in a lane of their own."""
+    done, lock = {}, threading.Lock()
+
+    def one(spec):
+        try:
+            r, dt = row(spec, args.backend, args.fuzz_trials, args.only)
+        except Exception as e:  # noqa: BLE001  one case's failure is its row, never the end of the run
+            r, dt = [f"[{spec.slug}](../cases/{spec.slug}/README.md)", spec.defect,
+                     f"harness error: {type(e).__name__}: {e}"[:200].replace("|", "/"), "", "", ""], 0.0
+        with lock:
+            done[spec.slug] = r
+            print(f"{spec.slug}: caught {r[2]} by {r[3] or '-'}; false alarms {r[4]}; info {r[5] or '-'} "
+                  f"({dt:.0f}s)", flush=True)
+
+    slow = [s for s in chosen if heavy(s, args.backend)]
+    chosen = sorted(chosen, key=lambda s: s.timeout[args.backend] >= 60)  # a hang waits longest: first
+    lane = threading.Thread(target=lambda: [one(s) for s in slow])
+    lane.start()
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs - (1 if slow else 0))) as pool:
+        list(pool.map(one, [s for s in chosen if s not in slow]))
+    lane.join()
+    return done
+
+
+RECORD = False  # --record: also write cases/<slug>/recorded/probe-<backend>.json
+
+
+def parse(argv: list[str]):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("slugs", nargs="*", help="only these cases (printed; the table is written with --update or --out)")
+    p.add_argument("--update", action="store_true", help="re-run the cases named, keep the table's other rows")
+    p.add_argument("--record", action="store_true", help="also write cases/<slug>/recorded/probe-<backend>.json")
+    p.add_argument("--backend", choices=["interpreter", "gpu"], default="interpreter")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="cases at once (default: 1 on the interpreter, half the CPU cores on the GPU)")
+    p.add_argument("--out", default=None, help="write the table here (default: docs/probe-cases.md on the interpreter)")
+    p.add_argument("--fuzz-trials", type=int, default=None,
+                   help=f"shape-fuzzing sizes (default {FUZZ_TRIALS}; on the GPU {GPU_FUZZ_TRIALS})")
+    p.add_argument("--only", default=None, help="only these detectors, comma-separated (see harness probe --only)")
+    args = p.parse_args(argv)
+    args.jobs = max(1, args.jobs or ((os.cpu_count() or 2) // 2 if args.backend == "gpu" else 1))
+    args.fuzz_trials = args.fuzz_trials or (GPU_FUZZ_TRIALS if args.backend == "gpu" else FUZZ_TRIALS)
+    args.only = [d.strip() for d in args.only.split(",") if d.strip()] if args.only else None
+    if args.out is None and args.backend == "interpreter" and (not args.slugs or args.update):
+        args.out = str(OUT)
+    return args
+
+
 def main(argv: list[str]) -> int:
-    update = "--update" in argv
-    argv = [a for a in argv if a != "--update"]
+    global RECORD
+    args = parse(argv)
+    RECORD = args.record
+    if args.backend == "gpu":
+        from harness.run.backends import cuda_available
+
+        if not cuda_available():
+            print("--backend gpu: no CUDA GPU on this machine", file=sys.stderr)
+            return 2
     specs, _ = discovery.load_all()
-    chosen = [s for s in specs if (not argv or s.slug in argv) and s.expect["interpreter"][0] != "skip"]
-    done, total = {}, time.monotonic()
-    for spec in chosen:
-        r, dt = row(spec)
-        done[spec.slug] = r
-        print(f"{spec.slug}: caught {r[2]} by {r[3] or '-'}; false alarms {r[4]}; info {r[5] or '-'} ({dt:.0f}s)",
-              flush=True)
-    if argv and not update:
+    chosen = [s for s in specs if (not args.slugs or s.slug in args.slugs) and runs_on(s, args.backend)]
+    total = time.monotonic()
+    done = run_rows(chosen, args)
+    if args.out is None:
         return 0
-    old = previous_rows() if update else {}
+    old = previous_rows(Path(args.out)) if args.update else {}
     rows = [done.get(s.slug) or old[s.slug] for s in specs
-            if s.expect["interpreter"][0] != "skip" and (s.slug in done or s.slug in old)]
-    print(write(rows, specs, time.monotonic() - total, len(done)))
-    print(f"wrote {OUT}")
+            if runs_on(s, args.backend) and (s.slug in done or s.slug in old)]
+    print(write(rows, specs, time.monotonic() - total, len(done), args))
+    print(f"wrote {args.out}")
     return 0
 
 

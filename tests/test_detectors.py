@@ -143,6 +143,18 @@ def test_triton_viz_reads_the_wrappers_line():
     assert viz(f"{triton_viz.UNAVAILABLE} ImportError")[0] == D.NOT_RUN
 
 
+def test_triton_viz_runs_on_plain_tensors(monkeypatch):
+    """triton-viz 3.0 counts a padded view's storage offset twice: its run has guard padding off."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "triton_viz" else real(name, *a))
+    plan = triton_viz.DETECTORS[0].extra_run(SPEC, "interpreter")
+    assert plan["overrides"] == {"pad": 0} and plan["wrapper"][1:] == ["-m", "harness.detectors.viz_worker"]
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "triton_viz" else real(name, *a))
+    assert triton_viz.DETECTORS[0].extra_run(SPEC, "interpreter").startswith("not run: triton-viz is not installed")
+
+
 def test_divergence_compares_behaviour_classes():
     v = lambda obs, call=1: {"observed": obs, "call": call}  # noqa: E731
     assert D.compare_backends([v("flaky")], [v("wrong")])[0] == D.FLAGGED
@@ -232,7 +244,7 @@ def test_worker_runs_under_a_wrapper_with_overrides(tmp_path, monkeypatch, make_
 def test_extra_runs_plan(monkeypatch):
     monkeypatch.setattr(sanitizer, "compute_sanitizer", lambda: None)
     plan = detect.extra_runs(SPEC, "gpu")
-    assert list(plan) == ["first-call", "memcheck", "racecheck", "triton-debug"]
+    assert list(plan) == ["first-call", "memcheck", "racecheck", "triton-debug", "consan", "gsan", "fpsan", "iisan"]
     assert plan["memcheck"].startswith("not run: compute-sanitizer not found")
     assert plan["triton-debug"]["extra_env"] == {"TRITON_DEBUG": "1"}
     assert plan["first-call"]["overrides"]["calls"] == 2
@@ -260,7 +272,8 @@ def test_every_detector_module_is_registered_in_order():
     owners = {type(d).__module__.rpartition(".")[2] for d in D.DETECTORS}
     assert owners == modules
     assert [d.name for d in D.DETECTORS] == ["reference", "repeat", "first-call", "poison", "canary", "nan-scan",
-                                             "divergence", "memcheck", "racecheck", "triton-debug", "triton-viz"]
+                                             "divergence", "memcheck", "racecheck", "triton-debug", "consan", "gsan",
+                                             "fpsan", "iisan", "triton-viz"]
     assert D.BY_NAME["divergence"] is D.ACROSS and D.ACROSS.check is None
     assert all(d.what and d.yours for d in D.DETECTORS)
 

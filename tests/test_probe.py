@@ -116,6 +116,11 @@ def _cli(argv):
     ("def make_inputs(*, device, gen):\n    return {}\ndef reference():\n    return 0\n", "defines no launcher 'launch'"),
     ("def launch():\n    pass\ndef reference():\n    return 0\n", "defines no make_inputs()"),
     ("raise RuntimeError('boom at import')\n", "raised RuntimeError at import: boom at import"),
+    ("def launch():\n    pass\ndef make_inputs(*, device, gen):\n    return {}\n", "defines no reference()"),
+    ("import no_such_module_here\n", "raised ModuleNotFoundError at import"),
+    ("import sys\nsys.exit(3)\n", "raised SystemExit at import"),
+    ("def launch(x):\n    pass\ndef make_inputs(*, device, gen, n):\n    return {}\ndef reference(x):\n    return x\n",
+     "make_inputs needs n"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, body, says):
     path = tmp_path / "mine.py"
@@ -124,6 +129,24 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, body, says):
     code, out, err = _cli(["probe", str(path), "--backend", "interpreter", "--only", "reference", "-q"])
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and says in err and "Traceback" not in err, err
+
+
+def test_a_missing_inputs_file_is_one_line_and_exit_2(tmp_path):
+    code, out, err = _cli(["probe", str(EXAMPLE), "--inputs", str(tmp_path / "nope.py"), "--backend", "interpreter",
+                           "-q"])
+    assert code == 2 and out == "" and "nope.py: no such file" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_hanging_kernel_is_a_finding_and_the_other_detectors_still_run(tmp_path):
+    path = tmp_path / "hang.py"
+    path.write_text("import torch\n"
+                    "def launch(x):\n    while True:\n        pass\n"
+                    "def make_inputs(*, device, gen, n=4):\n    return {'x': torch.zeros(n)}\n"
+                    "def reference(x):\n    return x\n")
+    r = probe(str(path), detectors=["reference", "repeat", "memcheck"], timeout=3)
+    assert sorted((f.detector, f.code) for f in r.findings) == [("memcheck", "P002"), ("reference", "P002"),
+                                                                 ("repeat", "P002")], r.text()
+    assert "no result after 3s" in r.findings[0].message
 
 
 def test_a_crashing_kernel_is_a_finding_and_the_other_detectors_still_run(tmp_path):
@@ -153,3 +176,186 @@ def test_import_harness_stays_light_and_probe_is_callable():
             "import harness.probe.runner\nfrom harness import probe as p2\nassert callable(p2)\nprint('ok')")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+# --- CUDA's grid limits, under the interpreter -------------------------------------------------------
+
+
+def test_grid_past_cudas_y_limit_is_found_at_the_gpu_sizes_and_the_fix_is_quiet():
+    """grid-y-over-65535 runs 50 rows on the interpreter; the shapes detector checks the launch's grid
+    at the case's GPU sizes (70,000 rows) without running a program."""
+    r = case_probe("grid-y-over-65535", "broken", "row_scale", detectors=["shapes"], options={"fuzz_trials": 2})
+    (f,) = r.by_code("P403")
+    assert f.line == line_of(CASES / "grid-y-over-65535" / "broken.py", "row_scale_kernel[grid]"), r.text()
+    assert "grid (4, 70000, 1)" in f.message and "axis 1" in f.message and "65,535" in f.message, f.message
+    assert "rows=70000" in f.message and f.severity == "error"
+    assert any(c["slug"] == "grid-y-over-65535" for c in f.cases)
+    fixed = case_probe("grid-y-over-65535", "fixed", "row_scale", detectors=["shapes"], options={"fuzz_trials": 2})
+    assert fixed.ok and not fixed.by_code("P403"), fixed.text()
+
+
+GRID_KERNEL = '''import torch, triton, triton.language as tl
+
+@triton.jit
+def fill(out_ptr):
+    tl.store(out_ptr + tl.program_id(1), 1.0)
+
+def launch(out):
+    fill[(1, out.numel())](out)  # the launch line
+    return out
+
+def make_inputs(*, device, gen, n=70_000):
+    return {"out": torch.zeros(n, device=device)}
+
+def reference(out):
+    return torch.ones_like(out)
+'''
+
+
+def test_a_launch_past_the_limit_is_refused_without_running_its_programs(tmp_path):
+    """At the default sizes: the launch is reported (axis, grid, limit, line) and aborted at once,
+    not run for 70,000 programs; information at a size past 65,535 for a size the user may meet."""
+    path = tmp_path / "grid.py"
+    path.write_text(GRID_KERNEL)
+    r = probe(str(path), detectors=["reference", "memcheck"], timeout=60)
+    assert [(f.detector, f.code) for f in r.problems] == [("reference", "P403"), ("memcheck", "P403")], r.text()
+    f = r.problems[0]
+    assert "grid (1, 70000, 1)" in f.message and "axis 1 (y)" in f.message and "65,535" in f.message, f.message
+    launch = [i for i, line in enumerate(GRID_KERNEL.splitlines(), 1) if "# the launch line" in line][0]
+    assert f.line.endswith(f"grid.py:{launch}"), f.line
+    assert max(s for _, _, s, _ in r.ran) < 30  # 70,000 programs under the interpreter would take minutes
+
+
+def test_each_size_alone_past_65535_is_information(tmp_path):
+    path = tmp_path / "grid.py"
+    path.write_text(GRID_KERNEL.replace("n=70_000", "n=100"))
+    r = probe(str(path), detectors=["shapes"], options={"fuzz_trials": 2})
+    (f,) = r.by_code("P403")
+    assert f.severity == INFO and "n=65537" in f.message and r.ok, r.text()
+
+
+# --- the GPU half's bookkeeping, with the worker processes faked (no GPU here) -------------------------
+
+
+class FakeWorkers:
+    """Stands in for ``run_process``: each call gets the next scripted (events, returncode, hung, output);
+    a compute-sanitizer run's output is written to its --log-file, as compute-sanitizer does."""
+
+    def __init__(self, script):
+        self.script, self.calls = list(script), []
+
+    def __call__(self, module, args, *, backend, timeout, extra_env=None, wrapper=None):
+        from harness.run.isolate import Process
+
+        self.calls.append({"args": args, "backend": backend, "timeout": timeout, "env": extra_env or {},
+                           "wrapper": wrapper or []})
+        events, code, hung, output = self.script.pop(0)
+        if "--log-file" in (wrapper or []):
+            Path(wrapper[wrapper.index("--log-file") + 1]).write_text(output)
+            output = ""
+        return Process(returncode=code, hung=hung, events=[dict(e) for e in events], output_tail=output)
+
+
+def ran(*names, crash_in=None):
+    evs = []
+    for n in names:
+        evs += [{"event": "start", "detector": n}, {"event": "end", "detector": n}]
+    if crash_in:
+        evs.append({"event": "start", "detector": crash_in})
+    return evs
+
+
+def _fake_probe(monkeypatch, script, detectors, **kw):
+    from harness.detectors import sanitizer
+    from harness.probe import runner
+
+    fake = FakeWorkers(script)
+    monkeypatch.setattr(runner, "run_process", fake)
+    monkeypatch.setattr(sanitizer, "compute_sanitizer", lambda: "/opt/cuda/bin/compute-sanitizer")
+    return probe(str(EXAMPLE), backends=["gpu"], detectors=detectors, jobs=1, **kw), fake
+
+
+def test_gpu_tools_run_the_reference_detector_under_the_tool_at_small_sizes_with_padding_off(monkeypatch):
+    summary = ("========= Invalid __global__ read of size 4 bytes\n=========     at rownorm_kernel+0x1a0\n"
+               "========= ERROR SUMMARY: 3 errors\n")
+    r, fake = _fake_probe(monkeypatch, [
+        (ran("reference"), 99, False, summary),
+        (ran("reference") + [{"event": "finding", "detector": "reference", "code": "P001", "backend": "gpu",
+                              "message": "the launcher raised: RuntimeError: device-side assert triggered"}],
+         0, False, "x.py:9: rownorm_kernel: block: [0,0,0] Assertion `int32 overflow detected for operation "
+                   "mul` failed.\n")], ["compute-sanitizer", "triton-debug"], timeout=20)
+    cs, dbg = fake.calls
+    assert cs["wrapper"][:3] == ["/opt/cuda/bin/compute-sanitizer", "--tool", "memcheck"]
+    assert "--log-file" in cs["wrapper"] and cs["wrapper"][cs["wrapper"].index("--report-api-errors") + 1] == "no"
+    assert cs["env"] == {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"} and dbg["env"] == {"TRITON_DEBUG": "1"}
+    for c in (cs, dbg):
+        assert c["args"]["detectors"] == ["reference"] and c["backend"] == "gpu"
+        assert c["args"]["options"]["pad"] == 0 and c["args"]["options"]["small"] is True
+        assert c["timeout"] <= 20 + 120  # counted again from each detector's start
+    (p601,) = r.by_code("P601")
+    assert p601.detector == "compute-sanitizer" and "3 errors; first: Invalid __global__ read" in p601.message
+    (p602,) = r.by_code("P602")
+    assert "int32 overflow detected for operation mul" in p602.message
+    assert not r.by_code("P001"), r.text()  # the tool's own finding says it; the crash is not repeated
+
+
+def test_a_broken_cuda_context_restarts_the_rest_and_a_gpu_hang_stops_its_batch(monkeypatch):
+    r, fake = _fake_probe(monkeypatch, [
+        (ran("reference"), 4, False, ""),  # illegal address in reference: the worker ends after it (EXIT_CONTEXT)
+        (ran("shapes", crash_in="first-call"), None, True, ""),  # then a hang: killed
+    ], ["reference", "shapes", "first-call", "repeat", "guards"], timeout=5)
+    assert [c["args"]["detectors"] for c in fake.calls] == [
+        ["reference", "shapes", "first-call", "repeat", "guards"], ["shapes", "first-call", "repeat", "guards"]]
+    status = {d: s for _, d, _, s in r.ran}
+    assert status == {"reference": "done", "shapes": "done", "first-call": "hang", "repeat": "not run",
+                      "guards": "not run"}, r.ran
+    (hang,) = r.by_code("P002")
+    assert hang.detector == "first-call" and "killed" in hang.message
+    assert all(f.severity == INFO for f in r.findings if f.detector in ("repeat", "guards"))
+
+
+def test_without_compute_sanitizer_it_is_a_note(monkeypatch):
+    from harness.detectors import sanitizer
+    from harness.probe import runner
+
+    monkeypatch.setattr(runner, "run_process", FakeWorkers([]))
+    monkeypatch.setattr(sanitizer, "compute_sanitizer", lambda: None)
+    r = probe(str(EXAMPLE), backends=["gpu"], detectors=["compute-sanitizer"])
+    assert r.ok and "compute-sanitizer not found" in r.findings[0].message and r.ran[0][3] == "not run"
+
+
+def test_a_case_that_needs_two_gpus_is_one_note_on_a_machine_with_fewer():
+    r = case_probe("tensor-on-other-device", "broken", "swiglu", backends=["gpu"], detectors=["reference"])
+    (f,) = r.findings
+    assert r.ok and f.severity == INFO and "needs 2 GPUs" in f.message and "this machine has" in f.message, r.text()
+    assert r.meta["gpu"]["unavailable"] and r.ran == [("gpu", "all", 0.0, "not run")]
+
+
+def test_the_sizes_each_gpu_run_uses():
+    from harness.probe.target import Unavailable, load
+
+    t = load(str(CASES / "grid-y-over-65535" / "broken.py"), str(CASES / "grid-y-over-65535" / "case.py"),
+             "row_scale", "interpreter")
+    assert t.sizes == {"rows": 50, "cols": 200} and t.gpu_sizes == {"rows": 70_000, "cols": 200}
+    assert t.small_sizes == {"rows": 50, "cols": 200}
+    g = load(str(CASES / "attention-seq-tail" / "broken.py"), str(CASES / "attention-seq-tail" / "case.py"),
+             "attention", "gpu")
+    assert g.small_sizes != g.sizes  # [sizes.sanitizer] for the GPU tools
+    with pytest.raises(Unavailable):
+        load(str(CASES / "tensor-on-other-device" / "broken.py"), str(CASES / "tensor-on-other-device" / "case.py"),
+             "swiglu", "gpu")
+    with pytest.raises(Unavailable, match="interpreter = \"skip\": the interpreter has no CUDA streams"):
+        load(str(CASES / "stream-no-sync" / "broken.py"), str(CASES / "stream-no-sync" / "case.py"),
+             "matmul_relu", "interpreter")
+
+
+def test_backends_that_disagree_are_information():
+    from harness.probe.findings import Finding
+    from harness.probe.runner import ProbeReport, _backends_differ
+
+    r = ProbeReport("k.py", findings=[Finding("P001", "reference", "gpu", "illegal address")],
+                    ran=[("gpu", "reference", 1.0, "done"), ("interpreter", "reference", 1.0, "done"),
+                         ("gpu", "repeat", 1.0, "done")])
+    (f,) = _backends_differ(r)
+    assert f.code == "P205" and f.severity == INFO and "reference: P001 on the GPU only" in f.message
+    assert not _backends_differ(ProbeReport("k.py", ran=r.ran))

@@ -15,7 +15,7 @@ import torch
 from harness import cli
 from harness.core import profile
 from harness.detectors import session as detect
-from harness.errors import UsageError
+from harness.errors import EXIT_MISMATCH, UsageError
 from harness.report import htmlpage, pages, plots, sections
 from harness.detectors import registry as D
 from harness.core.events import RunResult
@@ -232,34 +232,156 @@ def _synthetic_record(spec, backend):
                                                                   "torch": "2.11", "triton": "3.6.0",
                                                                   "date": "2026-01-01 00:00 UTC"},
                         trials=ts, requested_trials=2)
-        extra = {"memcheck": RunResult(spec.slug, variant, backend, "done",
-                                       output_tail="========= ERROR SUMMARY: 0 errors")}
+        extra = {d.name: "n/a: the test's synthetic run has none" for d in D.DETECTORS if d.check and d.applies(backend)}
+        extra["memcheck"] = RunResult(spec.slug, variant, backend, "done", output_tail="========= ERROR SUMMARY: 0 errors")
         recs[variant] = detect.variant_record(spec, run, extra, [])
     return {"case": spec.slug, "backend": backend, "env": recs["broken"]["env"], "variants": recs}
+
+
+def _record_all(spec, probe=True):
+    """Fresh records of every kind for ``spec``: detect on both backends, and the probe's."""
+    from harness.core.recorded import source_hashes
+
+    for b in ("gpu", "interpreter"):
+        rec = dict(_synthetic_record(spec, b), sources=source_hashes(spec.path))
+        (spec.path / "recorded").mkdir(exist_ok=True)
+        (spec.path / "recorded" / f"detect-{b}.json").write_text(json.dumps(rec))
+    if probe:
+        (spec.path / "recorded" / "probe-interpreter.json").write_text(json.dumps(_probe_record(spec)))
+
+
+def _probe_record(spec, **changes):
+    from harness.core.recorded import source_hashes
+
+    unwritten = {"code": "P113", "detector": "guards", "backend": "interpreter", "severity": "error",
+                 "message": "3 elements of 'out' never written", "line": "broken.py:2"}
+    note = {"code": "P303", "detector": "order", "backend": "interpreter", "severity": "info",
+            "message": "float atomics: rounding differs"}
+    rec = {"case": spec.slug, "backend": "interpreter", "env": {"backend": "interpreter", "device": "CPU (x86_64)",
+                                                                 "date": "2026-01-01 00:00 UTC"},
+           "sources": source_hashes(spec.path), "broken": [unwritten], "fixed": [note],
+           "command": f"python examples/probe_cases.py --record {spec.slug}"}
+    return {**rec, **changes}
+
+
+def _matrix_row(md: str, slug: str) -> str:
+    return next(line for line in md.splitlines() if line.startswith(f"| [{slug}](#{slug})"))
 
 
 def test_report_from_recorded_runs_only(tiny_root, tmp_path, capsys):
     from harness.core import discovery
 
     spec = discovery.load("tail-unwritten")
-    (spec.path / "recorded").mkdir()
-    (spec.path / "recorded" / "detect-gpu.json").write_text(json.dumps(_synthetic_record(spec, "gpu")))
+    _record_all(spec)
     out = tmp_path / "docs"
     assert cli.main(["report", "--no-run", "--out", str(out)]) == 0
     md = (out / "report.md").read_text()
     assert "NVIDIA H100" in md and "recorded by python -m harness detect --record" in md
     assert "| [tail-unwritten](#tail-unwritten) | unwritten-output | wrong |" in md
     assert "| canary writes | GPU | 1 | 0 |" in md  # caught on the GPU, from the record
+    assert "| probe: guard bands | interpreter | 1 | 0 |" in md  # the probe's P113 on the broken kernel
+    assert "| probe: order | interpreter | 0 | 1 | 0 | 0 | 0 | 1 |" in md  # information only: no false alarm
+    row = _matrix_row(md, "tail-unwritten")
+    assert "?" not in row and "↻" not in md and "**Draft**" not in md  # every cell a result or n/a
+    assert "? not run" not in md  # no cell says it, so the legend does not either
+    assert "information only: P303" in md  # the finding, in the case's section
     assert "cases/half-written" in md  # the malformed folder is named, not fatal
     assert "[link](../cases/other/README.md)" in md and "#### Why" in md
     html = (out / "report.html").read_text()
     assert 'src="data:image/png;base64,' in html and 'class="g g-caught"' in html
 
 
+def test_a_record_older_than_the_kernel_stops_the_report(tiny_root, tmp_path, capsys):
+    from harness.core import discovery
+
+    spec = discovery.load("tail-unwritten")
+    _record_all(spec)
+    (spec.path / "broken.py").write_text(FILES["broken.py"] + "# edited after the runs were recorded\n")
+    out = tmp_path / "docs"
+    assert cli.main(["report", "--no-run", "--out", str(out)]) == EXIT_MISMATCH
+    err = [x for x in capsys.readouterr().err.splitlines() if "half-written" not in x]  # the malformed folder
+    assert len(err) == 1 and "1 cases have stale or missing records (tail-unwritten)" in err[0]
+    assert "python -m harness detect --all --backend gpu --record" in err[0]
+    assert "python -m harness detect --all --backend interpreter --record" in err[0]
+    assert "python examples/probe_cases.py --record" in err[0]
+    assert not (out / "report.md").exists()  # nothing stale is published
+    assert cli.main(["report", "--no-run", "--allow-stale", "--out", str(out)]) == 0
+    md = (out / "report.md").read_text()
+    row = _matrix_row(md, "tail-unwritten")
+    assert "●" not in row and "○" not in row and "↻" in row and "stale (recorded: wrong)" in row
+    assert "broken.py changed since the detect-gpu record" in md and "**Draft**" in md
+    assert "↻ stale: the record is missing or older than the kernel" in md  # the legend names it
+
+
+def test_a_record_without_hashes_or_missing_is_stale(tiny_root, tmp_path, capsys):
+    from harness.core import discovery
+    from harness.report import records
+
+    spec = discovery.load("tail-unwritten")
+    _record_all(spec, probe=False)
+    rec = json.loads((spec.path / "recorded" / "detect-gpu.json").read_text())
+    del rec["sources"]
+    (spec.path / "recorded" / "detect-gpu.json").write_text(json.dumps(rec))
+    runs = records.gather([spec], {})
+    assert runs["tail-unwritten"]["gpu"]["stale"] == "the detect-gpu record keeps no hashes of the case files it ran on"
+    assert runs["tail-unwritten"]["interpreter"]["stale"] is None
+    assert records.stale_cases([spec], runs) == {"detect-gpu": ["tail-unwritten"], "probe-interpreter": ["tail-unwritten"]}
+    assert cli.main(["report", "--no-run", "--out", str(tmp_path / "docs")]) == EXIT_MISMATCH
+    assert "python examples/probe_cases.py --record" in capsys.readouterr().err
+    rec = json.loads((spec.path / "recorded" / "detect-interpreter.json").read_text())
+    for v in rec["variants"].values():
+        del v["findings"]["triton-viz"]  # a record made before a detector was added
+    (spec.path / "recorded" / "detect-interpreter.json").write_text(json.dumps(rec))
+    assert records.gather([spec], {})["tail-unwritten"]["interpreter"]["stale"] == \
+        "the record predates the detector triton-viz"
+
+
+def test_probe_columns_score_problems_not_information(tiny_root):
+    from harness.core import discovery
+    from harness.report import columns
+
+    spec = discovery.load("tail-unwritten")
+    by = {c.name: c for c in columns.PROBE_COLUMNS}
+    crash = {"code": "P001", "detector": "race", "severity": "error", "message": "the process died: SIGSEGV"}
+    failed = {"code": "P000", "detector": "shapes", "severity": "error", "message": "the detector failed: boom"}
+    rec = _probe_record(spec, broken=[crash, failed], stale=None)
+    recs = {"probe-interpreter": rec}
+    race = columns.cell(spec, recs, by["probe-race"], "interpreter", "broken")
+    assert race["status"] == D.FLAGGED and race["reason"].startswith("P001 race")  # its crash is its own
+    assert columns.cell(spec, recs, by["probe-shapes"], "interpreter", "broken")["status"] == D.NOT_RUN
+    order = columns.cell(spec, recs, by["probe-order"], "interpreter", "fixed")
+    assert order["status"] == D.QUIET and "information only: P303" in order["reason"]
+    skip = SimpleNamespace(**{**spec.__dict__, "expect": {**spec.expect, "interpreter": ["skip"]},
+                              "skip_reason": {"interpreter": "needs two GPUs"}})
+    na = columns.cell(skip, {}, by["probe-race"], "interpreter", "broken")
+    assert na == {"status": D.NA, "reason": "the probe does not run this case: the case does not run on this "
+                                            "backend: needs two GPUs"}
+    assert columns.cell(spec, {}, by["probe-race"], "interpreter", "broken")["status"] == "stale"
+    assert columns.elsewhere(by["probe-race"], "gpu") == {"status": D.NA,
+                                                          "reason": "the probe runs it on the CPU interpreter only"}
+    cpu_only = {c.name: c for c in columns.columns(["interpreter"])}
+    assert "probe-gpu-tools" not in cpu_only and cpu_only["probe-shapes"].where == "interpreter"
+    assert columns.elsewhere(cpu_only["probe-shapes"], "gpu")["reason"].startswith("no case has a probe record on a GPU")
+
+
+def test_merge_keeps_old_findings_only_of_the_same_sources():
+    new = {"sources": {"broken.py": "b"}, "variants": {"broken": {"findings": {"x": {"status": D.NOT_RUN,
+                                                                                       "reason": "tool missing"}}}}}
+    old = {"sources": {"broken.py": "a"}, "env": {}, "variants": {"broken": {"findings": {"x": {"status": D.FLAGGED,
+                                                                                               "reason": "1 error"}}}}}
+    assert detect.merge_recorded(json.loads(json.dumps(new)), old)["variants"]["broken"]["findings"]["x"]["status"] \
+        == D.NOT_RUN  # an older kernel's finding is not carried over
+    old["sources"] = {"broken.py": "b"}
+    kept = detect.merge_recorded(json.loads(json.dumps(new)), old)["variants"]["broken"]["findings"]["x"]
+    assert kept["status"] == D.FLAGGED and kept["source"].startswith("recorded")
+
+
 @pytest.mark.interpreter
 def test_report_runs_the_interpreter_and_records(tiny_root, tmp_path):
     out = tmp_path / "docs"
-    assert cli.main(["report", "--backend", "interpreter", "--record", "--out", str(out)]) == 0
+    assert cli.main(["report", "--backend", "interpreter", "--record", "--out", str(out)]) == EXIT_MISMATCH
+    assert not (out / "report.md").exists()  # no GPU record: stale, so nothing is published
+    assert cli.main(["report", "--backend", "interpreter", "--record", "--allow-stale", "--out", str(out)]) == 0
     rec = json.loads((tiny_root / "tail-unwritten" / "recorded" / "detect-interpreter.json").read_text())
     broken, fixed = rec["variants"]["broken"]["findings"], rec["variants"]["fixed"]["findings"]
     assert broken["reference"]["status"] == D.FLAGGED and broken["canary"]["status"] == D.FLAGGED
@@ -269,6 +391,16 @@ def test_report_runs_the_interpreter_and_records(tiny_root, tmp_path):
     names = {p.name for p in (out / "report-img").iterdir()}
     assert "tail-unwritten-interpreter-call1-errors.png" in names and "summary.png" in names
     assert "indices 1997–1999" in (out / "report.md").read_text()
+
+
+def test_detect_record_keeps_the_hashes_of_the_case_files(tiny_root, capsys):
+    from harness.core.recorded import source_hashes
+
+    assert cli.main(["detect", "tail-unwritten", "--backend", "interpreter", "--record"]) == 0
+    rec = json.loads((tiny_root / "tail-unwritten" / "recorded" / "detect-interpreter.json").read_text())
+    assert rec["sources"] == source_hashes(tiny_root / "tail-unwritten")
+    assert sorted(rec["sources"]) == ["broken.py", "case.py", "case.toml", "fixed.py"]  # no fast.py here
+    assert all(len(h) == 64 for h in rec["sources"].values())
 
 
 def test_detect_prints_caught_and_false_alarms(tiny_root, capsys):

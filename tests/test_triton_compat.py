@@ -9,6 +9,10 @@
   compiled launch does), to test both ways of counting tuning launches: the public
   listener (Triton 3.8 and later) and the ``_bench`` wrapper.
 - ``index_patch`` with stand-ins for both forms of Triton's ``_patch_lang_tensor``.
+- harness.run.interp_instrument's instrumented interpreter (the probe's), under the
+  interpreter in a child process: each place where Triton 3.4 to 3.9 differ (pre-run
+  hooks, ``_patch_lang``'s scope, ``warmup=``, keyword-only arguments, block pointers,
+  tensor descriptors), every patch undone after the block.
 """
 
 import json
@@ -245,3 +249,174 @@ def test_index_patch_keeps_an_index_that_already_works():
     cls, scope = type("T", (FakeTensor,), {}), Scope()
     triton_compat.index_patch(triton_3_7_form)(cls, scope)
     assert scope.set == ["__index__"] and cls.__index__(element(43)) == 43
+
+
+# ---------------------------------------------------------------- the instrumented interpreter (probe)
+
+INSTRUMENTED = r"""
+import json
+import torch
+import triton
+import triton.language as tl
+from triton.runtime import interpreter
+from harness.run import interp_instrument as ii
+
+
+@triton.jit
+def copy_unmasked(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs))
+
+
+@triton.jit
+def copy_block_ptr(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    src = tl.make_block_ptr(x_ptr, shape=(n,), strides=(1,), offsets=(tl.program_id(0) * BLOCK,),
+                            block_shape=(BLOCK,), order=(0,))
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(src), mask=offs < 64)
+
+
+@triton.jit
+def copy_descriptor(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    desc = tl.make_tensor_descriptor(x_ptr, shape=[n], strides=[1], block_shape=[BLOCK])
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, desc.load([tl.program_id(0) * BLOCK]), mask=offs < 64)
+
+
+@triton.jit
+def scale_kwonly(x_ptr, out_ptr, *, factor, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) * factor)
+
+
+def patched_objects():
+    objs = [(interpreter.GridExecutor, "__call__")]
+    objs += [(interpreter.InterpreterBuilder, n) for n in ("create_masked_load", "create_masked_store",
+                                                           "create_atomic_rmw", "create_dot")]
+    objs += [(getattr(interpreter, n), "materialize_pointers") for n in ii._POINTER_HANDLES
+             if hasattr(interpreter, n)]
+    return [cls.__dict__.get(name) for cls, name in objs]
+
+
+def oob(rec):
+    return sorted([kind, tensor, side] for kind, tensor, side, _ in rec.oob)
+
+
+def attempt(fn):
+    try:
+        return fn()
+    except Exception as e:  # noqa: BLE001
+        return "error: " + repr(e)[:300]
+
+
+r = {"supported": ii.supported(), "block_pointers": hasattr(interpreter, "BlockPointerHandle"),
+     "pre_run_hooks": None}
+before = patched_objects()
+x = torch.arange(64, dtype=torch.float32)
+with ii.instrumented(ii.Options(memcheck=True)) as rec:
+    r["changed_inside"] = [a is not b for a, b in zip(patched_objects(), before)]
+    out = torch.zeros(64)
+    copy_unmasked[(3,)](x, out, BLOCK=32)
+    r["plain"] = {"launches": rec.launches, "oob": oob(rec), "out": out.tolist() == x.tolist()}
+
+    rec.oob.clear()
+    out = torch.zeros(64)
+    r["warmup"] = {"error": attempt(lambda: copy_unmasked.run(x, out, BLOCK=32, grid=(3,), warmup=True)),
+                   "launches": rec.launches, "oob": oob(rec), "untouched": not out.any().item()}
+
+    if hasattr(copy_unmasked, "add_pre_run_hook"):
+        heard = []
+        copy_unmasked.add_pre_run_hook(lambda *a, **k: heard.append(len(a) + len(k)))
+        copy_unmasked[(2,)](x, torch.zeros(64), BLOCK=32)
+        r["pre_run_hooks"] = heard
+    for name, kernel in (("block_ptr", copy_block_ptr), ("descriptor", copy_descriptor)):
+        rec.oob.clear()
+        out = torch.zeros(64)
+        r[name] = {"error": attempt(lambda: kernel[(3,)](x, out, 96, BLOCK=32)), "oob": oob(rec),
+                   "out": out.tolist() == x.tolist()}
+r["restored"] = [a is b for a, b in zip(patched_objects(), before)]
+
+out = torch.zeros(64)
+r["kwonly_plain"] = attempt(lambda: scale_kwonly[(1,)](x, out, factor=2.0, BLOCK=64)) or out.sum().item()
+with ii.instrumented(ii.Options()) as rec:
+    out = torch.zeros(64)
+    r["kwonly_instrumented"] = attempt(lambda: scale_kwonly[(1,)](x, out, factor=2.0, BLOCK=64)) or out.sum().item()
+print("RESULT " + json.dumps(r))
+"""
+
+
+@pytest.fixture(scope="module")
+def instrumented():
+    """What the script above printed, run under TRITON_INTERPRET=1 in its own process."""
+    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(ROOT))
+    p = subprocess.run([sys.executable, "-c", INSTRUMENTED], cwd=ROOT, env=env, capture_output=True,
+                       text=True, timeout=300)
+    lines = [l for l in p.stdout.splitlines() if l.startswith("RESULT ")]
+    assert p.returncode == 0 and lines, p.stderr[-3000:]
+    return json.loads(lines[-1][len("RESULT "):])
+
+
+def test_this_tritons_interpreter_can_be_instrumented(instrumented):
+    assert instrumented["supported"] is None
+
+
+def test_an_instrumented_launch_checks_memory_and_every_patch_is_undone(instrumented):
+    # _patch_lang returns a scope to restore (3.6 and later) or None (3.4, 3.5): both run
+    assert instrumented["plain"] == {"launches": 1, "out": True, "oob": [["load", "x_ptr", "past the end"],
+                                                                          ["store", "out_ptr", "past the end"]]}
+    assert all(instrumented["changed_inside"]) and all(instrumented["restored"]), instrumented
+
+
+def test_a_warm_up_runs_no_program(instrumented):
+    # Triton 3.4 and 3.5 pass warmup= on to GridExecutor.__call__; later ones stop before it
+    assert instrumented["warmup"] == {"error": None, "launches": 1, "oob": [], "untouched": True}
+
+
+def test_pre_run_hooks_run_where_the_kernel_has_them(instrumented):
+    if instrumented["pre_run_hooks"] is None:
+        pytest.skip("this Triton's interpreted kernels have no add_pre_run_hook (added in 3.6)")
+    assert instrumented["pre_run_hooks"] == [3]  # once, with the launch's three arguments
+
+
+def test_block_pointers_carry_the_tensor_they_point_into(instrumented):
+    if not instrumented["block_pointers"]:
+        pytest.skip("this Triton has no block pointers (tl.make_block_ptr is gone in 3.8)")
+    assert instrumented["block_ptr"] == {"error": None, "out": True, "oob": [["load", "x_ptr", "past the end"]]}
+
+
+def test_tensor_descriptors_carry_the_tensor_they_point_into(instrumented):
+    # create_descriptor_load calls create_masked_load with keyword arguments
+    assert instrumented["descriptor"] == {"error": None, "out": True, "oob": [["load", "x_ptr", "past the end"]]}
+
+
+def test_keyword_only_arguments_fare_as_in_the_plain_interpreter(instrumented):
+    # kept by 3.9's GridExecutor, dropped (so the launch fails) by the earlier ones
+    assert instrumented["kwonly_instrumented"] == instrumented["kwonly_plain"], instrumented
+
+
+def test_an_interpreter_lacking_what_the_patches_need_is_refused_in_one_line(monkeypatch):
+    from harness.run import interp_instrument as ii
+
+    monkeypatch.setattr(ii, "supported", lambda: "this Triton's interpreter lacks GridExecutor")
+    with pytest.raises(RuntimeError, match=r"^not available with triton \S+: this Triton's interpreter lacks "
+                                           r"GridExecutor$"):
+        with ii.instrumented():
+            pass
+
+
+def test_instrumentation_modes_are_read_from_the_nvidia_backends_source():
+    import inspect
+
+    modes = triton_compat.instrumentation_modes()
+    assert isinstance(modes, tuple) and all(m.endswith("san") for m in modes), modes
+    try:
+        from triton import knobs
+        from triton.backends.nvidia import compiler
+    except ImportError:
+        assert modes == ()
+        return
+    if not hasattr(knobs.compilation, "instrumentation_mode"):  # before Triton 3.6
+        assert modes == ()
+    else:
+        src = inspect.getsource(compiler)
+        assert all(f'"{m}"' in src or f"'{m}'" in src for m in modes), modes

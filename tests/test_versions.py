@@ -20,9 +20,14 @@ def fake_triton(monkeypatch, version):
     monkeypatch.setattr(versions, "installed_triton", lambda: version)
 
 
-@pytest.mark.parametrize("version", [OLDEST, "3.5.1", "3.6.0", "3.7.1", "3.8.0", NEWEST, "3.9.1", "3.6.0+git1a2b3c4"])
+@pytest.mark.parametrize("version", [*versions.TESTED, "3.9.1", "3.6.0+git1a2b3c4"])
 def test_a_tested_version_passes_quietly(version):
     assert versions.check(version) == (None, None)
+
+
+def test_the_tested_versions_run_from_the_oldest_to_the_newest_supported():
+    assert (versions.TESTED[0], versions.TESTED[-1]) == versions.SUPPORTED
+    assert sorted(versions.TESTED, key=versions.minor) == list(versions.TESTED)
 
 
 @pytest.mark.parametrize("version", ["3.3.1", "3.2.0", "2.3.1", "3.3.0rc1"])

@@ -19,6 +19,7 @@ from harness.detectors.session import across, detect_cases, from_case_record, ke
 from harness.errors import UsageError
 from harness.options import add_run_options, add_selection, finish, load_specs, positive_int
 from harness.run.backends import resolve_backends
+from harness.run.scheduler import default_gpu_jobs
 
 
 def _cell(f: dict | None) -> str:
@@ -101,13 +102,15 @@ def run_detectors(specs, backends, args) -> dict:
 
 def add_detect_options(p) -> None:
     add_run_options(p)
-    p.add_argument("--gpu-jobs", type=positive_int, default=2, help="main GPU runs at once (default 2)")
-    p.set_defaults(jobs=max(2, min(8, os.cpu_count() or 2)))
+    p.add_argument("--gpu-jobs", type=positive_int, default=default_gpu_jobs(),
+                   help="main GPU runs at once (default: the CPU count less 2, 2 to 12)")
+    p.set_defaults(jobs=max(2, min(16, os.cpu_count() or 2)))
     for action in p._actions:
         if action.dest == "jobs":
-            action.help = "interpreter runs and detector runs at once (default: the CPU count, 2 to 8)"
+            action.help = "interpreter runs and detector runs at once (default: the CPU count, 2 to 16)"
     p.add_argument("--record", action="store_true",
-                   help="write cases/<slug>/recorded/detect-<backend>.json for the report")
+                   help="write cases/<slug>/recorded/detect-<backend>.json for the report, with the sha256 "
+                        "of the case files it ran on (the report calls a record stale when they change)")
     p.add_argument("--skip", type=detector_names, default=frozenset(), metavar="NAMES",
                    help=f"detectors not to run, comma-separated, of: {', '.join(D.BY_NAME)}; their earlier "
                         "recorded findings are kept")

@@ -7,9 +7,10 @@ from pathlib import Path
 
 from harness.commands.detect import add_detect_options, run_detectors
 from harness.core.discovery import REPO_ROOT
-from harness.errors import EXIT_OK, EXIT_USAGE, UsageError
+from harness.errors import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, UsageError
 from harness.options import load_specs
-from harness.report.pages import gather, write_report
+from harness.report.pages import gather, stale_cases, write_report
+from harness.report.records import refresh_line
 from harness.run.backends import resolve_backends
 
 
@@ -22,6 +23,12 @@ def run(args) -> int:
         print(f"error: {e}", file=sys.stderr)
     if not any(r for recs in runs.values() for r in recs.values()):
         raise UsageError("no runs to report: nothing ran here and no case has a recorded run")
+    if stale := stale_cases(specs, runs):  # no cell may come from a record older than its kernel
+        line = refresh_line(stale, specs)
+        if not args.allow_stale:
+            print(f"error: {line} (or --allow-stale for a draft with them marked); report not written", file=sys.stderr)
+            return EXIT_MISMATCH
+        print(f"warning: a draft: {line}", file=sys.stderr)
     for p in write_report(specs, runs, errors, Path(args.out)):
         print(f"wrote {p}")
     return EXIT_USAGE if errors and args.strict else EXIT_OK
@@ -34,4 +41,7 @@ def register(sub) -> None:
     p.add_argument("--out", default=str(REPO_ROOT / "docs"),
                    help="folder for report.md, report.html and report-img/ (default: docs/)")
     p.add_argument("--strict", action="store_true", help="exit 2 when some case folder is malformed")
+    p.add_argument("--allow-stale", action="store_true",
+                   help="write a draft even when some records are missing or older than the case files "
+                        "(their cells marked stale); without it such a report exits 1 and names the refresh")
     p.set_defaults(func=run)

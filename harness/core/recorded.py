@@ -11,10 +11,35 @@ in the case's README.md. Nobody types these numbers.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 
 from harness.core import fileio, table
+
+
+SOURCE_FILES = ("broken.py", "fixed.py", "case.py", "case.toml", "fast.py")  # fast.py: where a case has one
+
+
+def source_hashes(folder: Path) -> dict[str, str]:
+    """{file name: sha256} of the case files a run depends on (those present): a record keeps
+    them, and a record whose hashes differ from the files now is stale."""
+    out = {}
+    for name in SOURCE_FILES:
+        try:
+            out[name] = hashlib.sha256((Path(folder) / name).read_bytes()).hexdigest()
+        except FileNotFoundError:
+            continue
+    return out
+
+
+def stale_files(recorded: dict | None, folder: Path) -> list[str] | None:
+    """The case files that changed since a record's ``sources`` were taken ([] when none did);
+    None when the record keeps no hashes at all."""
+    if not isinstance(recorded, dict) or not recorded:
+        return None
+    now = source_hashes(folder)
+    return sorted(n for n in set(now) | set(recorded) if now.get(n) != recorded.get(n))
 
 
 def marker(name: str) -> tuple[str, str]:

@@ -12,9 +12,12 @@ For each (case, backend, variant) it runs
 Then ``harness.detectors.registry`` judges the evidence.
 
 ``--record`` writes ``cases/<slug>/recorded/detect-<backend>.json``; ``harness.report``
-reads those for a backend it cannot run (the GPU, on a laptop). A detector that could
-not run this time (``not run``) keeps its finding from the previous record, marked
-with that record's date and device.
+reads those for a backend it cannot run (the GPU, on a laptop). Each record keeps
+``sources``, the sha256 of the case files as they were when the runs began
+(``harness.core.recorded.source_hashes``): the report calls a record whose files changed
+since stale. A detector that could not run this time (``not run``) keeps its finding
+from the previous record, marked with that record's date and device, when that record
+ran on the same files.
 """
 
 from __future__ import annotations
@@ -125,7 +128,7 @@ def finish(spec, backend: str, run, profiles: list, *, seed: int, skip: frozense
         elif run.status == "skip":
             extra[name] = f"n/a: {run.message}"
         elif run.status == "hang":
-            extra[name] = "not run: the kernel hangs (its main run timed out)"
+            extra[name] = "n/a: the kernel hangs (its main run timed out), so there is no run of its own to make"
         elif run.status == "error":
             extra[name] = f"not run: the case failed to set up ({run.message})"
         elif plan.get("needs_shared_memory") and run.kernels is not None and not any(

@@ -1,6 +1,10 @@
 """``triton-viz`` (interpreter, optional): one trial with triton-viz's sanitizer around each kernel.
 
 ``harness.detectors.viz_worker`` wraps the worker and prints one line this detector reads.
+It runs with guard padding off (pad 0: plain tensors), since triton-viz 3.0 counts a
+padded view's offset twice. Checked with triton-viz 3.0 on Triton 3.7.1 (``pip install
+triton-viz`` in a virtual environment with ``--system-site-packages``; run ``detect`` with
+that environment's python).
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ class TritonViz(Detector):
     def extra_run(self, spec, backend: str) -> dict | str:
         if importlib.util.find_spec("triton_viz") is None:
             return "not run: triton-viz is not installed (optional: pip install triton-viz)"
-        return {"trials": 1, "wrapper": [sys.executable, "-m", viz_worker.__name__]}
+        # triton-viz 3.0 adds a padded view's storage offset twice: plain tensors (pad 0) only
+        return {"trials": 1, "wrapper": [sys.executable, "-m", viz_worker.__name__], "overrides": {"pad": 0}}
 
     def check(self, ev: Evidence) -> tuple[str, str]:
         run = ev.extra.get(self.name)

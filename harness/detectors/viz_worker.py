@@ -17,6 +17,10 @@ reads::
 
 If triton-viz is missing or fails to wrap the kernels it prints
 ``TRITON-VIZ UNAVAILABLE: why`` and exits 97.
+
+The detector runs it with guard padding off (``"overrides": {"pad": 0}``): triton-viz 3.0
+adds a padded view's storage offset twice, so a kernel reading a guarded tensor would be
+reported out of bounds (or a real overrun hidden) by the padding alone.
 """
 
 from __future__ import annotations

@@ -52,10 +52,31 @@ class Context:
 
 
 def _crash(ctx: Context, e: BaseException, sizes: dict | None = None) -> Finding:
+    """The launcher raised: P001, or P403 when the instrumented interpreter refused a grid past CUDA's limits."""
     from harness.errors import error_line
 
     at = f" at sizes {_fmt(sizes)}" if sizes else ""
+    if (hit := grid_limit_hit(e)) is not None:
+        return grid_finding(ctx, hit, at)
     return ctx.finding("P001", f"the launcher raised{at}: {error_line(e)}"[:300], line=_error_line(e))
+
+
+def grid_limit_hit(e: BaseException | None) -> dict | None:
+    """The grid-limit record of ``e`` or of an exception it came from (the user may wrap it)."""
+    seen = 0
+    while e is not None and seen < 10:
+        if hasattr(e, "hit") and type(e).__name__ == "GridLimitError":
+            return e.hit
+        e, seen = e.__cause__ or e.__context__, seen + 1
+    return None
+
+
+def grid_finding(ctx: Context, hit: dict, at: str = "", severity: str = ERROR) -> Finding:
+    axis = "x" if hit["axis"] == 0 else "yz"[hit["axis"] - 1]
+    return ctx.finding("P403", f"{hit['kernel']}{at}: grid {hit['grid']} has {hit['programs']:,} programs on axis "
+                               f"{hit['axis']} ({axis}); CUDA allows at most {hit['limit']:,} there, so the launch "
+                               f"fails on a GPU (the interpreter would run it)", line=hit["line"],
+                       kernel=hit["kernel"], severity=severity)
 
 
 def _error_line(e: BaseException) -> str:

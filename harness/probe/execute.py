@@ -177,7 +177,9 @@ def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: 
             with poisoned_allocations():
                 out = call_with(target.launcher, given)
             if backend == "gpu":
-                torch.cuda.synchronize()
+                from harness.run.worker import sync_all_gpus
+
+                sync_all_gpus()  # a kernel's own error (an illegal address) surfaces here, as the launcher's
         except Exception as e:  # noqa: BLE001  (the user's kernel: any exception is a finding)
             res.error = e
             return res

@@ -7,7 +7,7 @@ Codes are stable, like a linter's: the first digit is the family.
 - P1xx memory: out-of-bounds reads and writes, output never written
 - P2xx results: wrong at the default sizes, NaN, masked lanes, TF32
 - P3xx programs: races, order dependence
-- P4xx sizes: shape fuzzing
+- P4xx sizes: shape fuzzing, CUDA's grid limits at the GPU's sizes
 - P5xx calls: repeat runs, first call against later calls (autotune)
 - P6xx GPU tools: compute-sanitizer, TRITON_DEBUG
 """
@@ -35,11 +35,13 @@ CODES = {
     "P202": ("NaN or Inf where the reference is finite", "overflow"),
     "P203": ("masked lanes without other= enter the result", "padding-contamination"),
     "P204": ("TF32 rounding of an fp32 tl.dot", "precision-loss"),
+    "P205": ("the GPU and the interpreter disagree", ""),
     "P301": ("store race between programs", "store-race"),
     "P302": ("result depends on the program order", "store-race"),
     "P303": ("float atomics: result depends on the order", "atomic-nondeterminism"),
     "P401": ("wrong at other sizes (shape fuzzing)", ""),
     "P402": ("empty input mishandled", "degenerate-size"),
+    "P403": ("grid past CUDA's limit on an axis", "overflow"),
     "P501": ("repeat runs differ", "atomic-nondeterminism"),
     "P502": ("first call differs from later calls", "autotune-accumulation"),
     "P601": ("compute-sanitizer reported errors", ""),

@@ -3,7 +3,14 @@
 A crash (a segfault in the interpreter, an illegal address on the GPU) or a hang of the
 user's kernel ends that one process: it becomes a finding (P001, P002) naming the
 detector and, for shape fuzzing, the sizes it was trying, and the other detectors
-still run. A file that cannot be loaded (missing, raises at import, lacks the launcher,
+still run (on the GPU an illegal address is an exception, a P001 finding, and the
+worker ends after that detector, as its CUDA context is broken; after a GPU hang the
+rest of that process's detectors are not run, each would hang as long). The GPU tools
+run the reference detector at the small sizes (``target.Target.small_sizes``):
+compute-sanitizer memcheck as ``harness.detectors.sanitizer`` runs it (its log file,
+guard padding off, ``PYTORCH_NO_CUDA_MEMORY_CACHING=1``), and ``TRITON_DEBUG=1``. A
+case folder that needs more GPUs than the machine has is one note (not run), not a failure.
+A file that cannot be loaded (missing, raises at import, lacks the launcher,
 make_inputs or reference) is a ``ProbeInputError`` with a one-line message.
 """
 
@@ -25,7 +32,7 @@ WHAT = {
     "memcheck": "every load and store against its tensor's bounds",
     "race": "stores to addresses other programs touch",
     "order": "the grid in other program orders",
-    "shapes": "seeded shape fuzzing, shrunk to the smallest failure",
+    "shapes": "seeded shape fuzzing, shrunk to the smallest failure; grids at the GPU's sizes",
     "repeat": "identical runs, bitwise",
     "first-call": "the first call against the second (autotune)",
     "compute-sanitizer": "compute-sanitizer memcheck, no caching allocator",
@@ -74,9 +81,14 @@ class ProbeReport:
                 "findings": [f.to_json() for f in self.findings]}
 
 
+class BackendUnavailable(Exception):
+    """The file cannot run on this backend here (a case that needs more GPUs): a note, not a failure."""
+
+
 def _events(proc) -> dict:
     """A worker's events sorted out: per detector its findings, and how far it got."""
-    out = {"findings": {}, "meta": {}, "started": [], "ended": [], "errors": {}, "load": None, "trying": None}
+    out = {"findings": {}, "meta": {}, "started": [], "ended": [], "errors": {}, "load": None, "unavailable": None,
+           "trying": None}
     for ev in proc.events:
         kind = ev.pop("event", None)
         if kind == "start":
@@ -91,11 +103,50 @@ def _events(proc) -> dict:
         elif kind == "trying":
             out["trying"] = ev.get("sizes")
         elif kind == "error":
-            if ev.get("phase") == "load":
-                out["load"] = ev["message"]
+            if ev.get("phase") in ("load", "unavailable"):
+                out[ev["phase"]] = ev["message"]
             else:
                 out["errors"][ev.get("detector", "")] = ev["message"]
     return out
+
+
+TOOLS = ("compute-sanitizer", "triton-debug")
+
+
+def _worker_args(args: dict, todo: list, backend: str, timeout: float) -> tuple[dict, dict | None]:
+    """The worker's arguments for the detectors ``todo``, and how to run it: a GPU tool runs the
+    reference detector alone, at the small sizes, under the tool (None: the tool is not here)."""
+    import itertools
+
+    worker = {**args, "detectors": list(itertools.takewhile(lambda d: d not in TOOLS, todo)), "backend": backend,
+              "timeout": timeout}
+    if todo[0] not in TOOLS:
+        return worker, {}
+    worker["detectors"] = ["reference"]
+    # padding is valid memory: it would hide accesses; the tools are slow: the small sizes
+    worker["options"] = {**worker["options"], "pad": 0, "small": True}
+    return worker, _tool_run(todo[0])
+
+
+def _run_worker(worker: dict, backend: str, timeout: float, extra: dict):
+    """One worker process (the detectors each stop themselves after ``timeout``; the process
+    limit, counted again from each detector's start, is the backstop for a hang they cannot
+    stop: a GPU kernel that never returns). A tool's log file is read into the output."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="casebook-probe-") as tmp:
+        log = os.path.join(tmp, "tool.log")
+        if extra.get("log_file"):
+            extra = {**extra, "wrapper": extra["wrapper"] + ["--log-file", log]}
+        extra.pop("log_file", None)
+        margin = 120 if extra.get("wrapper") else 30  # the process's start: imports, CUDA, compute-sanitizer's own
+        proc = run_process("harness.probe.worker", worker, backend=backend, timeout=timeout + margin, **extra)
+        if os.path.exists(log):
+            with open(log, errors="replace") as f:
+                text = f.read()
+            head = text[:4000] + ("\n[...]\n" + text[-2000:] if len(text) > 6000 else text[4000:])
+            proc.output_tail = head + "\n" + proc.output_tail
+    return proc
 
 
 def _batch(args: dict, names: list, backend: str, timeout: float, say) -> tuple[dict, dict]:
@@ -104,43 +155,68 @@ def _batch(args: dict, names: list, backend: str, timeout: float, say) -> tuple[
     results, meta, todo = {}, {}, list(names)
     while todo:
         t0 = time.monotonic()
-        worker, extra = {**args, "detectors": todo, "backend": backend}, {}
-        if todo[0] in ("compute-sanitizer", "triton-debug"):
-            worker["detectors"], extra = ["reference"], _tool_run(todo[0])
-            worker["options"] = {**worker["options"], "pad": 0}  # padding is valid memory: it would hide accesses
-            if extra is None:
-                results[todo.pop(0)] = ([Finding("P000", "compute-sanitizer", backend, "compute-sanitizer not found",
-                                                 severity=INFO)], "not run", 0.0)
-                continue
-        worker["timeout"] = timeout  # each detector stops itself; the process limit is the backstop
-        proc = run_process("harness.probe.worker", worker, backend=backend,
-                           timeout=timeout * len(worker["detectors"]) + 60, **extra)
+        worker, extra = _worker_args(args, todo, backend, timeout)
+        if extra is None:
+            results[todo.pop(0)] = ([Finding("P000", "compute-sanitizer", backend, "compute-sanitizer not found "
+                                             "(put it on PATH or set CUDA_HOME)", severity=INFO)], "not run", 0.0)
+            continue
+        proc = _run_worker(worker, backend, timeout, extra)
         ev = _events(proc)
         if ev["load"]:
             raise ProbeInputError(ev["load"])
+        if ev["unavailable"]:
+            raise BackendUnavailable(ev["unavailable"])
         meta.update(ev["meta"])
-        dt = (time.monotonic() - t0) / max(1, len(ev["started"]))
-        for name in ev["ended"]:
-            label = todo.pop(0)  # as the user knows it: a GPU tool runs the reference detector
-            found = ev["findings"].get(name, []) + _tool_findings(label, backend, proc)
-            for f in found:
-                f.detector = label
-            if name in ev["errors"]:
-                found.append(Finding("P000", label, backend, f"the detector failed: {ev['errors'][name]}"[:300]))
-            results[label] = (found, "error" if name in ev["errors"] else "done", dt)
-            say(f"{backend} {label}: {results[label][1]}, {len(found)} findings: {WHAT.get(label, '')}")
-        if not todo:  # all ran (an exit status after that is compute-sanitizer's --error-exitcode)
-            break
-        if not proc.hung and not proc.returncode and not ev["started"][len(ev["ended"]):]:
-            for name in todo:  # the process ended cleanly before starting them: report, do not loop
+        _collect(results, todo, ev, proc, backend, (time.monotonic() - t0) / max(1, len(ev["started"])), say)
+        left = len(worker["detectors"]) - len(ev["ended"])
+        if not left:  # all it was asked ran (an exit status after that is compute-sanitizer's --error-exitcode)
+            continue
+        if not proc.hung and not ev["started"][len(ev["ended"]):] and (ev["ended"] or not proc.returncode):
+            if proc.returncode:
+                continue  # ended between two detectors (a broken CUDA context): the rest in a new process
+            for _ in range(left):  # the process ended cleanly before starting them: report, do not loop
+                name = todo.pop(0)
                 results[name] = ([Finding("P000", name, backend, "the worker stopped before this detector")],
                                  "error", 0.0)
-            break
-        name = todo.pop(0)
-        results[name] = (ev["findings"].get(name, []) + [_ended(name, backend, proc, ev, timeout)],
-                         "hang" if proc.hung else "crash", time.monotonic() - t0)
-        say(f"{backend} {name}: {results[name][1]}: {WHAT.get(name, '')}")
+            continue
+        _died(results, todo, ev, proc, backend, timeout, time.monotonic() - t0, say)
     return results, meta
+
+
+def _died(results: dict, todo: list, ev: dict, proc, backend: str, timeout: float, dt: float, say) -> None:
+    """The detector the process died or hung in; after a hang on the GPU, the rest are not run (a
+    GPU kernel that never returns makes each of them wait as long)."""
+    name = todo.pop(0)
+    partial = _kept(name, ev["findings"].get("reference" if name in TOOLS else name, []))
+    results[name] = (partial + [_ended(name, backend, proc, ev, timeout)], "hang" if proc.hung else "crash", dt)
+    say(f"{backend} {name}: {results[name][1]}: {WHAT.get(name, '')}")
+    if proc.hung and backend == "gpu":
+        while todo:
+            other = todo.pop(0)
+            results[other] = ([Finding("P000", other, backend, f"not run: the kernel hung in the {name} detector",
+                                       severity=INFO)], "not run", 0.0)
+
+
+def _collect(results: dict, todo: list, ev: dict, proc, backend: str, dt: float, say) -> None:
+    """The detectors that ended: their findings (a GPU tool's own, read from its output), in ``results``."""
+    for name in ev["ended"]:
+        label = todo.pop(0)  # as the user knows it: a GPU tool runs the reference detector
+        own = _tool_findings(label, backend, proc)
+        found = _kept(label, ev["findings"].get(name, []), own) + own
+        for f in found:
+            f.detector = label
+        if name in ev["errors"]:
+            found.append(Finding("P000", label, backend, f"the detector failed: {ev['errors'][name]}"[:300]))
+        results[label] = (found, "error" if name in ev["errors"] else "done", dt)
+        say(f"{backend} {label}: {results[label][1]}, {len(found)} findings: {WHAT.get(label, '')}")
+
+
+def _kept(label: str, found: list, own: list | None = None) -> list:
+    """A GPU tool's run of the reference detector keeps only a crash or a hang, and only when the
+    tool itself reported nothing (the reference detector reports the rest already)."""
+    if label not in TOOLS:
+        return found
+    return [] if own else [f for f in found if f.code in ("P001", "P002", "P403")]
 
 
 def _ended(name: str, backend: str, proc, ev: dict, timeout: float) -> Finding:
@@ -154,7 +230,9 @@ def _ended(name: str, backend: str, proc, ev: dict, timeout: float) -> Finding:
 
 
 def _tool_run(name: str) -> dict | None:
-    """How to run the reference detector under a GPU tool (untested here: no GPU)."""
+    """How to run the reference detector under a GPU tool: compute-sanitizer memcheck as
+    ``harness.detectors.sanitizer`` runs it (its own log file, CUDA API errors not reported,
+    no caching allocator), or TRITON_DEBUG=1 (device asserts, integer overflow checks)."""
     if name == "triton-debug":
         return {"extra_env": {"TRITON_DEBUG": "1"}}
     from harness.detectors.sanitizer import compute_sanitizer
@@ -162,24 +240,30 @@ def _tool_run(name: str) -> dict | None:
     cs = compute_sanitizer()
     if cs is None:
         return None
-    return {"wrapper": [cs, "--tool", "memcheck", "--error-exitcode", "99", "--print-limit", "10"],
-            "extra_env": {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}}
+    return {"wrapper": [cs, "--tool", "memcheck", "--error-exitcode", "99", "--print-limit", "10",
+                        "--report-api-errors", "no"],
+            "extra_env": {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}, "log_file": True}
+
+
+_ASSERT = r"Assertion `([^`]*)` failed|(int\d+ overflow detected for operation \w+)|(device-side assert triggered)"
 
 
 def _tool_findings(detector: str, backend: str, proc) -> list:
-    """What compute-sanitizer or TRITON_DEBUG printed (GPU only; untested here)."""
+    """What compute-sanitizer or TRITON_DEBUG printed."""
     if detector == "compute-sanitizer":
         from harness.detectors.sanitizer import sanitizer_summary
 
         s = sanitizer_summary(proc.output_tail)
         if s and s["errors"]:
-            return [Finding("P601", detector, backend, f"{s['errors']} errors; first: {s['first']}")]
+            first = f"; first: {s['first']}" if s["first"] else ""
+            return [Finding("P601", detector, backend, f"{s['errors']} errors{first}"[:300])]
     if detector == "triton-debug":
         import re
 
-        m = re.search(r"Assertion `([^`]*)` failed|(int\d+ overflow detected for operation \w+)", proc.output_tail)
+        m = re.search(_ASSERT, proc.output_tail)
         if m:
-            return [Finding("P602", detector, backend, f"device_assert fired: {m.group(1) or m.group(2)}")]
+            fired = m.group(1) or m.group(2) or m.group(3)
+            return [Finding("P602", detector, backend, f"device_assert fired: {fired}")]
     return []
 
 
@@ -196,9 +280,33 @@ def probe(file: str, *, inputs: str | None = None, launcher: str = "launch", bac
     report = ProbeReport(file)
     for backend in backends or ["interpreter"]:
         _probe_backend(report, args, backend, detectors, jobs, timeout, progress)
+    report.findings += _backends_differ(report)
     attach_cases(report.findings)
     report.seconds = time.monotonic() - t0
     return report
+
+
+BOTH = ("reference", "guards", "shapes", "repeat", "first-call")  # the detectors each backend runs
+
+
+def _backends_differ(report: ProbeReport) -> list:
+    """Information when the GPU and the interpreter disagree, detector by detector (those both run):
+    a problem one of them shows and the other does not is a behaviour of that backend (a hardware
+    limit, timing, memory layout, TF32, poison) worth knowing about."""
+    done = {(b, d) for b, d, _, st in report.ran if st == "done"}
+    diffs = []
+    for d in BOTH:
+        if ("gpu", d) not in done or ("interpreter", d) not in done:
+            continue
+        codes = {b: sorted({f.code for f in report.problems if f.backend == b and f.detector == d})
+                 for b in ("gpu", "interpreter")}
+        if bool(codes["gpu"]) != bool(codes["interpreter"]):
+            where = "gpu" if codes["gpu"] else "interpreter"
+            diffs.append(f"{d}: {', '.join(codes[where])} on the {'GPU' if where == 'gpu' else 'interpreter'} only")
+    if not diffs:
+        return []
+    return [Finding("P205", "backends", "gpu+interpreter", "the GPU and the interpreter disagree: "
+                    + "; ".join(diffs), severity=INFO)]
 
 
 # Detectors run in two processes side by side; each list runs in order in one process.
@@ -212,8 +320,20 @@ def _probe_backend(report, args, backend, detectors, jobs, timeout, progress) ->
     if jobs == 1:
         batches = [[d for b in batches for d in b]] if batches else []
     say = progress or (lambda _m: None)
+
+    def one(batch):
+        try:
+            return _batch(args, batch, backend, timeout, say)
+        except BackendUnavailable as e:
+            return {}, {"unavailable": str(e)}
+
     with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(batches) or 1))) as pool:
-        done = list(pool.map(lambda b: _batch(args, b, backend, timeout, say), batches))
+        done = list(pool.map(one, batches))
+    if why := next((m["unavailable"] for _, m in done if "unavailable" in m), None):
+        report.findings.append(Finding("P000", "all", backend, f"not run on {backend}: {why}", severity=INFO))
+        report.ran.append((backend, "all", 0.0, "not run"))
+        report.meta.setdefault(backend, {})["unavailable"] = why
+        return
     order = [d for d in (INTERPRETER if backend == "interpreter" else GPU)]
     merged = {k: v for results, _ in done for k, v in results.items()}
     for name in sorted(merged, key=lambda n: order.index(n) if n in order else len(order)):

@@ -3,6 +3,14 @@ with guard bands against the reference, a failure shrunk to the smallest failing
 
 Each size tried is announced on the events file before it runs, so a hang or a crash
 of the whole process still names the sizes that caused it.
+
+Under the interpreter it first checks CUDA's grid limits (2**31 - 1 programs on axis 0,
+65,535 on axes 1 and 2) at sizes the GPU meets, which the interpreter could never run:
+the launcher is called with ``dry_run`` on (``harness.run.interp_instrument``: each
+launch's grid is computed and checked, no program runs). At the GPU's sizes
+(``GPU_SIZES``, a case folder's ``[sizes.gpu]``) a grid past a limit is a problem
+(P403); at each size alone raised to 65,537 (a guess at what the GPU may meet) it is
+information. Any detector's launch past a limit, at any sizes, is refused and is P403 too.
 """
 
 from __future__ import annotations
@@ -11,8 +19,8 @@ import time
 
 from harness.probe import execute as X
 from harness.probe import fuzz
-from harness.probe.checks import Context, _crash, _fmt, _label, _wrong
-from harness.probe.findings import INFO
+from harness.probe.checks import Context, _crash, _fmt, _label, _wrong, grid_finding, grid_limit_hit
+from harness.probe.findings import ERROR, INFO
 
 DEFAULT_TRIALS = 24
 TIME_BUDGET_S = 30.0  # fuzzing stops starting new sizes after this long (shrinking has its own budget)
@@ -77,7 +85,67 @@ def _late(ctx: Context) -> bool:
     return ctx.deadline is not None and time.monotonic() > ctx.deadline
 
 
+PAST_Y = 65_537  # a size just past CUDA's 65,535 programs on grid axes 1 and 2
+GRID_VOLUME = {ERROR: 1 << 28, INFO: 1 << 25}  # the largest product of sizes a dry run builds inputs for
+
+
+def _grid_at(ctx: Context, sizes: dict) -> dict | None:
+    """The first launch past CUDA's grid limits when the launcher runs at ``sizes`` (no program run)."""
+    from harness.run.worker import call_with
+
+    if fuzz._volume(sizes) > GRID_VOLUME[ERROR]:
+        return None
+    ctx.trying = sizes
+    try:
+        inputs = X.make(ctx.target, sizes, ctx.seed, ctx.backend)
+    except Exception:  # noqa: BLE001  make_inputs refuses these sizes (or they do not fit in memory)
+        return None
+    with ctx.instrument(dry_run=True) as rec:
+        try:
+            call_with(ctx.target.launcher, inputs)
+        except Exception as e:  # noqa: BLE001  only the grid matters here
+            if rec.grid_limits or grid_limit_hit(e):
+                return rec.grid_limits[0] if rec.grid_limits else grid_limit_hit(e)
+    return rec.grid_limits[0] if rec.grid_limits else None
+
+
+def grid_limits(ctx: Context) -> list:
+    """CUDA's grid limits at the GPU's sizes (a problem) and at each size alone past 65,535 (information)."""
+    t = ctx.target
+    if ctx.backend != "interpreter":
+        return []
+    plans = [(t.gpu_sizes, ERROR)] if t.gpu_sizes and t.gpu_sizes != t.sizes else []
+    for k, v in t.sizes.items():
+        hi = t.ranges.get(k, (None, None))[1]
+        if isinstance(v, int) and not isinstance(v, bool) and 0 < v < PAST_Y and (hi is None or hi >= PAST_Y):
+            if fuzz._volume({**t.sizes, k: PAST_Y}) <= GRID_VOLUME[INFO]:
+                plans.append(({**t.sizes, k: PAST_Y}, INFO))
+    out, seen = [], set()
+    for sizes, severity in plans:
+        if _late(ctx):
+            break
+        hit = _grid_at(ctx, sizes)
+        if hit is None or (hit["kernel"], hit["axis"], hit["line"]) in seen:
+            continue
+        seen.add((hit["kernel"], hit["axis"], hit["line"]))
+        f = grid_finding(ctx, hit, f" at sizes {_fmt(sizes)}", severity=severity)
+        if severity == INFO:
+            f.message = f"{f.message} (information: {PAST_Y:,} is the probe's guess at a size the GPU may meet)"
+        out.append(f)
+    from harness.run.triton_compat import reset_autotune_caches
+
+    reset_autotune_caches(t.kernel)  # the dry runs tuned nothing worth keeping
+    ctx.trying = None
+    return out
+
+
 def shapes(ctx: Context) -> list:
+    """The grid limits at the GPU's sizes, then seeded sizes around the defaults; the first failure
+    shrunk to the smallest failing sizes."""
+    return grid_limits(ctx) + fuzz_sizes(ctx)
+
+
+def fuzz_sizes(ctx: Context) -> list:
     """Seeded sizes around the defaults; the first failure shrunk to the smallest failing sizes."""
     t = ctx.target
     trials = int(ctx.options.get("fuzz_trials") or DEFAULT_TRIALS)

@@ -11,7 +11,17 @@ case's kernel. Optional declarations, looked up in the inputs file, then the ker
 - ``TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}``: else case.toml ``[compare]``, else by
   the output's dtype (``DTYPE_TOLERANCE``);
 - ``DETERMINISTIC = False``: results may differ in their last bits between runs (float
-  atomics); order dependence is then shown as information, not as a problem.
+  atomics); order dependence is then shown as information, not as a problem;
+- ``GPU_SIZES = {"rows": 70_000}``: the sizes the kernel meets on a GPU (else a case
+  folder's ``[sizes.gpu]``): under the interpreter, shape fuzzing checks each launch's
+  grid at these sizes against CUDA's limits without running a program;
+- ``SMALL_SIZES = {...}``: the sizes for the slow GPU tools, compute-sanitizer and
+  TRITON_DEBUG (else a case folder's ``[sizes.sanitizer]`` or ``[sizes.interpreter]``,
+  else the default sizes).
+
+A case folder's ``[run] gpus = 2`` makes the GPU backend unavailable (``Unavailable``,
+not a failure) on a machine with fewer GPUs, and its ``[expect] <backend> = "skip"``
+that backend everywhere.
 
 Loading is done in the worker process (it imports the user's code); every problem with
 the file is a ``TargetError`` with a one-line message.
@@ -34,6 +44,10 @@ class TargetError(Exception):
     """The probe file cannot be used: missing, raises at import, lacks a function."""
 
 
+class Unavailable(TargetError):
+    """The file is fine but cannot run on this backend here (it needs more GPUs)."""
+
+
 @dataclass
 class Target:
     path: Path
@@ -48,6 +62,8 @@ class Target:
     tolerance: tuple | None = None  # (rtol, atol), None: by dtype
     deterministic: bool = True
     case_dir: Path | None = None
+    gpu_sizes: dict | None = None  # GPU_SIZES, else [sizes.gpu]: the grid-limit check's sizes
+    small_sizes: dict | None = None  # SMALL_SIZES, else [sizes.sanitizer] / [sizes.interpreter]
 
     def tolerance_for(self, dtype) -> tuple:
         if self.tolerance is not None:
@@ -121,7 +137,39 @@ def load(path: str, inputs: str | None = None, launcher: str = "launch", backend
     if det is None:  # a case folder's default is the spec's (false); a file of one's own: true
         det = cmp_.get("deterministic", False) if meta else True
     ranges = _declared("FUZZ", mod, kernel) or {}
+    _check_gpus(meta, backend)
     return Target(kpath, kernel, mod, fn, launcher, mod.make_inputs, mod.reference, sizes,
                   {k: tuple(v) for k, v in ranges.items()},
                   (float(tol["rtol"]), float(tol["atol"])) if tol else None, bool(det),
-                  ipath.resolve().parent if meta else None)
+                  ipath.resolve().parent if meta else None,
+                  _other_sizes("GPU_SIZES", ("gpu",), sizes, meta, mod, kernel),
+                  _other_sizes("SMALL_SIZES", ("sanitizer", "interpreter"), sizes, meta, mod, kernel))
+
+
+def _other_sizes(name: str, sections: tuple, sizes: dict, meta: dict, *modules) -> dict | None:
+    """Declared ``name``, else the first of the case.toml ``[sizes.<section>]`` there is, over the
+    default sizes (only the keys those have); None when there is neither."""
+    declared = _declared(name, *modules)
+    if declared is not None and not isinstance(declared, dict):
+        raise TargetError(f"{name} must be a dict of make_inputs arguments")
+    found = declared if declared is not None else next(
+        (meta["sizes"][s] for s in sections if meta and meta.get("sizes", {}).get(s)), None)
+    if found is None:
+        return None
+    return {**sizes, **{k: v for k, v in found.items() if k in sizes}}
+
+
+def _check_gpus(meta: dict, backend: str) -> None:
+    """``Unavailable`` when the case folder declares this backend ``skip`` (its reason said), or its
+    ``[run] gpus`` is more than this machine has."""
+    expect = (meta.get("expect") or {}) if meta else {}
+    if expect.get(backend) == "skip":
+        why = expect.get(f"{backend}_skip_reason", "")
+        raise Unavailable(f"the case declares {backend} = \"skip\"{': ' + why if why else ''}"[:300])
+    need = (meta.get("run") or {}).get("gpus", 1) if meta else 1
+    if backend != "gpu" or not isinstance(need, int) or need <= 1:
+        return
+    import torch
+
+    if (have := torch.cuda.device_count()) < need:
+        raise Unavailable(f"needs {need} GPUs (case.toml [run] gpus = {need}); this machine has {have}")

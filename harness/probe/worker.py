@@ -14,8 +14,14 @@ Events, one JSON object a line, appended to ``events`` as they happen:
 - ``{"event": "start" | "end", "detector": ...}``
 - ``{"event": "trying", "sizes": ...}``  shape fuzzing, before each size (a crash names it)
 - ``{"event": "finding", ...}``  one ``Finding``
-- ``{"event": "error", "phase": "load" | "run", "message": ...}``  a bad file / a detector's own failure
+- ``{"event": "error", "phase": "load" | "unavailable" | "run", "message": ...}``  a bad file / a file
+  that cannot run on this backend here (too few GPUs) / a detector's own failure
 - ``{"event": "done"}``
+
+On the GPU, a detector that leaves the CUDA context broken (an illegal address, a
+device-side assert: CUDA errors that stick) ends the process after its ``end`` event
+(``EXIT_CONTEXT``), so that the detectors after it start in a fresh process instead of
+failing on the broken context.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ import sys
 
 from harness.run.worker import Events, apply_memory_limit
 
-EXIT_LOAD, EXIT_RUN = 2, 3
+EXIT_LOAD, EXIT_RUN, EXIT_CONTEXT = 2, 3, 4
 
 
 def detectors() -> dict:
@@ -37,13 +43,15 @@ def detectors() -> dict:
 
 
 def _load(args: dict, emit):
-    from harness.probe.target import TargetError, load
+    from harness.probe.target import TargetError, Unavailable, load
 
     try:
         t = load(args["file"], args.get("inputs"), args.get("launcher") or "launch", args["backend"])
     except TargetError as e:
-        emit(event="error", phase="load", message=str(e))
+        emit(event="error", phase="unavailable" if isinstance(e, Unavailable) else "load", message=str(e))
         return None
+    if (args.get("options") or {}).get("small") and t.small_sizes:
+        t.sizes = dict(t.small_sizes)  # a slow GPU tool's run
     if args.get("sizes"):
         t.sizes = {**t.sizes, **args["sizes"]}
     emit(event="meta", sizes=t.sizes, deterministic=t.deterministic, tolerance=t.tolerance,
@@ -69,6 +77,8 @@ def run(args: dict) -> int:
                           dict(args.get("options") or {}), emit, list((args.get("options") or {}).get("blocks") or []))
             for name in args["detectors"]:
                 run_one(ctx, name, emit, float(args.get("timeout") or 120))
+                if ctx.backend == "gpu" and name != args["detectors"][-1] and not cuda_usable():
+                    return EXIT_CONTEXT
         emit(event="done")
         return 0
     except BaseException as e:  # noqa: BLE001  report everything: a crash must never pass silently
@@ -76,6 +86,18 @@ def run(args: dict) -> int:
 
         emit(event="error", phase="run", message=error_line(e))
         return EXIT_RUN
+
+
+def cuda_usable() -> bool:
+    """False when the CUDA context is broken (a sticky error: illegal address, device-side assert)."""
+    import torch
+
+    try:
+        torch.cuda.synchronize()
+        torch.ones(1, device="cuda").add_(1).item()
+        return True
+    except Exception:  # noqa: BLE001
+        return False
 
 
 class DetectorTimeout(BaseException):

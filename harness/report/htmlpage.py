@@ -32,7 +32,7 @@ details { margin: 0.5em 0 1.5em; } summary { cursor: pointer; color: #2e86c1; }
 h3 { border-top: 2px solid #d5d8dc; padding-top: 1em; margin-top: 2em; }
 .add { color: #1e8449; } .del { color: #c0392b; }
 .g { font-size: 15px; } .g-caught { color: #1e8449; } .g-missed { color: #aab7b8; } .g-alarm { color: #c0392b; }
-.g-na { color: #d5d8dc; } .g-notrun { color: #b9770e; }
+.g-na { color: #d5d8dc; } .g-notrun { color: #b9770e; } .g-stale { color: #7d3c98; }
 """
 
 ImageSrc = Callable[[str], str]

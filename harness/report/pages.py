@@ -12,8 +12,12 @@ It runs every case on every backend this machine has, through every detector
 A backend it cannot run here (the GPU, on a laptop) comes from the case's recorded
 runs: ``recorded/detect-<backend>.json`` (``python -m harness detect --record``), else
 ``recorded/<backend>.json`` (``python -m harness record``), which gives the detectors
-that read the main run's events. Each run is labelled with its device, versions and
-date, and with whether it ran now or was recorded.
+that read the main run's events; the probe's columns come from
+``recorded/probe-<backend>.json`` (``python examples/probe_cases.py --record``). Each run is
+labelled with its device, versions and date, and with whether it ran now or was recorded.
+A record that is missing, or older than the case files it describes, is stale
+(``harness.report.records``): the command stops and names the refresh, unless
+``--allow-stale`` asks for a draft with those cells marked.
 """
 
 from __future__ import annotations
@@ -25,32 +29,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from harness.core.spec import BACKENDS
 from harness.errors import UsageError, error_line
 from harness.report import htmlpage
+from harness.report.records import gather, stale_cases  # noqa: F401  (the command's entry points)
 from harness.report.sections import GLYPH_CLASS, IMG_DIR, build_markdown
 
 TITLE = "The Triton Misadventures Casebook: report"
-
-
-def gather(specs, live: dict) -> dict:
-    """{slug: {backend: record or None}}: this run's, else the recorded ones, each with a 'source'."""
-    from harness.detectors.session import from_case_record, load_record
-
-    out = {}
-    for spec in specs:
-        recs = {}
-        for b in BACKENDS:
-            rec = live.get(spec.slug, {}).get(b)
-            if rec is not None:
-                rec["source"] = "this run"
-            elif (rec := load_record(spec, b)) is not None:
-                rec["source"] = "recorded by python -m harness detect --record"
-            elif (rec := from_case_record(spec, b)) is not None:
-                rec["source"] = "recorded by python -m harness record (no detector runs)"
-            recs[b] = rec
-        out[spec.slug] = recs
-    return out
 
 
 def render_html(md: str, img: Path) -> str:

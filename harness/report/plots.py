@@ -154,7 +154,7 @@ def draw_summary(rows: list[tuple[str, dict]], path) -> None:
     left.barh(y, tp, color="#27ae60", label="caught")
     left.barh(y, fn, left=tp, color="#d5d8dc", label="missed")
     left.barh(y, na, left=[a + b for a, b in zip(tp, fn)], color="#f4f6f7", edgecolor="#d5d8dc", lw=0.5,
-              label="n/a or not run")
+              label="n/a, not run or stale")
     left.set_yticks(list(y), labels, fontsize=7)
     left.set_title("broken kernels", fontsize=8)
     left.legend(fontsize=6, loc="lower right", frameon=False)

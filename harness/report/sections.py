@@ -14,13 +14,15 @@ from pathlib import Path
 from harness.core import markdown, table
 from harness.core.spec import BACKENDS
 from harness.detectors import registry as D
+from harness.report.columns import Column, across_cell, backends_of, cell, columns, elsewhere
 from harness.report.pictures import BACKEND_NAME, all_case_pictures, summary_chart
+from harness.report.records import PROBE, STALE, probe_backends, stale_cases
 
 IMG_DIR = "report-img"
-GLYPH = {D.FLAGGED: "●", D.QUIET: "○", D.NA: "–", D.NOT_RUN: "?"}
+GLYPH = {D.FLAGGED: "●", D.QUIET: "○", D.NA: "–", D.NOT_RUN: "?", STALE: "↻"}
 ALARM = "⚠"
 GLYPH_CLASS = {GLYPH[D.FLAGGED]: "g-caught", GLYPH[D.QUIET]: "g-missed", ALARM: "g-alarm",
-               GLYPH[D.NA]: "g-na", GLYPH[D.NOT_RUN]: "g-notrun"}
+               GLYPH[D.NA]: "g-na", GLYPH[D.NOT_RUN]: "g-notrun", GLYPH[STALE]: "g-stale"}
 VARIANTS = ("broken", "fixed")
 WHERE_HEAD = {"both": "<br>GPU · interp.", "gpu": "<br>GPU", "interpreter": "<br>interp.", "across": ""}
 WHERE_RUNS = {"both": "both", "gpu": "GPU", "interpreter": "interpreter", "across": "both, compared"}
@@ -28,12 +30,11 @@ WHERE_RUNS = {"both": "both", "gpu": "GPU", "interpreter": "interpreter", "acros
 
 # --- cells -------------------------------------------------------------------------------------
 
-def _findings(rec: dict | None, variant: str) -> dict:
-    return ((rec or {}).get("variants", {}).get(variant) or {}).get("findings", {})
-
-
-def _status(rec, variant: str, det: str) -> str:
-    return _findings(rec, variant).get(det, {}).get("status", D.NOT_RUN)
+def _cell(spec, recs: dict, cross: dict, col: Column, backend: str, variant: str) -> dict:
+    """One finding: the column's on ``backend`` ("across": GPU against the interpreter)."""
+    if col.where == "across":
+        return across_cell(cross, recs, variant)
+    return cell(spec, recs, col, backend, variant)
 
 
 def _esc(text) -> str:
@@ -53,18 +54,27 @@ def _where(b: str) -> str:
     return "GPU vs interpreter" if b == "across" else BACKEND_NAME[b]
 
 
-def _glyph(rec, det: str) -> str:
-    return GLYPH.get(_status(rec, "broken", det), "?") + (ALARM if _status(rec, "fixed", det) == D.FLAGGED else "")
+def _glyph(broken: dict, fixed: dict) -> str:
+    if STALE in (broken["status"], fixed["status"]):
+        return GLYPH[STALE]
+    return GLYPH.get(broken["status"], "?") + (ALARM if fixed["status"] == D.FLAGGED else "")
 
 
-def _cross_glyph(c: dict) -> str:
-    return GLYPH.get(c["broken"]["status"], "?") + (ALARM if c["fixed"]["status"] == D.FLAGGED else "")
+def _glyphs(spec, recs: dict, cross: dict, col: Column) -> str:
+    """The matrix cell: one glyph per backend the column runs on (GPU first)."""
+    where = backends_of(col) or ["across"]
+    return " ".join(_glyph(*(_cell(spec, recs, cross, col, b, v) for v in VARIANTS)) for b in where)
 
 
 def behaviour(spec, rec: dict | None) -> str:
     """What the broken kernel did on a backend, call by call, and whether the fixed one was ok."""
     if not rec:
-        return "not run"
+        return f"{GLYPH[STALE]} no record"
+    text = _behaviour(rec)
+    return f"{GLYPH[STALE]} stale (recorded: {text})" if rec.get("stale") else text
+
+
+def _behaviour(rec: dict) -> str:
     b = (rec.get("variants") or {}).get("broken") or {}
     vs = b.get("verdicts", [])
     if not vs:
@@ -79,17 +89,17 @@ def behaviour(spec, rec: dict | None) -> str:
 
 # --- scoring -----------------------------------------------------------------------------------
 
-def score_rows(specs, runs: dict, cross: dict) -> list[tuple[str, str, dict]]:
-    """(detector, backend, counts) for each detector on each backend where it runs."""
+def score_rows(specs, runs: dict, cross: dict, cols: list) -> list[tuple[Column, str, dict]]:
+    """(column, backend, counts) for each column on each backend where it runs; the broken kernels
+    that give no verdict are counted by why: n/a, not run (a tool failed) or stale."""
     rows = []
-    for det in D.DETECTORS:
-        where = ["across"] if det.where == "across" else [b for b in BACKENDS if D.applies(det, b)]
-        for b in where:
-            statuses = [(v, cross[s.slug][v]["status"] if b == "across" else _status(runs[s.slug][b], v, det.name))
-                        for s in specs for v in VARIANTS]
+    for col in cols:
+        for b in backends_of(col) or ["across"]:
+            statuses = [(v, _cell(s, runs[s.slug], cross[s.slug], col, b, v)["status"]) for s in specs for v in VARIANTS]
             c = D.score(statuses)
-            if c["tp"] + c["fn"] + c["fp"] + c["tn"]:  # a backend with no runs at all says nothing
-                rows.append((det.name, b, c))
+            for st in (D.NA, D.NOT_RUN, STALE):
+                c[st] = sum(1 for v, x in statuses if v == "broken" and x == st)
+            rows.append((col, b, c))
     return rows
 
 
@@ -107,19 +117,32 @@ def header(n_cases: int, now: str) -> list[str]:
 def run_lines(runs: dict) -> list[str]:
     """One line per backend and (device, versions, source): where and when the runs were made."""
     lines = []
-    for b in BACKENDS:
+    keys = list(BACKENDS) + sorted({k for recs in runs.values() for k in recs if k.startswith(PROBE)})
+    for b in keys:
+        name = BACKEND_NAME[b] if b in BACKEND_NAME else f"probe, {BACKEND_NAME[b.removeprefix(PROBE)]}"
         groups: dict = {}
         for recs in runs.values():
             rec = recs.get(b)
             if rec and rec.get("env"):
-                key = (table.versions(rec["env"]), rec.get("source", ""))
+                key = (table.versions(rec["env"]), rec.get("source", ""), "stale" if rec.get("stale") else "")
                 groups.setdefault(key, []).append(str(rec["env"].get("date", "?")))
         if not groups:
-            lines.append(f"- **{BACKEND_NAME[b]}**: no run here and none recorded")
-        for (what, source), dates in groups.items():
+            lines.append(f"- **{name}**: no run here and none recorded")
+        for (what, source, stale), dates in groups.items():
             when = min(dates) if min(dates) == max(dates) else f"{min(dates)} to {max(dates)}"
-            lines.append(f"- **{BACKEND_NAME[b]}**: {what}; {when}; {len(dates)} cases, {source}")
+            lines.append(f"- **{name}**: {what}; {when}; {len(dates)} cases, {source}"
+                         + (" (**stale**: the case files changed since, or the record keeps no hashes)" if stale else ""))
     return ["Runs:", ""] + lines + [""]
+
+
+def stale_note(specs, runs: dict) -> list[str]:
+    """A draft's warning: which records are stale, and how to refresh them."""
+    from harness.report.records import refresh_line
+
+    stale = stale_cases(specs, runs)
+    if not stale:
+        return []
+    return [f"> **Draft** (`--allow-stale`): {_esc(refresh_line(stale, specs))}.", ""]
 
 
 def summary(rows: list, img: Path) -> list[str]:
@@ -127,44 +150,54 @@ def summary(rows: list, img: Path) -> list[str]:
     L = ["## Summary: what each detector catches", "",
          "Scored the way race-detection benchmarks score their tools: a broken kernel flagged is a true "
          "positive (caught), a broken kernel not flagged a false negative (missed), a fixed kernel flagged a "
-         "false positive (false alarm). Detectors that do not apply or could not run are counted apart.", "",
-         "| detector | backend | caught | missed | n/a or not run | false alarms | quiet on fixed | recall | precision |",
-         "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
-    L += [_row([D.BY_NAME[n].label, _where(b), c["tp"], c["fn"], c["na"], c["fp"], c["tn"], _pct(c["recall"]),
-                _pct(c["precision"])]) for n, b, c in rows]
-    bars = [(D.BY_NAME[n].label + ("" if b == "across" else f" ({_where(b)})"), c) for n, b, c in rows]
-    if (chart := summary_chart(bars, img)) is not None:
+         "false positive (false alarm). Broken kernels a detector does not apply to (n/a), could not run on (a "
+         "tool failed) or whose record is stale are counted apart; each case's findings say why.", ""]
+    stale = any(c[STALE] for _, _, c in rows)
+    head = ["detector", "backend", "caught", "missed", "n/a", "not run"] + (["stale"] if stale else []) + [
+        "false alarms", "quiet on fixed", "recall", "precision"]
+    L += [_row(head), "|---|---|" + "---:|" * (len(head) - 2)]
+    L += [_row([col.label, _where(b), c["tp"], c["fn"], c[D.NA], c[D.NOT_RUN]] + ([c[STALE]] if stale else [])
+               + [c["fp"], c["tn"], _pct(c["recall"]), _pct(c["precision"])])
+          for col, b, c in rows if c["tp"] + c["fn"] + c["fp"] + c["tn"] + c[D.NOT_RUN] + c[STALE]]
+    bars = [(col.label + ("" if b == "across" else f" ({_where(b)})"), c) for col, b, c in rows
+            if c["tp"] + c["fn"] + c["fp"] + c["tn"]]
+    if bars and (chart := summary_chart(bars, img)) is not None:
         L += ["", f"![What each detector catches]({IMG_DIR}/{chart})"]
     return L + [""]
 
 
-def matrix(specs, runs: dict, cross: dict) -> list[str]:
-    """One row per case: what the broken kernel did on each backend, and one glyph cell per detector."""
+def legend(rows: list) -> str:
+    """The glyphs, each named only where some cell shows it."""
+    seen = {st for _, _, c in rows for st in (D.NOT_RUN, STALE) if c[st]}
+    text = (f"{GLYPH[D.FLAGGED]} caught (flags the broken kernel) · {GLYPH[D.QUIET]} missed · {ALARM} false alarm "
+            f"(flags the fixed kernel) · {GLYPH[D.NA]} does not apply (the case's findings say why)")
+    if D.NOT_RUN in seen:
+        text += f" · {GLYPH[D.NOT_RUN]} not run: the tool failed (the case's findings say why)"
+    if STALE in seen:
+        text += (f" · {GLYPH[STALE]} stale: the record is missing or older than the kernel (a draft: "
+                 "`report --allow-stale`)")
+    return text + "."
+
+
+def matrix(specs, runs: dict, cross: dict, cols: list, rows: list) -> list[str]:
+    """One row per case: what the broken kernel did on each backend, and one glyph cell per column."""
     L = ["## The matrix", "",
-         f"{GLYPH[D.FLAGGED]} caught (flags the broken kernel) · {GLYPH[D.QUIET]} missed · {ALARM} false alarm "
-         f"(flags the fixed kernel) · {GLYPH[D.NA]} does not apply · {GLYPH[D.NOT_RUN]} not run. Where a detector "
-         "runs on both backends the cell reads GPU, then interpreter. The behaviour columns say what the broken "
-         "kernel did, call by call.", ""]
-    head = ["case", "defect", "GPU", "interpreter"] + [d.label + WHERE_HEAD[d.where] for d in D.DETECTORS]
+         legend(rows) + " Where a detector runs on both backends the cell reads GPU, then interpreter. The "
+         "behaviour columns say what the broken kernel did, call by call. The probe's columns come from "
+         "`python examples/probe_cases.py --record` (`harness.probe` on each case's broken and fixed kernel).", ""]
+    head = ["case", "defect", "GPU", "interpreter"] + [c.label + WHERE_HEAD[c.where] for c in cols]
     L += [_row(head), "|" + "---|" * len(head)]
     for s in specs:
         recs = runs[s.slug]
         cells = [f"[{s.slug}](#{s.slug})", s.defect, _esc(behaviour(s, recs.get("gpu"))),
                  _esc(behaviour(s, recs.get("interpreter")))]
-        for d in D.DETECTORS:
-            if d.where == "across":
-                cells.append(_cross_glyph(cross[s.slug]))
-            elif d.where == "both":
-                cells.append(f"{_glyph(recs.get('gpu'), d.name)} {_glyph(recs.get('interpreter'), d.name)}")
-            else:
-                cells.append(_glyph(recs.get(d.where), d.name))
-        L.append(_row(cells))
+        L.append(_row(cells + [_glyphs(s, recs, cross[s.slug], c) for c in cols]))
     return L + [""]
 
 
-def detectors_table() -> list[str]:
+def detectors_table(cols: list) -> list[str]:
     L = ["## The detectors", "", "| detector | runs on | what it checks | on your own kernel |", "|---|---|---|---|"]
-    L += [_row([d.label, WHERE_RUNS[d.where], _esc(d.what), _esc(d.yours)]) for d in D.DETECTORS]
+    L += [_row([c.label, WHERE_RUNS[c.where], _esc(c.what), _esc(c.yours)]) for c in cols]
     return L + [""]
 
 
@@ -181,7 +214,16 @@ def case_intro(spec, recs: dict) -> list[str]:
     return [f"### {spec.slug}", "", f"**{spec.title}**", "", spec.summary, "",
             f"Category `{spec.category}`, defect `{spec.defect}`. Broken on the GPU: "
             f"{behaviour(spec, recs.get('gpu'))}; under the interpreter: {behaviour(spec, recs.get('interpreter'))}. "
-            f"[The write-up](../cases/{spec.slug}/README.md).", ""]
+            f"[The write-up](../cases/{spec.slug}/README.md).", ""] + stale_lines(spec, recs)
+
+
+def stale_lines(spec, recs: dict) -> list[str]:
+    """Each stale or missing record of the case, and why (a draft only: the command refuses otherwise)."""
+    from harness.report.records import probe_skip
+
+    why = [f"{k}: {r['stale'] if r else 'no record'}" for k, r in recs.items()
+           if (not r or r.get("stale")) and not (k.startswith(PROBE) and probe_skip(spec, k.removeprefix(PROBE)))]
+    return [f"**Stale records** ({GLYPH[STALE]}, not shown as results): {_esc('; '.join(why))}.", ""] if why else []
 
 
 def _finding_cell(f: dict | None, variant: str) -> str:
@@ -192,16 +234,19 @@ def _finding_cell(f: dict | None, variant: str) -> str:
     return _esc(f"{mark} {f['status']}: {f['reason']}{src}".strip())
 
 
-def case_findings(recs: dict, cross: dict) -> list[str]:
-    """Each detector's finding on each backend and variant, then GPU against the interpreter."""
+def case_findings(spec, recs: dict, cross: dict, cols: list) -> list[str]:
+    """Each column's finding on each backend and variant (n/a where it does not run there), then
+    GPU against the interpreter."""
     L = ["| detector | GPU: broken | GPU: fixed | interpreter: broken | interpreter: fixed |", "|---|---|---|---|---|"]
-    for det in D.DETECTORS:
-        if det.where != "across":  # GPU against the interpreter: the line below
-            L.append(_row([det.label] + [_finding_cell(_findings(recs.get(b), v).get(det.name), v)
-                                         for b in BACKENDS for v in VARIANTS]))
-    return L + ["", f"**GPU against the interpreter**: broken kernel {cross['broken']['status']}: "
-                    f"{cross['broken']['reason']}; fixed kernel {cross['fixed']['status']}: {cross['fixed']['reason']}.",
-                ""]
+    for col in cols:
+        if col.where == "across":  # GPU against the interpreter: the line below
+            continue
+        where = backends_of(col)
+        L.append(_row([col.label] + [_finding_cell(cell(spec, recs, col, b, v) if b in where else elsewhere(col, b), v)
+                                     for b in BACKENDS for v in VARIANTS]))
+    c = {v: across_cell(cross, recs, v) for v in VARIANTS}
+    return L + ["", f"**GPU against the interpreter**: broken kernel {c['broken']['status']}: "
+                    f"{c['broken']['reason']}; fixed kernel {c['fixed']['status']}: {c['fixed']['reason']}.", ""]
 
 
 def case_pictures_md(pics: list[tuple[str, str]]) -> list[str]:
@@ -215,8 +260,8 @@ def recorded_gpu(spec) -> str:
         return f"No GPU run recorded yet (`python -m harness record {spec.slug} --backend gpu`)."
 
 
-def case_section(spec, recs: dict, cross: dict, pics: list) -> list[str]:
-    return (case_intro(spec, recs) + case_findings(recs, cross) + case_pictures_md(pics)
+def case_section(spec, recs: dict, cross: dict, pics: list, cols: list) -> list[str]:
+    return (case_intro(spec, recs) + case_findings(spec, recs, cross, cols) + case_pictures_md(pics)
             + ["#### Recorded GPU results", "", recorded_gpu(spec), "", "<details>",
                f"<summary>The write-up: cases/{spec.slug}/README.md</summary>", "", writeup(spec), "", "</details>", ""])
 
@@ -279,8 +324,11 @@ def build_markdown(specs, runs: dict, errors: list, img: Path) -> str:
 
     cross = {s.slug: across(runs[s.slug].get("gpu"), runs[s.slug].get("interpreter")) for s in specs}
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    L = header(len(specs), now) + run_lines(runs) + summary(score_rows(specs, runs, cross), img)
-    L += matrix(specs, runs, cross) + detectors_table() + left_out(errors) + ["## Cases", ""]
+    cols = columns(probe_backends(specs))
+    rows = score_rows(specs, runs, cross, cols)
+    L = header(len(specs), now) + run_lines(runs) + stale_note(specs, runs) + summary(rows, img)
+    L += matrix(specs, runs, cross, cols, rows) + detectors_table(cols) + left_out(errors) + ["## Cases", ""]
     for s in specs:
-        L += case_section(s, runs[s.slug], cross[s.slug], all_case_pictures(s, runs[s.slug], img))
+        fresh = {b: r for b, r in runs[s.slug].items() if r and not r.get("stale")}  # no pictures of stale runs
+        L += case_section(s, runs[s.slug], cross[s.slug], all_case_pictures(s, fresh, img), cols)
     return "\n".join(L) + "\n"

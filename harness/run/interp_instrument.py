@@ -23,6 +23,18 @@ interpreted kernel (``TRITON_INTERPRET=1``):
 
 Written against Triton 3.6's ``triton.runtime.interpreter`` (``InterpreterBuilder``,
 ``GridExecutor.__call__``); ``supported()`` says why not where those internals differ.
+Where Triton 3.4 to 3.9 differ, the difference is found by looking, never by the
+version number:
+
+- ``GridExecutor.pre_run_hooks`` (3.6 and later): run where the executor has them;
+- ``_patch_lang`` returns a scope to ``restore()`` (3.6 and later), or None (3.4, 3.5,
+  which patch for good);
+- a ``warmup=`` keyword reaches ``GridExecutor.__call__`` (3.4, 3.5: a warm-up
+  compiles nothing under the interpreter and runs no program), or is handled before it;
+- keyword-only kernel arguments are kept (3.9 accepts them);
+- ``BlockPointerHandle`` (``tl.make_block_ptr``, gone in 3.8) and ``TensorDescHandle``
+  (``tl.make_tensor_descriptor``): the pointers each materializes carry the tag of the
+  tensor it was made from, for whichever of the two this Triton has.
 """
 
 from __future__ import annotations
@@ -40,8 +52,12 @@ KIND_NAMES = ("load", "store", "atomic")
 _PROPAGATE = ("create_addptr", "create_splat", "create_broadcast", "create_expand_dims", "create_reshape",
               "create_trans", "create_select", "create_cat", "create_join", "create_bitcast", "cast_impl",
               "create_int_to_ptr")
-_NEEDED = ("InterpreterBuilder", "GridExecutor", "TensorHandle", "BlockPointerHandle", "_patch_lang",
-           "_implicit_cvt", "interpreter_builder", "InterpreterError")
+_NEEDED = ("InterpreterBuilder", "GridExecutor", "TensorHandle", "_patch_lang", "_implicit_cvt",
+           "_get_np_dtype", "interpreter_builder", "InterpreterError")
+# Handles whose ``materialize_pointers`` turns a block pointer or a tensor descriptor into
+# a tensor of pointers; each is patched where this Triton has it (BlockPointerHandle: 3.7
+# and before; TensorDescHandle: all).
+_POINTER_HANDLES = ("BlockPointerHandle", "TensorDescHandle")
 
 
 @dataclass
@@ -51,6 +67,7 @@ class Options:
     order: object = "forward"  # "forward", "reverse" or an int seed
     poison_masked: bool = True
     tf32: bool = True
+    dry_run: bool = False  # each launch's grid checked against CUDA's limits, no program run
 
 
 @dataclass
@@ -88,6 +105,7 @@ class Recorder:
     dot_lines: list = field(default_factory=list)  # kernel lines of the tl.dot calls rounded like TF32
     truncated: bool = False
     current: Launch | None = None
+    grid_limits: list = field(default_factory=list)  # launches past CUDA's grid limits (check_grid)
 
     def pid(self) -> tuple:
         from triton.runtime import interpreter as interp
@@ -105,9 +123,12 @@ def supported() -> str | None:
     if missing:
         return f"this Triton's interpreter lacks {', '.join(missing)}"
     b = interp.InterpreterBuilder
-    missing = [n for n in ("create_masked_load", "create_masked_store", "create_dot", "create_atomic_rmw")
-               if not hasattr(b, n)]
-    return f"InterpreterBuilder lacks {', '.join(missing)}" if missing else None
+    missing = [n for n in ("create_masked_load", "create_masked_store", "create_dot", "create_atomic_rmw",
+                           "create_atomic_cas") if not hasattr(b, n)]
+    if missing:
+        return f"InterpreterBuilder lacks {', '.join(missing)}"
+    missing = [n for n in ("_init_args_hst", "_restore_args_dev") if not hasattr(interp.GridExecutor, n)]
+    return f"GridExecutor lacks {', '.join(missing)}" if missing else None
 
 
 _SKIP_DIRS: tuple = ()
@@ -205,7 +226,7 @@ def check_lanes(rec: Recorder, ptrs, mask, kind: int):
     import numpy as np
 
     addrs = np.asarray(ptrs.data).astype(np.uint64, copy=False)
-    m = np.broadcast_to(np.asarray(mask.data, dtype=bool), addrs.shape)
+    m = np.broadcast_to(np.asarray(_mask_data(mask), dtype=bool), addrs.shape)
     launch = rec.current
     if launch is None or not rec.options.memcheck or not launch.spans:
         return addrs, m
@@ -224,6 +245,22 @@ def check_lanes(rec: Recorder, ptrs, mask, kind: int):
         _record_oob(rec, a[bad], name, kind)
         m = m & ~bad
     return addrs, m
+
+
+def _mask_data(mask):
+    """A mask's lanes: a ``TensorHandle``'s data, or the bare bool array a block pointer's
+    ``materialize_pointers`` returns (Triton 3.4 to 3.7)."""
+    import numpy as np
+
+    return mask if isinstance(mask, np.ndarray) else mask.data
+
+
+def _mask_like(TensorHandle, mask, m):
+    """The checked lanes ``m`` in the form the interpreter gave ``mask`` in."""
+    import numpy as np
+
+    m = np.ascontiguousarray(m)
+    return m if isinstance(mask, np.ndarray) else TensorHandle(m, mask.dtype)
 
 
 def _record_oob(rec: Recorder, bad_addrs, name, kind: int) -> None:
@@ -319,8 +356,10 @@ class _Patches:
         for name in _PROPAGATE:
             if hasattr(B, name):
                 self.set(B, name, self.propagating(getattr(B, name)))
-        BP = self.interp.BlockPointerHandle
-        self.set(BP, "materialize_pointers", self.block_pointers(BP.materialize_pointers))
+        for name in _POINTER_HANDLES:
+            handle = getattr(self.interp, name, None)
+            if handle is not None and hasattr(handle, "materialize_pointers"):
+                self.set(handle, "materialize_pointers", self.block_pointers(handle.materialize_pointers))
         self.set(self.interp.GridExecutor, "__call__", grid_call(self.rec, self.interp))
 
     def restore(self) -> None:
@@ -342,8 +381,10 @@ class _Patches:
         return method
 
     def block_pointers(self, original):
-        def method(handle, boundary_check):
-            ptrs, masks = original(handle, boundary_check)
+        """``materialize_pointers`` (a block pointer's ``(boundary_check)``, a descriptor's
+        ``(offsets)``) whose pointers carry the tag of the handle's base."""
+        def method(handle, *args, **kwargs):
+            ptrs, masks = original(handle, *args, **kwargs)
             if TAG in getattr(handle.base, "attr", {}):
                 ptrs.attr[TAG] = handle.base.attr[TAG]
             return ptrs, masks
@@ -352,7 +393,7 @@ class _Patches:
     def masked_load(self, original):
         rec, TensorHandle = self.rec, self.interp.TensorHandle
 
-        def method(builder, ptrs, mask, other, *rest):
+        def method(builder, ptrs, mask, other=None, *rest, **kwargs):
             import numpy as np
 
             addrs, m = check_lanes(rec, ptrs, mask, LOAD)
@@ -363,50 +404,48 @@ class _Patches:
                                      ptrs.get_element_ty())
                 rec.poisoned_loads += 1
                 _note_line(rec.poison_lines)
-            return original(builder, ptrs, TensorHandle(np.ascontiguousarray(m), mask.dtype), other, *rest)
+            return original(builder, ptrs, _mask_like(TensorHandle, mask, m), other, *rest, **kwargs)
         return method
 
     def masked_store(self, original):
         rec, TensorHandle = self.rec, self.interp.TensorHandle
 
-        def method(builder, ptrs, value, mask, *rest):
-            import numpy as np
-
+        def method(builder, ptrs, value, mask, *rest, **kwargs):
             addrs, m = check_lanes(rec, ptrs, mask, STORE)
             record_access(rec, addrs, m, STORE)
-            return original(builder, ptrs, value, TensorHandle(np.ascontiguousarray(m), mask.dtype), *rest)
+            return original(builder, ptrs, value, _mask_like(TensorHandle, mask, m), *rest, **kwargs)
         return method
 
     def atomic_rmw(self, original):
         rec, TensorHandle = self.rec, self.interp.TensorHandle
 
-        def method(builder, op, ptr, val, mask, *rest):
+        def method(builder, op, ptr, val, mask, *rest, **kwargs):
             import numpy as np
 
             addrs, m = check_lanes(rec, ptr, mask, ATOMIC)
             record_access(rec, addrs, m, ATOMIC)
             rec.atomics += 1
             rec.float_atomics += bool(np.issubdtype(np.asarray(val.data).dtype, np.floating))
-            return original(builder, op, ptr, val, TensorHandle(np.ascontiguousarray(m), mask.dtype), *rest)
+            return original(builder, op, ptr, val, _mask_like(TensorHandle, mask, m), *rest, **kwargs)
         return method
 
     def atomic_cas(self, original):
         rec, TensorHandle = self.rec, self.interp.TensorHandle
 
-        def method(builder, ptr, cmp, val, *rest):
+        def method(builder, ptr, cmp, val, *rest, **kwargs):
             import numpy as np
 
             ones = TensorHandle(np.ones(np.shape(ptr.data), dtype=bool), None)
             addrs, m = check_lanes(rec, ptr, ones, ATOMIC)
             record_access(rec, addrs, m, ATOMIC)
             rec.atomics += 1
-            return original(builder, ptr, cmp, val, *rest)
+            return original(builder, ptr, cmp, val, *rest, **kwargs)
         return method
 
     def dot(self, original):
         rec, TensorHandle = self.rec, self.interp.TensorHandle
 
-        def method(builder, a, b, d, input_precision, *rest):
+        def method(builder, a, b, d, input_precision, *rest, **kwargs):
             from triton._C.libtriton import ir
 
             if (rec.options.tf32 and input_precision == ir.INPUT_PRECISION.TF32
@@ -415,23 +454,29 @@ class _Patches:
                 b = TensorHandle(tf32_round(b.data), b.dtype.scalar)
                 rec.tf32_dots += 1
                 _note_line(rec.dot_lines)
-            return original(builder, a, b, d, input_precision, *rest)
+            return original(builder, a, b, d, input_precision, *rest, **kwargs)
         return method
 
 
 def grid_call(rec: Recorder, interp):
-    """``GridExecutor.__call__`` as in Triton 3.6, with the launch recorded and the program order chosen."""
+    """``GridExecutor.__call__`` as in Triton 3.6, with the launch recorded and the program order
+    chosen; what differs in 3.4 to 3.9 is handled where it is seen (the module's docstring)."""
     import inspect
 
     import triton
 
+    keeps_kwonly = _keeps_kwonly(interp.GridExecutor.__call__)
+
     def __call__(self, *args_dev, **kwargs):
         argspec = inspect.getfullargspec(self.fn)
-        kwargs = {k: v for k, v in kwargs.items() if k in argspec.args}
+        if "warmup" not in argspec.args and kwargs.pop("warmup", False):
+            return  # Triton 3.4, 3.5: InterpretedFunction.run passes warmup= on; a warm-up runs nothing
+        names = set(argspec.args) | (set(argspec.kwonlyargs) if keeps_kwonly else set())
+        kwargs = {k: v for k, v in kwargs.items() if k in names}
         args_hst, kwargs_hst = self._init_args_hst(args_dev, kwargs)
-        for hook in self.pre_run_hooks:
+        for hook in getattr(self, "pre_run_hooks", ()):  # Triton 3.6 and later
             hook(*args_hst, **kwargs_hst)
-        patch_scope = interp._patch_lang(self.fn)
+        patch_scope = interp._patch_lang(self.fn)  # None before 3.6: patched for good
         try:
             args = inspect.getcallargs(self.fn, *args_hst, **kwargs_hst)
             tensors = {n: a for n, a in args.items() if hasattr(a, "data_ptr") and n not in self.constexprs}
@@ -441,6 +486,9 @@ def grid_call(rec: Recorder, interp):
                 args[n].handle.attr[TAG] = n
             grid = self.grid(args) if callable(self.grid) else self.grid
             grid = tuple(grid) + (1,) * (3 - len(grid))
+            check_grid(rec, getattr(self.fn, "__name__", "?"), grid)  # past CUDA's limits: raises
+            if rec.options.dry_run:
+                return
             interp.interpreter_builder.set_grid_dim(*grid)
             rec.current = Launch(getattr(self.fn, "__name__", "?"), _spans(tensors), grid)
             rec.launches += 1
@@ -456,9 +504,49 @@ def grid_call(rec: Recorder, interp):
                 rec.races.extend(find_races(rec.current))
         finally:
             rec.current = None
-            patch_scope.restore()
+            if patch_scope is not None:
+                patch_scope.restore()
         self._restore_args_dev(args_dev, args_hst, kwargs, kwargs_hst)
     return __call__
+
+
+GRID_LIMITS = (2**31 - 1, 65_535, 65_535)  # CUDA's programs per grid axis (x, y, z)
+
+
+class GridLimitError(RuntimeError):
+    """A launch whose grid CUDA would refuse ("invalid argument"); raised before any program runs."""
+
+    def __init__(self, hit: dict):
+        self.hit = hit
+        super().__init__(grid_limit_text(hit))
+
+
+def grid_limit_text(hit: dict) -> str:
+    return (f"{hit['kernel']}: grid {hit['grid']} has {hit['programs']:,} programs on axis {hit['axis']}, "
+            f"CUDA allows at most {hit['limit']:,} (launched at {hit['line']})")
+
+
+def check_grid(rec: Recorder, kernel: str, grid: tuple) -> None:
+    """Record and refuse a launch with more programs on an axis than CUDA allows (the interpreter has no limit)."""
+    for axis, (n, limit) in enumerate(zip(grid, GRID_LIMITS)):
+        n = int(n) if hasattr(n, "__index__") else n
+        if isinstance(n, int) and n > limit:
+            hit = {"kernel": kernel, "axis": axis, "grid": tuple(grid), "programs": n, "limit": limit,
+                   "line": kernel_line()}
+            rec.grid_limits.append(hit)
+            raise GridLimitError(hit)
+
+
+def _keeps_kwonly(call) -> bool:
+    """Whether Triton's own ``GridExecutor.__call__`` passes keyword-only kernel arguments on
+    (3.9 and later) rather than dropping them: read from its code, so that an instrumented
+    launch accepts exactly the kernels a plain one does."""
+    import inspect
+
+    try:
+        return "kwonlyargs" in inspect.getsource(call)
+    except (OSError, TypeError):
+        return True
 
 
 def _note_line(lines: list) -> None:
@@ -479,7 +567,9 @@ def instrumented(options: Options | None = None) -> Iterator[Recorder]:
     """Patch the interpreter for the block (see the module's docstring); yield what it records."""
     why = supported()
     if why is not None:
-        raise RuntimeError(f"the interpreter cannot be instrumented: {why}")
+        import triton
+
+        raise RuntimeError(f"not available with triton {getattr(triton, '__version__', '?')}: {why}")
     rec = Recorder(options or Options())
     patches = _Patches(rec)
     try:

@@ -19,6 +19,9 @@ import re
 from importlib import metadata
 
 SUPPORTED = ("3.4.0", "3.9.0")
+# Every release the whole CPU suite has passed on, each in a venv of its own
+# (docs/measurements/versions/pytest-triton-*.log; 3.7.1 is the one constraints.txt pins).
+TESTED = ("3.4.0", "3.5.1", "3.6.0", "3.7.1", "3.8.0", "3.9.0")
 # The distributions that install the ``triton`` package: PyPI's, and the ones PyTorch's
 # own indexes ship (nightlies, ROCm, XPU).
 DISTRIBUTIONS = ("triton", "pytorch-triton", "pytorch-triton-rocm", "pytorch-triton-xpu", "triton-xpu")

@@ -77,10 +77,12 @@ def record(spec, broken, fixed, command: str) -> None:
     from harness.probe.findings import dumps
     from harness.run.worker import environment
 
-    for backend in sorted({r[0] for r in broken.ran} | {r[0] for r in fixed.ran}):
+    for backend in sorted({r[0] for r in broken.ran} | {r[0] for r in fixed.ran} | set(broken.meta)):
         rec = {"case": spec.slug, "backend": backend, "env": environment(backend), "sources": SOURCES[spec.slug],
                "broken": [f.to_json() for f in broken.findings if f.backend == backend],
                "fixed": [f.to_json() for f in fixed.findings if f.backend == backend], "command": command}
+        if why := broken.meta.get(backend, {}).get("unavailable"):
+            rec["unavailable"] = why
         p = fileio.write_text(spec.path / "recorded" / f"probe-{backend}.json", dumps(rec) + "\n")
         print(f"wrote {p.relative_to(ROOT)}", flush=True)
 
@@ -97,6 +99,8 @@ def row(spec, backend: str = "interpreter", fuzz_trials: int = FUZZ_TRIALS, only
     link = f"[{spec.slug}](../cases/{spec.slug}/README.md)"
     broken = probe_case(spec, "broken", backend, fuzz_trials, only)
     if why := broken.meta.get(backend, {}).get("unavailable"):  # a case that needs two GPUs, on one
+        if RECORD:
+            record(spec, broken, broken, f"python examples/probe_cases.py --record --backend {backend} {spec.slug}")
         return [link, spec.defect, f"not run: {why}", "", "", ""], time.monotonic() - t0
     fixed = probe_case(spec, "fixed", backend, fuzz_trials, only)
     if RECORD:

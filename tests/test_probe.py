@@ -275,7 +275,7 @@ def _fake_probe(monkeypatch, script, detectors, **kw):
     return probe(str(EXAMPLE), backends=["gpu"], detectors=detectors, jobs=1, **kw), fake
 
 
-def test_gpu_tools_run_the_reference_detector_under_the_tool_at_small_sizes_with_padding_off(monkeypatch):
+def test_gpu_tools_run_the_reference_detector_under_the_tool_with_padding_off(monkeypatch):
     summary = ("========= Invalid __global__ read of size 4 bytes\n=========     at rownorm_kernel+0x1a0\n"
                "========= ERROR SUMMARY: 3 errors\n")
     r, fake = _fake_probe(monkeypatch, [
@@ -290,8 +290,10 @@ def test_gpu_tools_run_the_reference_detector_under_the_tool_at_small_sizes_with
     assert cs["env"] == {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"} and dbg["env"] == {"TRITON_DEBUG": "1"}
     for c in (cs, dbg):
         assert c["args"]["detectors"] == ["reference"] and c["backend"] == "gpu"
-        assert c["args"]["options"]["pad"] == 0 and c["args"]["options"]["small"] is True
+        assert c["args"]["options"]["pad"] == 0
         assert c["timeout"] <= 20 + 120  # counted again from each detector's start
+    # compute-sanitizer is slow: the small sizes; int32 overflow needs TRITON_DEBUG at the full sizes
+    assert cs["args"]["options"]["small"] is True and dbg["args"]["options"]["small"] is False
     (p601,) = r.by_code("P601")
     assert p601.detector == "compute-sanitizer" and "3 errors; first: Invalid __global__ read" in p601.message
     (p602,) = r.by_code("P602")
@@ -359,3 +361,40 @@ def test_backends_that_disagree_are_information():
     (f,) = _backends_differ(r)
     assert f.code == "P205" and f.severity == INFO and "reference: P001 on the GPU only" in f.message
     assert not _backends_differ(ProbeReport("k.py", ran=r.ran))
+
+
+def test_sizes_triton_will_not_compile_are_information_not_a_wrong_result():
+    """On a GPU, ``tl.dot`` refuses a dimension under 16 and autotune may prune every config at
+    an odd size: the kernel's limits, not bugs (the interpreter enforces neither)."""
+    from triton.compiler.errors import CompilationError
+
+    from harness.probe.shapes import refused
+
+    assert refused(CompilationError("k.py", None, "tl.dot: K must be >= 16"))
+    assert refused(RuntimeError("Autotuner error: No valid autotuner configs after pruning."))
+    assert not refused(RuntimeError("CUDA error: an illegal memory access was encountered"))
+    assert not refused(ZeroDivisionError("integer division or modulo by zero"))
+
+    def launcher(s_q, s_k):
+        assert s_k >= s_q, "causal attention with a cache: the queries are the last S_q positions"
+
+    try:
+        launcher(1000, 1)
+    except AssertionError as e:
+        assert refused(e)  # the launcher's precondition: it refuses the sizes
+    import triton.runtime.interpreter as interp
+
+    import triton.language as tl
+
+    try:  # raised by triton.language: not a valid program (a GPU compile refuses it too)
+        tl.arange(0, 3)
+    except ValueError as e:
+        assert refused(RuntimeError("wrapped, as the interpreter wraps it")) is False
+        try:
+            raise RuntimeError("InterpreterError") from e
+        except RuntimeError as wrapped:
+            assert refused(wrapped)
+    try:  # what the interpreter raises for a failed tl.device_assert: a bug, not a refusal
+        interp.InterpreterBuilder.create_assert(None, False, "index out of range")
+    except AssertionError as e:
+        assert not refused(e)

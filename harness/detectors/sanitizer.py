@@ -58,6 +58,14 @@ class Sanitizer(Detector):
         self.shared_only = shared_only  # n/a, without a run, when the main run's kernels use no shared memory
         self.what, self.yours, self.order = what, yours, order
 
+    def sizes(self, spec, backend: str) -> dict:
+        """memcheck: the case's small sizes (big enough for separate allocations). A shared-memory
+        tool: the interpreter's, the smallest the case has (a hazard lies within one program, and
+        racecheck tracks every shared access: at 8,200 keys an attention kernel outlives its timeout)."""
+        if self.shared_only and spec.sizes.get("interpreter"):
+            return spec.sizes["interpreter"]
+        return small_sizes(spec, backend)
+
     def extra_run(self, spec, backend: str) -> dict | str:
         cs = compute_sanitizer()
         if cs is None:
@@ -65,7 +73,7 @@ class Sanitizer(Detector):
         return {"trials": 1, "wrapper": [cs, "--tool", self.tool, "--error-exitcode", "99", "--print-limit", "10",
                                          "--report-api-errors", "no"],
                 "extra_env": {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}, "log_file": True,
-                "overrides": {"pad": 0, "sizes": small_sizes(spec, backend), "calls": spec.calls},
+                "overrides": {"pad": 0, "sizes": self.sizes(spec, backend), "calls": spec.calls},
                 **({"needs_shared_memory": True} if self.shared_only else {})}
 
     def check(self, ev: Evidence) -> tuple[str, str]:

@@ -147,7 +147,8 @@ def _extra_run(spec, variant: str, backend: str, seed: int, plan: dict):
     summary) put in front of the result's output."""
     from harness.run.isolate import run_isolated
 
-    timeout = min(spec.timeout[backend], EXTRA_TIMEOUT)
+    # a tool that wraps the worker (a sanitizer) slows the kernel many times over: its own timeout
+    timeout = EXTRA_TIMEOUT if plan.get("wrapper") else min(spec.timeout[backend], EXTRA_TIMEOUT)
     if not plan.pop("log_file", False):
         return run_isolated(spec, variant, backend, seed=seed, timeout=timeout, **plan)
     with tempfile.TemporaryDirectory(prefix="casebook-sanitizer-") as tmp:

@@ -30,6 +30,7 @@ class Context:
     blocks: list = field(default_factory=list)  # block sizes seen (constexprs)
     trying: dict | None = None  # the sizes being run (a timeout names them)
     deadline: float | None = None  # time.monotonic() by which a long detector wraps up
+    refused: list = field(default_factory=list)  # (sizes, why) where Triton would not compile the kernel
 
     def finding(self, code: str, message: str, **kw) -> Finding:
         return Finding(code, self.name, self.backend, message, **kw)

@@ -6,9 +6,10 @@ detector and, for shape fuzzing, the sizes it was trying, and the other detector
 still run (on the GPU an illegal address is an exception, a P001 finding, and the
 worker ends after that detector, as its CUDA context is broken; after a GPU hang the
 rest of that process's detectors are not run, each would hang as long). The GPU tools
-run the reference detector at the small sizes (``target.Target.small_sizes``):
-compute-sanitizer memcheck as ``harness.detectors.sanitizer`` runs it (its log file,
-guard padding off, ``PYTORCH_NO_CUDA_MEMORY_CACHING=1``), and ``TRITON_DEBUG=1``. A
+run the reference detector: compute-sanitizer memcheck at the small sizes
+(``target.Target.small_sizes``) as ``harness.detectors.sanitizer`` runs it (its log file,
+guard padding off, ``PYTORCH_NO_CUDA_MEMORY_CACHING=1``), and ``TRITON_DEBUG=1`` at the
+full sizes (its int32 overflow checks need them). A
 case folder that needs more GPUs than the machine has is one note (not run), not a failure.
 A file that cannot be loaded (missing, raises at import, lacks the launcher,
 make_inputs or reference) is a ``ProbeInputError`` with a one-line message.
@@ -115,7 +116,8 @@ TOOLS = ("compute-sanitizer", "triton-debug")
 
 def _worker_args(args: dict, todo: list, backend: str, timeout: float) -> tuple[dict, dict | None]:
     """The worker's arguments for the detectors ``todo``, and how to run it: a GPU tool runs the
-    reference detector alone, at the small sizes, under the tool (None: the tool is not here)."""
+    reference detector alone under the tool, at the small sizes for compute-sanitizer (None: the
+    tool is not here)."""
     import itertools
 
     worker = {**args, "detectors": list(itertools.takewhile(lambda d: d not in TOOLS, todo)), "backend": backend,
@@ -123,8 +125,10 @@ def _worker_args(args: dict, todo: list, backend: str, timeout: float) -> tuple[
     if todo[0] not in TOOLS:
         return worker, {}
     worker["detectors"] = ["reference"]
-    # padding is valid memory: it would hide accesses; the tools are slow: the small sizes
-    worker["options"] = {**worker["options"], "pad": 0, "small": True}
+    # padding is valid memory: it would hide accesses from compute-sanitizer, which is slow: the
+    # small sizes. TRITON_DEBUG costs little and checks int32 overflow, which needs the full sizes.
+    small = todo[0] == "compute-sanitizer"
+    worker["options"] = {**worker["options"], "pad": 0, "small": small}
     return worker, _tool_run(todo[0])
 
 

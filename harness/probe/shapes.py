@@ -15,6 +15,7 @@ information. Any detector's launch past a limit, at any sizes, is refused and is
 
 from __future__ import annotations
 
+import os
 import time
 
 from harness.probe import execute as X
@@ -43,6 +44,9 @@ def why_fails(ctx: Context, sizes: dict) -> str | None:
     if c.error is not None:
         from harness.errors import error_line
 
+        if refused(c.error):  # Triton will not build the kernel for these sizes: a limit, not a wrong result
+            ctx.refused.append((sizes, error_line(c.error)))
+            return None
         return f"raised {error_line(c.error)}"
     if past := c.guard.get("wrote_past_end"):
         return f"wrote outside {', '.join(_label(n) for n in past)}"
@@ -52,6 +56,57 @@ def why_fails(ctx: Context, sizes: dict) -> str | None:
         kept = X.unwritten_in_place(t, inputs, c.returned) if c.returned else 0
         return f"left {kept} elements of '{c.returned}' never written" if kept else _wrong(c.cmp)
     return None
+
+
+def refused(e: BaseException) -> bool:
+    """An error by which Triton declines to build the kernel for some sizes (a ``tl.dot`` dimension
+    under 16, a block too large, no autotune config left after pruning), or the launcher's own
+    ``assert`` on its sizes, before anything ran: the kernel's stated limits, not a wrong result."""
+    names = {c.__name__ for c in type(e).__mro__}
+    return bool(names & {"CompilationError", "OutOfResources"}) or (
+        "AutotunerError" in names or "No valid autotuner configs" in str(e)) or _launcher_assert(e) or (
+        _raised_in(e, "language"))
+
+
+def _innermost_file(e: BaseException) -> str:
+    """The file of the innermost frame of ``e``, or of the error it wraps (the interpreter
+    re-raises what a kernel raised as an InterpreterError)."""
+    while e.__cause__ is not None or (e.__context__ is not None and not e.__suppress_context__):
+        e = e.__cause__ or e.__context__
+    tb = e.__traceback__
+    if tb is None:
+        return ""
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return os.path.abspath(tb.tb_frame.f_code.co_filename)
+
+
+def _raised_in(e: BaseException, package: str) -> bool:
+    """Raised by Triton's ``triton.<package>`` (``language``: the program is not valid Triton at
+    these sizes, e.g. a ``tl.arange`` range that is not a power of 2, which a GPU compile refuses too)."""
+    import triton
+
+    return _innermost_file(e).startswith(os.path.join(os.path.dirname(triton.__file__), package) + os.sep)
+
+
+def _launcher_assert(e: BaseException) -> bool:
+    """An ``assert`` in the user's own Python (a launcher's precondition on its sizes), not a
+    ``tl.device_assert`` (which the interpreter raises from inside Triton as an AssertionError)."""
+    import triton
+
+    if not isinstance(e, AssertionError) or e.__traceback__ is None:
+        return False
+    return not _innermost_file(e).startswith(os.path.dirname(triton.__file__) + os.sep)
+
+
+def _refusals(ctx: Context) -> list:
+    """One information finding for the sizes Triton would not compile at, if any."""
+    seen = ctx.refused
+    if not seen:
+        return []
+    sizes, why = min(seen, key=lambda r: sum(v for v in r[0].values() if isinstance(v, int)))
+    return [ctx.finding("P402", f"does not compile at {len(seen)} fuzzed size{'s' if len(seen) > 1 else ''}, "
+                                f"e.g. {_fmt(sizes)} (information: {why})"[:300], severity=INFO)]
 
 
 def _empty(ctx: Context) -> list:
@@ -160,6 +215,7 @@ def fuzz_sizes(ctx: Context) -> list:
             failing = (sizes, why)
             break
     out = _empty(ctx) if ctx.options.get("empty", True) and not _late(ctx) else []
+    out += _refusals(ctx)
     if failing is None:
         if not tried:
             out.append(ctx.finding("P000", "no sizes to fuzz (no integer sizes)", severity=INFO))

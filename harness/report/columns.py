@@ -116,6 +116,9 @@ def probe_cell(spec, rec: dict | None, col: Column, backend: str, variant: str) 
         return {"status": D.NA, "reason": f"the probe does not run this case: {why}"}
     if (st := _stale(rec, f"probe-{backend}")) is not None:
         return st
+    if rec.get("unavailable"):  # the recording machine lacked what the case needs (a second GPU)
+        return {"status": D.NA, "reason": D.short(f"the probe could not run it where it was recorded: "
+                                                  f"{rec['unavailable']}")}
     found = [f for f in rec.get(variant, []) if _in_column(f, col)]
     failed = [f for f in found if f.get("code") == "P000" and f.get("severity") != "info"]
     problems = [f for f in found if f.get("severity") != "info" and f not in failed]

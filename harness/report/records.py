@@ -28,6 +28,9 @@ def probe_skip(spec, backend: str) -> str | None:
     """Why the probe does not run ``spec`` on ``backend`` (its records are not needed), or None."""
     if spec.expect[backend][0] == "skip":
         return f"the case does not run on this backend: {spec.skip_reason.get(backend) or 'skip'}"
+    if backend == "gpu" and spec.gpus > 1 and not (spec.path / "recorded" / "probe-gpu.json").is_file():
+        return (f"it needs {spec.gpus} GPUs (case.toml [run] gpus = {spec.gpus}), and no probe record comes "
+                f"from a machine with {spec.gpus}")
     return None
 
 

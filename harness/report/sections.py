@@ -19,7 +19,7 @@ from harness.report.pictures import BACKEND_NAME, all_case_pictures, summary_cha
 from harness.report.records import PROBE, STALE, probe_backends, stale_cases
 
 IMG_DIR = "report-img"
-GLYPH = {D.FLAGGED: "●", D.QUIET: "○", D.NA: "–", D.NOT_RUN: "?", STALE: "↻"}
+GLYPH = {D.FLAGGED: "●", D.QUIET: "○", D.NA: "–", D.NOT_RUN: "✗", STALE: "↻"}
 ALARM = "⚠"
 GLYPH_CLASS = {GLYPH[D.FLAGGED]: "g-caught", GLYPH[D.QUIET]: "g-missed", ALARM: "g-alarm",
                GLYPH[D.NA]: "g-na", GLYPH[D.NOT_RUN]: "g-notrun", GLYPH[STALE]: "g-stale"}
@@ -172,7 +172,8 @@ def legend(rows: list) -> str:
     text = (f"{GLYPH[D.FLAGGED]} caught (flags the broken kernel) · {GLYPH[D.QUIET]} missed · {ALARM} false alarm "
             f"(flags the fixed kernel) · {GLYPH[D.NA]} does not apply (the case's findings say why)")
     if D.NOT_RUN in seen:
-        text += f" · {GLYPH[D.NOT_RUN]} not run: the tool failed (the case's findings say why)"
+        text += (f" · {GLYPH[D.NOT_RUN]} the tool itself failed on this kernel: it crashed or ran out of time "
+                 "(the case's findings quote its error)")
     if STALE in seen:
         text += (f" · {GLYPH[STALE]} stale: the record is missing or older than the kernel (a draft: "
                  "`report --allow-stale`)")

@@ -31,10 +31,15 @@ version number:
   which patch for good);
 - a ``warmup=`` keyword reaches ``GridExecutor.__call__`` (3.4, 3.5: a warm-up
   compiles nothing under the interpreter and runs no program), or is handled before it;
-- keyword-only kernel arguments are kept (3.9 accepts them);
+- keyword-only kernel arguments are passed on where Triton's own ``__call__`` does (3.9),
+  and dropped where it drops them, so a launch fails or runs as a plain one would;
 - ``BlockPointerHandle`` (``tl.make_block_ptr``, gone in 3.8) and ``TensorDescHandle``
   (``tl.make_tensor_descriptor``): the pointers each materializes carry the tag of the
-  tensor it was made from, for whichever of the two this Triton has.
+  tensor it was made from, for whichever of the two this Triton has;
+- the wrapped builder methods pass on whatever arguments they get, positional or by
+  keyword (descriptor loads name theirs; 3.9 merged ``cache_modifier`` and
+  ``eviction_policy`` into ``cache_policy``), and hand a mask back in the form it came
+  in (a ``TensorHandle``, or the bare bool array of a block pointer).
 """
 
 from __future__ import annotations

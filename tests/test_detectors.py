@@ -114,6 +114,28 @@ def test_sanitizer_summary_parsing():
     assert sanitizer.sanitizer_summary("Traceback ...") is None
 
 
+def test_a_report_in_pytorchs_own_kernel_is_not_the_cases():
+    """racecheck on fp16-accumulation (H100) reported a race in at::native::reduce_kernel, the
+    reference's reduction: not the Triton kernel's."""
+    log = ("========= Error: Race reported between Read access at void at::native::reduce_kernel<(int)512, "
+           "(int)1>(T3)+0x1c0\n=========     and Write access at void at::native::reduce_kernel<(int)512>+0x2a0\n"
+           "========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)\n")
+    racecheck = D.BY_NAME["racecheck"].check
+    main = RunResult("synthetic", "broken", "gpu", "done", kernels=[{"name": "sum_kernel", "shared": 64}])
+    e = ev([trial()], backend="gpu", extra={"racecheck": tool_run(log)})
+    e.run = main
+    status, reason = racecheck(e)
+    assert status == D.QUIET and reason.startswith("0 errors in the case's kernels (1 error in PyTorch's own")
+    ours = log.replace("at::native::reduce_kernel", "sum_kernel")
+    e = ev([trial()], backend="gpu", extra={"racecheck": tool_run(ours)})
+    e.run = main
+    assert racecheck(e)[0] == D.FLAGGED
+    e.run = RunResult("synthetic", "broken", "gpu", "done")  # kernels unknown: PyTorch's are told by name
+    assert racecheck(e)[0] == D.FLAGGED
+    e.extra = {"racecheck": tool_run(log)}
+    assert racecheck(e)[0] == D.QUIET
+
+
 def test_memcheck_and_racecheck_findings():
     memcheck = D.BY_NAME["memcheck"].check
     flagged = memcheck(ev([trial()], backend="gpu", extra={"memcheck": tool_run(MEMCHECK, "crash", "exit status 99")}))

@@ -13,7 +13,7 @@ import os
 import re
 import shutil
 
-from harness.detectors.base import FLAGGED, NA, NOT_RUN, QUIET, Detector, Evidence, count, no_result, small_sizes
+from harness.detectors.base import FLAGGED, NA, NOT_RUN, QUIET, Detector, Evidence, count, no_result, short, small_sizes
 
 NOT_FOUND = "not run: compute-sanitizer not found (put it on PATH or set CUDA_HOME)"
 _SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) errors?\b(?! were not printed)")
@@ -42,10 +42,25 @@ def sanitizer_summary(output: str) -> dict | None:
     out = {"errors": max(counts), "warnings": 0, "first": ""}
     if (h := _HAZARDS.search(output)) is not None:
         out["warnings"] = int(h.group(3))
-    if (m := _FIRST.search(output)) is not None:
+    reports = []
+    for m in _FIRST.finditer(output):
         where = re.sub(r"(?<![\w.])/\S*/", "", m.group(2) or "").strip()  # paths to file names
-        out["first"] = m.group(1).strip() + (f" at {where}" if where else "")
+        reports.append(m.group(1).strip() + (f" at {where}" if where else ""))
+    out["first"] = reports[0] if reports else ""
+    out["reports"] = reports
     return out
+
+
+_TORCH = re.compile(r"\b(?:at|c10)::")  # PyTorch's own kernels (the reference, the comparison)
+
+
+def in_case_kernels(reports: list[str], kernels: list | None) -> list[str]:
+    """The reports that concern the case's own kernels: those naming one of its compiled kernels
+    (when the main run listed them), else those not in PyTorch's own kernels."""
+    names = [k.get("name") for k in kernels or [] if k.get("name")]
+    if names:
+        return [r for r in reports if any(n in r for n in names)]
+    return [r for r in reports if not _TORCH.search(r)]
 
 
 class Sanitizer(Detector):
@@ -90,6 +105,10 @@ class Sanitizer(Detector):
                 return NOT_RUN, f"compute-sanitizer {self.tool}: {run.message}"
             return NOT_RUN, f"compute-sanitizer printed no ERROR SUMMARY ({run.status}: {run.message or 'no message'})"
         if s["errors"]:
+            kernels = getattr(ev.run, "kernels", None) if ev.run is not None else None
+            if s["reports"] and not in_case_kernels(s["reports"], kernels):
+                return QUIET, short(f"0 errors in the case's kernels ({count(s['errors'], 'error')} in "
+                                    f"PyTorch's own: {s['first']})")
             first = f"; first: {s['first']}" if s["first"] else ""
             return FLAGGED, f"{count(s['errors'], 'error')}{first}"
         extra = f", {s['warnings']} warnings" if s["warnings"] else ""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from harness.detectors.base import FLAGGED, NOT_RUN, QUIET, Detector, Evidence, no_result, short, small_sizes
+from harness.detectors.base import Detector, Evidence, assertion_finding, small_sizes
 
 _REPORT = [re.compile(p) for p in (r"Assertion `([^`]*)` failed", r"((?:ConSan|GSan|FpSan|IISan)[^\n]*)",
                                    r"(device-side assert triggered)")]
@@ -61,21 +61,7 @@ class TritonSanitizer(Detector):
         return plan
 
     def check(self, ev: Evidence) -> tuple[str, str]:
-        run = ev.extra.get(self.name)
-        if run is None or isinstance(run, str):
-            return no_result(run, f"{self.label} run")
-        if run.status in ("skip", "error"):
-            return no_result(run)
-        text = run.output_tail + "\n" + run.message
-        for pat in _REPORT:
-            if (m := pat.search(text)) is not None:
-                return FLAGGED, f"{self.label} reported: {short(m.group(1), 120)}"
-        if run.status == "done":
-            return QUIET, f"no {self.label} report"
-        main = ev.run if ev.run is not None and not isinstance(ev.run, str) else None
-        if main is not None and main.status == run.status:
-            return QUIET, f"no {self.label} report (without it the run ends in {run.status} too)"
-        return NOT_RUN, f"the {self.label} run ended in {run.status} without a report: {run.message}"
-
+        return assertion_finding(ev, self.name, _REPORT, fired=f"{self.label} reported: {{0}}",
+                                 silent=f"no {self.label} report", what=self.label)
 
 DETECTORS = tuple(TritonSanitizer(m, 105 + i) for i, m in enumerate(("consan", "gsan", "fpsan", "iisan")))

@@ -163,6 +163,14 @@ def test_triton_viz_reads_the_wrappers_line():
     assert viz(line) == (D.FLAGGED, "3 out-of-bounds accesses; first: load of x_ptr in add_kernel at broken.py:22")
     assert viz(f"{triton_viz.MARK} 0 out-of-bounds accesses")[0] == D.QUIET
     assert viz(f"{triton_viz.UNAVAILABLE} ImportError")[0] == D.NOT_RUN
+    # a launcher that raises on its own (empty-input's broken one) is not triton-viz failing
+    why = "ZeroDivisionError: integer division or modulo by zero"
+    crashed = RunResult("synthetic", "broken", "interpreter", "crash", message=why)
+    e = ev([trial()], extra={"triton-viz": tool_run("", "crash", why)})
+    e.run = crashed
+    assert check("triton-viz", e)[0] == D.NA
+    e.extra = {"triton-viz": tool_run("", "crash", "AssertionError: input and other must have equal ranks")}
+    assert check("triton-viz", e)[0] == D.NOT_RUN  # triton-viz's own crash on a kernel that runs
 
 
 def test_triton_viz_runs_on_plain_tensors(monkeypatch):

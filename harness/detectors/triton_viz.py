@@ -49,6 +49,10 @@ class TritonViz(Detector):
             return FLAGGED, f"{count(int(m.group(1)), 'out-of-bounds access', 'es')}{first}"
         if run.status == "done" and m is not None:
             return QUIET, "no load or store can leave its tensor"
+        main = ev.run if ev.run is not None and not isinstance(ev.run, str) else None
+        if main is not None and main.status == run.status and main.message == run.message and run.message:
+            # the case itself ends so, with or without triton-viz (a launcher that raises): not the tool's failure
+            return NA, f"the case itself ends in {run.status} before triton-viz sees a launch: {run.message}"
         return NOT_RUN, f"triton-viz failed: {run.status}: {run.message or 'no message'}"
 
 

@@ -19,19 +19,39 @@ HANGS = "def row_mean(x, out):\n    while True:\n        pass\n"
 FIELDS = {"expect": {"gpu": "hang", "interpreter": "hang"}, "run": {"timeout": {"interpreter": 120}}}
 
 
+def _proc(pid) -> tuple[str, str, int, str] | None:
+    """(command line, state, parent pid, environment) of a live process, or None."""
+    d = Path("/proc") / str(pid)
+    try:
+        cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        stat = (d / "stat").read_text().rsplit(")", 1)[1].split()
+        env = (d / "environ").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return None
+    return cmd, stat[0], int(stat[1]), env
+
+
 def workers_of(marker: str) -> list[int]:
-    """Live processes whose command line mentions ``marker`` (the synthetic cases' folder)."""
+    """Live worker processes of the synthetic cases under ``marker``: a worker started as
+    ``python -m harness.run.worker`` (the case folder on its command line), or a child of the
+    fork server (``harness.run.zygote``, whose environment names the cases' folder)."""
     pids = []
     for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-                state = (d / "stat").read_text().split()[2]
-            except OSError:
-                continue
-            if marker in cmd and "harness.run.worker" in cmd and state != "Z":
-                pids.append(int(d.name))
+        if not d.name.isdigit() or (p := _proc(d.name)) is None or p[1] == "Z":
+            continue
+        cmd, _, ppid, env = p
+        if "harness.run.worker" in cmd and marker in cmd:
+            pids.append(int(d.name))
+        elif "harness.run.zygote" in cmd and marker in env and "harness.run.zygote" in ((_proc(ppid) or ("",))[0]):
+            pids.append(int(d.name))
     return pids
+
+
+def servers_of(marker: str) -> list[int]:
+    """Live fork servers started for the synthetic cases under ``marker``."""
+    return [int(d.name) for d in Path("/proc").iterdir()
+            if d.name.isdigit() and (p := _proc(d.name)) is not None and p[1] != "Z"
+            and "harness.run.zygote" in p[0] and marker in p[3] and int(d.name) not in workers_of(marker)]
 
 
 def start_hanging(make_case, tmp_path):
@@ -64,6 +84,7 @@ def test_a_signal_during_a_hanging_kernel_leaves_nothing_behind(make_case, tmp_p
     while (workers_of(str(root)) or list(tmp.iterdir())) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not workers_of(str(root)), "a worker outlived the command"
+    assert not servers_of(str(root)), "a fork server outlived the command"
     assert not list(tmp.iterdir()), f"left behind: {list(tmp.iterdir())}"
 
 

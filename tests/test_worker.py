@@ -72,3 +72,29 @@ def test_a_crash_in_one_variant_leaves_the_others_of_the_same_worker_intact(make
     for variant in ("fixed", "fast"):
         assert runs[variant].status == "done" and len(runs[variant].trials) == 2
         assert [v.observed for v in judge(spec, runs[variant])] == ["ok"]
+
+
+def test_forked_workers_report_as_started_ones_and_stay_isolated(make_case, monkeypatch):
+    """Interpreter workers are forks of one server that imported torch once (harness.run.zygote);
+    a segfault in one fork is that fork's crash, and the results match plain processes'."""
+    import os
+
+    from harness.run import forkserver
+
+    path = make_case("forked", files={"broken.py": SEGFAULTS, "fixed.py": RIGHT})
+    spec = load_spec(path)
+    seen = []
+    real = forkserver.spawn
+    monkeypatch.setattr(forkserver, "spawn", lambda *a: seen.append(1) or real(*a))
+    forked = run_variants(spec, ["fixed", "broken"], "interpreter", trials=2, seed=0)
+    again = run_isolated(spec, "fixed", "interpreter", trials=2, seed=0)  # the same server: no new import
+    assert len(seen) == 2, "the interpreter workers were not forked"  # one for both variants, one more
+    monkeypatch.setenv("CASEBOOK_FORKSERVER", "0")
+    plain = run_variants(spec, ["fixed", "broken"], "interpreter", trials=2, seed=0)
+    assert len(seen) == 2  # turned off: plain processes
+    for runs in (forked, plain):
+        assert runs["broken"].status == "crash" and "SIGSEGV" in runs["broken"].message
+        assert runs["fixed"].status == "done" and len(runs["fixed"].trials) == 2
+    assert [t["fingerprint"] for t in forked["fixed"].trials] == [t["fingerprint"] for t in plain["fixed"].trials]
+    assert [t["fingerprint"] for t in again.trials] == [t["fingerprint"] for t in plain["fixed"].trials]
+    assert os.environ.get("CASEBOOK_FORKSERVER") == "0"

@@ -8,7 +8,10 @@ Why a process each:
   segfault (exit 139);
 - on the GPU an illegal address poisons the CUDA context, and a spin on a lock hangs.
 
-A crash or a timeout comes back as a result like any other, never as an exception.
+Under the interpreter the process is a fork of a server that has imported torch and
+Triton once (``harness.run.forkserver``, ``harness.run.zygote``): as isolated as a fresh
+process, without its seconds of start-up. A crash or a timeout comes back as a result
+like any other, never as an exception.
 ``run_process`` is the one place the harness starts a worker; ``run_isolated`` runs
 the case worker (``harness.run.worker``) and ``harness.commands.bench`` the bench
 worker (``harness.run.bench_worker``) through it.
@@ -29,6 +32,7 @@ from dataclasses import dataclass, field
 from harness.core.discovery import REPO_ROOT
 from harness.core.events import RunResult
 from harness.core.spec import CaseSpec
+from harness.run import forkserver
 from harness.run.backends import gpu_count
 
 TAIL_BYTES = 6000
@@ -61,6 +65,21 @@ class Workers:
             self._live[proc.pid] = proc
             return proc
 
+    def fork(self, args: str, log: str, env: dict):
+        """A worker forked from the fork server (``harness.run.forkserver``), or None: not
+        available, or the harness is stopping (then ``stopping`` is set)."""
+        if self.stopping.is_set():
+            return None
+        child = forkserver.spawn(args, log, env, str(REPO_ROOT))
+        if child is None:
+            return None
+        with self._lock:
+            self._live[child.pid] = child
+            stopping = self.stopping.is_set()
+        if stopping:  # stop() ran while it was being forked
+            _kill_group(child)
+        return child
+
     def done(self, proc: subprocess.Popen) -> None:
         with self._lock:
             self._live.pop(proc.pid, None)
@@ -76,6 +95,7 @@ class Workers:
             live = list(self._live.values())
         for proc in live:
             _kill_group(proc)
+        forkserver.stop_all()
         return len(live)
 
 
@@ -193,8 +213,12 @@ def run_process(module: str, args: dict, *, backend: str, timeout: float, extra_
         if (limit := memory_limit_bytes(backend)) is not None:
             env[MEMORY_ENV] = str(limit)  # the worker applies it to itself (harness.run.worker)
         with open(log, "wb") as out:
-            proc = WORKERS.start(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                 cwd=str(REPO_ROOT), env=env)
+            proc = None
+            if backend == "interpreter" and module == "harness.run.worker" and not wrapper and forkserver.enabled():
+                proc = WORKERS.fork(cmd[-1], log, env)  # torch already imported: no seconds of start-up
+            if proc is None:
+                proc = WORKERS.start(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                     cwd=str(REPO_ROOT), env=env)
             if proc is None:
                 res.interrupted = True
                 return res

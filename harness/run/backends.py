@@ -7,10 +7,9 @@ import os
 from harness.errors import UsageError
 
 
-def _driver_gpus() -> int | None:
+def _driver_gpus(root: str = "/proc/driver/nvidia/gpus") -> int | None:
     """NVIDIA GPUs the driver shows (``/proc/driver/nvidia/gpus``), less any that
     ``CUDA_VISIBLE_DEVICES`` hides; None when this cannot be told without torch."""
-    root = "/proc/driver/nvidia/gpus"
     if not os.path.isdir(root):
         return None if os.path.exists("/dev/kfd") else 0  # ROCm: ask torch; no driver: no GPU
     n = len(os.listdir(root))

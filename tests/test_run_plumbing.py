@@ -1,0 +1,65 @@
+"""The run layer's small decisions, without running a kernel: counting GPUs without torch,
+where workers keep bytecode, which runs share a worker, and the compile hook."""
+
+import os
+
+from harness.run import backends, isolate, scheduler
+
+
+def test_gpus_are_counted_from_the_driver_and_cuda_visible_devices(tmp_path, monkeypatch):
+    root = tmp_path / "gpus"
+    for bus in ("0000:18:00.0", "0000:2a:00.0"):
+        (root / bus).mkdir(parents=True)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert backends._driver_gpus(str(root)) == 2
+    for visible, n in (("", 0), ("0", 1), ("1,0", 2), ("0,-1,1", 1), ("0,1,2,3", 2)):
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
+        assert backends._driver_gpus(str(root)) == n, visible
+    if not os.path.exists("/dev/kfd"):
+        assert backends._driver_gpus(str(tmp_path / "no-driver")) == 0
+
+
+def test_workers_get_a_bytecode_cache_only_where_torchs_is_missing_and_read_only(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
+    isdir = os.path.isdir
+    monkeypatch.setattr(os.path, "isdir", lambda p: False if str(p).endswith("__pycache__") else isdir(p))
+    monkeypatch.setattr(os, "access", lambda p, mode: False)  # no __pycache__ by torch, and read-only
+    cache = isolate.bytecode_cache()
+    assert cache == str(tmp_path / "triton-casebook" / "pycache")
+    assert isolate.worker_env("interpreter")["PYTHONPYCACHEPREFIX"] == cache
+    monkeypatch.setattr(os, "access", lambda p, mode: True)  # writable: Python caches there itself
+    assert isolate.bytecode_cache() is None
+    monkeypatch.setenv("PYTHONPYCACHEPREFIX", "/elsewhere")  # the user's own choice stands
+    assert isolate.bytecode_cache() is None
+
+
+class _Spec:
+    def __init__(self, slug, variants):
+        self.slug, self.variants = slug, variants
+
+
+def test_a_single_case_runs_its_variants_side_by_side_and_many_cases_one_worker_each():
+    one = [(_Spec("a", ["broken", "fixed"]), "gpu")]
+    assert sorted(u[2] for u in scheduler.worker_groups(one, None, slots=4)) == [["broken"], ["fixed"]]
+    many = [(_Spec(s, ["broken", "fixed", "fast"]), "gpu") for s in "abc"]
+    assert [u[2] for u in scheduler.worker_groups(many, None, slots=4)] == [["fixed", "fast", "broken"]] * 3
+    assert [u[2] for u in scheduler.worker_groups(one, None, slots=1)] == [["fixed", "broken"]]
+
+
+def test_the_compile_hook_is_chained_and_undone():
+    from triton import knobs
+
+    from harness.run.triton_compat import compile_events
+
+    calls, before = [], knobs.runtime.jit_post_compile_hook
+    knobs.runtime.jit_post_compile_hook = lambda **kw: calls.append("previous")
+    try:
+        with compile_events(lambda: calls.append("ours")):
+            knobs.runtime.jit_post_compile_hook(key="k", repr="r")
+        assert calls == ["ours", "previous"]
+        assert knobs.runtime.jit_post_compile_hook is not None and calls[-1] == "previous"
+        knobs.runtime.jit_post_compile_hook(key="k")
+        assert calls == ["ours", "previous", "previous"]  # ours is gone after the block
+    finally:
+        knobs.runtime.jit_post_compile_hook = before

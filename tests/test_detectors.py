@@ -367,3 +367,26 @@ def test_a_recorded_run_lists_the_detectors_it_lacks(tmp_path):
     assert rec["findings"]["reference"]["status"] == D.FLAGGED
     assert rec["findings"]["triton-viz"] == {"status": D.NA, "reason": "runs on the CPU interpreter only"}
     assert set(detect.failed_record("boom")["findings"]) == {d.name for d in D.DETECTORS if d.check is not None}
+
+
+def test_shared_memory_tools_are_na_without_a_run_where_the_kernels_use_none(monkeypatch):
+    """racecheck and ConSan only see shared memory: when every kernel the main run compiled
+    uses none (the worker reports Triton's metadata), they are n/a with that reason, unrun."""
+    from harness.run import triton_compat
+
+    monkeypatch.setattr(sanitizer, "compute_sanitizer", lambda: "/usr/bin/compute-sanitizer")
+    monkeypatch.setattr(triton_compat, "instrumentation_modes", lambda: ("consan",))
+    started = []
+    monkeypatch.setattr(detect, "_extra_run", lambda *a, **k: started.append(a) or "not run: test")
+    keep = {"racecheck", "consan"}
+    skip = frozenset(d.name for d in D.DETECTORS if d.name not in keep)
+    run = RunResult("synthetic", "broken", "gpu", "done", trials=[trial()], requested_trials=1,
+                    kernels=[{"name": "add_kernel", "shared": 0, "num_warps": 4}])
+    rec = detect.finish(SPEC, "gpu", run, [], seed=0, skip=skip)
+    for name in keep:
+        assert rec["findings"][name]["status"] == D.NA
+        assert rec["findings"][name]["reason"].startswith("the kernel uses no shared memory (0 bytes in 1 compiled")
+    assert not started and rec["kernels"] == run.kernels
+    run.kernels = [{"name": "sum_kernel", "shared": 1024, "num_warps": 4}]  # some shared memory: both run
+    detect.finish(SPEC, "gpu", run, [], seed=0, skip=skip)
+    assert len(started) == 2

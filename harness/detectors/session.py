@@ -134,7 +134,9 @@ def finish(spec, backend: str, run, profiles: list, *, seed: int, skip: frozense
         elif plan.get("needs_shared_memory") and run.kernels is not None and not any(
                 k.get("shared") for k in run.kernels):
             extra[name] = (f"n/a: the kernel uses no shared memory (0 bytes in {len(run.kernels)} compiled "
-                           f"kernel{'s' if len(run.kernels) != 1 else ''}), the only memory {name} checks")
+                           f"kernel{'s' if len(run.kernels) != 1 else ''}), the only memory {name} checks"
+                           if run.kernels else f"n/a: no kernel was compiled (the main run: {run.status}"
+                           f"{': ' + run.message if run.message else ''}), so nothing for {name} to check")
         else:
             plan.pop("needs_shared_memory", None)
             extra[name] = _extra_run(spec, run.variant, backend, seed, dict(plan))

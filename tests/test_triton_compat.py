@@ -83,15 +83,21 @@ print("RESULT " + json.dumps(r))
 '''
 
 
-@pytest.fixture(scope="module")
-def interpreted():
-    """What the script above printed, run as the worker runs: TRITON_INTERPRET=1, its own process."""
+def run_interpreted(script: str) -> dict:
+    """What ``script`` printed on its RESULT line, run as the worker runs: TRITON_INTERPRET=1,
+    its own process."""
     env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(ROOT))
-    p = subprocess.run([sys.executable, "-c", INTERPRETED], cwd=ROOT, env=env, capture_output=True,
+    p = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True,
                        text=True, timeout=300)
     lines = [l for l in p.stdout.splitlines() if l.startswith("RESULT ")]
     assert p.returncode == 0 and lines, p.stderr[-3000:]
     return json.loads(lines[-1][len("RESULT "):])
+
+
+@pytest.fixture(scope="module")
+def interpreted():
+    """What the script above printed."""
+    return run_interpreted(INTERPRETED)
 
 
 def test_a_loop_over_a_runtime_bound_runs_under_the_interpreter(interpreted):
@@ -347,13 +353,8 @@ print("RESULT " + json.dumps(r))
 
 @pytest.fixture(scope="module")
 def instrumented():
-    """What the script above printed, run under TRITON_INTERPRET=1 in its own process."""
-    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(ROOT))
-    p = subprocess.run([sys.executable, "-c", INSTRUMENTED], cwd=ROOT, env=env, capture_output=True,
-                       text=True, timeout=300)
-    lines = [l for l in p.stdout.splitlines() if l.startswith("RESULT ")]
-    assert p.returncode == 0 and lines, p.stderr[-3000:]
-    return json.loads(lines[-1][len("RESULT "):])
+    """What the script above printed."""
+    return run_interpreted(INSTRUMENTED)
 
 
 def test_this_tritons_interpreter_can_be_instrumented(instrumented):

@@ -50,12 +50,12 @@ def test_a_single_case_runs_its_variants_side_by_side_and_many_cases_one_worker_
 def test_the_compile_hook_is_chained_and_undone():
     from triton import knobs
 
-    from harness.run.triton_compat import compile_events
+    from harness.run.triton_compat import patched
 
     calls, before = [], knobs.runtime.jit_post_compile_hook
     knobs.runtime.jit_post_compile_hook = lambda **kw: calls.append("previous")
     try:
-        with compile_events(lambda: calls.append("ours")):
+        with patched(interpreter=True, on_compile=lambda: calls.append("ours")):
             knobs.runtime.jit_post_compile_hook(key="k", repr="r")
         assert calls == ["ours", "previous"]
         assert knobs.runtime.jit_post_compile_hook is not None and calls[-1] == "previous"

@@ -33,7 +33,7 @@ from pathlib import Path
 from harness.core import fileio, table
 from harness.core.recorded import source_hashes
 from harness.detectors import registry as R
-from harness.detectors.base import NOT_RUN, Evidence
+from harness.detectors.base import NOT_RUN, Evidence, count
 from harness.errors import error_line
 
 EXTRA_TIMEOUT = 240  # seconds for each detector's own run (a sanitizer is slow to start)
@@ -131,16 +131,24 @@ def finish(spec, backend: str, run, profiles: list, *, seed: int, skip: frozense
             extra[name] = "n/a: the kernel hangs (its main run timed out), so there is no run of its own to make"
         elif run.status == "error":
             extra[name] = f"not run: the case failed to set up ({run.message})"
-        elif plan.get("needs_shared_memory") and run.kernels is not None and not any(
-                k.get("shared") for k in run.kernels):
-            extra[name] = (f"n/a: the kernel uses no shared memory (0 bytes in {len(run.kernels)} compiled "
-                           f"kernel{'s' if len(run.kernels) != 1 else ''}), the only memory {name} checks"
-                           if run.kernels else f"n/a: no kernel was compiled (the main run: {run.status}"
-                           f"{': ' + run.message if run.message else ''}), so nothing for {name} to check")
+        elif plan.get("needs_shared_memory") and (why := _no_shared_memory(run, name)) is not None:
+            extra[name] = why
         else:
             plan.pop("needs_shared_memory", None)
             extra[name] = _extra_run(spec, run.variant, backend, seed, dict(plan))
     return variant_record(spec, run, extra, profiles, skip)
+
+
+def _no_shared_memory(run, name: str) -> str | None:
+    """Why a shared-memory tool has nothing to check in ``run``'s compiled kernels, or None
+    (some kernel uses shared memory, or the kernels are not known)."""
+    if run.kernels is None or any(k.get("shared") for k in run.kernels):
+        return None
+    if not run.kernels:
+        detail = f": {run.message}" if run.message else ""
+        return f"n/a: no kernel was compiled (the main run: {run.status}{detail}), so nothing for {name} to check"
+    return (f"n/a: the kernel uses no shared memory (0 bytes in {count(len(run.kernels), 'compiled kernel')}), "
+            f"the only memory {name} checks")
 
 
 def _extra_run(spec, variant: str, backend: str, seed: int, plan: dict):

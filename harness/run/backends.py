@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 
 from harness.errors import UsageError
@@ -14,9 +15,9 @@ def _driver_gpus(root: str = "/proc/driver/nvidia/gpus") -> int | None:
         return None if os.path.exists("/dev/kfd") else 0  # ROCm: ask torch; no driver: no GPU
     n = len(os.listdir(root))
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None:
-        ids = [v for v in visible.split(",") if v.strip()]
-        n = min(n, len(ids[:next((i for i, v in enumerate(ids) if v.strip().startswith("-")), len(ids))]))
+    if visible is not None:  # CUDA stops at the first invalid entry (such as -1)
+        ids = [v.strip() for v in visible.split(",") if v.strip()]
+        n = min(n, len(list(itertools.takewhile(lambda v: not v.startswith("-"), ids))))
     return n
 
 

@@ -245,8 +245,9 @@ def _launch_counter(counter: TuningCounter, interpreter: bool) -> Callable[[], N
 
 
 @contextmanager
-def patched(interpreter: bool) -> Iterator[TuningCounter]:
-    """Apply the patches this backend needs for the block; yield the tuning-launch counter."""
+def patched(interpreter: bool, on_compile: Callable[[], None] | None = None) -> Iterator[TuningCounter]:
+    """Apply the patches this backend needs for the block; yield the tuning-launch counter.
+    ``on_compile`` is called after each kernel compilation."""
     counter = TuningCounter()
     undo = []
     try:
@@ -254,10 +255,21 @@ def patched(interpreter: bool) -> Iterator[TuningCounter]:
             undo.append(_cpu_benchmarker())
             undo.append(_index_fix())
         undo.append(_launch_counter(counter, interpreter))
+        if on_compile is not None:
+            undo.append(_compile_hook(on_compile))
         yield counter
     finally:
         for u in reversed(undo):
             u()
+
+
+def _wrapped(*modules) -> Iterator[object]:
+    """Every object of ``modules`` and each one it wraps (``.fn``: autotune, heuristics, jit)."""
+    for m in modules:
+        for obj in vars(m).values():
+            while obj is not None and not isinstance(obj, type):
+                yield obj
+                obj = getattr(obj, "fn", None)
 
 
 def reset_autotune_caches(*modules) -> int:
@@ -268,13 +280,10 @@ def reset_autotune_caches(*modules) -> int:
     from triton.runtime.autotuner import Autotuner
 
     n = 0
-    for m in modules:
-        for obj in vars(m).values():
-            while obj is not None:
-                if isinstance(obj, Autotuner):
-                    obj.cache.clear()
-                    n += 1
-                obj = getattr(obj, "fn", None) if not isinstance(obj, type) else None
+    for obj in _wrapped(*modules):
+        if isinstance(obj, Autotuner):
+            obj.cache.clear()
+            n += 1
     return n
 
 
@@ -283,14 +292,11 @@ def compiled_kernels(*modules) -> list[dict]:
     autotune or heuristics wrapper): name, shared memory in bytes and warps, as Triton's
     compiled metadata gives them. Empty under the interpreter (nothing is compiled)."""
     seen, out = set(), []
-    for m in modules:
-        for obj in vars(m).values():
-            while obj is not None and not isinstance(obj, type):
-                caches = getattr(obj, "device_caches", None)
-                if isinstance(caches, dict) and id(obj) not in seen:
-                    seen.add(id(obj))
-                    out += [_kernel_info(k) for entry in caches.values() for k in _kernel_cache(entry)]
-                obj = getattr(obj, "fn", None)
+    for obj in _wrapped(*modules):
+        caches = getattr(obj, "device_caches", None)
+        if isinstance(caches, dict) and id(obj) not in seen:
+            seen.add(id(obj))
+            out += [_kernel_info(k) for entry in caches.values() for k in _kernel_cache(entry)]
     return [k for k in out if k is not None]
 
 
@@ -340,8 +346,7 @@ def install_scratch_allocator() -> bool:
     return True
 
 
-@contextmanager
-def compile_events(notify: Callable[[], None]) -> Iterator[None]:
+def _compile_hook(notify: Callable[[], None]) -> Callable[[], None]:
     """Call ``notify()`` after each kernel compilation (``knobs.runtime.jit_post_compile_hook``,
     chained to any hook already set), so that a watchdog can tell a long compile from a hang."""
     try:
@@ -350,15 +355,14 @@ def compile_events(notify: Callable[[], None]) -> Iterator[None]:
         runtime = knobs.runtime
         previous = runtime.jit_post_compile_hook
     except (ImportError, AttributeError):  # no such hook: nothing to report
-        yield
-        return
+        return lambda: None
 
     def hook(*args, **kwargs):  # Triton calls it with keyword arguments
         notify()
         return previous(*args, **kwargs) if previous else None
 
     runtime.jit_post_compile_hook = hook
-    try:
-        yield
-    finally:
+
+    def undo():
         runtime.jit_post_compile_hook = previous
+    return undo

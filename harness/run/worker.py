@@ -250,17 +250,13 @@ def run(args: dict) -> int:
     emit = Events(args["events"])
     session = None
     try:
-        from harness.run.triton_compat import patched
+        from harness.run.triton_compat import compiled_kernels, install_scratch_allocator, patched
 
         check_backend(args["backend"])
         if args["backend"] == "gpu" and os.environ.get("TRITON_INSTRUMENTATION_MODE"):
-            from harness.run.triton_compat import install_scratch_allocator
-
             install_scratch_allocator()  # Triton's sanitizers keep their state in global scratch memory
-        from harness.run.triton_compat import compile_events
-
-        with patched(interpreter=args["backend"] == "interpreter") as counter, compile_events(
-                lambda: emit(event="compiled")):
+        with patched(interpreter=args["backend"] == "interpreter",
+                     on_compile=lambda: emit(event="compiled")) as counter:
             emit(event="env", **environment(args["backend"]))
             cp = CaseProcess(args)
             for variant in args["variants"]:
@@ -269,8 +265,6 @@ def run(args: dict) -> int:
                 for trial in range(args["trials"]):
                     session.trial(trial)
                 if cp.device == "cuda":
-                    from harness.run.triton_compat import compiled_kernels
-
                     emit(event="kernels", variant=variant, kernels=compiled_kernels(session.kernel))
                 emit(event="finished", variant=variant)
         emit(event="done")

@@ -5,10 +5,11 @@ Usage (by ``harness.run.isolate``, not by people)::
 
     TRITON_INTERPRET=1 python -m harness.run.zygote
 
-It reads one JSON request a line on stdin, ``{"id", "args", "log", "env", "cwd"}``, and
-for each forks a child that starts a session of its own (so the harness can kill its
-whole process group, as it kills any worker), sends its output to ``log``, applies
-``env`` and runs ``harness.run.worker.run(args)``. On stdout it answers
+It reads one JSON request a line on stdin, ``{"id", "args", "log"}``, and for each
+forks a child that starts a session of its own (so the harness can kill its whole
+process group, as it kills any worker), sends its output to ``log`` and runs
+``harness.run.worker.run(args)`` with this process's environment and folder (the
+harness starts one server per worker environment). On stdout it answers
 ``{"id", "pid"}`` once the child's session exists, and ``{"pid", "exit"}`` when the child
 ends (the exit status as ``subprocess`` gives it: negative for a signal). It exits when
 its stdin closes; children it started run on to their end.
@@ -50,8 +51,6 @@ def _child(req: dict, ready: int, proto: int) -> None:
         os.close(null)
         sys.stdout.reconfigure(line_buffering=True)
         sys.stderr.reconfigure(line_buffering=True)
-        os.environ.update(req.get("env") or {})
-        os.chdir(req["cwd"])
         import faulthandler
 
         from harness.run import worker

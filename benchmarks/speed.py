@@ -17,8 +17,10 @@ import datetime
 import functools
 import os
 import platform
+import re
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -34,11 +36,21 @@ def device_line() -> str:
     return out.stdout.strip() or out.stderr.strip().splitlines()[-1]
 
 
-def timed(label: str, argv: list[str], cwd: Path, timeout: int) -> dict:
+def timed(label: str, argv: list[str], cwd: Path, timeout: int, cold: bool = False, timings: str | None = None) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(cwd) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    if timings:  # each worker's timeline (harness.run.timings), one file per command
+        Path(timings).mkdir(parents=True, exist_ok=True)
+        env["CASEBOOK_TIMINGS"] = str(Path(timings) / (re.sub(r"[^\w.-]+", "_", label).strip("_") + ".jsonl"))
+    with tempfile.TemporaryDirectory(prefix="speed-triton-cache-") as cache:
+        if cold:  # Triton compiles every kernel again, as on a machine that never ran it
+            env["TRITON_CACHE_DIR"] = cache
+        return _timed(label, argv, cwd, timeout, env)
+
+
+def _timed(label: str, argv: list[str], cwd: Path, timeout: int, env: dict) -> dict:
     t0 = time.monotonic()
     try:
-        r = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                           env={**os.environ, "PYTHONPATH": str(cwd) + os.pathsep + os.environ.get("PYTHONPATH", "")})
+        r = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
         code, tail = r.returncode, (r.stdout + r.stderr).strip().splitlines()[-3:]
     except subprocess.TimeoutExpired:
         code, tail = "timeout", [f"did not finish in {timeout} s"]
@@ -48,14 +60,16 @@ def timed(label: str, argv: list[str], cwd: Path, timeout: int) -> dict:
 
 
 def plan(args) -> list[tuple[str, list[str], Path, int]]:
+    """The commands in the order they run: ``case --all`` first (the machine at its coldest),
+    then each single case, the tests, the report."""
     py, out = sys.executable, []
     trees = [("before", Path(args.before).resolve())] if args.before else [("after", ROOT)]
     for name, tree in trees:
-        for slug in slugs(args.singles, tree):
-            out.append((f"{name}: case {slug}", [py, "-m", "harness", "case", slug, "--backend", args.backend],
-                        tree, args.timeout))
         if name == "after" and args.all:
             out.append((f"{name}: case --all", [py, "-m", "harness", "case", "--all", "--backend", args.backend],
+                        tree, args.timeout))
+        for slug in slugs(args.singles, tree):
+            out.append((f"{name}: case {slug}", [py, "-m", "harness", "case", slug, "--backend", args.backend],
                         tree, args.timeout))
         if name == "after" and args.pytest:
             mark = ["-m", "gpu"] if args.backend == "gpu" else []
@@ -78,7 +92,10 @@ def markdown(rows: list[dict], args) -> str:
     lines = [f"# Command times ({args.backend})", "", "```",
              f"$ python benchmarks/speed.py {' '.join(sys.argv[1:])}",
              device_line(), datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-             f"host: {platform.node() or '?'}, {os.cpu_count()} CPUs", "```", "",
+             f"host: {platform.node() or '?'}, {os.cpu_count()} CPUs",
+             "Triton's kernel cache: " + ("empty for each command (TRITON_CACHE_DIR of its own)"
+                                          if args.cold_triton_cache else "as the earlier commands left it"),
+             "```", "",
              "| command | tree | wall (s) | exit |", "|---|---|---|---|"]
     for r in rows:
         lines.append(f"| `{' '.join(r['argv'][1:])}` | {r['label'].split(':')[0]} | {r['wall']:.1f} | {r['code']} |")
@@ -99,11 +116,15 @@ def main() -> int:
     p.add_argument("--report-out", default="docs", help="the report's --out folder (default docs)")
     p.add_argument("--before", help="time the single-case commands in this other checkout (the code as it was) instead")
     p.add_argument("--timeout", type=int, default=600)
+    p.add_argument("--timings", metavar="DIR",
+                   help="log every worker's timeline here, a file per command (benchmarks/timeline.py reads them)")
+    p.add_argument("--cold-triton-cache", action="store_true",
+                   help="give each command an empty TRITON_CACHE_DIR: every kernel is compiled again")
     args = p.parse_args()
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     rows = []
     for step in plan(args):  # the file is rewritten after each command: a cut-off run keeps what it measured
-        rows.append(timed(*step))
+        rows.append(timed(*step, cold=args.cold_triton_cache, timings=args.timings))
         tmp = Path(args.out).with_suffix(".tmp")
         tmp.write_text(markdown(rows, args))
         tmp.replace(args.out)

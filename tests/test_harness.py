@@ -10,6 +10,7 @@ from harness.core.verdict import judge
 from harness.errors import EXIT_OK, EXIT_USAGE
 from harness.run import triton_compat
 from harness.run.isolate import run_isolated
+from harness.run.scheduler import run_many
 
 # ---------------------------------------------------------------- guard bands
 
@@ -208,3 +209,45 @@ def test_readme_lists_every_case():
     specs, errors = discovery.load_all()
     readme = (discovery.REPO_ROOT / "README.md").read_text()
     assert list_command.readme_table(specs) in readme, "README.md is stale: run python -m harness list --update-readme"
+
+
+# A Triton kernel that reads a terabyte past its input: under the interpreter that is raw
+# host memory, and the worker dies of SIGSEGV.
+FAR_LOAD = '''"""A kernel that reads far past the end of x."""
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def far_load(x_ptr, out_ptr):
+    tl.store(out_ptr, tl.load(x_ptr + (1 << 40)))
+
+
+def row_mean(x, out):
+    far_load[(1,)](x, out)
+    return out
+'''
+
+
+def test_a_crash_and_a_hang_leave_every_other_run_of_the_batch_intact(cases_root, make_case):
+    """One batch, as ``case --all`` runs it: a kernel that segfaults the interpreter, a launcher
+    that hangs, and a healthy case. The crash and the hang are their own variants' results;
+    every other variant finishes all its trials, bit for bit as it does alone."""
+    make_case("crashes", files={"broken.py": FAR_LOAD}, fields=expecting("crash"))
+    make_case("hangs", files={"broken.py": plain_launcher("time.sleep(3600)")},
+              fields={**expecting("hang"), "run": {"timeout": {"interpreter": 3}}})
+    make_case("healthy")
+    specs = {s: discovery.load(s) for s in ("crashes", "hangs", "healthy")}
+    done = run_many([(spec, "interpreter") for spec in specs.values()], trials=2, seed=0, jobs=2)
+    assert done[("crashes", "interpreter")]["broken"].status == "crash"
+    assert "SIGSEGV" in done[("crashes", "interpreter")]["broken"].message
+    assert done[("hangs", "interpreter")]["broken"].status == "hang"
+    for slug, spec in specs.items():
+        for variant in spec.variants:
+            if (slug, variant) in (("crashes", "broken"), ("hangs", "broken")):
+                continue
+            run = done[(slug, "interpreter")][variant]
+            assert run.status == "done" and len(run.trials) == 2, (slug, variant, run.message)
+            alone = run_isolated(spec, variant, "interpreter", trials=2, seed=0)
+            assert [t["fingerprint"] for t in run.trials] == [t["fingerprint"] for t in alone.trials]

@@ -47,19 +47,27 @@ def test_a_single_case_runs_its_variants_side_by_side_and_many_cases_one_worker_
     assert [u[2] for u in scheduler.worker_groups(one, None, slots=1)] == [["fixed", "broken"]]
 
 
-def test_the_compile_hook_is_chained_and_undone():
+def test_the_compile_hooks_are_chained_and_undone():
+    """Ours says "compiling" before and "compiled" after; a hook already set still runs, and
+    the cache hook's answer (true: skip the compilation) is the previous hook's, never ours."""
     from triton import knobs
 
     from harness.run.triton_compat import patched
 
-    calls, before = [], knobs.runtime.jit_post_compile_hook
-    knobs.runtime.jit_post_compile_hook = lambda **kw: calls.append("previous")
+    rt = knobs.runtime
+    calls, before = [], (rt.jit_cache_hook, rt.jit_post_compile_hook)
+    rt.jit_cache_hook = lambda **kw: calls.append("previous cache") or "skip"
+    rt.jit_post_compile_hook = lambda **kw: calls.append("previous post")
     try:
-        with patched(interpreter=True, on_compile=lambda: calls.append("ours")):
-            knobs.runtime.jit_post_compile_hook(key="k", repr="r")
-        assert calls == ["ours", "previous"]
-        assert knobs.runtime.jit_post_compile_hook is not None and calls[-1] == "previous"
-        knobs.runtime.jit_post_compile_hook(key="k")
-        assert calls == ["ours", "previous", "previous"]  # ours is gone after the block
+        with patched(interpreter=True, on_compile=calls.append):
+            assert rt.jit_cache_hook(key="k", repr="r") == "skip"
+            rt.jit_post_compile_hook(key="k", repr="r")
+        assert calls == ["compiling", "previous cache", "compiled", "previous post"]
+        rt.jit_cache_hook(key="k")
+        rt.jit_post_compile_hook(key="k")
+        assert calls[4:] == ["previous cache", "previous post"]  # ours are gone after the block
+        rt.jit_cache_hook = None
+        with patched(interpreter=True, on_compile=calls.append):
+            assert rt.jit_cache_hook(key="k") is None  # alone, ours never asks Triton to skip a compilation
     finally:
-        knobs.runtime.jit_post_compile_hook = before
+        rt.jit_cache_hook, rt.jit_post_compile_hook = before

@@ -7,8 +7,8 @@ sequence, so that processing the sequence chunk by chunk gives the same mask as
 processing it in one piece. The chunk itself is small; only its counters are large.
 
 The chunk straddles counter 2**32: ``row_start`` is chosen so that its first half
-sits below it and its second half above it (on the GPU 2,048 rows of 8,192 columns
-starting at row 523,264, where row 524,288 starts at counter 2**32; under the
+sits below it and its second half above it (on the GPU 128 rows of 8,192 columns
+starting at row 524,224, where row 524,288 starts at counter 2**32; under the
 interpreter 8 rows of 1,024 columns starting at row 4,194,300).
 
 The reference recomputes ``tl.rand(seed, counter)`` on the host, bit for bit: Philox

@@ -86,6 +86,11 @@ class Detector:
         Its result reaches ``check`` as ``evidence.extra[self.name]``."""
         return None
 
+    def refine(self, plan: dict, run) -> dict:
+        """``extra_run``'s plan, given the variant's main run (``run``: its compiled kernels,
+        say), just before it starts. As is, by default."""
+        return plan
+
     def check(self, ev: Evidence) -> tuple[str, str]:
         """(status, reason) for one variant on one backend."""
         raise NotImplementedError

@@ -2,16 +2,20 @@
 
 One trial at small sizes, guard padding off (padding is valid memory, so it would hide
 an out-of-bounds access from memcheck) and ``PYTORCH_NO_CUDA_MEMORY_CACHING=1`` (so
-every tensor is its own allocation and the caching allocator hides nothing).
+every tensor is its own allocation and the caching allocator hides nothing). Only the
+case's own kernels are checked, by name (``--kernel-name kne=...``, the names the main run
+compiled): PyTorch's kernels run unchecked, and their reports stay out.
 compute-sanitizer writes its report to a log file, whose start (the first report) and
 end (the summary) the session puts in front of the run's output.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
+import subprocess
 
 from harness.detectors.base import FLAGGED, NA, NOT_RUN, QUIET, Detector, Evidence, count, no_result, short, small_sizes
 
@@ -30,6 +34,26 @@ def compute_sanitizer() -> str | None:
             cands.append(os.path.join(os.environ[var], "bin", "compute-sanitizer"))
     cands.append("/usr/local/cuda/bin/compute-sanitizer")
     return next((c for c in cands if c and os.access(c, os.X_OK)), None)
+
+
+@functools.lru_cache(maxsize=None)
+def filters_kernels(cs: str) -> bool:
+    """Whether this compute-sanitizer takes ``--kernel-name kne=NAME`` (2022 and later do)."""
+    try:
+        out = subprocess.run([cs, "--help"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "--kernel-name" in out.stdout and "kernel_name, kne" in out.stdout
+
+
+def kernel_filter(cs: str, kernels: list | None) -> list[str]:
+    """compute-sanitizer options that check only the case's own kernels (by their exact names,
+    from the main run): PyTorch's kernels (the inputs, the reference, the comparison) then run
+    uninstrumented, which is faster and keeps their reports out. None known: no filter."""
+    names = sorted({k["name"] for k in kernels or [] if k.get("name") and k["name"] != "?"})
+    if not names or not filters_kernels(cs):
+        return []
+    return [arg for n in names for arg in ("--kernel-name", f"kne={n}")]
 
 
 def sanitizer_summary(output: str) -> dict | None:
@@ -90,6 +114,11 @@ class Sanitizer(Detector):
                 "extra_env": {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}, "log_file": True,
                 "overrides": {"pad": 0, "sizes": self.sizes(spec, backend), "calls": spec.calls},
                 **({"needs_shared_memory": True} if self.shared_only else {})}
+
+    def refine(self, plan: dict, run) -> dict:
+        """Only the kernels the main run compiled are checked (``kernel_filter``)."""
+        plan["wrapper"] = plan["wrapper"][:1] + kernel_filter(plan["wrapper"][0], run.kernels) + plan["wrapper"][1:]
+        return plan
 
     def check(self, ev: Evidence) -> tuple[str, str]:
         run = ev.extra.get(self.name)

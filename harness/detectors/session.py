@@ -35,6 +35,7 @@ from harness.core.recorded import source_hashes
 from harness.detectors import registry as R
 from harness.detectors.base import NOT_RUN, Evidence, count
 from harness.errors import error_line
+from harness.run.timings import purpose_of
 
 EXTRA_TIMEOUT = 240  # seconds for each detector's own run (a sanitizer is slow to start)
 TRIAL_KEYS = ("trial", "call", "close", "n", "n_bad", "max_abs", "max_rel", "nonfinite", "result", "reference",
@@ -135,7 +136,9 @@ def finish(spec, backend: str, run, profiles: list, *, seed: int, skip: frozense
             extra[name] = why
         else:
             plan.pop("needs_shared_memory", None)
-            extra[name] = _extra_run(spec, run.variant, backend, seed, dict(plan))
+            plan = R.BY_NAME[name].refine(dict(plan), run)
+            with purpose_of(name):  # for CASEBOOK_TIMINGS: whose run this is
+                extra[name] = _extra_run(spec, run.variant, backend, seed, dict(plan))
     return variant_record(spec, run, extra, profiles, skip)
 
 
@@ -209,7 +212,10 @@ def detect_cases(specs, backends, *, trials=None, seed=0, jobs=2, gpu_jobs=2, sk
             except Exception as e:
                 print(f"error: {spec.slug}: {_one_line(e)}", file=sys.stderr)
 
-    with ThreadPoolExecutor(max_workers=max(1, gpu_jobs)) as gpu_pool, \
+    from harness.run.isolate import side_by_side
+
+    with side_by_side(min(len(tasks), max(1, jobs) + (max(1, gpu_jobs) if "gpu" in backends else 0))), \
+            ThreadPoolExecutor(max_workers=max(1, gpu_jobs)) as gpu_pool, \
             ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         mains = {(gpu_pool if b == "gpu" else pool).submit(main_run, s, b, v, trials=trials, seed=seed): i
                  for i, (s, b, v) in enumerate(tasks)}

@@ -85,14 +85,14 @@ class Server:
         for child in orphans:
             threading.Thread(target=_watch, args=(child,), daemon=True).start()
 
-    def spawn(self, args: str, log: str) -> Child | None:
-        """A child running the worker on ``args``, its output in ``log``; it inherits the
+    def spawn(self, module: str, args: str, log: str) -> Child | None:
+        """A child running ``module.run(args)``, its output in ``log``; it inherits the
         server's environment and folder."""
         child = Child()
         with self.lock:
             if not self.alive:
                 return None
-            req, self.next_id = {"id": self.next_id, "args": args, "log": log}, self.next_id + 1
+            req, self.next_id = {"id": self.next_id, "module": module, "args": args, "log": log}, self.next_id + 1
             self.waiting[req["id"]] = child
             try:
                 self.proc.stdin.write((json.dumps(req) + "\n").encode())
@@ -133,7 +133,7 @@ _SERVERS: dict[str, Server] = {}
 _LOCK = threading.Lock()
 
 
-def spawn(args: str, log: str, env: dict, cwd: str) -> Child | None:
+def spawn(module: str, args: str, log: str, env: dict, cwd: str) -> Child | None:
     """A worker forked from the server for ``env`` (started on first use), or None."""
     key = json.dumps(env, sort_keys=True)
     with _LOCK:
@@ -143,7 +143,7 @@ def spawn(args: str, log: str, env: dict, cwd: str) -> Child | None:
                 server = _SERVERS[key] = Server(env, cwd)
             except OSError:
                 return None
-    return server.spawn(args, log)
+    return server.spawn(module, args, log)
 
 
 def stop_all() -> None:

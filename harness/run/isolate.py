@@ -8,10 +8,11 @@ Why a process each:
   segfault (exit 139);
 - on the GPU an illegal address poisons the CUDA context, and a spin on a lock hangs.
 
-Under the interpreter the process is a fork of a server that has imported torch and
-Triton once (``harness.run.forkserver``, ``harness.run.zygote``): as isolated as a fresh
-process, without its seconds of start-up. A crash or a timeout comes back as a result
-like any other, never as an exception.
+The process is a fork of a server that has imported torch and Triton once
+(``harness.run.forkserver``, ``harness.run.zygote``), unless a wrapper (compute-sanitizer)
+must start it: as isolated as a fresh process, without its seconds of start-up. On a GPU
+the server never initialises CUDA; each fork makes its own context, as a fresh process
+does. A crash or a timeout comes back as a result like any other, never as an exception.
 ``run_process`` is the one place the harness starts a worker; ``run_isolated`` runs
 the case worker (``harness.run.worker``) and ``harness.commands.bench`` the bench
 worker (``harness.run.bench_worker``) through it.
@@ -19,8 +20,10 @@ worker (``harness.run.bench_worker``) through it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -32,7 +35,7 @@ from dataclasses import dataclass, field
 from harness.core.discovery import REPO_ROOT
 from harness.core.events import RunResult
 from harness.core.spec import CaseSpec
-from harness.run import forkserver
+from harness.run import forkserver, timings
 from harness.run.backends import gpu_count
 
 TAIL_BYTES = 6000
@@ -42,6 +45,9 @@ TAIL_BYTES = 6000
 DEFAULT_MEMORY_GB = 8
 MEMORY_ENV = "CASEBOOK_WORKER_RLIMIT_AS"
 POLL = 0.2  # seconds between looks at a running worker
+# Workers forked from the fork server (not under a wrapper such as compute-sanitizer, which must
+# start the process itself); the bench worker, which times kernels, always starts fresh and alone.
+FORKED = frozenset({"harness.run.worker", "harness.probe.worker"})
 STARTUP_GRACE = 60.0  # seconds a worker may take to import torch and Triton before its first variant
 
 
@@ -65,12 +71,12 @@ class Workers:
             self._live[proc.pid] = proc
             return proc
 
-    def fork(self, args: str, log: str, env: dict):
+    def fork(self, module: str, args: str, log: str, env: dict):
         """A worker forked from the fork server (``harness.run.forkserver``), or None: not
         available, or the harness is stopping (then ``stopping`` is set)."""
         if self.stopping.is_set():
             return None
-        child = forkserver.spawn(args, log, env, str(REPO_ROOT))
+        child = forkserver.spawn(module, args, log, env, str(REPO_ROOT))
         if child is None:
             return None
         with self._lock:
@@ -167,8 +173,28 @@ def bytecode_cache() -> str | None:
     return cache
 
 
+_THREADS: int | None = None  # each worker's CPU threads while many run at once (side_by_side)
+THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+@contextlib.contextmanager
+def side_by_side(workers: int):
+    """Up to ``workers`` workers run at once inside: each gets its share of the CPU cores as
+    the size of its thread pools (torch's OpenMP, BLAS), so that a dozen workers do not start
+    a dozen threads a core. A value the user set in the environment is kept."""
+    global _THREADS
+    before, _THREADS = _THREADS, max(1, (os.cpu_count() or 1) // max(1, workers))
+    try:
+        yield
+    finally:
+        _THREADS = before
+
+
 def worker_env(backend: str) -> dict:
     env = dict(os.environ)
+    if _THREADS is not None:
+        for var in THREAD_VARS:
+            env.setdefault(var, str(_THREADS))
     if (cache := bytecode_cache()) is not None:
         env["PYTHONPYCACHEPREFIX"] = cache
     env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
@@ -213,9 +239,10 @@ def run_process(module: str, args: dict, *, backend: str, timeout: float, extra_
         if (limit := memory_limit_bytes(backend)) is not None:
             env[MEMORY_ENV] = str(limit)  # the worker applies it to itself (harness.run.worker)
         with open(log, "wb") as out:
-            proc = None
-            if backend == "interpreter" and module == "harness.run.worker" and not wrapper and forkserver.enabled():
-                proc = WORKERS.fork(cmd[-1], log, env)  # torch already imported: no seconds of start-up
+            proc, t0 = None, time.time()
+            if module in FORKED and not wrapper and forkserver.enabled():
+                proc = WORKERS.fork(module, cmd[-1], log, env)  # torch already imported: no seconds of start-up
+            forked = proc is not None
             if proc is None:
                 proc = WORKERS.start(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                      cwd=str(REPO_ROOT), env=env)
@@ -225,33 +252,49 @@ def run_process(module: str, args: dict, *, backend: str, timeout: float, extra_
             _wait(proc, timeout, res, events)
         res.output_tail = _tail(log)
         res.events = _read_events(events)
+        timings.record(module=module, args=args, backend=backend, forked=forked, wrapper=wrapper,
+                       extra_env=extra_env, returncode=res.returncode, hung=res.hung, t0=t0, t1=time.time(),
+                       events=res.events)
     return res
 
 
-def _starts(path: str, seen: int) -> tuple[int, int]:
-    """How many "start" events the events file holds now, and its size (to read on from)."""
+_PROGRESS = {b"start", b"compiled", b"trial"}  # the timeout starts again at each
+_COMPILING = b"compiling"  # and waits while a kernel compiles (up to STARTUP_GRACE)
+
+
+def _progress(path: str, seen: int) -> tuple[bytes | None, int]:
+    """The kind of the last progress event in the events file's new complete lines (None: no
+    new progress), and the offset to read on from."""
     try:
         with open(path, "rb") as f:
             f.seek(seen)
             more = f.read()
     except OSError:
-        return 0, seen
-    return more.count(b'"event": "start"') + more.count(b'"event": "compiled"'), seen + len(more)
+        return None, seen
+    end = more.rfind(b"\n") + 1  # a line still being written is read next time
+    last = None
+    for line in more[:end].splitlines():
+        m = re.search(rb'"event": "(\w+)"', line)
+        if m and (m.group(1) in _PROGRESS or m.group(1) == _COMPILING):
+            last = m.group(1)
+    return last, seen + end
 
 
 def _wait(proc: subprocess.Popen, timeout: float, res: Process, events: str) -> None:
-    """Wait for the worker; ``timeout`` counts from its start and again from each variant's start
-    and each kernel compilation (a kernel that hangs is one that runs ``timeout`` seconds)."""
-    deadline, seen = time.monotonic() + max(timeout, STARTUP_GRACE), 0  # importing torch is not hanging
+    """Wait for the worker; ``timeout`` counts from its start and again from each variant's
+    start, each finished trial and each finished compilation (a kernel that hangs is one that
+    runs ``timeout`` seconds with nothing to show). Importing and compiling get at least
+    STARTUP_GRACE: a loaded machine compiles slowly, and compiling is not hanging."""
+    deadline, seen = time.monotonic() + max(timeout, STARTUP_GRACE), 0
     try:
         while True:
             try:
                 res.returncode = proc.wait(timeout=min(POLL, max(0.0, deadline - time.monotonic())))
                 break
             except subprocess.TimeoutExpired:
-                started, seen = _starts(events, seen)
-                if started:
-                    deadline = time.monotonic() + timeout
+                last, seen = _progress(events, seen)
+                if last is not None:
+                    deadline = time.monotonic() + (max(timeout, STARTUP_GRACE) if last == _COMPILING else timeout)
                 elif time.monotonic() >= deadline:
                     _kill_group(proc)
                     proc.wait()
@@ -270,6 +313,7 @@ def _split(events: list[dict]) -> tuple[dict, dict, list[str], list[str], dict |
     env, per, started, finished, error = {}, {}, [], [], None
     for ev in events:
         kind = ev.pop("event", None)
+        ev.pop("t", None)  # the timeline's (harness.run.timings), not the result's
         if kind == "env":
             env = ev
         elif kind == "start":

@@ -15,7 +15,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from harness.core.verdict import judge
-from harness.run.isolate import run_variants
+from harness.run.isolate import run_variants, side_by_side
 
 def default_gpu_jobs() -> int:
     """Worker processes on one GPU at once: most of a worker's life is CPU (imports,
@@ -78,7 +78,7 @@ def run_many(pairs, trials=None, seed=0, jobs=2, variants=None, save_root=None) 
     units = worker_groups(sorted(pairs, key=expected_cost, reverse=True), variants, slots)
     workers = max(1, jobs) + (gpu_jobs() if on_gpu else 0)
     out: dict = {}
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    with side_by_side(min(workers, len(units))), ThreadPoolExecutor(max_workers=workers) as pool:
         for (spec, backend, _), runs in zip(units, pool.map(one, units)):
             out.setdefault((spec.slug, backend), {}).update(runs)
     return out

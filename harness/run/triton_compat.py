@@ -245,9 +245,9 @@ def _launch_counter(counter: TuningCounter, interpreter: bool) -> Callable[[], N
 
 
 @contextmanager
-def patched(interpreter: bool, on_compile: Callable[[], None] | None = None) -> Iterator[TuningCounter]:
+def patched(interpreter: bool, on_compile: Callable[[str], None] | None = None) -> Iterator[TuningCounter]:
     """Apply the patches this backend needs for the block; yield the tuning-launch counter.
-    ``on_compile`` is called after each kernel compilation."""
+    ``on_compile("compiling")`` is called before each kernel compilation, ``on_compile("compiled")`` after."""
     counter = TuningCounter()
     undo = []
     try:
@@ -346,23 +346,28 @@ def install_scratch_allocator() -> bool:
     return True
 
 
-def _compile_hook(notify: Callable[[], None]) -> Callable[[], None]:
-    """Call ``notify()`` after each kernel compilation (``knobs.runtime.jit_post_compile_hook``,
-    chained to any hook already set), so that a watchdog can tell a long compile from a hang."""
+def _compile_hook(notify: Callable[[str], None]) -> Callable[[], None]:
+    """Call ``notify("compiling")`` before and ``notify("compiled")`` after each kernel
+    compilation (``knobs.runtime.jit_cache_hook`` and ``jit_post_compile_hook``, each chained
+    to any hook already set), so that a watchdog can tell a long compile from a hang."""
     try:
         from triton import knobs
 
         runtime = knobs.runtime
-        previous = runtime.jit_post_compile_hook
-    except (ImportError, AttributeError):  # no such hook: nothing to report
+        before, after = runtime.jit_cache_hook, runtime.jit_post_compile_hook
+    except (ImportError, AttributeError):  # no such hooks: nothing to report
         return lambda: None
 
-    def hook(*args, **kwargs):  # Triton calls it with keyword arguments
-        notify()
-        return previous(*args, **kwargs) if previous else None
+    def chain(previous, what: str):
+        def hook(*args, **kwargs):  # Triton calls it with keyword arguments
+            notify(what)
+            # the cache hook's answer matters: true skips the compilation, so only a previous hook gives one
+            return previous(*args, **kwargs) if previous else None
+        return hook
 
-    runtime.jit_post_compile_hook = hook
+    runtime.jit_cache_hook = chain(before, "compiling")
+    runtime.jit_post_compile_hook = chain(after, "compiled")
 
     def undo():
-        runtime.jit_post_compile_hook = previous
+        runtime.jit_cache_hook, runtime.jit_post_compile_hook = before, after
     return undo

@@ -7,15 +7,20 @@ Usage (by the harness, not by people)::
 It writes one JSON object per line to ``events`` as it goes, so that a crash or a
 hang part-way still leaves the trials that finished:
 
+- ``{"event": "imported"}``   torch and Triton are imported (on a GPU, CUDA is not yet initialised)
 - ``{"event": "env", ...}``     device and versions
 - ``{"event": "start", "variant": ...}``   a variant begins (its own timeout starts)
-- ``{"event": "compiled"}``   a kernel was compiled (the timeout starts again: compiling is not hanging)
+- ``{"event": "compiling"}``  a kernel compilation begins (the hang clock waits: compiling is not hanging)
+- ``{"event": "compiled"}``   it ended (the timeout starts again)
 - ``{"event": "trial", "variant": ...}``   one call of one trial: comparison, guards, fingerprint
 - ``{"event": "probe", "variant": ...}``   the re-run with finite padding that tells a poison read
 - ``{"event": "kernels", "variant": ...}``   on a GPU: the compiled kernels' shared memory and warps
 - ``{"event": "finished", "variant": ...}``   every trial of that variant reported
 - ``{"event": "error", "phase": "setup" | "launch", ...}``   and exit 2 / 3
 - ``{"event": "done"}``
+
+Every event carries ``t``, the wall-clock time it was written: ``harness.run.isolate``
+turns them into the run's timeline (where a worker's seconds go, for ``CASEBOOK_TIMINGS``).
 
 One worker runs every variant of a case it is given (fixed first: a broken kernel that
 corrupts memory or poisons the CUDA context then cannot touch the fixed one's result).
@@ -29,6 +34,7 @@ import json
 import os
 import platform
 import sys
+import time
 import traceback
 from pathlib import Path
 
@@ -49,6 +55,7 @@ class Events:
         self.f = open(path, "a", buffering=1)
 
     def __call__(self, **event):
+        event["t"] = time.time()
         self.f.write(json.dumps(event, default=str) + "\n")
         self.f.flush()
         os.fsync(self.f.fileno())
@@ -250,13 +257,17 @@ def run(args: dict) -> int:
     emit = Events(args["events"])
     session = None
     try:
+        import torch  # noqa: F401  (here, so that the timeline shows what importing costs)
+        import triton  # noqa: F401
+
         from harness.run.triton_compat import compiled_kernels, install_scratch_allocator, patched
 
+        emit(event="imported")
         check_backend(args["backend"])
         if args["backend"] == "gpu" and os.environ.get("TRITON_INSTRUMENTATION_MODE"):
             install_scratch_allocator()  # Triton's sanitizers keep their state in global scratch memory
         with patched(interpreter=args["backend"] == "interpreter",
-                     on_compile=lambda: emit(event="compiled")) as counter:
+                     on_compile=lambda what: emit(event=what)) as counter:
             emit(event="env", **environment(args["backend"]))
             cp = CaseProcess(args)
             for variant in args["variants"]:
@@ -267,7 +278,7 @@ def run(args: dict) -> int:
                 if cp.device == "cuda":
                     emit(event="kernels", variant=variant, kernels=compiled_kernels(session.kernel))
                 emit(event="finished", variant=variant)
-        emit(event="done")
+        emit(event="done", cpu=round(time.process_time(), 3))
         return 0
     except BaseException as e:  # report everything: a crash must never pass silently
         phase = "launch" if session is not None and session.phase == "launch" else "setup"

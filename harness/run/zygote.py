@@ -1,14 +1,15 @@
-"""A fork server for interpreter workers: torch and Triton are imported once, here, and
-each worker run is a fork of this process, not a fresh interpreter.
+"""A fork server for workers: torch and Triton are imported once, here, and each worker
+run is a fork of this process, not a fresh interpreter.
 
 Usage (by ``harness.run.isolate``, not by people)::
 
-    TRITON_INTERPRET=1 python -m harness.run.zygote
+    [TRITON_INTERPRET=1] python -m harness.run.zygote
 
-It reads one JSON request a line on stdin, ``{"id", "args", "log"}``, and for each
-forks a child that starts a session of its own (so the harness can kill its whole
+It reads one JSON request a line on stdin, ``{"id", "module", "args", "log"}``, and for
+each forks a child that starts a session of its own (so the harness can kill its whole
 process group, as it kills any worker), sends its output to ``log`` and runs
-``harness.run.worker.run(args)`` with this process's environment and folder (the
+``module.run(args)`` (``harness.run.worker``, or the probe's ``harness.probe.worker``)
+with this process's environment and folder (the
 harness starts one server per worker environment). On stdout it answers
 ``{"id", "pid"}`` once the child's session exists, and ``{"pid", "exit"}`` when the child
 ends (the exit status as ``subprocess`` gives it: negative for a signal). It exits when
@@ -17,6 +18,11 @@ its stdin closes; children it started run on to their end.
 Each child is a copy of a process that has run no kernel and made no tensor, so runs
 stay as isolated from each other as separate processes are: a crash or a hang is the
 child's alone. Importing torch is about two seconds of every worker's start on a CPU.
+
+For GPU workers the server never touches CUDA: a process that has initialised CUDA
+cannot hand a working CUDA to its forks, so each child initialises its own (its own
+context, as a fresh process has). ``main`` checks that importing left CUDA untouched,
+and exits otherwise: the harness then starts plain processes.
 """
 
 from __future__ import annotations
@@ -52,12 +58,13 @@ def _child(req: dict, ready: int, proto: int) -> None:
         sys.stdout.reconfigure(line_buffering=True)
         sys.stderr.reconfigure(line_buffering=True)
         import faulthandler
+        import importlib
 
         from harness.run import worker
 
         faulthandler.enable()
         worker.apply_memory_limit()
-        code = worker.run(json.loads(req["args"]))
+        code = importlib.import_module(req.get("module") or "harness.run.worker").run(json.loads(req["args"]))
     except BaseException:  # noqa: BLE001  the child must end here, whatever happened
         import traceback
 
@@ -99,6 +106,8 @@ def main() -> int:
 
     from harness.run import worker  # noqa: F401
 
+    if torch.cuda.is_initialized():  # forks could not use CUDA: no server (the harness starts plain workers)
+        return 1
     proto = os.dup(1)  # the answers; fd 1 itself goes to each child's log
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)

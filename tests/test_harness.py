@@ -138,6 +138,21 @@ def test_hang_is_killed_and_reported(cases_root, make_case):
     assert judge(spec, run)[0].as_declared
 
 
+def test_the_hang_clock_runs_from_the_launch_not_through_a_slow_setup(cases_root, make_case):
+    """A reference that takes longer than the timeout is slow setting up (a loaded machine),
+    not a hanging kernel: the run finishes. The same seconds in the launcher are a hang."""
+    slow_reference = make_case.texts["case.py"].replace("def reference(", "def _reference(") + (
+        "\n\ndef reference(x):\n    import time\n    time.sleep(4)\n    return _reference(x)\n")
+    make_case("slow-setup", files={"case.py": slow_reference}, fields={"run": {"timeout": {"interpreter": 2}}})
+    spec = discovery.load("slow-setup")
+    run = run_isolated(spec, "fixed", "interpreter", trials=1, seed=0)
+    assert run.status == "done", run.message
+    make_case("slow-launch", files={"broken.py": plain_launcher("time.sleep(4)")},
+              fields={**expecting("hang"), "run": {"timeout": {"interpreter": 2}}})
+    run = run_isolated(discovery.load("slow-launch"), "broken", "interpreter", trials=1, seed=0)
+    assert run.status == "hang", run.message
+
+
 def test_exception_in_launch_is_a_crash_and_in_setup_an_error(cases_root, make_case):
     make_case("raises", files={"broken.py": plain_launcher("raise RuntimeError('illegal memory access')")},
               fields=expecting("crash"))

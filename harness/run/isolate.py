@@ -249,7 +249,7 @@ def run_process(module: str, args: dict, *, backend: str, timeout: float, extra_
             if proc is None:
                 res.interrupted = True
                 return res
-            _wait(proc, timeout, res, events)
+            _wait(proc, timeout, res, events, WATCH.get(module, OTHER_WORKERS))
         res.output_tail = _tail(log)
         res.events = _read_events(events)
         timings.record(module=module, args=args, backend=backend, forked=forked, wrapper=wrapper,
@@ -258,13 +258,17 @@ def run_process(module: str, args: dict, *, backend: str, timeout: float, extra_
     return res
 
 
-_PROGRESS = {b"start", b"compiled", b"trial"}  # the timeout starts again at each
-_COMPILING = b"compiling"  # and waits while a kernel compiles (up to STARTUP_GRACE)
+# The hang clock: the case's timeout runs while its kernels may run (from a launch, and again
+# after each compilation); setting up (a variant's start, the work after each call) and
+# compiling get STARTUP_GRACE instead: a loaded machine is slow at them, and they never hang.
+# Other workers (the probe's, the bench's) restart the clock at each of their "start" events.
+WATCH = {"harness.run.worker": ({b"launch", b"compiled"}, {b"start", b"trial", b"compiling"})}
+OTHER_WORKERS = ({b"start", b"compiled"}, set())
 
 
-def _progress(path: str, seen: int) -> tuple[bytes | None, int]:
-    """The kind of the last progress event in the events file's new complete lines (None: no
-    new progress), and the offset to read on from."""
+def _progress(path: str, seen: int, kinds) -> tuple[bytes | None, int]:
+    """The kind of the last event of ``kinds`` in the events file's new complete lines (None:
+    none), and the offset to read on from."""
     try:
         with open(path, "rb") as f:
             f.seek(seen)
@@ -275,16 +279,17 @@ def _progress(path: str, seen: int) -> tuple[bytes | None, int]:
     last = None
     for line in more[:end].splitlines():
         m = re.search(rb'"event": "(\w+)"', line)
-        if m and (m.group(1) in _PROGRESS or m.group(1) == _COMPILING):
+        if m and m.group(1) in kinds:
             last = m.group(1)
     return last, seen + end
 
 
-def _wait(proc: subprocess.Popen, timeout: float, res: Process, events: str) -> None:
-    """Wait for the worker; ``timeout`` counts from its start and again from each variant's
-    start, each finished trial and each finished compilation (a kernel that hangs is one that
-    runs ``timeout`` seconds with nothing to show). Importing and compiling get at least
-    STARTUP_GRACE: a loaded machine compiles slowly, and compiling is not hanging."""
+def _wait(proc: subprocess.Popen, timeout: float, res: Process, events: str, watch=OTHER_WORKERS) -> None:
+    """Wait for the worker. A kernel that hangs is one that runs ``timeout`` seconds with
+    nothing to show: the clock starts at each launch and again after each compilation;
+    importing, setting up a call and compiling get at least STARTUP_GRACE (``watch``: the events
+    that start the clock, and those that give the grace; ``WATCH``)."""
+    clock, grace = watch
     deadline, seen = time.monotonic() + max(timeout, STARTUP_GRACE), 0
     try:
         while True:
@@ -292,9 +297,9 @@ def _wait(proc: subprocess.Popen, timeout: float, res: Process, events: str) -> 
                 res.returncode = proc.wait(timeout=min(POLL, max(0.0, deadline - time.monotonic())))
                 break
             except subprocess.TimeoutExpired:
-                last, seen = _progress(events, seen)
+                last, seen = _progress(events, seen, clock | grace)
                 if last is not None:
-                    deadline = time.monotonic() + (max(timeout, STARTUP_GRACE) if last == _COMPILING else timeout)
+                    deadline = time.monotonic() + (timeout if last in clock else max(timeout, STARTUP_GRACE))
                 elif time.monotonic() >= deadline:
                     _kill_group(proc)
                     proc.wait()

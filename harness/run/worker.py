@@ -10,6 +10,7 @@ hang part-way still leaves the trials that finished:
 - ``{"event": "imported"}``   torch and Triton are imported (on a GPU, CUDA is not yet initialised)
 - ``{"event": "env", ...}``     device and versions
 - ``{"event": "start", "variant": ...}``   a variant begins (its own timeout starts)
+- ``{"event": "launch", "variant": ...}``   the launcher is called (the case's timeout starts)
 - ``{"event": "compiling"}``  a kernel compilation begins (the hang clock waits: compiling is not hanging)
 - ``{"event": "compiled"}``   it ended (the timeout starts again)
 - ``{"event": "trial", "variant": ...}``   one call of one trial: comparison, guards, fingerprint
@@ -190,6 +191,7 @@ class Session:
 
         ref = self.cp.reference(inputs, call) if ref is None else ref
         self.phase = "launch"
+        self.emit(event="launch", variant=self.variant)  # the hang clock runs from here
         out = self.launcher(**inputs)
         self.cp.sync()
         self.phase = "compare"

@@ -398,3 +398,42 @@ def test_sizes_triton_will_not_compile_are_information_not_a_wrong_result():
         interp.InterpreterBuilder.create_assert(None, False, "index out of range")
     except AssertionError as e:
         assert not refused(e)
+
+
+ASSUMES_CONTIGUOUS_ROWS = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_sum_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n_cols + offs, mask=offs < n_cols, other=0.0)  # the row stride taken as n_cols
+    tl.store(out_ptr + row, tl.sum(x))
+
+
+def launch(x, out):
+    row_sum_kernel[(x.shape[0],)](x, out, x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1]))
+    return out
+
+
+def make_inputs(*, device, gen, rows=4, cols=12):
+    rows_of_16 = torch.randn(rows, 16, generator=gen).to(device)
+    return {"x": rows_of_16[:, :cols], "out": torch.empty(rows, device=device)}  # a view: row stride 16
+
+
+def reference(x):
+    return x.double().sum(dim=1)
+'''
+
+
+def test_inputs_keep_their_layout_so_a_kernel_that_assumes_contiguity_is_caught(tmp_path):
+    """The probe copies each input for each run; a copy must keep the view's strides (clone()
+    would make it contiguous, and the kernel's wrong row stride would then be right)."""
+    path = tmp_path / "rows.py"
+    path.write_text(ASSUMES_CONTIGUOUS_ROWS)
+    r = probe(str(path), detectors=["reference"])
+    # the gaps between the rows are poison in the probe's copy: the rows it reads there come back NaN
+    assert "P112" in {f.code for f in r.problems}, [f.code for f in r.findings]

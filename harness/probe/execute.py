@@ -42,9 +42,27 @@ def make(target, sizes: dict, seed: int, backend: str) -> dict:
 
 
 def clone_inputs(inputs: dict) -> dict:
+    """Copies of the tensor inputs in the layout they were made in: ``Tensor.clone()`` makes a
+    view with gaps (every row of a row-padded buffer, one head of a fused QKV) contiguous, and
+    a kernel that wrongly assumes contiguity, or whose offsets overflow only at the real
+    strides, would then meet a tensor the user never gives it."""
     import torch
 
-    return {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
+    return {k: same_layout(v) if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
+
+
+def same_layout(t):
+    """A copy of ``t`` with its strides (and the gaps between its elements) kept."""
+    import torch
+
+    if t.numel() == 0 or 0 in t.stride():  # empty, or broadcast: nothing to keep that clone loses
+        return t.clone()
+    try:
+        out = torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device=t.device)
+        out.copy_(t)
+    except RuntimeError:  # overlapping strides: no copy can keep them
+        return t.clone()
+    return out
 
 
 def reference(target, inputs: dict):

@@ -1,7 +1,7 @@
 """Where a command's seconds went, from the worker timings the harness logged.
 
     CASEBOOK_TIMINGS=/tmp/t.jsonl python -m harness report --record
-    python benchmarks/timeline.py /tmp/t.jsonl [--out docs/measurements/timeline.md]
+    python benchmarks/timeline.py /tmp/t.jsonl [--out docs/measurements/timeline.md]   (or a .jsonl.gz)
 
 Each line of the log is one worker process (``harness.run.timings``). This groups them
 by what they were for (the case's main run, or a detector's run) and backend, and
@@ -21,6 +21,7 @@ more than the command's wall time; the share of each row says where to cut.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import statistics
 import sys
@@ -83,7 +84,9 @@ def main() -> int:
     p.add_argument("--out", help="write the Markdown here too")
     args = p.parse_args()
     lines = []
-    for raw in Path(args.log).read_text().splitlines():
+    path = Path(args.log)
+    text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
+    for raw in text.splitlines():
         try:
             lines.append(json.loads(raw))
         except ValueError:

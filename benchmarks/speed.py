@@ -18,6 +18,7 @@ import functools
 import os
 import platform
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -75,6 +76,9 @@ def plan(args) -> list[tuple[str, list[str], Path, int]]:
             mark = ["-m", "gpu"] if args.backend == "gpu" else []
             out.append((f"{name}: pytest {' '.join(mark)}".strip(), [py, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                                                                       *mark], tree, args.timeout))
+        if name == "after":
+            for line in args.also:  # any other command, as a user types it
+                out.append((f"{name}: {line}", [py, *shlex.split(line)], tree, args.timeout))
         if name == "after" and args.report:
             out.append((f"{name}: report", [py, "-m", "harness", "report", "--record", "--out", args.report_out],
                         tree, args.timeout))
@@ -116,6 +120,8 @@ def main() -> int:
     p.add_argument("--report-out", default="docs", help="the report's --out folder (default docs)")
     p.add_argument("--before", help="time the single-case commands in this other checkout (the code as it was) instead")
     p.add_argument("--timeout", type=int, default=600)
+    p.add_argument("--also", action="append", default=[], metavar="'ARGS'",
+                   help="time 'python ARGS' too (repeatable), e.g. --also '-m harness probe FILE --backend interpreter'")
     p.add_argument("--timings", metavar="DIR",
                    help="log every worker's timeline here, a file per command (benchmarks/timeline.py reads them)")
     p.add_argument("--cold-triton-cache", action="store_true",

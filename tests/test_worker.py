@@ -1,5 +1,7 @@
 """The worker and its isolation, on synthetic cases (make_case) whose launchers are plain Python."""
 
+import pytest
+
 from harness.core.spec import load_spec
 from harness.core.verdict import judge
 from harness.run.isolate import run_isolated, run_variants
@@ -98,3 +100,21 @@ def test_forked_workers_report_as_started_ones_and_stay_isolated(make_case, monk
     assert [t["fingerprint"] for t in forked["fixed"].trials] == [t["fingerprint"] for t in plain["fixed"].trials]
     assert [t["fingerprint"] for t in again.trials] == [t["fingerprint"] for t in plain["fixed"].trials]
     assert os.environ.get("CASEBOOK_FORKSERVER") == "0"
+
+
+def test_gpu_workers_are_forked_too_and_fail_in_one_line_without_a_gpu(make_case, monkeypatch):
+    """GPU workers come from the fork server as well (its CUDA untouched); where there is no GPU
+    the forked worker says so as the case's setup error, not a traceback or a hang."""
+    import torch
+
+    from harness.run import forkserver
+
+    if torch.cuda.is_available():
+        pytest.skip("a CPU-only check")
+    spec = load_spec(make_case("gpu-fork"))
+    seen = []
+    real = forkserver.spawn
+    monkeypatch.setattr(forkserver, "spawn", lambda *a: seen.append(a[0]) or real(*a))
+    run = run_isolated(spec, "fixed", "gpu", trials=1, seed=0)
+    assert seen == ["harness.run.worker"]
+    assert run.status == "error" and "no CUDA GPU" in run.message, (run.status, run.message)

@@ -86,9 +86,10 @@ class Detector:
         Its result reaches ``check`` as ``evidence.extra[self.name]``."""
         return None
 
-    def refine(self, plan: dict, run) -> dict:
+    def refine(self, plan: dict, run) -> dict | str:
         """``extra_run``'s plan, given the variant's main run (``run``: its compiled kernels,
-        say), just before it starts. As is, by default."""
+        say), just before it starts; or ``"n/a: why"`` when that run shows there is nothing
+        for this detector to check. As is, by default."""
         return plan
 
     def check(self, ev: Evidence) -> tuple[str, str]:
@@ -155,6 +156,18 @@ def short(text: str, n: int = MAX_REASON) -> str:
     """One line of at most ``n`` characters, nested exceptions unwrapped."""
     text = " ".join(_unwrap(str(text)).split())
     return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def no_shared_memory(run, name: str) -> str | None:
+    """Why a shared-memory tool (``name``) has nothing to check in ``run``'s compiled kernels,
+    or None (some kernel uses shared memory, or the kernels are not known)."""
+    if run.kernels is None or any(k.get("shared") for k in run.kernels):
+        return None
+    if not run.kernels:
+        detail = f": {run.message}" if run.message else ""
+        return f"n/a: no kernel was compiled (the main run: {run.status}{detail}), so nothing for {name} to check"
+    return (f"n/a: the kernel uses no shared memory (0 bytes in {count(len(run.kernels), 'compiled kernel')}), "
+            f"the only memory {name} checks")
 
 
 def assertion_finding(ev: Evidence, name: str, patterns, *, fired: str, silent: str, what: str) -> tuple[str, str]:

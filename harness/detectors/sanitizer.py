@@ -17,7 +17,8 @@ import re
 import shutil
 import subprocess
 
-from harness.detectors.base import FLAGGED, NA, NOT_RUN, QUIET, Detector, Evidence, count, no_result, short, small_sizes
+from harness.detectors.base import (FLAGGED, NA, NOT_RUN, QUIET, Detector, Evidence, count, no_result,
+                                   no_shared_memory, short, small_sizes)
 
 NOT_FOUND = "not run: compute-sanitizer not found (put it on PATH or set CUDA_HOME)"
 _SUMMARY = re.compile(r"ERROR SUMMARY: (\d+) errors?\b(?! were not printed)")
@@ -54,6 +55,13 @@ def kernel_filter(cs: str, kernels: list | None) -> list[str]:
     if not names or not filters_kernels(cs):
         return []
     return [arg for n in names for arg in ("--kernel-name", f"kne={n}")]
+
+
+def wrapper(cs: str, tool: str) -> list[str]:
+    """The compute-sanitizer command line a worker runs under (the probe's GPU tool too):
+    errors exit 99, at most 10 reports, CUDA API errors left out (PyTorch and Triton probe
+    the driver on purpose)."""
+    return [cs, "--tool", tool, "--error-exitcode", "99", "--print-limit", "10", "--report-api-errors", "no"]
 
 
 def sanitizer_summary(output: str) -> dict | None:
@@ -109,14 +117,15 @@ class Sanitizer(Detector):
         cs = compute_sanitizer()
         if cs is None:
             return NOT_FOUND
-        return {"trials": 1, "wrapper": [cs, "--tool", self.tool, "--error-exitcode", "99", "--print-limit", "10",
-                                         "--report-api-errors", "no"],
+        return {"trials": 1, "wrapper": wrapper(cs, self.tool),
                 "extra_env": {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}, "log_file": True,
-                "overrides": {"pad": 0, "sizes": self.sizes(spec, backend), "calls": spec.calls},
-                **({"needs_shared_memory": True} if self.shared_only else {})}
+                "overrides": {"pad": 0, "sizes": self.sizes(spec, backend), "calls": spec.calls}}
 
-    def refine(self, plan: dict, run) -> dict:
-        """Only the kernels the main run compiled are checked (``kernel_filter``)."""
+    def refine(self, plan: dict, run) -> dict | str:
+        """Only the kernels the main run compiled are checked (``kernel_filter``); a shared-memory
+        tool has nothing to check where they use none."""
+        if self.shared_only and (why := no_shared_memory(run, self.name)) is not None:
+            return why
         plan["wrapper"] = plan["wrapper"][:1] + kernel_filter(plan["wrapper"][0], run.kernels) + plan["wrapper"][1:]
         return plan
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from harness.core import fileio, table
 from harness.core.recorded import source_hashes
 from harness.detectors import registry as R
-from harness.detectors.base import NOT_RUN, Evidence, count
+from harness.detectors.base import NOT_RUN, Evidence
 from harness.errors import error_line
 from harness.run.timings import purpose_of
 
@@ -132,26 +132,12 @@ def finish(spec, backend: str, run, profiles: list, *, seed: int, skip: frozense
             extra[name] = "n/a: the kernel hangs (its main run timed out), so there is no run of its own to make"
         elif run.status == "error":
             extra[name] = f"not run: the case failed to set up ({run.message})"
-        elif plan.get("needs_shared_memory") and (why := _no_shared_memory(run, name)) is not None:
-            extra[name] = why
+        elif isinstance(plan := R.BY_NAME[name].refine(dict(plan), run), str):
+            extra[name] = plan  # the main run shows nothing for it to check
         else:
-            plan.pop("needs_shared_memory", None)
-            plan = R.BY_NAME[name].refine(dict(plan), run)
             with purpose_of(name):  # for CASEBOOK_TIMINGS: whose run this is
-                extra[name] = _extra_run(spec, run.variant, backend, seed, dict(plan))
+                extra[name] = _extra_run(spec, run.variant, backend, seed, plan)
     return variant_record(spec, run, extra, profiles, skip)
-
-
-def _no_shared_memory(run, name: str) -> str | None:
-    """Why a shared-memory tool has nothing to check in ``run``'s compiled kernels, or None
-    (some kernel uses shared memory, or the kernels are not known)."""
-    if run.kernels is None or any(k.get("shared") for k in run.kernels):
-        return None
-    if not run.kernels:
-        detail = f": {run.message}" if run.message else ""
-        return f"n/a: no kernel was compiled (the main run: {run.status}{detail}), so nothing for {name} to check"
-    return (f"n/a: the kernel uses no shared memory (0 bytes in {count(len(run.kernels), 'compiled kernel')}), "
-            f"the only memory {name} checks")
 
 
 def _extra_run(spec, variant: str, backend: str, seed: int, plan: dict):

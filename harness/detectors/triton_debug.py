@@ -6,8 +6,9 @@ import re
 
 from harness.detectors.base import Detector, Evidence, assertion_finding
 
-_ASSERT = [re.compile(p) for p in (r"Assertion `([^`]*)` failed", r"(int\d+ overflow detected for operation \w+)",
-                                   r"(device-side assert triggered)")]
+# what a fired device_assert or overflow check prints (the probe's TRITON_DEBUG tool reads them too)
+ASSERTIONS = [re.compile(p) for p in (r"Assertion `([^`]*)` failed", r"(int\d+ overflow detected for operation \w+)",
+                                      r"(device-side assert triggered)")]
 
 
 class TritonDebug(Detector):
@@ -27,7 +28,7 @@ class TritonDebug(Detector):
         return {"trials": 1, "extra_env": {"TRITON_DEBUG": "1"}}
 
     def check(self, ev: Evidence) -> tuple[str, str]:
-        return assertion_finding(ev, self.name, _ASSERT, fired="device_assert fired: {0}",
+        return assertion_finding(ev, self.name, ASSERTIONS, fired="device_assert fired: {0}",
                                  silent="no device_assert or overflow check fired", what="TRITON_DEBUG=1")
 
 DETECTORS = (TritonDebug(),)

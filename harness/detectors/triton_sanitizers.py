@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from harness.detectors.base import Detector, Evidence, assertion_finding, small_sizes
+from harness.detectors.base import Detector, Evidence, assertion_finding, no_shared_memory, small_sizes
 
 _REPORT = [re.compile(p) for p in (r"Assertion `([^`]*)` failed", r"((?:ConSan|GSan|FpSan|IISan)[^\n]*)",
                                    r"(device-side assert triggered)")]
@@ -54,10 +54,13 @@ class TritonSanitizer(Detector):
 
         if self.mode not in instrumentation_modes():
             return f"n/a: not available with triton {_triton_version()} (its NVIDIA backend has no {self.mode})"
-        plan = {"trials": 1, "extra_env": {"TRITON_INSTRUMENTATION_MODE": self.mode},
+        return {"trials": 1, "extra_env": {"TRITON_INSTRUMENTATION_MODE": self.mode},
                 "overrides": {"sizes": small_sizes(spec, backend), "calls": spec.calls}}
-        if self.mode == "consan":
-            plan["needs_shared_memory"] = True  # ConSan instruments shared and tensor memory only
+
+    def refine(self, plan: dict, run) -> dict | str:
+        """ConSan instruments shared and tensor memory only: nothing to check where the kernels use none."""
+        if self.mode == "consan" and (why := no_shared_memory(run, self.name)) is not None:
+            return why
         return plan
 
     def check(self, ev: Evidence) -> tuple[str, str]:

@@ -239,17 +239,12 @@ def _tool_run(name: str) -> dict | None:
     no caching allocator), or TRITON_DEBUG=1 (device asserts, integer overflow checks)."""
     if name == "triton-debug":
         return {"extra_env": {"TRITON_DEBUG": "1"}}
-    from harness.detectors.sanitizer import compute_sanitizer
+    from harness.detectors.sanitizer import compute_sanitizer, wrapper
 
     cs = compute_sanitizer()
     if cs is None:
         return None
-    return {"wrapper": [cs, "--tool", "memcheck", "--error-exitcode", "99", "--print-limit", "10",
-                        "--report-api-errors", "no"],
-            "extra_env": {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}, "log_file": True}
-
-
-_ASSERT = r"Assertion `([^`]*)` failed|(int\d+ overflow detected for operation \w+)|(device-side assert triggered)"
+    return {"wrapper": wrapper(cs, "memcheck"), "extra_env": {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}, "log_file": True}
 
 
 def _tool_findings(detector: str, backend: str, proc) -> list:
@@ -262,12 +257,11 @@ def _tool_findings(detector: str, backend: str, proc) -> list:
             first = f"; first: {s['first']}" if s["first"] else ""
             return [Finding("P601", detector, backend, f"{s['errors']} errors{first}"[:300])]
     if detector == "triton-debug":
-        import re
+        from harness.detectors.triton_debug import ASSERTIONS
 
-        m = re.search(_ASSERT, proc.output_tail)
-        if m:
-            fired = m.group(1) or m.group(2) or m.group(3)
-            return [Finding("P602", detector, backend, f"device_assert fired: {fired}")]
+        for pat in ASSERTIONS:
+            if (m := pat.search(proc.output_tail)) is not None:
+                return [Finding("P602", detector, backend, f"device_assert fired: {m.group(1)}")]
     return []
 
 

@@ -169,7 +169,7 @@ def _check_gpus(meta: dict, backend: str) -> None:
     need = (meta.get("run") or {}).get("gpus", 1) if meta else 1
     if backend != "gpu" or not isinstance(need, int) or need <= 1:
         return
-    import torch
+    from harness.run.backends import gpu_count
 
-    if (have := torch.cuda.device_count()) < need:
+    if (have := gpu_count()) < need:
         raise Unavailable(f"needs {need} GPUs (case.toml [run] gpus = {need}); this machine has {have}")

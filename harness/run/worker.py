@@ -9,7 +9,7 @@ hang part-way still leaves the trials that finished:
 
 - ``{"event": "imported"}``   torch and Triton are imported (on a GPU, CUDA is not yet initialised)
 - ``{"event": "env", ...}``     device and versions
-- ``{"event": "start", "variant": ...}``   a variant begins (its own timeout starts)
+- ``{"event": "start", "variant": ...}``   a variant begins (setting up: no hang clock yet)
 - ``{"event": "launch", "variant": ...}``   the launcher is called (the case's timeout starts)
 - ``{"event": "compiling"}``  a kernel compilation begins (the hang clock waits: compiling is not hanging)
 - ``{"event": "compiled"}``   it ended (the timeout starts again)

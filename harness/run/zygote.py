@@ -64,7 +64,7 @@ def _child(req: dict, ready: int, proto: int) -> None:
 
         faulthandler.enable()
         worker.apply_memory_limit()
-        code = importlib.import_module(req.get("module") or "harness.run.worker").run(json.loads(req["args"]))
+        code = importlib.import_module(req["module"]).run(json.loads(req["args"]))
     except BaseException:  # noqa: BLE001  the child must end here, whatever happened
         import traceback
 

@@ -413,3 +413,16 @@ def test_detect_prints_caught_and_false_alarms(tiny_root, capsys):
 def test_detect_needs_a_case(capsys):
     assert cli.main(["detect"]) == cli.EXIT_USAGE
     assert "name a case" in capsys.readouterr().err
+
+
+def test_the_refresh_line_names_the_gpu_probe_with_its_backend():
+    """A stale GPU probe record is refreshed on a GPU: the script's default backend is the interpreter."""
+    from types import SimpleNamespace
+
+    from harness.report import records
+
+    specs = [SimpleNamespace(slug=s, expect={"gpu": ("wrong",), "interpreter": ("wrong",)}, gpus=1)
+             for s in ("a", "b")]
+    line = records.refresh_line({"probe-gpu": ["a"], "probe-interpreter": ["a"]}, specs)
+    assert "python examples/probe_cases.py --record --backend gpu a" in line
+    assert "python examples/probe_cases.py --record a" in line

@@ -127,7 +127,8 @@ def refresh_line(stale: dict[str, list[str]], specs) -> str:
         if kind.startswith(PROBE):
             every = [s.slug for s in specs if not probe_skip(s, kind.removeprefix(PROBE))]
             which = "" if sorted(slugs) == sorted(every) else " " + " ".join(slugs)
-            cmds.append(f"python examples/probe_cases.py --record{which}")
+            flag = " --backend gpu" if kind == PROBE + "gpu" else ""  # the script probes the interpreter by default
+            cmds.append(f"python examples/probe_cases.py --record{flag}{which}")
         else:
             which = "--all" if len(slugs) == len(specs) else " ".join(slugs)
             cmds.append(f"python -m harness detect {which} --backend {kind.removeprefix('detect-')} --record")

@@ -25,7 +25,7 @@ LAYERS = {
     "harness.core": 1, "harness.buffers": 1,
     "harness.run": 2,
     "harness.detectors": 3, "harness.checks": 3, "harness.probe": 3,
-    "harness.report": 4,
+    "harness.report": 4, "harness.bugs": 4,
     "harness.options": 5, "harness.commands": 5,
     "harness.cli": 6,
     "harness.__main__": 7,

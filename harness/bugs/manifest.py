@@ -1,0 +1,200 @@
+"""A real-bug entry: ``bugs/<slug>/bug.toml`` read and checked, every problem one line.
+
+What the file holds (``bugs/README.md`` has the whole format and an example):
+
+- who and what: ``title``, ``project``, ``repository``, ``licence``, ``summary`` (our own
+  words), ``kind`` ("released": the project's own code from the registry; "reproduction":
+  our code with the same mechanism, where no release carries the bug);
+- the trap: ``category``, ``defect`` and ``triggers`` from the casebook's taxonomy
+  (``harness.core.spec``), ``case`` (the casebook case that teaches it, or ""),
+  ``shows_on`` (the backends where the buggy version gives a wrong result; [] for a fix
+  that changed no output);
+- ``[links]`` ``fix`` (the fix's commit or pull request) and ``issue`` (or "");
+- ``[buggy]`` and ``[fixed]``: ``package`` and ``version`` (released), or ``commit``
+  (reproduction: where the two sides stand upstream);
+- ``[source]`` (released): ``module`` (dotted), ``files`` (paths inside the package; the
+  module's own file by default), ``kernel``, ``pip_args``;
+- ``[verify]``: ``sizes`` (make_inputs keywords at which the bug shows), ``detector``
+  (the probe detector that must see it: "reference" by default, "memcheck" for an
+  out-of-bounds access that changes no output), ``backends`` (where it is verified).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.core.spec import CATEGORIES, DEFECTS, TRIGGERS
+from harness.errors import UsageError
+
+SLUG_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+KINDS = ("released", "reproduction")
+BACKENDS = ("interpreter", "gpu")
+VARIANTS = ("buggy", "fixed")
+VERIFY_DETECTORS = ("reference", "memcheck", "race", "guards", "shapes", "repeat", "first-call", "order",
+                    "compute-sanitizer", "triton-debug")
+RESERVED = ("liger", "unsloth", "flaggems", "flash-linear-attention", "fla-org", "kernl", "attorch", "tritonbench",
+            "lightllm", "lmdeploy", "sageattention", "dao-ailab")
+
+
+class ManifestError(UsageError):
+    """A bug.toml that cannot be used: one line, naming the file."""
+
+
+@dataclass
+class Entry:
+    slug: str
+    path: Path
+    title: str
+    project: str
+    repository: str
+    licence: str
+    kind: str
+    category: str
+    defect: str
+    case: str
+    triggers: list
+    shows_on: list
+    summary: str
+    links: dict
+    buggy: dict
+    fixed: dict
+    module: str = ""
+    files: list = field(default_factory=list)
+    kernel: str = ""
+    pip_args: list = field(default_factory=list)
+    verify: dict = field(default_factory=dict)
+
+    @property
+    def glue(self) -> Path:
+        return self.path / "probe.py"
+
+    def side(self, variant: str) -> dict:
+        if variant not in VARIANTS:
+            raise ManifestError(f"{self.path / 'bug.toml'}: no variant '{variant}' (there are buggy and fixed)")
+        return self.buggy if variant == "buggy" else self.fixed
+
+    def launcher(self, variant: str) -> str:
+        return f"launch_{variant}"
+
+    def verify_sizes(self, backend: str) -> dict:
+        return dict(self.verify.get(f"{backend}_sizes") or self.verify.get("sizes") or {})
+
+    def to_json(self) -> dict:
+        return {k: (str(v) if isinstance(v, Path) else v) for k, v in self.__dict__.items()}
+
+
+def _need(meta: dict, key: str, kind, where: str):
+    if key not in meta:
+        raise ManifestError(f"{where}: '{key}' is missing")
+    value = meta[key]
+    if not isinstance(value, kind):
+        raise ManifestError(f"{where}: '{key}' must be {getattr(kind, '__name__', kind)}")
+    return value
+
+
+def _words(value: list, vocab, what: str, where: str) -> list:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ManifestError(f"{where}: {what} must be a list of strings")
+    if bad := [v for v in value if v not in vocab]:
+        raise ManifestError(f"{where}: {what} '{bad[0]}' is not one of {', '.join(vocab)}")
+    return value
+
+
+def _sides(meta: dict, kind: str, where: str) -> tuple[dict, dict]:
+    out = []
+    for variant in VARIANTS:
+        side = _need(meta, variant, dict, where)
+        keys = ("package", "version") if kind == "released" else ("commit",)
+        for k in keys:
+            if not isinstance(side.get(k), str) or not side[k].strip():
+                raise ManifestError(f"{where}: [{variant}] needs {k} (a string) for a {kind} entry")
+        out.append(dict(side))
+    if kind == "released" and (out[0]["package"], out[0]["version"]) == (out[1]["package"], out[1]["version"]):
+        raise ManifestError(f"{where}: [buggy] and [fixed] name the same package version")
+    return out[0], out[1]
+
+
+def _source(meta: dict, kind: str, where: str) -> dict:
+    src = meta.get("source", {})
+    if not isinstance(src, dict):
+        raise ManifestError(f"{where}: [source] must be a table")
+    if kind != "released":
+        return {"kernel": str(src.get("kernel", ""))}
+    module = _need(src, "module", str, f"{where} [source]")
+    if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", module):
+        raise ManifestError(f"{where}: [source] module '{module}' is not a dotted module name")
+    files = src.get("files", [module.replace(".", "/") + ".py"])
+    if not isinstance(files, list) or not files or not all(isinstance(f, str) for f in files):
+        raise ManifestError(f"{where}: [source] files must be a list of paths inside the package")
+    if bad := [f for f in files if f.startswith("/") or ".." in Path(f).parts]:
+        raise ManifestError(f"{where}: [source] file '{bad[0]}' is not a path inside the package")
+    pip_args = src.get("pip_args", [])
+    if not isinstance(pip_args, list) or not all(isinstance(a, str) for a in pip_args):
+        raise ManifestError(f"{where}: [source] pip_args must be a list of strings")
+    return {"module": module, "files": files, "kernel": str(src.get("kernel", "")), "pip_args": pip_args}
+
+
+def _verify(meta: dict, where: str) -> dict:
+    v = meta.get("verify", {})
+    if not isinstance(v, dict):
+        raise ManifestError(f"{where}: [verify] must be a table")
+    for key in ("sizes", "interpreter_sizes", "gpu_sizes"):
+        sizes = v.get(key, {})
+        if not isinstance(sizes, dict) or not all(isinstance(x, (int, float, str, bool)) for x in sizes.values()):
+            raise ManifestError(f"{where}: [verify] {key} must be a table of make_inputs arguments")
+    det = v.get("detector", "reference")
+    if det not in VERIFY_DETECTORS:
+        raise ManifestError(f"{where}: [verify] detector '{det}' is not one of {', '.join(VERIFY_DETECTORS)}")
+    return {**v, "detector": det}
+
+
+def read(folder: Path) -> Entry:
+    """The entry in ``folder`` (its bug.toml and probe.py), checked; ManifestError if not usable."""
+    folder = Path(folder)
+    where = str(folder / "bug.toml")
+    if not SLUG_RE.match(folder.name) or len(folder.name) > 64:
+        raise ManifestError(f"{folder}: an entry's folder name is lower-case words joined by '-'")
+    try:
+        meta = tomllib.loads((folder / "bug.toml").read_text())
+    except FileNotFoundError:
+        raise ManifestError(f"{where}: no such file") from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise ManifestError(f"{where}: {' '.join(str(e).split())}") from None
+    strings = {k: _need(meta, k, str, where).strip()
+               for k in ("title", "project", "repository", "licence", "kind", "category", "defect", "summary")}
+    if strings["kind"] not in KINDS:
+        raise ManifestError(f"{where}: kind '{strings['kind']}' is not one of {', '.join(KINDS)}")
+    if strings["category"] not in CATEGORIES or strings["defect"] not in DEFECTS:
+        bad = "category" if strings["category"] not in CATEGORIES else "defect"
+        vocab = CATEGORIES if bad == "category" else DEFECTS
+        raise ManifestError(f"{where}: {bad} '{strings[bad]}' is not one of {', '.join(sorted(vocab))}")
+    if any(r in (strings["project"] + strings["repository"]).lower().replace("_", "-") for r in RESERVED):
+        raise ManifestError(f"{where}: {strings['project']} is reserved for an independent evaluation")
+    links = _need(meta, "links", dict, where)
+    if not str(links.get("fix", "")).startswith("https://"):
+        raise ManifestError(f"{where}: [links] fix must be the https link of the fix")
+    buggy, fixed = _sides(meta, strings["kind"], where)
+    src = _source(meta, strings["kind"], where)
+    if not (folder / "probe.py").is_file():
+        raise ManifestError(f"{folder}: no probe.py (launch_buggy, launch_fixed, make_inputs, reference)")
+    return Entry(folder.name, folder, strings["title"], strings["project"], strings["repository"],
+                 strings["licence"], strings["kind"], strings["category"], strings["defect"],
+                 str(meta.get("case", "")), _words(meta.get("triggers", []), TRIGGERS, "trigger", where),
+                 _words(meta.get("shows_on", []), BACKENDS, "shows_on", where), strings["summary"],
+                 {k: str(v) for k, v in links.items()}, buggy, fixed, src.get("module", ""), src.get("files", []),
+                 src.get("kernel", ""), src.get("pip_args", []), _verify(meta, where))
+
+
+def root() -> Path:
+    import os
+
+    return Path(os.environ.get("CASEBOOK_BUGS") or Path(__file__).resolve().parents[2] / "bugs")
+
+
+def discover(base: Path | None = None) -> list[Path]:
+    """Every entry folder (a folder holding a bug.toml), sorted."""
+    base = base or root()
+    return sorted(p.parent for p in base.glob("*/bug.toml"))

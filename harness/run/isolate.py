@@ -47,7 +47,7 @@ MEMORY_ENV = "CASEBOOK_WORKER_RLIMIT_AS"
 POLL = 0.2  # seconds between looks at a running worker
 # Workers forked from the fork server (not under a wrapper such as compute-sanitizer, which must
 # start the process itself); the bench worker, which times kernels, always starts fresh and alone.
-FORKED = frozenset({"harness.run.worker", "harness.probe.worker"})
+FORKED = frozenset({"harness.run.worker", "harness.probe.worker", "harness.bugs.plain"})
 STARTUP_GRACE = 60.0  # seconds a worker may take to import torch and Triton, to set up a call or to compile
 
 

@@ -1,0 +1,229 @@
+"""The real-bug benchmark run: each entry verified at its trigger, then scored.
+
+- ``verify``: the probe's one named detector (the reference by default) at the entry's
+  trigger sizes, on the buggy and on the fixed version; verified when the buggy version
+  shows a problem and the fixed one none. Masked lanes read 0 here, as they do on today's
+  GPUs (the probe's poison is a warning's business, not the bug's).
+- ``score``: the whole probe, as a user would run it (default sizes, every detector), on
+  both versions; and the peers on the same launchers: a plain test at the default sizes,
+  random-shape fuzzing (gpucheck-style), and any peer tool installed (``harness.bugs.peers``).
+
+Each (entry, variant) is one task: ``run_tasks`` runs them in threads here, or as Ray tasks
+(``--ray ADDRESS``), and both give the same rows. A task never raises: an entry that cannot
+run (a bad manifest, a version that will not install, a module that will not import) is a
+row saying "could not run: why".
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+
+from harness.bugs import manifest, source
+
+PEERS = ("plain", "fuzz")
+TIMEOUT = 120.0
+
+
+def _env(backend: str) -> dict:
+    from harness.run.worker import environment
+
+    return environment(backend)
+
+
+def fetch_entry(entry) -> str:
+    """Both versions into the cache; "" when done, else why not (one line)."""
+    if entry.kind != "released":
+        return ""
+    try:
+        for v in manifest.VARIANTS:
+            side = entry.side(v)
+            source.fetch(side["package"], side["version"], entry.files, entry.pip_args)
+    except source.SourceError as e:
+        return str(e)
+    return ""
+
+
+def _summary(report, entry) -> dict:
+    from harness.probe.findings import ERROR
+
+    probs = report.problems
+    diagnosis = []
+    for f in sorted(probs, key=lambda f: f.severity != ERROR):
+        if f.defect_class and f.defect_class not in diagnosis:
+            diagnosis.append(f.defect_class)
+    first = probs[0] if probs else None
+    return {
+        "caught": bool(probs), "errors": sum(f.severity == ERROR for f in probs),
+        "warnings": sum(f.severity != ERROR for f in probs),
+        "detectors": sorted({f.detector for f in probs}), "codes": sorted({f.code for f in probs}),
+        "first": {"code": first.code, "detector": first.detector, "message": first.message[:240],
+                  "line": first.line} if first else None,
+        "diagnosis": diagnosis,
+        "diagnosis_first_right": bool(diagnosis) and diagnosis[0] == entry.defect,
+        "diagnosis_top3_right": entry.defect in diagnosis[:3],
+        "seconds": round(report.seconds, 1),
+        "ran": [{"detector": d, "status": st, "seconds": round(s, 1)} for _b, d, s, st in report.ran],
+    }
+
+
+def probe_variant(entry, variant: str, backend: str, *, detectors=None, sizes=None, options=None,
+                  jobs: int = 2, timeout: float = TIMEOUT) -> dict:
+    from harness.probe.runner import ProbeInputError, probe
+
+    try:
+        report = probe(str(entry.glue), launcher=entry.launcher(variant), backends=[backend], detectors=detectors,
+                       sizes=sizes, jobs=jobs, timeout=timeout, options=options or {})
+    except ProbeInputError as e:
+        return {"error": f"could not run: {' '.join(str(e).split())}"[:300]}
+    if (why := report.meta.get(backend, {}).get("unavailable")) is not None:
+        return {"error": f"could not run: {why}"[:300]}
+    return _summary(report, entry)
+
+
+def plain_variant(entry, variant: str, backend: str, *, sizes: list | None, trials: int = 16,
+                  timeout: float = TIMEOUT) -> dict:
+    """The plain test (``sizes=[{}]``: the defaults) or random shapes (``sizes=None``), in a worker."""
+    from harness.run.isolate import exit_message, run_process
+
+    t0 = time.monotonic()
+    proc = run_process("harness.bugs.plain", {"file": str(entry.glue), "launcher": entry.launcher(variant),
+                                              "sizes": sizes, "trials": trials, "seed": 0, "backend": backend},
+                       backend=backend, timeout=timeout)
+    results = [e for e in proc.events if e.get("event") == "result"]
+    if err := next((e for e in proc.events if e.get("event") == "error"), None):
+        return {"error": f"could not run: {err['message']}"[:300]}
+    done = any(e.get("event") == "done" for e in proc.events)
+    failed = [r for r in results if not r["close"]]
+    out = {"caught": bool(failed) or not done, "tried": len(results), "seconds": round(time.monotonic() - t0, 1)}
+    if failed:
+        r = failed[0]
+        out["first"] = {"sizes": r["sizes"], "message": r["error"] or "differs from the reference"}
+    elif not done:  # a crash or a hang fails a plain test too
+        out["first"] = {"sizes": {}, "message": "hung" if proc.hung else exit_message(proc.returncode)}
+    return out
+
+
+def verify(entry, backend: str, *, timeout: float = TIMEOUT) -> dict:
+    """The buggy version fails at the trigger and the fixed one passes, by the entry's detector."""
+    det = entry.verify["detector"]
+    sizes = {k: v for k, v in entry.verify_sizes(backend).items() if isinstance(v, int) and not isinstance(v, bool)}
+    options = {"poison_masked": False}
+    out = {"slug": entry.slug, "backend": backend, "detector": det, "sizes": sizes}
+    if why := fetch_entry(entry):
+        return {**out, "verified": False, "why": why}
+    for v in manifest.VARIANTS:
+        out[v] = probe_variant(entry, v, backend, detectors=[det], sizes=sizes, options=options, timeout=timeout)
+    errs = [out[v]["error"] for v in manifest.VARIANTS if "error" in out[v]]
+    if errs:
+        return {**out, "verified": False, "why": errs[0]}
+    ok = out["buggy"]["caught"] and not out["fixed"]["caught"]
+    why = "" if ok else ("the buggy version passed" if not out["buggy"]["caught"] else "the fixed version failed")
+    return {**out, "verified": ok, "why": why}
+
+
+def score_task(slug: str, variant: str, backend: str, peers: tuple = PEERS, jobs: int = 2,
+               timeout: float = TIMEOUT) -> dict:
+    """One (entry, variant): the probe and the peers. Never raises; a row either way."""
+    row = {"slug": slug, "variant": variant, "backend": backend}
+    try:
+        entry = manifest.read(manifest.root() / slug)
+    except manifest.ManifestError as e:
+        return {**row, "error": f"could not run: {e}"}
+    if why := fetch_entry(entry):
+        return {**row, "error": f"could not run: {why}"}
+    row["probe"] = probe_variant(entry, variant, backend, jobs=jobs, timeout=timeout)
+    if "error" in row["probe"]:
+        return {**row, "error": row["probe"]["error"]}
+    from harness.bugs import peers as peer_tools
+
+    for name in peers:
+        if name == "plain":
+            row["plain"] = plain_variant(entry, variant, backend, sizes=[{}], timeout=timeout)
+        elif name == "fuzz":
+            row["fuzz"] = plain_variant(entry, variant, backend, sizes=None, timeout=timeout)
+        else:
+            row[name] = peer_tools.run(name, entry, variant, backend, timeout=timeout)
+    return row
+
+
+def run_tasks(tasks: list[tuple], *, jobs: int, ray_address: str | None = None, gpus: int = 0, progress=None) -> list:
+    """``score_task`` over ``tasks`` (slug, variant, backend, peers): threads here, or Ray tasks."""
+    say = progress or (lambda _m: None)
+    if ray_address:
+        from harness.bugs import distributed
+
+        return distributed.run(tasks, ray_address, gpus=gpus, progress=say)
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(t):
+        r = score_task(*t)
+        say(_progress_line(r))
+        return r
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        return list(pool.map(one, tasks))
+
+
+def _progress_line(r: dict) -> str:
+    if "error" in r:
+        return f"{r['slug']} {r['variant']}: {r['error']}"
+    p = r["probe"]
+    return f"{r['slug']} {r['variant']}: {'flagged' if p['caught'] else 'quiet'} ({p['seconds']}s)"
+
+
+def combine(entries: dict, rows: list, backend: str, verified: dict) -> list:
+    """One line per entry: its buggy and fixed rows side by side, with what counts."""
+    by = {(r["slug"], r["variant"]): r for r in rows}
+    out = []
+    for slug in sorted({r["slug"] for r in rows}):
+        e = entries.get(slug)
+        b, f = by.get((slug, "buggy"), {}), by.get((slug, "fixed"), {})
+        line = {"slug": slug, "backend": backend, "verified": verified.get(slug)}
+        if e is None or "error" in b or "error" in f:
+            line["error"] = (b.get("error") or f.get("error") or "could not run: no manifest")
+            out.append(line)
+            continue
+        line.update(project=e.project, kind=e.kind, defect=e.defect, case=e.case, shows_on=e.shows_on,
+                    visible=visible(e, backend), buggy=b, fixed=f)
+        out.append(line)
+    return out
+
+
+def visible(entry, backend: str) -> bool:
+    """Whether the bug can show on this backend: it gives a wrong result there, or (a fix that
+    changed no output) the access it makes can be seen there."""
+    if entry.shows_on:
+        return backend in entry.shows_on
+    return backend == "interpreter" or entry.verify["detector"] in ("compute-sanitizer", "reference", "guards")
+
+
+def totals(lines: list, peers: tuple = PEERS) -> dict:
+    ran = [x for x in lines if "error" not in x]
+    vis = [x for x in ran if x["visible"]]
+    caught = [x for x in ran if x["buggy"]["probe"]["caught"]]
+    seconds = [x[v]["probe"]["seconds"] for x in ran for v in ("buggy", "fixed")]
+    t = {
+        "entries": len(lines), "could_not_run": len(lines) - len(ran),
+        "visible": len(vis), "caught_visible": sum(x["buggy"]["probe"]["caught"] for x in vis),
+        "caught_all": len(caught), "ran": len(ran),
+        "false_alarms": sum(x["fixed"]["probe"]["errors"] > 0 for x in ran),
+        "fixed_warnings": sum(x["fixed"]["probe"]["warnings"] > 0 and not x["fixed"]["probe"]["errors"] for x in ran),
+        "diagnosis_first": sum(x["buggy"]["probe"]["diagnosis_first_right"] for x in caught),
+        "diagnosis_top3": sum(x["buggy"]["probe"]["diagnosis_top3_right"] for x in caught),
+        "median_s": round(statistics.median(seconds), 1) if seconds else None,
+        "max_s": max(seconds) if seconds else None,
+        "peers": {},
+    }
+    for p in peers:
+        have = [x for x in ran if "error" not in x["buggy"].get(p, {"error": 1})
+                and "error" not in x["fixed"].get(p, {"error": 1})]
+        t["peers"][p] = {"ran": len(have), "caught_visible": sum(x["buggy"][p]["caught"] for x in have if x["visible"]),
+                         "visible": sum(x["visible"] for x in have),
+                         "false_alarms": sum(x["fixed"][p]["caught"] for x in have)}
+    return t
+
+
+def default_jobs() -> int:
+    return max(1, (os.cpu_count() or 2) // 2)

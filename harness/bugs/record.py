@@ -1,0 +1,103 @@
+"""What the benchmark writes: each entry's verification (``bugs/<slug>/recorded/verify-<backend>.json``)
+and the scoreboard (``docs/bugs/scoreboard-<backend>.md`` and ``.json``), atomically, with the
+device and versions inside."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness.core import fileio, table
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "bugs"
+
+
+def write_verify(entry, result: dict) -> Path:
+    out = entry.path / "recorded" / f"verify-{result['backend']}.json"
+    out.parent.mkdir(exist_ok=True)
+    return fileio.write_text(out, table.dumps(result) + "\n")
+
+
+def read_verify(entry, backend: str) -> dict | None:
+    try:
+        return json.loads((entry.path / "recorded" / f"verify-{backend}.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def verified(entries: dict, backend: str) -> dict:
+    """{slug: True/False/None (no record)} for the backend, from the committed records."""
+    out = {}
+    for slug, e in entries.items():
+        r = read_verify(e, backend)
+        out[slug] = None if r is None else bool(r.get("verified"))
+    return out
+
+
+def _cell(p: dict | None) -> str:
+    if not p:
+        return ""
+    if "error" in p:
+        return "n/a"
+    if not p["caught"]:
+        return "quiet"
+    first = p.get("first") or {}
+    code = first.get("code") or ""
+    return f"**flagged** {code}".strip()
+
+
+def _pct(a: int, b: int) -> str:
+    return f"{a} of {b}" + (f" ({100 * a / b:.0f}%)" if b else "")
+
+
+def scoreboard_md(lines: list, totals: dict, backend: str, env: dict, peers: tuple) -> str:
+    from tabulate import tabulate
+
+    head = [f"# Real-bug scoreboard: {backend}", "",
+            f"{table.versions(env)}; {env.get('date')}. Made by `python -m harness bugs --backend {backend}`.", "",
+            "Each entry is a real bug in a public project: the version with the bug (buggy) and the version "
+            "that fixed it (fixed), run by the probe at its default settings (no trigger given) and by the "
+            "peers. \"visible\": the bug can show on this backend.", "",
+            "| | probe | " + " | ".join(peers) + " |", "|---|---|" + "---|" * len(peers),
+            f"| bugs caught, of those visible here | {_pct(totals['caught_visible'], totals['visible'])} | "
+            + " | ".join(_pct(totals['peers'][p]['caught_visible'], totals['peers'][p]['visible']) for p in peers) + " |",
+            f"| bugs caught, of all that ran | {_pct(totals['caught_all'], totals['ran'])} | "
+            + " | ".join("" for _ in peers) + " |",
+            f"| false alarms on fixed versions | {totals['false_alarms']} of {totals['ran']} | "
+            + " | ".join(f"{totals['peers'][p]['false_alarms']} of {totals['peers'][p]['ran']}" for p in peers) + " |",
+            f"| right defect class named first, of bugs caught | {_pct(totals['diagnosis_first'], totals['caught_all'])} | "
+            + " | ".join("" for _ in peers) + " |",
+            f"| ... in the first three | {_pct(totals['diagnosis_top3'], totals['caught_all'])} | "
+            + " | ".join("" for _ in peers) + " |",
+            f"| seconds per probe: median, max | {totals['median_s']}, {totals['max_s']} | "
+            + " | ".join("" for _ in peers) + " |", ""]
+    if totals["could_not_run"]:
+        head += [f"{totals['could_not_run']} entries could not run (below).", ""]
+    rows = []
+    for x in lines:
+        if "error" in x:
+            rows.append([x["slug"], "", "", "", x["error"], "", "", ""] + ["" for _ in peers])
+            continue
+        b, f = x["buggy"], x["fixed"]
+        first = b["probe"].get("first") or {}
+        where = f" at {first['line']}" if first.get("line") else ""
+        rows.append([x["slug"], x["defect"], "yes" if x["visible"] else "no",
+                     {True: "yes", False: "NO", None: "not recorded"}[x["verified"]],
+                     (f"{_cell(b['probe'])} ({first.get('detector')}): {first.get('message', '')[:120]}{where}"
+                      if b["probe"]["caught"] else "quiet"),
+                     ", ".join(b["probe"]["diagnosis"][:3]),
+                     _cell(f["probe"]) + (f" ({', '.join(f['probe']['codes'])})" if f["probe"]["caught"] else ""),
+                     f"{b['probe']['seconds']} / {f['probe']['seconds']}"]
+                    + [f"{_cell(b.get(p))} / {_cell(f.get(p))}" for p in peers])
+    body = tabulate(rows, headers=["entry", "defect", "visible", "verified", "probe on buggy: first finding",
+                                   "diagnosis (first three)", "probe on fixed", "seconds buggy / fixed"]
+                    + [f"{p}: buggy / fixed" for p in peers], tablefmt="github", disable_numparse=True)
+    return "\n".join(head + [body, ""])
+
+
+def write_scoreboard(lines: list, totals: dict, backend: str, env: dict, peers: tuple, text: str,
+                     partial: bool = False) -> list:
+    DOCS.mkdir(parents=True, exist_ok=True)
+    stem = f"scoreboard-{backend}" + ("-partial" if partial else "")
+    payload = {"backend": backend, "env": env, "peers": list(peers), "totals": totals, "entries": lines}
+    return fileio.write_together({DOCS / f"{stem}.md": text, DOCS / f"{stem}.json": table.dumps(payload) + "\n"})

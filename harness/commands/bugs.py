@@ -1,0 +1,155 @@
+"""``python -m harness bugs``: the benchmark of real Triton bugs (``bugs/``), the probe and its
+peers scored on code nobody here wrote.
+
+    python -m harness bugs --list                     the entries, one line each
+    python -m harness bugs --fetch [NAME...]          both versions of each into the cache
+    python -m harness bugs --verify [NAME...]         the buggy version fails at its trigger, the fixed passes
+    python -m harness bugs [NAME...]                  the scoreboard: the probe and the peers on both versions
+
+``--record`` writes what ran: verification beside each entry (``recorded/verify-<backend>.json``),
+the scoreboard as ``docs/bugs/scoreboard-<backend>.md`` and ``.json``. ``--ray ADDRESS`` runs each
+(entry, version) as a task on a Ray cluster. Exit status: 0 every entry ran (and, with
+``--verify``, every one verified), 1 an entry failed verification, 2 bad input or an entry that
+could not run (a bad manifest, a version that will not install), the others still run.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from harness.errors import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, UsageError
+from harness.options import positive_int
+
+
+def _entries(names: list) -> tuple[dict, dict]:
+    """{slug: Entry} for the names (all when none), and {slug: why} for folders that cannot be read."""
+    from harness.bugs import manifest
+
+    base = manifest.root()
+    folders = manifest.discover(base)
+    if names:
+        known = {f.name for f in folders}
+        if unknown := [n for n in names if n not in known]:
+            raise UsageError(f"bugs: no entry {', '.join(unknown)} in {base} (see 'python -m harness bugs --list')")
+        folders = [f for f in folders if f.name in names]
+    good, bad = {}, {}
+    for f in folders:
+        try:
+            good[f.name] = manifest.read(f)
+        except manifest.ManifestError as e:
+            bad[f.name] = str(e)
+    return good, bad
+
+
+def _list(good: dict, bad: dict) -> int:
+    from tabulate import tabulate
+
+    rows = [[e.slug, e.project, e.kind, e.defect, ",".join(e.shows_on) or "(no output change)",
+             f"{e.buggy.get('version') or e.buggy.get('commit', '')[:10]} -> "
+             f"{e.fixed.get('version') or e.fixed.get('commit', '')[:10]}"] for e in good.values()]
+    rows += [[slug, "", "", "", "", f"could not read: {why}"] for slug, why in bad.items()]
+    print(tabulate(rows, headers=["entry", "project", "kind", "defect", "shows on", "versions"], tablefmt="simple",
+                   disable_numparse=True) if rows else "no entries")
+    return EXIT_USAGE if bad else EXIT_OK
+
+
+def _fetch(good: dict, bad: dict) -> int:
+    from harness.bugs.board import fetch_entry
+
+    failed = dict(bad)
+    for slug, e in good.items():
+        why = fetch_entry(e)
+        print(f"{slug}: {'could not fetch: ' + why if why else 'fetched'}", flush=True)
+        if why:
+            failed[slug] = why
+    for slug, why in bad.items():
+        print(f"{slug}: could not read: {why}")
+    return EXIT_USAGE if failed else EXIT_OK
+
+
+def _verify(args, good: dict, bad: dict) -> int:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from harness.bugs import board, record
+
+    status = EXIT_USAGE if bad else EXIT_OK
+    for slug, why in bad.items():
+        print(f"{slug}: could not run: {why}")
+    for backend in args.backends:
+        todo = [e for e in good.values() if backend in e.shows_on or (not e.shows_on and board.visible(e, backend))]
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            results = list(pool.map(lambda e: (e, board.verify(e, backend, timeout=args.timeout)), todo))
+        env = board._env(backend) if results else {}
+        for e, r in results:
+            print(f"{backend} {e.slug}: {'verified' if r['verified'] else 'NOT verified: ' + r['why']}", flush=True)
+            if not r["verified"]:
+                status = max(status, EXIT_USAGE if r["why"].startswith("could not") else EXIT_MISMATCH)
+            if args.record and not r["why"].startswith("could not"):
+                record.write_verify(e, {**r, "env": env})
+    return status
+
+
+def run(args) -> int:
+    from harness.run.backends import resolve_backends
+
+    good, bad = _entries(args.names)
+    if args.list:
+        return _list(good, bad)
+    if args.fetch:
+        return _fetch(good, bad)
+    args.backends = resolve_backends(args.backend)
+    if args.verify:
+        return _verify(args, good, bad)
+    from harness.bugs import board, record
+
+    status = EXIT_OK
+    for backend in args.backends:
+        peers = tuple(args.peers)
+        tasks = [(slug, v, backend, peers, 2, args.timeout) for slug in list(good) + list(bad)
+                 for v in ("buggy", "fixed")]
+        say = None if args.quiet else (lambda m: print(f"  {m}", file=sys.stderr, flush=True))
+        rows = board.run_tasks(tasks, jobs=args.jobs, ray_address=args.ray, gpus=1 if backend == "gpu" else 0,
+                               progress=say)
+        lines = board.combine(good, rows, backend, record.verified(good, backend))
+        env = board._env(backend)
+        text = record.scoreboard_md(lines, board.totals(lines, peers), backend, env, peers)
+        print(text)
+        if args.record:
+            record.write_scoreboard(lines, board.totals(lines, peers), backend, env, peers, text,
+                                    partial=bool(args.names))
+        if any("error" in x for x in lines):
+            status = EXIT_USAGE
+    return status
+
+
+def register(sub) -> None:
+    p = sub.add_parser("bugs", help="the benchmark of real Triton bugs: verify each entry, score the probe "
+                                    "and its peers on the buggy and fixed versions")
+    p.add_argument("names", nargs="*", metavar="NAME", help="entries (folders of bugs/); all when none")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--list", action="store_true", help="list the entries")
+    what.add_argument("--fetch", action="store_true", help="download both versions of each entry into the cache")
+    what.add_argument("--verify", action="store_true",
+                      help="check that the buggy version fails at its trigger and the fixed one passes")
+    p.add_argument("--backend", choices=["gpu", "interpreter", "all"], default="all",
+                   help="where to run (default: the GPU if there is one, and the interpreter)")
+    p.add_argument("--peers", type=lambda s: [x for x in s.split(",") if x.strip()], default=["plain", "fuzz"],
+                   metavar="NAMES", help="peer columns, comma-separated (default plain,fuzz; also ttsem, "
+                                         "triton-viz, gpucheck where installed)")
+    p.add_argument("--jobs", type=positive_int, default=None, help="entries at once (default: half the cores)")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds a detector may run (default 120)")
+    p.add_argument("--ray", metavar="ADDRESS", default=None,
+                   help="run each entry as a task on this Ray cluster (pip install -e .[ray])")
+    p.add_argument("--record", action="store_true", help="write the verification records and the scoreboard")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.set_defaults(func=_run)
+
+
+def _run(args) -> int:
+    from harness.bugs.board import default_jobs
+
+    if args.jobs is None:
+        args.jobs = default_jobs()
+    if not (0 < args.timeout < 1e6):
+        raise UsageError(f"bugs: --timeout {args.timeout} is not a positive number of seconds")
+    return run(args)

@@ -154,7 +154,7 @@ def run_tasks(tasks: list[tuple], *, jobs: int, ray_address: str | None = None, 
     if ray_address:
         from harness.bugs import distributed
 
-        return distributed.run(tasks, ray_address, gpus=gpus, progress=say)
+        return distributed.run(score_task, tasks, ray_address, gpus=gpus, progress=say)
     from concurrent.futures import ThreadPoolExecutor
 
     def one(t):

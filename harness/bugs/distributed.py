@@ -1,5 +1,5 @@
 """The benchmark on a Ray cluster: each (entry, version) is one Ray task that runs
-``harness.bugs.board.score_task`` on whichever node Ray gives it, declaring what it needs (two
+``harness.bugs.board.score_task`` (given as ``fn``) on whichever node Ray gives it, declaring what it needs (two
 CPUs: the probe runs two detector processes side by side; one GPU on the GPU backend). The
 rows come back to the caller and make the same scoreboard as a run on one machine.
 
@@ -27,7 +27,8 @@ def _ray():
     return ray
 
 
-def run(tasks: list[tuple], address: str, *, gpus: int = 0, progress=None) -> list:
+def run(fn, tasks: list[tuple], address: str, *, gpus: int = 0, progress=None) -> list:
+    """``fn(*task)`` for each task as a Ray task; the rows in the order of ``tasks``."""
     ray = _ray()
     say = progress or (lambda _m: None)
     env = {"PYTHONPATH": os.pathsep.join(x for x in (REPO, os.environ.get("PYTHONPATH", "")) if x)}
@@ -41,9 +42,7 @@ def run(tasks: list[tuple], address: str, *, gpus: int = 0, progress=None) -> li
 
     @ray.remote(num_cpus=CPUS_PER_TASK, num_gpus=gpus, max_retries=0)
     def task(t):
-        from harness.bugs.board import score_task
-
-        row = score_task(*t)
+        row = fn(*t)
         row["node"] = ray.get_runtime_context().get_node_id()
         return row
 

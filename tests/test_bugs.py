@@ -1,0 +1,332 @@
+"""The real-bug benchmark's machinery (harness/bugs): manifests, upstream code fetched into the
+cache and loaded by path, verification, the scoreboard, and the same scoreboard from Ray tasks.
+
+The entries themselves (bugs/) are checked by test_bugs_entries.py; here a fixture entry of our
+own (tests/bugs_fixture/grid-floor-repro: a grid that rounds down) and fake wheels stand in, so
+nothing here needs the network.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from harness.bugs import manifest, source
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = ROOT / "tests" / "bugs_fixture"
+
+RELEASED = textwrap.dedent('''\
+    title = "t"
+    project = "demo"
+    repository = "https://github.com/example/demo"
+    licence = "MIT"
+    kind = "released"
+    category = "bounds"
+    defect = "out-of-bounds-read"
+    triggers = ["tail"]
+    shows_on = ["interpreter"]
+    summary = "s"
+    [links]
+    fix = "https://github.com/example/demo/pull/1"
+    [buggy]
+    package = "demo-pkg"
+    version = "1.0"
+    [fixed]
+    package = "demo-pkg"
+    version = "1.1"
+    [source]
+    module = "demo.ops.kern"
+    files = ["demo/ops/kern.py"]
+    ''')
+
+
+def _entry(tmp_path: Path, text: str = RELEASED, name: str = "demo-entry", glue: str = "x = 1\n") -> Path:
+    d = tmp_path / "bugs" / name
+    d.mkdir(parents=True)
+    (d / "bug.toml").write_text(text)
+    (d / "probe.py").write_text(glue)
+    return d
+
+
+def _wheel(path: Path, files: dict) -> Path:
+    with zipfile.ZipFile(path, "w") as z:
+        for name, text in files.items():
+            z.writestr(name, text)
+    return path
+
+
+@pytest.fixture
+def fake_registry(tmp_path, monkeypatch):
+    """``pip download`` replaced by copying a wheel made here; returns the calls made."""
+    monkeypatch.setenv("CASEBOOK_BUG_CACHE", str(tmp_path / "cache"))
+    calls = []
+
+    def download(package, version, into, pip_args):
+        calls.append((package, version))
+        into.mkdir(parents=True)
+        return _wheel(into / f"demo_pkg-{version}-py3-none-any.whl", {
+            "demo/__init__.py": "raise ImportError('the real top-level import needs a GPU')\n",
+            "demo/ops/kern.py": f"VERSION = {version!r}\nfrom demo.ops import helper\n",
+            "demo/ops/helper.py": "X = 1\n",
+            "demo/other.py": "Y = 2\n"})
+
+    monkeypatch.setattr(source, "_download", download)
+    return calls
+
+
+def test_fixture_manifest_reads():
+    e = manifest.read(FIXTURE / "grid-floor-repro")
+    assert (e.kind, e.defect, e.case, e.verify_sizes("interpreter")) == \
+        ("reproduction", "unwritten-output", "grid-floor-division", {"n": 1000})
+
+
+@pytest.mark.parametrize("change, message", [
+    (('defect = "out-of-bounds-read"', 'defect = "oops"'), "defect 'oops' is not one of"),
+    (('kind = "released"', 'kind = "maybe"'), "kind 'maybe'"),
+    (('version = "1.1"', 'version = "1.0"'), "name the same package version"),
+    (('project = "demo"', 'project = "Liger-Kernel"'), "reserved for an independent evaluation"),
+    (('files = ["demo/ops/kern.py"]', 'files = ["../../etc/passwd"]'), "is not a path inside the package"),
+    (('fix = "https://github.com/example/demo/pull/1"', 'fix = "see the log"'), "[links] fix"),
+    (('title = "t"\n', ''), "'title' is missing"),
+    (('shows_on = ["interpreter"]', 'shows_on = ["tpu"]'), "shows_on 'tpu'"),
+    (('[source]', '[verify]\ndetector = "eyes"\n[source]'), "detector 'eyes'"),
+    (('title = "t"', 'title = "t'), "bug.toml:"),
+])
+def test_bad_manifest_is_one_line(tmp_path, change, message):
+    d = _entry(tmp_path, RELEASED.replace(*change))
+    with pytest.raises(manifest.ManifestError) as e:
+        manifest.read(d)
+    assert message in str(e.value) and "\n" not in str(e.value) and str(d / "bug.toml") in str(e.value)
+
+
+def test_entry_without_glue(tmp_path):
+    d = _entry(tmp_path)
+    (d / "probe.py").unlink()
+    with pytest.raises(manifest.ManifestError, match="no probe.py"):
+        manifest.read(d)
+
+
+def test_fetch_takes_only_the_listed_files(fake_registry, tmp_path):
+    where = source.fetch("demo-pkg", "1.0", ["demo/ops/kern.py"])
+    got = sorted(str(p.relative_to(where)) for p in where.rglob("*") if p.is_file())
+    assert got == ["FETCHED.json", "demo/__init__.py", "demo/ops/__init__.py", "demo/ops/kern.py"]
+    assert (where / "demo" / "__init__.py").read_text() == ""  # the package's own is never run
+    meta = json.loads((where / "FETCHED.json").read_text())
+    assert meta["from"] == "demo_pkg-1.0-py3-none-any.whl" and list(meta["files"]) == ["demo/ops/kern.py"]
+    assert source.fetch("demo-pkg", "1.0", ["demo/ops/kern.py"]) == where and fake_registry == [("demo-pkg", "1.0")]
+    source.fetch("demo-pkg", "1.0", ["demo/ops/helper.py"])  # a file more: fetched again, the first kept
+    assert fake_registry == [("demo-pkg", "1.0")] * 2
+    assert (where / "demo/ops/kern.py").is_file() and (where / "demo/ops/helper.py").is_file()
+    assert not [p for p in where.parent.iterdir() if p.name.startswith(".demo-pkg")]  # no temporary left
+
+
+def test_fetch_of_a_missing_file_leaves_nothing(fake_registry):
+    with pytest.raises(source.SourceError, match="has no demo/ops/nope.py"):
+        source.fetch("demo-pkg", "1.0", ["demo/ops/nope.py"])
+    assert not source.folder("demo-pkg", "1.0").exists()
+
+
+def test_pip_failure_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("CASEBOOK_BUG_CACHE", str(tmp_path / "cache"))
+
+    def fake_run(cmd, **kw):
+        return subprocess.CompletedProcess(cmd, 1, "", "WARNING: x\nERROR: No matching distribution found for "
+                                                       "demo-pkg==9.9\n")
+
+    monkeypatch.setattr(source.subprocess, "run", fake_run)
+    with pytest.raises(source.SourceError) as e:
+        source.fetch("demo-pkg", "9.9", ["demo/ops/kern.py"])
+    assert str(e.value) == ("pip download demo-pkg==9.9 failed: ERROR: No matching distribution found for "
+                            "demo-pkg==9.9")
+
+
+def test_load_imports_the_variant_from_the_cache(fake_registry, tmp_path, monkeypatch):
+    d = _entry(tmp_path, RELEASED.replace('files = ["demo/ops/kern.py"]',
+                                          'files = ["demo/ops/kern.py", "demo/ops/helper.py"]'))
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.setattr(source, "_LOADED", {})
+    for name in [m for m in sys.modules if m == "demo" or m.startswith("demo.")]:
+        monkeypatch.delitem(sys.modules, name)
+    try:
+        mod = source.load(str(d / "probe.py"), "fixed", stubs={"demo.ops.extra": {"is_hip": lambda: False}})
+        assert mod.VERSION == "1.1" and mod.helper.X == 1
+        assert sys.modules["demo.ops.extra"].is_hip() is False
+        with pytest.raises(source.SourceError, match="one variant a process"):
+            source.load(str(d / "probe.py"), "buggy")
+    finally:
+        for name in [m for m in sys.modules if m == "demo" or m.startswith("demo.")]:
+            del sys.modules[name]
+
+
+def _cli(*args, env=None, timeout=600):
+    import os
+
+    return subprocess.run([sys.executable, "-m", "harness", "bugs", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})})
+
+
+def test_list_and_a_bad_entry(tmp_path):
+    base = tmp_path / "bugs"
+    shutil.copytree(FIXTURE / "grid-floor-repro", base / "grid-floor-repro")
+    _entry(tmp_path, RELEASED.replace('licence = "MIT"\n', ''), name="no-licence")
+    r = _cli("--list", env={"CASEBOOK_BUGS": str(base)})
+    assert r.returncode == 2, r.stderr
+    assert "grid-floor-repro" in r.stdout and "could not read" in r.stdout and "'licence' is missing" in r.stdout
+    r = _cli("nope", env={"CASEBOOK_BUGS": str(base)})
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no entry nope" in r.stderr
+
+
+def test_verify_and_record(tmp_path):
+    base = tmp_path / "bugs"
+    shutil.copytree(FIXTURE / "grid-floor-repro", base / "grid-floor-repro")
+    r = _cli("--verify", "--backend", "interpreter", "--record", env={"CASEBOOK_BUGS": str(base)})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "interpreter grid-floor-repro: verified" in r.stdout
+    rec = json.loads((base / "grid-floor-repro" / "recorded" / "verify-interpreter.json").read_text())
+    assert rec["verified"] and rec["buggy"]["caught"] and not rec["fixed"]["caught"]
+    assert rec["env"]["device"].startswith("CPU") and rec["env"]["triton"] and rec["sizes"] == {"n": 1000}
+
+
+def _stable(rows: list) -> list:
+    """What must not change between two runs of the same tasks: verdicts, not seconds."""
+    out = []
+    for r in sorted(rows, key=lambda r: (r["slug"], r["variant"])):
+        keep = {"slug": r["slug"], "variant": r["variant"], "error": r.get("error", "")[:40]}
+        if "probe" in r and "error" not in r["probe"]:
+            keep.update(caught=r["probe"]["caught"], codes=r["probe"]["codes"], diagnosis=r["probe"]["diagnosis"])
+        for p in ("plain", "fuzz"):
+            if p in r:
+                keep[p] = r[p].get("caught")
+        out.append(keep)
+    return out
+
+
+@pytest.fixture(scope="module")
+def two_entries(tmp_path_factory):
+    """The fixture entry and one whose glue raises at import: it must be a row, not the end."""
+    base = tmp_path_factory.mktemp("bugs")
+    shutil.copytree(FIXTURE / "grid-floor-repro", base / "grid-floor-repro")
+    broken = base / "import-fails"
+    shutil.copytree(FIXTURE / "grid-floor-repro", broken)
+    (broken / "probe.py").write_text("raise RuntimeError('no GPU here')\n")
+    return base
+
+
+@pytest.fixture(scope="module")
+def scored(two_entries):
+    import os
+
+    from harness.bugs import board
+
+    old = os.environ.get("CASEBOOK_BUGS")
+    os.environ["CASEBOOK_BUGS"] = str(two_entries)
+    try:
+        tasks = [(s, v, "interpreter", ("plain", "fuzz"), 2, 120.0) for s in ("grid-floor-repro", "import-fails")
+                 for v in ("buggy", "fixed")]
+        yield tasks, board.run_tasks(tasks, jobs=1)
+    finally:
+        os.environ.pop("CASEBOOK_BUGS") if old is None else os.environ.__setitem__("CASEBOOK_BUGS", old)
+
+
+def test_scoreboard(scored, two_entries, tmp_path, monkeypatch):
+    from harness.bugs import board, record
+
+    _, rows = scored
+    by = {(r["slug"], r["variant"]): r for r in rows}
+    assert by[("import-fails", "buggy")]["error"].startswith("could not run: ")
+    assert "RuntimeError" in by[("import-fails", "buggy")]["error"]
+    buggy, fixed = by[("grid-floor-repro", "buggy")], by[("grid-floor-repro", "fixed")]
+    assert buggy["probe"]["caught"] and "unwritten-output" in buggy["probe"]["diagnosis"]
+    assert not fixed["probe"]["caught"], fixed["probe"]
+    assert not buggy["plain"]["caught"]  # n = 1024 by default: a plain test passes
+    assert buggy["fuzz"]["caught"] and not fixed["fuzz"]["caught"] and not fixed["plain"]["caught"]
+    entries = {"grid-floor-repro": manifest.read(two_entries / "grid-floor-repro")}
+    lines = board.combine(entries, rows, "interpreter", {"grid-floor-repro": True})
+    t = board.totals(lines)
+    assert (t["entries"], t["could_not_run"], t["caught_visible"], t["false_alarms"]) == (2, 1, 1, 0)
+    assert (t["peers"]["plain"]["caught_visible"], t["peers"]["fuzz"]["caught_visible"]) == (0, 1)
+    monkeypatch.setattr(record, "DOCS", tmp_path / "docs")
+    env = {"backend": "interpreter", "device": "CPU", "torch": "x", "triton": "y", "python": "z", "date": "d"}
+    text = record.scoreboard_md(lines, t, "interpreter", env, ("plain", "fuzz"))
+    record.write_scoreboard(lines, t, "interpreter", env, ("plain", "fuzz"), text)
+    assert "| bugs caught, of those visible here | 1 of 1 (100%) | 0 of 1 (0%) | 1 of 1 (100%) |" in text
+    assert "could not run" in text
+    saved = json.loads((tmp_path / "docs" / "scoreboard-interpreter.json").read_text())
+    assert saved["totals"] == json.loads(json.dumps(t))
+
+
+def _ray_available() -> bool:
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        return False
+    return shutil.which("ray") is not None or (Path(sys.executable).parent / "ray").exists()
+
+
+@pytest.fixture(scope="module")
+def ray_cluster(tmp_path_factory):
+    """A local Ray cluster of two nodes (a head and a worker), stopped afterwards."""
+    import os
+    import socket
+
+    ray_bin = shutil.which("ray") or str(Path(sys.executable).parent / "ray")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    tmp = tmp_path_factory.mktemp("ray")
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "PYTHONPATH": str(ROOT)}
+    common = ["--num-cpus", "2", "--disable-usage-stats"]
+    subprocess.run([ray_bin, "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port),
+                    "--temp-dir", str(tmp), "--include-dashboard", "false", *common], check=True, env=env,
+                   capture_output=True, timeout=180)
+    address = f"127.0.0.1:{port}"
+    try:
+        subprocess.run([ray_bin, "start", "--address", address, "--node-ip-address", "127.0.0.1", *common],
+                       check=True, env=env, capture_output=True, timeout=180)
+        yield address
+    finally:
+        subprocess.run([ray_bin, "stop", "--force"], env=env, capture_output=True, timeout=120)
+
+
+@pytest.mark.skipif(not _ray_available(), reason="Ray is not installed (pip install -e '.[ray]')")
+def test_ray_gives_the_same_scoreboard(scored, two_entries, ray_cluster, monkeypatch):
+    import ray
+
+    from harness.bugs import board
+
+    tasks, rows = scored
+    monkeypatch.setenv("CASEBOOK_BUGS", str(two_entries))
+    ray.init(address=ray_cluster, ignore_reinit_error=True, log_to_driver=False)
+    try:
+        assert len([n for n in ray.nodes() if n["Alive"]]) == 2
+    finally:
+        ray.shutdown()
+    on_ray = board.run_tasks(tasks, jobs=1, ray_address=ray_cluster)
+    assert _stable(on_ray) == _stable(rows)
+    assert all(r.get("node") for r in on_ray if "error" not in r or "Ray task" not in r["error"])
+
+
+def test_ray_missing_is_one_line(monkeypatch):
+    import builtins
+
+    from harness.bugs import distributed
+    from harness.errors import UsageError
+
+    real = builtins.__import__
+
+    def no_ray(name, *a, **kw):
+        if name == "ray":
+            raise ImportError("no ray")
+        return real(name, *a, **kw)
+
+    monkeypatch.setattr(builtins, "__import__", no_ray)
+    with pytest.raises(UsageError, match="Ray is not installed"):
+        distributed.run(print, [("x", "buggy", "interpreter", (), 2, 1.0)], "127.0.0.1:1")

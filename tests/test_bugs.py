@@ -255,8 +255,11 @@ def test_scoreboard(scored, two_entries, tmp_path, monkeypatch):
     assert (t["peers"]["plain"]["caught_visible"], t["peers"]["fuzz"]["caught_visible"]) == (0, 1)
     monkeypatch.setattr(record, "DOCS", tmp_path / "docs")
     env = {"backend": "interpreter", "device": "CPU", "torch": "x", "triton": "y", "python": "z", "date": "d"}
-    text = record.scoreboard_md(lines, t, "interpreter", env, ("plain", "fuzz"))
-    record.write_scoreboard(lines, t, "interpreter", env, ("plain", "fuzz"), text)
+    text = record.scoreboard_md(lines, t, "interpreter", [env], ("plain", "fuzz"))
+    record.write_scoreboard(lines, t, "interpreter", [env], ("plain", "fuzz"), text)
+    record.write_rows(rows, "interpreter", env)
+    again = record.read_rows("interpreter", ["grid-floor-repro", "import-fails"])
+    assert _stable(again) == _stable(rows) and all(r["env"] == env for r in again)
     assert "| bugs caught, of those visible here | 1 of 1 (100%) | 0 of 1 (0%) | 1 of 1 (100%) |" in text
     assert "could not run" in text
     saved = json.loads((tmp_path / "docs" / "scoreboard-interpreter.json").read_text())

@@ -16,7 +16,8 @@ What the file holds (``bugs/README.md`` has the whole format and an example):
   module's own file by default), ``kernel``, ``pip_args``;
 - ``[verify]``: ``sizes`` (make_inputs keywords at which the bug shows), ``detector``
   (the probe detector that must see it: "reference" by default, "memcheck" for an
-  out-of-bounds access that changes no output), ``backends`` (where it is verified).
+  out-of-bounds access that changes no output), ``ci`` (false: too heavy to download or
+  run in CI, which verifies the other interpreter-visible entries).
 """
 
 from __future__ import annotations
@@ -145,6 +146,8 @@ def _verify(meta: dict, where: str) -> dict:
         sizes = v.get(key, {})
         if not isinstance(sizes, dict) or not all(isinstance(x, (int, float, str, bool)) for x in sizes.values()):
             raise ManifestError(f"{where}: [verify] {key} must be a table of make_inputs arguments")
+    if not isinstance(v.get("ci", True), bool):
+        raise ManifestError(f"{where}: [verify] ci must be true or false")
     det = v.get("detector", "reference")
     if det not in VERIFY_DETECTORS:
         raise ManifestError(f"{where}: [verify] detector '{det}' is not one of {', '.join(VERIFY_DETECTORS)}")

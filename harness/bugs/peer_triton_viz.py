@@ -103,7 +103,7 @@ def run(entry, variant: str, backend: str, *, timeout: float) -> dict:
         done = C.run([exe, "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", str(test)],
                      env=env, timeout=timeout, cwd=str(tmp))
         rows = C.results(out)
-    res = {"seconds": round(done.seconds, 1), "version": version()}
+    res = {"seconds": round(done.seconds, 1), "version": version(), "values": "not computed"}
     v = C.verdict(rows, done, timeout=timeout, what="triton-sanitizer")
     if "error" in v:
         return {**res, **v}
@@ -115,7 +115,7 @@ def run(entry, variant: str, backend: str, *, timeout: float) -> dict:
         return {**res, "caught": True, "first": first}
     frames = call.get("frames") or []
     if call["type"] == "AssertionError" and frames and Path(frames[-1]).name.startswith("test_"):
-        return {**res, "caught": False, "values": "not computed"}  # the comparison: see above
+        return {**res, "caught": False}  # the comparison: see above
     if any("/triton_viz/" in f for f in frames):
         return {**res, "error": f"could not run: triton-viz failed: {call['type']}: {call['message']}"[:300]}
     return {**res, "caught": True, "first": {"kind": "test failed", "type": call["type"],

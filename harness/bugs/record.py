@@ -50,11 +50,12 @@ def _pct(a: int, b: int) -> str:
     return f"{a} of {b}" + (f" ({100 * a / b:.0f}%)" if b else "")
 
 
-def scoreboard_md(lines: list, totals: dict, backend: str, env: dict, peers: tuple) -> str:
+def scoreboard_md(lines: list, totals: dict, backend: str, envs: list, peers: tuple) -> str:
     from tabulate import tabulate
 
+    ran_on = "; ".join(f"{table.versions(e)}, {e.get('date')}" for e in envs)
     head = [f"# Real-bug scoreboard: {backend}", "",
-            f"{table.versions(env)}; {env.get('date')}. Made by `python -m harness bugs --backend {backend}`.", "",
+            f"Ran on {ran_on}. Made by `python -m harness bugs --backend {backend} --record`.", "",
             "Each entry is a real bug in a public project: the version with the bug (buggy) and the version "
             "that fixed it (fixed), run by the probe at its default settings (no trigger given) and by the "
             "peers. \"visible\": the bug can show on this backend.", "",
@@ -95,9 +96,35 @@ def scoreboard_md(lines: list, totals: dict, backend: str, env: dict, peers: tup
     return "\n".join(head + [body, ""])
 
 
-def write_scoreboard(lines: list, totals: dict, backend: str, env: dict, peers: tuple, text: str,
-                     partial: bool = False) -> list:
+def _rows_dir(backend: str) -> Path:
+    return DOCS / "rows" / backend
+
+
+def write_rows(rows: list, backend: str, env: dict) -> None:
+    """Each (entry, version) row of this run, with the run's device and versions, replacing that
+    entry's row of an earlier run; the scoreboard is made from all rows there are."""
+    d = _rows_dir(backend)
+    d.mkdir(parents=True, exist_ok=True)
+    by: dict = {}
+    for r in rows:
+        by.setdefault(r["slug"], {})[r["variant"]] = {**r, "env": env}
+    fileio.write_together({d / f"{slug}.json": table.dumps(variants) + "\n" for slug, variants in by.items()})
+
+
+def read_rows(backend: str, slugs) -> list:
+    """The recorded rows of these entries (both versions each), the newest run of each entry."""
+    out = []
+    for slug in sorted(slugs):
+        try:
+            variants = json.loads((_rows_dir(backend) / f"{slug}.json").read_text())
+        except (OSError, ValueError):
+            continue
+        out += [variants[v] for v in ("buggy", "fixed") if isinstance(variants, dict) and v in variants]
+    return out
+
+
+def write_scoreboard(lines: list, totals: dict, backend: str, envs: list, peers: tuple, text: str) -> list:
     DOCS.mkdir(parents=True, exist_ok=True)
-    stem = f"scoreboard-{backend}" + ("-partial" if partial else "")
-    payload = {"backend": backend, "env": env, "peers": list(peers), "totals": totals, "entries": lines}
+    stem = f"scoreboard-{backend}"
+    payload = {"backend": backend, "envs": envs, "peers": list(peers), "totals": totals, "entries": lines}
     return fileio.write_together({DOCS / f"{stem}.md": text, DOCS / f"{stem}.json": table.dumps(payload) + "\n"})

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import sys
 
+import json
+
 from harness.errors import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, UsageError
 from harness.options import positive_int
 
@@ -97,26 +99,37 @@ def run(args) -> int:
         return _list(good, bad)
     if args.fetch:
         return _fetch(good, bad)
-    args.backends = resolve_backends(args.backend)
+    args.backends = ["gpu" if args.backend == "gpu" else "interpreter"] if args.no_run \
+        else resolve_backends(args.backend)
     if args.verify:
         return _verify(args, good, bad)
     from harness.bugs import board, record
+    from harness.core import table
 
     status = EXIT_OK
+    peers = tuple(args.peers)
     for backend in args.backends:
-        peers = tuple(args.peers)
-        tasks = [(slug, v, backend, peers, 2, args.timeout) for slug in list(good) + list(bad)
-                 for v in ("buggy", "fixed")]
-        say = None if args.quiet else (lambda m: print(f"  {m}", file=sys.stderr, flush=True))
-        rows = board.run_tasks(tasks, jobs=args.jobs, ray_address=args.ray, gpus=1 if backend == "gpu" else 0,
-                               progress=say)
+        rows = []
+        if not args.no_run:
+            tasks = [(slug, v, backend, peers, 2, args.timeout) for slug in list(good) + list(bad)
+                     for v in ("buggy", "fixed")]
+            say = None if args.quiet else (lambda m: print(f"  {m}", file=sys.stderr, flush=True))
+            rows = board.run_tasks(tasks, jobs=args.jobs, ray_address=args.ray,
+                                   gpus=1 if backend == "gpu" else 0, progress=say)
+            env = board._env(backend)
+            if args.record:
+                record.write_rows(rows, backend, env)
+            rows = [{**r, "env": env} for r in rows]
+        if args.record or args.no_run:  # the scoreboard of every entry's newest recorded rows
+            ran = {(r["slug"], r["variant"]) for r in rows}
+            rows += [r for r in record.read_rows(backend, list(good) + list(bad)) if (r["slug"], r["variant"]) not in ran]
         lines = board.combine(good, rows, backend, record.verified(good, backend))
-        env = board._env(backend)
-        text = record.scoreboard_md(lines, board.totals(lines, peers), backend, env, peers)
+        envs = sorted({table.dumps(r["env"]) for r in rows if r.get("env")})
+        envs = [json.loads(e) for e in envs]
+        text = record.scoreboard_md(lines, board.totals(lines, peers), backend, envs, peers)
         print(text)
-        if args.record:
-            record.write_scoreboard(lines, board.totals(lines, peers), backend, env, peers, text,
-                                    partial=bool(args.names))
+        if args.record or args.no_run:
+            record.write_scoreboard(lines, board.totals(lines, peers), backend, envs, peers, text)
         if any("error" in x for x in lines):
             status = EXIT_USAGE
     return status
@@ -140,7 +153,9 @@ def register(sub) -> None:
     p.add_argument("--timeout", type=float, default=120.0, help="seconds a detector may run (default 120)")
     p.add_argument("--ray", metavar="ADDRESS", default=None,
                    help="run each entry as a task on this Ray cluster (pip install -e .[ray])")
-    p.add_argument("--record", action="store_true", help="write the verification records and the scoreboard")
+    p.add_argument("--record", action="store_true",
+                   help="write the verification records, or this run's rows and the scoreboard of every entry")
+    p.add_argument("--no-run", action="store_true", help="remake the scoreboard from the recorded rows only")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=_run)
 

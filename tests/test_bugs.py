@@ -333,3 +333,33 @@ def test_ray_missing_is_one_line(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_ray)
     with pytest.raises(UsageError, match="Ray is not installed"):
         distributed.run(print, [("x", "buggy", "interpreter", (), 2, 1.0)], "127.0.0.1:1")
+
+
+def test_a_version_that_will_not_install_is_a_row(tmp_path, monkeypatch):
+    """score_task never raises: a version pip cannot get, or a module that will not import,
+    is one row saying why."""
+    from harness.bugs import board
+
+    _entry(tmp_path, RELEASED, name="no-such-version")
+    _entry(tmp_path, RELEASED.replace('version = "1.1"', 'version = "1.2"'), name="will-not-import",
+           glue="from harness.bugs.source import load\n\n"
+                "def launch_buggy(x):\n    return load(__file__, 'buggy')\n\n"
+                "launch_fixed = launch_buggy\n\n"
+                "def make_inputs(*, device, gen, n=4):\n    import torch\n    return {'x': torch.zeros(n)}\n\n"
+                "def reference(x):\n    return x\n")
+    monkeypatch.setenv("CASEBOOK_BUGS", str(tmp_path / "bugs"))
+    monkeypatch.setenv("CASEBOOK_BUG_CACHE", str(tmp_path / "cache"))
+
+    def download(package, version, into, pip_args):
+        if version == "1.0":
+            into.mkdir(parents=True)
+            return _wheel(into / "demo_pkg-1.0-py3-none-any.whl", {"demo/ops/kern.py": "import vllm._C\n"})
+        raise source.SourceError(f"pip download {package}=={version} failed: ERROR: No matching distribution")
+
+    monkeypatch.setattr(source, "_download", download)
+    row = board.score_task("no-such-version", "buggy", "interpreter", peers=())
+    assert row["error"] == "could not run: pip download demo-pkg==1.1 failed: ERROR: No matching distribution"
+    monkeypatch.setattr(source, "_download", lambda p, v, into, a: download(p, "1.0", into, a))
+    row = board.score_task("will-not-import", "buggy", "interpreter", peers=(), timeout=60)
+    assert row["error"].startswith("could not run: UpstreamImportError: cannot import demo.ops.kern from "
+                                   "demo-pkg==1.0: ModuleNotFoundError"), row

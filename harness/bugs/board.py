@@ -79,6 +79,9 @@ def probe_variant(entry, variant: str, backend: str, *, detectors=None, sizes=No
         return {"error": f"could not run: {' '.join(str(e).split())}"[:300]}
     if (why := report.meta.get(backend, {}).get("unavailable")) is not None:
         return {"error": f"could not run: {why}"[:300]}
+    for f in report.findings:  # the upstream module did not import: nothing of the kernel ran
+        if (at := f.message.find("UpstreamImportError")) >= 0:
+            return {"error": f"could not run: {f.message[at:]}"[:300]}
     return _summary(report, entry)
 
 

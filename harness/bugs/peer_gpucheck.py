@@ -100,6 +100,20 @@ def shapes_for(defaults: dict, ranges: dict, trials: int, seed: int) -> list[dic
     return out
 
 
+def _mismatch(text: str) -> str:
+    """gpucheck's assertion in one line: its first sentence and the rows of its mismatch report
+    that say how much (the report is a rich panel, in colour)."""
+    import re
+
+    text = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    head = text.split("\n", 1)[0].split("╭", 1)[0].strip()
+    head = re.sub(r";? ?override with .*?\)", ")", head)
+    rows = dict((k.strip().lower(), v.strip()) for k, v in
+                re.findall(r"│ (Mismatch count|Max absolute error|Location of max error)\s*│\s*([^│]+?)\s*│", text))
+    more = ", ".join(f"{k} {v}" for k, v in rows.items())
+    return (f"{head}: {more}" if more else head)[:300]
+
+
 def _one(target, sizes: dict, seed: int) -> dict:
     import torch
     from gpucheck import assert_close
@@ -121,7 +135,7 @@ def _one(target, sizes: dict, seed: int) -> dict:
         assert_close(out.detach().cpu(), ref.reshape(out.shape) if ref.numel() == out.numel() else ref,
                      nan_equal=True, **kw)
     except AssertionError as e:
-        return {"sizes": sizes, "status": "not close", "message": " ".join(str(e).split())[:300]}
+        return {"sizes": sizes, "status": "not close", "message": _mismatch(str(e))}
     except Exception as e:  # noqa: BLE001  (the launcher raised: the test fails)
         return {"sizes": sizes, "status": "raised", "message": error_line(e)[:300]}
     return {"sizes": sizes, "status": "close", "message": ""}

@@ -45,6 +45,12 @@ class SourceError(UsageError):
     """The upstream code could not be had: the message is one line (why, and what was tried)."""
 
 
+class UpstreamImportError(SourceError):
+    """The upstream module was fetched but does not import here (a missing dependency, an API
+    this Triton lacks). Raised inside the launcher, so the probe reports it as the launcher's
+    exception; the scoreboard turns a finding that names it into "could not run"."""
+
+
 def cache_root() -> Path:
     if env := os.environ.get("CASEBOOK_BUG_CACHE"):
         return Path(env).expanduser().resolve()
@@ -199,4 +205,10 @@ def load(glue_file: str, variant: str, *, stubs: dict | None = None):
     importlib.invalidate_caches()
     for name, attrs in (stubs or {}).items():
         _stub(name, attrs)
-    return importlib.import_module(entry.module)
+    try:
+        return importlib.import_module(entry.module)
+    except Exception as e:  # noqa: BLE001  (whatever the upstream module raises at import)
+        from harness.errors import error_line
+
+        raise UpstreamImportError(f"cannot import {entry.module} from {side['package']}=={side['version']}: "
+                                  f"{error_line(e)}") from e

@@ -250,5 +250,14 @@ def verdict(rows: list[dict], done: Done, *, timeout: float, what: str) -> dict:
     return {"call": call}
 
 
+def short_path(path: str) -> str:
+    """A frame's file without this machine's prefixes: ``triton/runtime/autotuner.py``,
+    ``gemlite-0.4.8/gemlite/...``."""
+    for mark in ("/site-packages/", "/triton-casebook/bugs/", "/bugs/"):
+        if mark in path:
+            return path.split(mark, 1)[1]
+    return Path(path).name
+
+
 def tempdir(tool: str):
     return tempfile.TemporaryDirectory(prefix=f"casebook-peer-{tool}-")

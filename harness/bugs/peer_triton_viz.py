@@ -14,7 +14,8 @@ The symbolic sanitizer does not compute the kernel's values (its output tensors 
 ``torch.empty`` gave them), so the test's comparison fails on every kernel under it: a failed
 comparison is not a finding here (the row says ``values: "not computed"``). caught: an
 out-of-bounds report, or the launcher raising outside triton-viz's code (the test fails as it
-would without the tool). An exception inside triton-viz is "could not run", and so is a failure
+would without the tool; ``first.raised_in`` names the file). An exception out of triton-viz's
+own code is "could not run", and so is a failure
 of the test's setup (the glue, the inputs, the reference).
 
 The environment: ``benchmarks/peers/setup.sh triton-viz`` (a venv with
@@ -116,7 +117,10 @@ def run(entry, variant: str, backend: str, *, timeout: float) -> dict:
     frames = call.get("frames") or []
     if call["type"] == "AssertionError" and frames and Path(frames[-1]).name.startswith("test_"):
         return {**res, "caught": False}  # the comparison: see above
-    if any("/triton_viz/" in f for f in frames):
+    if any("/triton_viz/" in f for f in frames[-1:]):
         return {**res, "error": f"could not run: triton-viz failed: {call['type']}: {call['message']}"[:300]}
-    return {**res, "caught": True, "first": {"kind": "test failed", "type": call["type"],
-                                             "message": call["message"][:400]}}
+    first = {"kind": "test failed", "type": call["type"], "message": call["message"][:400]}
+    if frames:
+        first["raised_in"] = C.short_path(frames[-1])
+    return {**res, "caught": True, "first": first}
+

@@ -10,9 +10,11 @@ reference. ttsem compiles every launch with Triton's own frontend (its pinned Tr
 runs the TTIR on the CPU; an out-of-bounds access, a race between program instances or an
 undefined operation raises its ``KernelFault`` out of the launch, at the kernel's line.
 
-caught: the test failed (a ``KernelFault``, a wrong value, the launcher raising). A launch ttsem
-cannot judge (``Unjudged``: an unsupported op) is "could not run", not a finding; so is a failure
-of the test's setup (the glue, the inputs, the reference).
+caught: the test failed (a ``KernelFault``, a wrong value, the launcher raising: then
+``first.raised_in`` names the file that raised, which may be Triton 3.8.0's own code where the
+project's code does not run on that Triton). A launch ttsem cannot judge (``Unjudged``: an
+unsupported op) or an exception out of ttsem's own code is "could not run", not a finding; so is
+a failure of the test's setup (the glue, the inputs, the reference).
 
 The environment: ``benchmarks/peers/setup.sh ttsem`` (Python >= 3.12, torch 2.14.0, triton 3.8.0).
 """
@@ -56,5 +58,12 @@ def run(entry, variant: str, backend: str, *, timeout: float) -> dict:
         return {**res, "caught": False}
     if call["type"] == "Unjudged":
         return {**res, "error": f"could not run: ttsem could not judge the launch: {call['message']}"[:300]}
+    frames = call.get("frames") or []
+    if call["type"] != "KernelFault" and any("/site-packages/ttsem/" in f for f in frames[-1:]):
+        return {**res, "error": f"could not run: ttsem failed: {call['type']}: {call['message']}"[:300]}
     kind = "fault" if call["type"] == "KernelFault" else "test failed"
-    return {**res, "caught": True, "first": {"kind": kind, "type": call["type"], "message": call["message"][:400]}}
+    first = {"kind": kind, "type": call["type"], "message": call["message"][:400]}
+    if frames and kind == "test failed":  # whose code raised: the glue, the project's, Triton 3.8.0's
+        first["raised_in"] = C.short_path(frames[-1])
+    return {**res, "caught": True, "first": first}
+

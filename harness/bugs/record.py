@@ -128,3 +128,38 @@ def write_scoreboard(lines: list, totals: dict, backend: str, envs: list, peers:
     stem = f"scoreboard-{backend}"
     payload = {"backend": backend, "envs": envs, "peers": list(peers), "totals": totals, "entries": lines}
     return fileio.write_together({DOCS / f"{stem}.md": text, DOCS / f"{stem}.json": table.dumps(payload) + "\n"})
+
+
+README = DOCS.parents[1] / "README.md"
+
+
+def summary(boards: dict) -> str:
+    """The README's paragraph on the scoreboards, from their JSON ({backend: payload}): what the
+    probe caught, its false alarms and how often it named the trap, beside the plain test."""
+    parts = []
+    for backend, b in sorted(boards.items(), key=lambda kv: kv[0] != "gpu"):
+        t = b["totals"]
+        where = "on the GPU (" + ", ".join(sorted({e.get("device", "") for e in b.get("envs", [])})) + ")" \
+            if backend == "gpu" else "under the interpreter on a CPU"
+        plain = t["peers"].get("plain")
+        beside = (f"; a plain test at the default sizes caught {plain['caught_visible']} of {plain['visible']}"
+                  if plain else "")
+        parts.append(f"{where}, the probe caught {t['caught_visible']} of the {t['visible']} bugs that can show "
+                     f"there{beside}; it raised false alarms on {t['false_alarms']} of {t['ran']} fixed versions, "
+                     f"and named the right defect class first for {t['diagnosis_first']} of the {t['caught_all']} "
+                     f"bugs it caught")
+    links = ", ".join(f"[{b}](docs/bugs/scoreboard-{b}.md)" for b in sorted(boards))
+    return ("Of the entries, " + "; ".join(parts) + f" (scoreboards: {links}; every entry's row, the peers' "
+            "columns and the times are there).\n") if parts else ""
+
+
+def write_summary() -> bool:
+    from harness.core import recorded
+
+    boards = {}
+    for backend in ("gpu", "interpreter"):
+        try:
+            boards[backend] = json.loads((DOCS / f"scoreboard-{backend}.json").read_text())
+        except (OSError, ValueError):
+            continue
+    return recorded.splice(README, "bugs", summary(boards)) if boards else False

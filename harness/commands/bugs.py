@@ -130,6 +130,7 @@ def run(args) -> int:
         print(text)
         if args.record or args.no_run:
             record.write_scoreboard(lines, board.totals(lines, peers), backend, envs, peers, text)
+            record.write_summary()
         if any("error" in x for x in lines):
             status = EXIT_USAGE
     return status

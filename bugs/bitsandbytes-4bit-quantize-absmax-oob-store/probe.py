@@ -1,0 +1,73 @@
+"""Glue for bitsandbytes' Triton backend 4-bit (NF4) blockwise quantization: the backend's own
+ops.quantize_4bit (bitsandbytes/backends/triton/ops.py), which launches
+kernels_4bit.quantize_nf4_blockwise_kernel.
+
+ops.py reads torch.accelerator's device type at import and enters
+``<accelerator module>.device(A.device)`` around each launch. On a machine with no
+accelerator (the interpreter's) the first is answered "cuda" for the import only, and the
+second is a no-op context; on a GPU nothing is changed."""
+
+import contextlib
+import types
+
+import torch
+
+from harness.bugs.source import load
+
+# NF4's 16 levels (the QLoRA data type, as bitsandbytes' get_4bit_type("nf4") lists them);
+# the kernel picks the level whose interval of midpoints holds x / absmax
+NF4 = [-1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453,
+       -0.28444138169288635, -0.18477343022823334, -0.09105003625154495, 0.0,
+       0.07958029955625534, 0.16093020141124725, 0.24611230194568634, 0.33791524171829224,
+       0.44070982933044434, 0.5626170039176941, 0.7229568362236023, 1.0]
+
+
+def ops(variant):
+    current = torch.accelerator.current_accelerator
+    if current() is None:
+        torch.accelerator.current_accelerator = lambda *a, **k: torch.device("cuda")
+    try:
+        mod = load(__file__, variant)
+    finally:
+        torch.accelerator.current_accelerator = current
+    if not torch.cuda.is_available():
+        mod.torch_accelerator_module = types.SimpleNamespace(device=lambda d: contextlib.nullcontext())
+    return mod
+
+
+def _run(variant, A, blocksize):
+    packed, absmax = ops(variant).quantize_4bit(A, blocksize, "nf4", torch.uint8)
+    nblocks = -(A.numel() // -blocksize)
+    # one tensor: the absmax of each real block (absmax has a slot per pair of blocks), then
+    # the packed bytes
+    return torch.cat([absmax[:nblocks].float(), packed.flatten().float()])
+
+
+def launch_buggy(A, blocksize):
+    return _run("buggy", A, blocksize)
+
+
+def launch_fixed(A, blocksize):
+    return _run("fixed", A, blocksize)
+
+
+def make_inputs(*, device, gen, rows=64, cols=64, blocksize=64):
+    return {"A": torch.randn(rows, cols, generator=gen).to(device), "blocksize": blocksize}
+
+
+def reference(A, blocksize):
+    x = A.reshape(-1).to(torch.float64)
+    n = x.numel()
+    if n % blocksize:
+        x = torch.nn.functional.pad(x, (0, blocksize - n % blocksize))
+    blocks = x.view(-1, blocksize)
+    absmax = blocks.abs().amax(dim=1)
+    normed = (blocks / absmax[:, None]).clamp(-1.0, 1.0).flatten()
+    levels = torch.tensor(NF4, dtype=torch.float64, device=x.device)
+    mids = (levels[1:] + levels[:-1]) / 2
+    q = torch.bucketize(normed, mids)  # level i where mids[i-1] < v <= mids[i]
+    packed = (q[0::2] << 4) | q[1::2]
+    return torch.cat([absmax, packed.to(torch.float64)])
+
+
+FUZZ = {"rows": (1, 64), "cols": (1, 128)}

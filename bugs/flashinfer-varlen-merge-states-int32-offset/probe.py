@@ -1,0 +1,84 @@
+"""Glue for flashinfer.triton.cascade.variable_length_merge_states (merge attention states
+(v, lse) over variable-length index sets given by indptr).
+
+The project's launcher is called. Its argument checks (CUDA tensor, Hopper GPU) live in
+flashinfer/triton/utils.py, which imports the package's heavy utilities; they are no part of
+the bug and are stood in for by no-ops, so the same glue runs under the interpreter.
+"""
+
+import os
+
+import torch
+
+from harness.bugs.source import load
+
+_CHECKS = {name: (lambda *a, **k: None) for name in ("check_input", "check_device", "check_dim", "check_shape")}
+
+
+def _interpreter_range_as_int32():
+    """Compiled Triton makes a tl.range loop variable an int32 scalar tensor; Triton 3.7's
+    interpreter makes it a Python int, which has no .to() (the fixed kernel calls
+    iter.to(tl.int64)). Under the interpreter only, tl.range yields int32 scalars as compiled."""
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        return
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    if getattr(interpreter._patch_lang_core, "_int32_range", False):
+        return
+    plain = interpreter._patch_lang_core
+
+    def int32_range(arg1, arg2=None, step=None, **kwargs):
+        start, end = (0, arg1) if arg2 is None else (arg1, arg2)
+        for i in range(start, end, 1 if step is None else step):
+            yield tl.tensor(interpreter.TensorHandle(np.array([i], dtype=np.int32), tl.int32), tl.int32)
+
+    def patch(lang, *args):
+        plain(lang, *args)
+        scope = args[0] if args else None
+        if scope is not None:
+            scope.set_attr(lang, "range", int32_range)
+
+    patch._int32_range = True
+    interpreter._patch_lang_core = patch
+
+
+def _mod(variant):
+    _interpreter_range_as_int32()
+    return load(__file__, variant, stubs={"flashinfer.triton.utils": _CHECKS})
+
+
+def launch_buggy(v, s, indptr):
+    return _mod("buggy").variable_length_merge_states(v, s, indptr)[0]
+
+
+def launch_fixed(v, s, indptr):
+    return _mod("fixed").variable_length_merge_states(v, s, indptr)[0]
+
+
+def make_inputs(*, device, gen, seq_len=64, per=2, num_heads=4, head_dim=32):
+    """seq_len index sets of per consecutive states each: v (seq_len * per, heads, head_dim) fp16,
+    s its log2-sum-exp (float32)."""
+    rows = seq_len * per
+    v = torch.randn(rows, num_heads, head_dim, generator=gen, dtype=torch.float32).to(torch.float16)
+    s = torch.randn(rows, num_heads, generator=gen) * 4
+    indptr = torch.arange(0, rows + 1, per, dtype=torch.int32)
+    return {"v": v.to(device), "s": s.to(device), "indptr": indptr.to(device)}
+
+
+def reference(v, s, indptr):
+    """o = sum_i 2^(s_i - m) v_i / sum_i 2^(s_i - m) over each index set, in float64."""
+    seq_len = indptr.numel() - 1
+    lengths = (indptr[1:] - indptr[:-1]).long()
+    seg = torch.repeat_interleave(torch.arange(seq_len, device=v.device), lengths)
+    rows = slice(int(indptr[0]), int(indptr[-1]))
+    s = s[rows].double()
+    m = torch.full((seq_len, s.shape[1]), -torch.inf, dtype=torch.float64, device=v.device)
+    m = m.scatter_reduce(0, seg[:, None].expand_as(s), s, reduce="amax")
+    w = torch.exp2(s - m[seg])
+    den = torch.zeros_like(m).index_add_(0, seg, w)
+    num = v[rows].double().mul_(w[:, :, None])  # in place: at the trigger v holds 2**31 elements
+    out = torch.zeros(seq_len, *v.shape[1:], dtype=torch.float64, device=v.device).index_add_(0, seg, num)
+    del num
+    return out / den[:, :, None]

@@ -1,0 +1,77 @@
+"""Glue for xformers.ops.rms_norm (Triton RMSNorm over the last dimension).
+
+The project's own rms_norm() is called. xformers/__init__ (which loads the C++ library) is not
+run: the package is given with only _is_triton_available.
+"""
+
+import contextlib
+import sys
+import types
+from pathlib import Path
+
+import torch
+
+from harness.bugs.manifest import read
+from harness.bugs.source import fetch, load
+
+EPS = 1e-6
+
+
+def _mod(variant):
+    entry = read(Path(__file__).resolve().parent)
+    side = entry.side(variant)
+    where = fetch(side["package"], side["version"], entry.files, entry.pip_args)
+    if "xformers" not in sys.modules:  # the package without its __init__
+        pkg = types.ModuleType("xformers")
+        pkg.__path__ = [str(where / "xformers")]
+        pkg._is_triton_available = lambda: True
+        sys.modules["xformers"] = pkg
+    return load(__file__, variant)
+
+
+@contextlib.contextmanager
+def _device(x):
+    """0.0.25's launcher enters torch.cuda.device(x.device); on the CPU (interpreter) a no-op."""
+    if x.is_cuda:
+        yield
+        return
+    keep = torch.cuda.device
+    torch.cuda.device = lambda d: contextlib.nullcontext()
+    try:
+        yield
+    finally:
+        torch.cuda.device = keep
+
+
+def _run(mod, x, weight):
+    with torch.no_grad(), _device(x):
+        return mod.rms_norm(x, weight, EPS)
+
+
+def launch_buggy(x, weight):
+    return _run(_mod("buggy"), x, weight)
+
+
+def launch_fixed(x, weight):
+    return _run(_mod("fixed"), x, weight)
+
+
+def make_inputs(*, device, gen, rows=64, dim=4096):
+    """rows x dim activations in fp16; the trigger is rows * dim > 2**31 (e.g. 524289 x 4096)."""
+    x = torch.empty(rows, dim, dtype=torch.float16, device=device)
+    chunk = max(1, (1 << 26) // dim)  # filled in pieces: at the trigger x holds 2**31 elements
+    for r in range(0, rows, chunk):
+        n = min(chunk, rows - r)
+        x[r:r + n] = torch.randn(n, dim, generator=gen).to(device=device, dtype=torch.float16)
+    weight = (torch.rand(dim, generator=gen) + 0.5).to(device=device, dtype=torch.float16)
+    return {"x": x, "weight": weight}
+
+
+def reference(x, weight):
+    out = torch.empty(x.shape, dtype=torch.float64, device=x.device)
+    chunk = max(1, (1 << 26) // x.shape[-1])
+    w = weight.double()
+    for r in range(0, x.shape[0], chunk):
+        a = x[r:r + chunk].double()
+        out[r:r + chunk] = a * torch.rsqrt((a * a).mean(dim=-1, keepdim=True) + EPS) * w
+    return out

@@ -363,3 +363,13 @@ def test_a_version_that_will_not_install_is_a_row(tmp_path, monkeypatch):
     row = board.score_task("will-not-import", "buggy", "interpreter", peers=(), timeout=60)
     assert row["error"].startswith("could not run: UpstreamImportError: cannot import demo.ops.kern from "
                                    "demo-pkg==1.0: ModuleNotFoundError"), row
+
+
+def test_a_file_that_moved_between_versions(tmp_path):
+    d = _entry(tmp_path, RELEASED.replace('version = "1.1"\n', 'version = "1.1"\nmodule = "demo.v2.kern"\n'))
+    e = manifest.read(d)
+    assert e.module_of("buggy") == ("demo.ops.kern", ["demo/ops/kern.py"])
+    assert e.module_of("fixed") == ("demo.v2.kern", ["demo/v2/kern.py"])
+    bad = _entry(tmp_path, RELEASED.replace('version = "1.1"\n', 'version = "1.1"\nfiles = ["/etc"]\n'), name="bad")
+    with pytest.raises(manifest.ManifestError, match="files must be a list of paths"):
+        manifest.read(bad)

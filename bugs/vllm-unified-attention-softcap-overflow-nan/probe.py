@@ -104,14 +104,14 @@ def reference(q, k_cache, v_cache, block_table, cu_seqlens_q, seqused_k, max_seq
         q0, q1 = int(cu_seqlens_q[s]), int(cu_seqlens_q[s + 1])
         n, total = q1 - q0, int(seqused_k[s])
         ctx = total - n
-        pos = torch.arange(total)
+        pos = torch.arange(total, device=q.device)
         blocks = block_table[s].long()[pos // block_size]
         k = k_cache[blocks, pos % block_size].repeat_interleave(group, dim=1)  # [total, heads, d]
         v = v_cache[blocks, pos % block_size].repeat_interleave(group, dim=1)
         scores = torch.einsum("qhd,khd->hqk", q[q0:q1], k) * head_size ** -0.5
         if softcap > 0:
             scores = softcap * torch.tanh(scores / softcap)
-        allowed = pos[None, :] <= (ctx + torch.arange(n))[:, None]
+        allowed = pos[None, :] <= (ctx + torch.arange(n, device=q.device))[:, None]
         scores = scores.masked_fill(~allowed, float("-inf"))
         out[q0:q1] = torch.einsum("hqk,khd->qhd", scores.softmax(-1), v)
     return out

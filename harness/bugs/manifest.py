@@ -11,7 +11,8 @@ What the file holds (``bugs/README.md`` has the whole format and an example):
   that changed no output);
 - ``[links]`` ``fix`` (the fix's commit or pull request) and ``issue`` (or "");
 - ``[buggy]`` and ``[fixed]``: ``package`` and ``version`` (released), or ``commit``
-  (reproduction: where the two sides stand upstream);
+  (reproduction: where the two sides stand upstream); a version's own ``module`` and
+  ``files`` where the file moved between the two releases;
 - ``[source]`` (released): ``module`` (dotted), ``files`` (paths inside the package; the
   module's own file by default), ``kernel``, ``pip_args``;
 - ``[verify]``: ``sizes`` (make_inputs keywords at which the bug shows), ``detector``
@@ -77,6 +78,14 @@ class Entry:
             raise ManifestError(f"{self.path / 'bug.toml'}: no variant '{variant}' (there are buggy and fixed)")
         return self.buggy if variant == "buggy" else self.fixed
 
+    def module_of(self, variant: str) -> tuple[str, list]:
+        """The module and files of one version: [source]'s, unless that version's table names its
+        own (a file that moved between the two releases)."""
+        side = self.side(variant)
+        module = side.get("module", self.module)
+        files = side.get("files", self.files if "module" not in side else [module.replace(".", "/") + ".py"])
+        return module, list(files)
+
     def launcher(self, variant: str) -> str:
         return f"launch_{variant}"
 
@@ -112,6 +121,13 @@ def _sides(meta: dict, kind: str, where: str) -> tuple[dict, dict]:
         for k in keys:
             if not isinstance(side.get(k), str) or not side[k].strip():
                 raise ManifestError(f"{where}: [{variant}] needs {k} (a string) for a {kind} entry")
+        if "module" in side and not (isinstance(side["module"], str) and
+                                     re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", side["module"])):
+            raise ManifestError(f"{where}: [{variant}] module must be a dotted module name")
+        if "files" in side and not (isinstance(side["files"], list) and side["files"]
+                                    and all(isinstance(f, str) and not f.startswith("/") and ".." not in Path(f).parts
+                                            for f in side["files"])):
+            raise ManifestError(f"{where}: [{variant}] files must be a list of paths inside the package")
         out.append(dict(side))
     if kind == "released" and (out[0]["package"], out[0]["version"]) == (out[1]["package"], out[1]["version"]):
         raise ManifestError(f"{where}: [buggy] and [fixed] name the same package version")

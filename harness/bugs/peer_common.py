@@ -161,6 +161,7 @@ LAUNCHER = {launcher!r}
 DEVICE = {device!r}
 DTYPE_TOLERANCE = {tolerances!r}
 DEFAULT_TOLERANCE = {default_tolerance!r}
+SIZES = {sizes!r}  # over the defaults: none for the plain test
 
 
 def _glue():
@@ -185,10 +186,10 @@ def _copy(inputs):
 def _default_sizes(mod):
     declared = getattr(mod, "SIZES", None)
     if isinstance(declared, dict):
-        return dict(declared)
+        return {{**declared, **SIZES}}
     params = inspect.signature(mod.make_inputs).parameters
-    return {{k: p.default for k, p in params.items()
-            if k not in ("device", "gen") and p.default is not inspect.Parameter.empty}}
+    return {{**{{k: p.default for k, p in params.items()
+               if k not in ("device", "gen") and p.default is not inspect.Parameter.empty}}, **SIZES}}
 
 
 @pytest.fixture
@@ -216,15 +217,17 @@ def test_{launcher}(case):
 '''
 
 
-def write_test(folder: Path, entry, variant: str, device: str) -> Path:
-    """The test file (and its conftest) for ``entry``'s ``variant`` in ``folder``."""
+def write_test(folder: Path, entry, variant: str, device: str, sizes: dict | None = None) -> Path:
+    """The test file (and its conftest) for ``entry``'s ``variant`` in ``folder``; ``sizes``
+    (make_inputs keywords) over the defaults, none for the plain test."""
     from harness.probe.target import DEFAULT_TOLERANCE, DTYPE_TOLERANCE
 
     launcher = entry.launcher(variant)
     (folder / "conftest.py").write_text(CONFTEST)
     path = folder / f"test_{entry.slug.replace('-', '_')}_{variant}.py"
     path.write_text(TEST.format(glue=str(Path(entry.glue).resolve()), launcher=launcher, device=device,
-                                tolerances=dict(DTYPE_TOLERANCE), default_tolerance=tuple(DEFAULT_TOLERANCE)))
+                                tolerances=dict(DTYPE_TOLERANCE), default_tolerance=tuple(DEFAULT_TOLERANCE),
+                                sizes=dict(sizes or {})))
     return path
 
 

@@ -5,19 +5,22 @@ CPU tensors too).
 
 The sizes are drawn the way gpucheck draws shapes: ``gpucheck.fuzz_shapes(ndim, min_size,
 max_size, n, seed)``, whose list comes in its order of bug-finding likelihood (degenerate 0 and
-1, off-tile 31/33/35/63/..., primes, powers of two and their neighbours, large, mixed), with
-``ndim`` the number of integer size keywords of ``make_inputs`` (its defaults, or the glue's
-``SIZES``), ``max_size`` the largest upper bound among them (the glue's ``FUZZ`` range, else twice
-the default, as our fuzzing peer takes them) and ``n`` the trials. A shape's i-th dimension is the
-i-th keyword, brought into that keyword's own range (a 0 stays 0 only where the range allows it).
-Each shape: fresh inputs, the reference in float64, the launcher, then ``gpucheck.assert_close``
-at gpucheck's dtype tolerances (the glue's ``TOLERANCE`` where it declares one).
+1, off-tile 31/33/35/63/..., primes, powers of two and their neighbours, large, mixed). ``ndim``
+is the number of integer size keywords of ``make_inputs``: those the glue's ``FUZZ`` names where
+it declares one (a block size or a mode keeps its default), else every integer keyword of its
+defaults (or ``SIZES``). ``max_size`` is the largest upper bound among them (the ``FUZZ`` range,
+else twice the default, as our fuzzing peer takes them) and ``n`` the trials. A shape's i-th
+dimension is the i-th keyword, brought into that keyword's own range (a 0 stays 0 only where the
+range allows it). Each shape: fresh inputs, the reference in float64, the launcher, then
+``gpucheck.assert_close`` at gpucheck's dtype tolerances (the glue's ``TOLERANCE`` where it
+declares one).
 
 caught: a shape whose output gpucheck calls not close, or whose launcher raised; a run that did
-not finish counts as a failure, as for the plain test. A shape whose inputs or reference cannot
-be made (our glue, not the kernel) is skipped and counted. The interpreter gets the casebook's
-compatibility patches (``harness.run.triton_compat.patched``: a CPU benchmarker for the
-autotuner), as our own fuzzing peer does: environment fixes, not checks.
+not finish (a hang, or the process killed by a signal: the interpreter meeting a wild access)
+counts as a failure, as for the plain test, at the shape it was running. A shape whose inputs or
+reference cannot be made (our glue, not the kernel) is skipped and counted. The interpreter gets
+the casebook's compatibility patches (``harness.run.triton_compat.patched``: a CPU benchmarker
+for the autotuner), as our own fuzzing peer does: environment fixes, not checks.
 
 Usage (by ``run``, in gpucheck's environment)::
 
@@ -67,9 +70,13 @@ def run(entry, variant: str, backend: str, *, timeout: float, trials: int = TRIA
         f = failed[0]
         return {**res, "caught": True, "first": {"sizes": f["sizes"], "message": f["message"][:400]}}
     if not finished:  # a hang or a crash fails a test too (as for the plain peer)
-        why = f"did not finish in {timeout:.0f}s" if done.timed_out else f"ended early: {done.tail()}"
+        from harness.run.isolate import exit_message
+
+        starts = [e for e in events if e["event"] == "start"]
+        at = starts[-1]["sizes"] if len(starts) > len(shapes) else {}
+        why = f"did not finish in {timeout:.0f}s" if done.timed_out else f"the process died: {exit_message(done.returncode)}"
         return {**res, "caught": True, "hung": done.timed_out,
-                "first": {"sizes": {}, "message": f"{why} ({len(shapes)} shapes done)"[:400]}}
+                "first": {"sizes": at, "message": f"{why} ({len(shapes)} shapes done before)"[:400]}}
     if not ran:
         return {**res, "error": "could not run: no shape could be set up (the inputs or the reference raised at every one)"}
     return {**res, "caught": False}
@@ -86,6 +93,8 @@ def shapes_for(defaults: dict, ranges: dict, trials: int, seed: int) -> list[dic
     from gpucheck.fuzzing import fuzz_shapes
 
     keys = [k for k, v in defaults.items() if isinstance(v, int) and not isinstance(v, bool)]
+    if ranges:  # the glue names its shape keywords: the others (a block size, a flag) keep their defaults
+        keys = [k for k in keys if k in ranges]
     if not keys:
         return [{}]
     bounds = {k: tuple(int(x) for x in ranges.get(k, (1, max(2, 2 * defaults[k])))) for k in keys}
@@ -157,6 +166,7 @@ def main(args: dict) -> int:
             _emit(event="error", message=f"gpucheck.fuzz_shapes: {type(e).__name__}: {e}")
             return 2
         for s in shapes:
+            _emit(event="start", sizes=s)  # a shape that kills the process is known by this
             _emit(event="shape", **_one(target, s, int(args.get("seed", 0))))
     _emit(event="done")
     return 0

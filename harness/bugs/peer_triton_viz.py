@@ -87,7 +87,17 @@ def report(stdout: str) -> dict | None:
     return {"kind": "out-of-bounds", "message": msg[:400], "line": int(line) if str(line).isdigit() else None}
 
 
-def run(entry, variant: str, backend: str, *, timeout: float) -> dict:
+def _tool_failure(call: dict, frames: list) -> bool:
+    """An exception out of triton-viz's own code: raised there, or through it (the interpreter
+    wraps what the traced kernel raises in an ``InterpreterError``) saying it is not supported."""
+    if any("/triton_viz/" in f for f in frames[-1:]) or "'TritonTrace' object" in call["message"]:
+        return True  # raised there, or the project's code meeting triton-viz's wrapper for its kernel
+    unsupported = "NotImplementedError" in call["type"] + call["message"] or "Unsupported" in call["message"]
+    return unsupported and any("/triton_viz/" in f for f in frames)
+
+
+def run(entry, variant: str, backend: str, *, timeout: float, sizes: dict | None = None) -> dict:
+    """The row for ``entry``'s ``variant``; ``sizes`` over the defaults (none: the plain test)."""
     if (err := C.missing(TOOL, DIST)) is not None:
         return err
     exe = C.peers_root() / TOOL / "bin" / "triton-sanitizer"
@@ -97,7 +107,7 @@ def run(entry, variant: str, backend: str, *, timeout: float) -> dict:
         return {"error": f"could not run: {why}"[:300]}
     with C.tempdir(TOOL) as tmp:
         tmp = Path(tmp)
-        test = C.write_test(tmp, entry, variant, device="cpu")
+        test = C.write_test(tmp, entry, variant, device="cpu", sizes=sizes)
         out = tmp / "result.jsonl"
         path = os.pathsep.join(p for p in (str(exe.parent), _base_bin(), os.environ.get("PATH", "")) if p)
         env = C.environment({"CASEBOOK_PEER_RESULT": str(out), "TRITON_INTERPRET": "1", "PATH": path})
@@ -117,7 +127,7 @@ def run(entry, variant: str, backend: str, *, timeout: float) -> dict:
     frames = call.get("frames") or []
     if call["type"] == "AssertionError" and frames and Path(frames[-1]).name.startswith("test_"):
         return {**res, "caught": False}  # the comparison: see above
-    if any("/triton_viz/" in f for f in frames[-1:]):
+    if _tool_failure(call, frames):
         return {**res, "error": f"could not run: triton-viz failed: {call['type']}: {call['message']}"[:300]}
     first = {"kind": "test failed", "type": call["type"], "message": call["message"][:400]}
     if frames:

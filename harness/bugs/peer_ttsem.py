@@ -36,14 +36,15 @@ def version() -> str:
     return f"ttsem {v}" + (f" ({', '.join(extra)})" if extra else "")
 
 
-def run(entry, variant: str, backend: str, *, timeout: float) -> dict:
+def run(entry, variant: str, backend: str, *, timeout: float, sizes: dict | None = None) -> dict:
+    """The row for ``entry``'s ``variant``; ``sizes`` over the defaults (none: the plain test)."""
     if (err := C.missing(TOOL, DIST)) is not None:
         return err
     if why := C.fetch(entry):
         return {"error": f"could not run: {why}"[:300]}
     with C.tempdir(TOOL) as tmp:
         tmp = Path(tmp)
-        test = C.write_test(tmp, entry, variant, device="cuda")
+        test = C.write_test(tmp, entry, variant, device="cuda", sizes=sizes)
         out = tmp / "result.jsonl"
         env = C.environment({"CASEBOOK_PEER_RESULT": str(out)})
         done = C.run([C.venv_python(TOOL), "-m", "ttsem.sanitize", "pytest", "-q", "-p", "no:cacheprovider",

@@ -195,8 +195,9 @@ def load(glue_file: str, variant: str, *, stubs: dict | None = None):
 
     entry = read(Path(glue_file).resolve().parent)
     side = entry.side(variant)
-    where = fetch(side["package"], side["version"], entry.files, entry.pip_args)
-    top = entry.module.split(".")[0]
+    module, files = entry.module_of(variant)
+    where = fetch(side["package"], side["version"], files, entry.pip_args)
+    top = module.split(".")[0]
     if _LOADED.get(top, str(where)) != str(where):
         raise SourceError(f"{top} from {_LOADED[top]} is already loaded in this process: one variant a process")
     _LOADED[top] = str(where)
@@ -206,9 +207,9 @@ def load(glue_file: str, variant: str, *, stubs: dict | None = None):
     for name, attrs in (stubs or {}).items():
         _stub(name, attrs)
     try:
-        return importlib.import_module(entry.module)
+        return importlib.import_module(module)
     except Exception as e:  # noqa: BLE001  (whatever the upstream module raises at import)
         from harness.errors import error_line
 
-        raise UpstreamImportError(f"cannot import {entry.module} from {side['package']}=={side['version']}: "
+        raise UpstreamImportError(f"cannot import {module} from {side['package']}=={side['version']}: "
                                   f"{error_line(e)}") from e

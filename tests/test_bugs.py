@@ -69,7 +69,7 @@ def fake_registry(tmp_path, monkeypatch):
     monkeypatch.setenv("CASEBOOK_BUG_CACHE", str(tmp_path / "cache"))
     calls = []
 
-    def download(package, version, into, pip_args):
+    def download(package, version, into, pip_args, pip_env=None):
         calls.append((package, version))
         into.mkdir(parents=True)
         return _wheel(into / f"demo_pkg-{version}-py3-none-any.whl", {
@@ -350,7 +350,7 @@ def test_a_version_that_will_not_install_is_a_row(tmp_path, monkeypatch):
     monkeypatch.setenv("CASEBOOK_BUGS", str(tmp_path / "bugs"))
     monkeypatch.setenv("CASEBOOK_BUG_CACHE", str(tmp_path / "cache"))
 
-    def download(package, version, into, pip_args):
+    def download(package, version, into, pip_args, pip_env=None):
         if version == "1.0":
             into.mkdir(parents=True)
             return _wheel(into / "demo_pkg-1.0-py3-none-any.whl", {"demo/ops/kern.py": "import vllm._C\n"})
@@ -359,7 +359,7 @@ def test_a_version_that_will_not_install_is_a_row(tmp_path, monkeypatch):
     monkeypatch.setattr(source, "_download", download)
     row = board.score_task("no-such-version", "buggy", "interpreter", peers=())
     assert row["error"] == "could not run: pip download demo-pkg==1.1 failed: ERROR: No matching distribution"
-    monkeypatch.setattr(source, "_download", lambda p, v, into, a: download(p, "1.0", into, a))
+    monkeypatch.setattr(source, "_download", lambda p, v, into, a, e=None: download(p, "1.0", into, a))
     row = board.score_task("will-not-import", "buggy", "interpreter", peers=(), timeout=60)
     assert row["error"].startswith("could not run: UpstreamImportError: cannot import demo.ops.kern from "
                                    "demo-pkg==1.0: ModuleNotFoundError"), row

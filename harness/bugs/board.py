@@ -40,7 +40,7 @@ def fetch_entry(entry) -> str:
     try:
         for v in manifest.VARIANTS:
             side = entry.side(v)
-            source.fetch(side["package"], side["version"], entry.module_of(v)[1], entry.pip_args)
+            source.fetch(side["package"], side["version"], entry.module_of(v)[1], entry.pip_args, entry.pip_env)
     except source.SourceError as e:
         return str(e)
     return ""

@@ -14,7 +14,9 @@ What the file holds (``bugs/README.md`` has the whole format and an example):
   (reproduction: where the two sides stand upstream); a version's own ``module`` and
   ``files`` where the file moved between the two releases;
 - ``[source]`` (released): ``module`` (dotted), ``files`` (paths inside the package; the
-  module's own file by default), ``kernel``, ``pip_args``;
+  module's own file by default), ``kernel``, ``pip_args``, ``pip_env`` (environment for pip:
+  a source distribution's setup.py may need ``MAMBA_SKIP_CUDA_BUILD = "TRUE"`` to say its
+  metadata without a CUDA toolkit);
 - ``[verify]``: ``sizes`` (make_inputs keywords at which the bug shows), ``detector``
   (the probe detector that must see it: "reference" by default, "memcheck" for an
   out-of-bounds access that changes no output), ``ci`` (false: too heavy to download or
@@ -67,6 +69,7 @@ class Entry:
     files: list = field(default_factory=list)
     kernel: str = ""
     pip_args: list = field(default_factory=list)
+    pip_env: dict = field(default_factory=dict)
     verify: dict = field(default_factory=dict)
 
     @property
@@ -151,7 +154,11 @@ def _source(meta: dict, kind: str, where: str) -> dict:
     pip_args = src.get("pip_args", [])
     if not isinstance(pip_args, list) or not all(isinstance(a, str) for a in pip_args):
         raise ManifestError(f"{where}: [source] pip_args must be a list of strings")
-    return {"module": module, "files": files, "kernel": str(src.get("kernel", "")), "pip_args": pip_args}
+    pip_env = src.get("pip_env", {})
+    if not isinstance(pip_env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in pip_env.items()):
+        raise ManifestError(f"{where}: [source] pip_env must be a table of strings")
+    return {"module": module, "files": files, "kernel": str(src.get("kernel", "")), "pip_args": pip_args,
+            "pip_env": pip_env}
 
 
 def _verify(meta: dict, where: str) -> dict:
@@ -204,7 +211,7 @@ def read(folder: Path) -> Entry:
                  str(meta.get("case", "")), _words(meta.get("triggers", []), TRIGGERS, "trigger", where),
                  _words(meta.get("shows_on", []), BACKENDS, "shows_on", where), strings["summary"],
                  {k: str(v) for k, v in links.items()}, buggy, fixed, src.get("module", ""), src.get("files", []),
-                 src.get("kernel", ""), src.get("pip_args", []), _verify(meta, where))
+                 src.get("kernel", ""), src.get("pip_args", []), src.get("pip_env", {}), _verify(meta, where))
 
 
 def root() -> Path:

@@ -141,7 +141,8 @@ def pytest_runtest_makereport(item, call):
             row["message"] = " ".join(str(call.excinfo.value).split())[:800]
             row["frames"] = [str(e.path) for e in call.excinfo.traceback][-20:]
         if rep.outcome != "passed":  # what the test printed: a tool that reports by printing
-            row["stdout"] = (rep.capstdout or "")[-4000:]
+            out = rep.capstdout or ""  # a report's head says what, its tail may be a long tree
+            row["stdout"] = out if len(out) <= 12000 else out[:8000] + "\\n...\\n" + out[-4000:]
         with open(os.environ["CASEBOOK_PEER_RESULT"], "a") as f:
             f.write(json.dumps(row) + "\\n")
 '''
@@ -240,8 +241,9 @@ def results(path: Path) -> list[dict]:
 
 def verdict(rows: list[dict], done: Done, *, timeout: float, what: str) -> dict:
     """The common part of a pytest-run verdict: an error row for a run that could not reach the
-    launcher (the glue, the inputs or the reference failed: a setup error), the caught row
-    otherwise. ``what`` names the tool in messages."""
+    kernel (the glue, the inputs or the reference failed: a setup error; or the glue could not
+    load the project's module, which it does inside the launcher), else ``{"call": row}``.
+    ``what`` names the tool in messages."""
     if done.timed_out:
         return {"caught": False, "hung": True, "error": f"could not run: {what} did not finish in {timeout:.0f}s"}
     setup = next((r for r in rows if r["when"] != "call" and r["outcome"] != "passed"), None)
@@ -250,6 +252,8 @@ def verdict(rows: list[dict], done: Done, *, timeout: float, what: str) -> dict:
     call = next((r for r in rows if r["when"] == "call"), None)
     if call is None:
         return {"error": f"could not run: {what} ran no test ({done.tail()})"[:300]}
+    if call["type"] in ("SourceError", "UpstreamImportError"):  # the glue could not load the project's module: not the kernel
+        return {"error": f"could not run: under {what}, {call['message']}"[:300]}
     return {"call": call}
 
 

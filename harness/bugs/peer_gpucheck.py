@@ -62,6 +62,8 @@ def run(entry, variant: str, backend: str, *, timeout: float, trials: int = TRIA
     if err := next((e for e in events if e["event"] == "error"), None):
         return {**res, "error": f"could not run: {err['message']}"[:300]}
     shapes = [e for e in events if e["event"] == "shape"]
+    if nosrc := next((e for e in shapes if e["status"] == "no source"), None):
+        return {**res, "error": f"could not run: {nosrc['message']}"[:300]}
     ran = [e for e in shapes if e["status"] != "skipped"]
     failed = [e for e in ran if e["status"] != "close"]
     finished = any(e["event"] == "done" for e in events)
@@ -127,6 +129,7 @@ def _one(target, sizes: dict, seed: int) -> dict:
     import torch
     from gpucheck import assert_close
 
+    from harness.bugs.source import SourceError
     from harness.errors import error_line
     from harness.probe import execute as X
     from harness.run.worker import call_with
@@ -145,6 +148,8 @@ def _one(target, sizes: dict, seed: int) -> dict:
                      nan_equal=True, **kw)
     except AssertionError as e:
         return {"sizes": sizes, "status": "not close", "message": _mismatch(str(e))}
+    except SourceError as e:  # the glue could not load the project's module: not the kernel
+        return {"sizes": sizes, "status": "no source", "message": str(e)[:300]}
     except Exception as e:  # noqa: BLE001  (the launcher raised: the test fails)
         return {"sizes": sizes, "status": "raised", "message": error_line(e)[:300]}
     return {"sizes": sizes, "status": "close", "message": ""}

@@ -79,18 +79,20 @@ def _had(package: str, version: str) -> list:
         return []
 
 
-def _download(package: str, version: str, into: Path, pip_args: list) -> Path:
+def _download(package: str, version: str, into: Path, pip_args: list, pip_env: dict | None = None) -> Path:
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "--quiet",
            "-d", str(into), f"{package}=={version}", *pip_args]
     if not any(a.startswith(("--only-binary", "--no-binary")) for a in pip_args):
         cmd.append("--only-binary=:all:")
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=FETCH_TIMEOUT, stdin=subprocess.DEVNULL)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=FETCH_TIMEOUT, stdin=subprocess.DEVNULL,
+                              env={**os.environ, **(pip_env or {})})
     except subprocess.TimeoutExpired:
         raise SourceError(f"pip download {package}=={version}: no answer in {FETCH_TIMEOUT:.0f}s") from None
     if done.returncode:
         lines = [x for x in (done.stderr + done.stdout).splitlines() if x.strip()]
-        why = next((x for x in lines if x.startswith("ERROR")), lines[-1] if lines else f"exit {done.returncode}")
+        why = next((x for x in lines if x.lstrip().startswith(("ERROR", "error:"))), None) \
+            or next((x for x in reversed(lines) if "Error" in x), lines[-1] if lines else f"exit {done.returncode}")
         raise SourceError(f"pip download {package}=={version} failed: {why.strip()[:240]}")
     got = [p for p in into.iterdir() if p.suffix in (".whl", ".gz", ".zip", ".bz2")]
     if len(got) != 1:
@@ -136,7 +138,7 @@ def _extract(archive: Path, files: list, into: Path) -> dict:
     return taken
 
 
-def fetch(package: str, version: str, files: list, pip_args: list | None = None) -> Path:
+def fetch(package: str, version: str, files: list, pip_args: list | None = None, pip_env: dict | None = None) -> Path:
     """The cached folder of ``package==version`` holding ``files``; downloaded once (a lock per
     version, so parallel runs wait for one download), put in place whole or not at all."""
     dest = folder(package, version)
@@ -151,7 +153,7 @@ def fetch(package: str, version: str, files: list, pip_args: list | None = None)
         files = sorted(set(files) | set(_had(package, version)))
         with tempfile.TemporaryDirectory(prefix=f".{package}-{version}.", dir=root) as tmp:
             tmp = Path(tmp)
-            archive = _download(package, version, tmp / "download", list(pip_args or []))
+            archive = _download(package, version, tmp / "download", list(pip_args or []), pip_env)
             tree = tmp / "tree"
             tree.mkdir()
             taken = _extract(archive, list(files), tree)
@@ -196,7 +198,7 @@ def load(glue_file: str, variant: str, *, stubs: dict | None = None):
     entry = read(Path(glue_file).resolve().parent)
     side = entry.side(variant)
     module, files = entry.module_of(variant)
-    where = fetch(side["package"], side["version"], files, entry.pip_args)
+    where = fetch(side["package"], side["version"], files, entry.pip_args, entry.pip_env)
     top = module.split(".")[0]
     if _LOADED.get(top, str(where)) != str(where):
         raise SourceError(f"{top} from {_LOADED[top]} is already loaded in this process: one variant a process")

@@ -42,7 +42,10 @@ def launch_fixed(A, code, blocksize):
     return _run("fixed", A, code, blocksize)
 
 
-def make_inputs(*, device, gen, rows=64, cols=128, blocksize=256, transposed=0):
+BLOCKSIZE = 256  # a power of two, as bitsandbytes requires (not a size to fuzz)
+
+
+def make_inputs(*, device, gen, rows=64, cols=128, transposed=0):
     """A (rows, cols) float32 tensor; with transposed=1 it is the transpose of a contiguous
     (cols, rows) tensor, as a weight's .t() is. The code is a sorted 256-level map of [-1, 1]
     (the linear one, as bitsandbytes' create_linear_map makes with signed=True)."""
@@ -51,7 +54,7 @@ def make_inputs(*, device, gen, rows=64, cols=128, blocksize=256, transposed=0):
     else:
         A = torch.randn(rows, cols, generator=gen).to(device)
     code = torch.linspace(-1.0, 1.0, 256, dtype=torch.float32).to(device)
-    return {"A": A, "code": code, "blocksize": blocksize}
+    return {"A": A, "code": code, "blocksize": BLOCKSIZE}
 
 
 def reference(A, code, blocksize):

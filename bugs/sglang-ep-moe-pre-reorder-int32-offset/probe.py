@@ -20,6 +20,7 @@ def _mod(variant):
                              "is_cuda": lambda: False},
         "sglang.srt.layers.quantization.fp8_kernel": {"per_token_group_quant_fp8": None,
                                                       "sglang_per_token_group_quant_fp8": None},
+        "sglang.utils": {"is_in_ci": lambda: False},
     })
 
 

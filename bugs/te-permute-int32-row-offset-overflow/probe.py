@@ -11,8 +11,8 @@ interpreter it fails before the kernel with the bug runs. The launcher allocates
 device="cuda"; the glue hands the module a view of torch whose allocations go to the
 inputs' device instead (a no-op on a GPU), so the same code runs under the interpreter.
 
-The bug needs num_tokens * topk * hidden > 2**31 (a GPU and about 25 GB with the float64
-reference); at small sizes both versions agree.
+The bug needs num_tokens * topk * hidden > 2**31 (a GPU); the result compared is each
+permuted row's sum, so the float64 reference stays small. At small sizes both versions agree.
 """
 
 import torch
@@ -45,7 +45,7 @@ def _launch(variant, inp, row_id_map, routing_map, topk):
     hidden = inp.shape[1]
     out, _, _ = mod.permute_with_mask_map(inp, row_id_map, None, None, num_tokens, num_experts,
                                           num_tokens * topk, hidden, 0)
-    return out
+    return out.float().sum(dim=1)  # one number a row: see reference()
 
 
 def launch_buggy(inp, row_id_map, routing_map, topk):
@@ -71,7 +71,7 @@ def _row_id_map(routing_map, topk):
     return out
 
 
-def make_inputs(*, device, gen, tokens=256, experts=8, topk=2, hidden=512):
+def make_inputs(*, device, gen, tokens=64, experts=8, topk=2, hidden=256):
     inp = torch.randn(tokens, hidden, generator=gen).to(torch.bfloat16)
     chosen = torch.rand(tokens, experts, generator=gen).argsort(dim=1)[:, :topk]
     routing_map = torch.zeros(tokens, experts, dtype=torch.bool)
@@ -81,9 +81,17 @@ def make_inputs(*, device, gen, tokens=256, experts=8, topk=2, hidden=512):
 
 
 def reference(inp, row_id_map, routing_map, topk):
+    """The sum of each permuted row (the rows of each expert's tokens, expert by expert): at the
+    GPU trigger the permuted buffer has over 2**31 elements, and a float64 copy of it (17 GB)
+    beside the probe's others would not fit in the host's memory. A row copied from the wrong
+    place has another sum; a row never written keeps the probe's poison."""
     rm = routing_map.bool()
-    return torch.cat([inp[rm[:, e]] for e in range(rm.shape[1])], dim=0)
+    sums = inp.sum(dim=1)
+    return torch.cat([sums[rm[:, e]] for e in range(rm.shape[1])], dim=0)
 
 
 FUZZ = {"tokens": (1, 128), "experts": (2, 16), "topk": (1, 2), "hidden": (1, 300)}
 GPU_SIZES = {"tokens": 65552, "experts": 16, "topk": 8, "hidden": 4096}
+# Row sums of bf16 rows: the interpreter's bf16 rounding differs from the GPU's in the last bit
+# of some elements; a row copied from the wrong token differs by tens.
+TOLERANCE = {"rtol": 3e-2, "atol": 0.5}

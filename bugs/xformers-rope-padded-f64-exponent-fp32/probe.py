@@ -30,7 +30,6 @@ def _float_args_as_fp32():
     if os.environ.get("TRITON_INTERPRET") != "1":
         return
     import numpy as np
-    import triton.language as tl
     from triton.runtime import interpreter
 
     if getattr(interpreter._implicit_cvt, "_fp32_floats", False):

@@ -154,18 +154,22 @@ def score_task(slug: str, variant: str, backend: str, peers: tuple = PEERS, jobs
     return row
 
 
-def run_tasks(tasks: list[tuple], *, jobs: int, ray_address: str | None = None, gpus: int = 0, progress=None) -> list:
-    """``score_task`` over ``tasks`` (slug, variant, backend, peers): threads here, or Ray tasks."""
+def run_tasks(tasks: list[tuple], *, jobs: int, ray_address: str | None = None, gpus: int = 0, progress=None,
+              on_row=None) -> list:
+    """``score_task`` over ``tasks`` (slug, variant, backend, peers): threads here, or Ray tasks.
+    ``on_row(row)`` is called as each ends (the caller records it)."""
     say = progress or (lambda _m: None)
     if ray_address:
         from harness.bugs import distributed
 
-        return distributed.run(score_task, tasks, ray_address, gpus=gpus, progress=say)
+        return distributed.run(score_task, tasks, ray_address, gpus=gpus, progress=say, on_row=on_row)
     from concurrent.futures import ThreadPoolExecutor
 
     def one(t):
         r = score_task(*t)
         say(_progress_line(r))
+        if on_row is not None:
+            on_row(r)
         return r
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:

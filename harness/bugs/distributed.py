@@ -27,7 +27,7 @@ def _ray():
     return ray
 
 
-def run(fn, tasks: list[tuple], address: str, *, gpus: int = 0, progress=None) -> list:
+def run(fn, tasks: list[tuple], address: str, *, gpus: int = 0, progress=None, on_row=None) -> list:
     """``fn(*task)`` for each task as a Ray task; the rows in the order of ``tasks``."""
     ray = _ray()
     say = progress or (lambda _m: None)
@@ -58,6 +58,8 @@ def run(fn, tasks: list[tuple], address: str, *, gpus: int = 0, progress=None) -
                 rows[t] = {"slug": t[0], "variant": t[1], "backend": t[2],
                            "error": f"could not run: the Ray task failed: {' '.join(str(e).split())[:200]}"}
             say(f"{t[0]} {t[1]}: done on node {rows[t].get('node', '?')[:8]}")
+            if on_row is not None:
+                on_row(rows[t])
         return [rows[t] for t in tasks]
     finally:
         ray.shutdown()

@@ -245,7 +245,7 @@ def verdict(rows: list[dict], done: Done, *, timeout: float, what: str) -> dict:
     load the project's module, which it does inside the launcher), else ``{"call": row}``.
     ``what`` names the tool in messages."""
     if done.timed_out:
-        return {"caught": False, "hung": True, "error": f"could not run: {what} did not finish in {timeout:.0f}s"}
+        return {"error": f"could not run: {what} did not finish in {timeout:.0f}s", "hung": True}
     setup = next((r for r in rows if r["when"] != "call" and r["outcome"] != "passed"), None)
     if setup is not None:
         return {"error": f"could not run: the test's setup failed under {what}: {setup['type']}: {setup['message']}"[:300]}

@@ -15,9 +15,10 @@ range allows it). Each shape: fresh inputs, the reference in float64, the launch
 ``gpucheck.assert_close`` at gpucheck's dtype tolerances (the glue's ``TOLERANCE`` where it
 declares one).
 
-caught: a shape whose output gpucheck calls not close, or whose launcher raised; a run that did
-not finish (a hang, or the process killed by a signal: the interpreter meeting a wild access)
-counts as a failure, as for the plain test, at the shape it was running. A shape whose inputs or
+caught: a shape whose output gpucheck calls not close, or whose launcher raised; a process killed
+by a signal (the interpreter meeting a wild access) counts as a failure, as for the plain test, at
+the shape it was running. A run that meets the timeout before any failure is "could not run"
+(``hung``: under the interpreter that is mostly a large shape being slow, not the kernel hanging). A shape whose inputs or
 reference cannot be made (our glue, not the kernel) is skipped and counted. The interpreter gets
 the casebook's compatibility patches (``harness.run.triton_compat.patched``: a CPU benchmarker
 for the autotuner), as our own fuzzing peer does: environment fixes, not checks.
@@ -71,14 +72,16 @@ def run(entry, variant: str, backend: str, *, timeout: float, trials: int = TRIA
     if failed:
         f = failed[0]
         return {**res, "caught": True, "first": {"sizes": f["sizes"], "message": f["message"][:400]}}
-    if not finished:  # a hang or a crash fails a test too (as for the plain peer)
+    starts = [e for e in events if e["event"] == "start"]
+    at = starts[-1]["sizes"] if len(starts) > len(shapes) else {}
+    if done.timed_out:  # under the interpreter, mostly a large shape that is slow, not a hang
+        return {**res, "hung": True, "error": f"could not run: gpucheck's shapes did not finish in {timeout:.0f}s "
+                                              f"({len(ran)} ran, all close; at {at or 'the start'})"[:300]}
+    if not finished:  # a crash fails a test too (as for the plain peer)
         from harness.run.isolate import exit_message
 
-        starts = [e for e in events if e["event"] == "start"]
-        at = starts[-1]["sizes"] if len(starts) > len(shapes) else {}
-        why = f"did not finish in {timeout:.0f}s" if done.timed_out else f"the process died: {exit_message(done.returncode)}"
-        return {**res, "caught": True, "hung": done.timed_out,
-                "first": {"sizes": at, "message": f"{why} ({len(shapes)} shapes done before)"[:400]}}
+        why = f"the process died: {exit_message(done.returncode)}"
+        return {**res, "caught": True, "first": {"sizes": at, "message": f"{why} ({len(shapes)} shapes done before)"}}
     if not ran:
         return {**res, "error": "could not run: no shape could be set up (the inputs or the reference raised at every one)"}
     return {**res, "caught": False}

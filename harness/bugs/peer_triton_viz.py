@@ -33,6 +33,8 @@ from harness.bugs import peer_common as C
 TOOL, DIST = "triton-viz", "triton-viz"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 HEADERS = ("Out-Of-Bounds Access Detected", "ILLEGAL MEMORY ACCESS DETECTED")
+# what code that handles its kernels says when it meets triton-viz's wrapper instead of a JITFunction
+WRAPPER = ("'TritonTrace' object", "wrap_triton only works on functions annotated with triton.jit")
 
 
 def version() -> str:
@@ -90,7 +92,7 @@ def report(stdout: str) -> dict | None:
 def _tool_failure(call: dict, frames: list) -> bool:
     """An exception out of triton-viz's own code: raised there, or through it (the interpreter
     wraps what the traced kernel raises in an ``InterpreterError``) saying it is not supported."""
-    if any("/triton_viz/" in f for f in frames[-1:]) or "'TritonTrace' object" in call["message"]:
+    if any("/triton_viz/" in f for f in frames[-1:]) or any(w in call["message"] for w in WRAPPER):
         return True  # raised there, or the project's code meeting triton-viz's wrapper for its kernel
     unsupported = "NotImplementedError" in call["type"] + call["message"] or "Unsupported" in call["message"]
     return unsupported and any("/triton_viz/" in f for f in frames)

@@ -5,6 +5,7 @@ device and versions inside."""
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 from harness.core import fileio, table
@@ -100,15 +101,26 @@ def _rows_dir(backend: str) -> Path:
     return DOCS / "rows" / backend
 
 
+_ROWS_LOCK = threading.Lock()
+
+
 def write_rows(rows: list, backend: str, env: dict) -> None:
-    """Each (entry, version) row of this run, with the run's device and versions, replacing that
-    entry's row of an earlier run; the scoreboard is made from all rows there are."""
+    """Each (entry, version) row, with the run's device and versions, in place of that entry's
+    row of an earlier run (the other version's row is kept); the scoreboard is made from all
+    rows there are. Called as each task ends, so a run cut short keeps what it finished."""
     d = _rows_dir(backend)
     d.mkdir(parents=True, exist_ok=True)
-    by: dict = {}
-    for r in rows:
-        by.setdefault(r["slug"], {})[r["variant"]] = {**r, "env": env}
-    fileio.write_together({d / f"{slug}.json": table.dumps(variants) + "\n" for slug, variants in by.items()})
+    with _ROWS_LOCK:
+        files = {}
+        for r in rows:
+            path = d / f"{r['slug']}.json"
+            if path not in files:
+                try:
+                    files[path] = json.loads(path.read_text())
+                except (OSError, ValueError):
+                    files[path] = {}
+            files[path][r["variant"]] = {**r, "env": env}
+        fileio.write_together({path: table.dumps(v) + "\n" for path, v in files.items()})
 
 
 def read_rows(backend: str, slugs) -> list:

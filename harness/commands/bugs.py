@@ -114,11 +114,10 @@ def run(args) -> int:
             tasks = [(slug, v, backend, peers, 2, args.timeout) for slug in list(good) + list(bad)
                      for v in ("buggy", "fixed")]
             say = None if args.quiet else (lambda m: print(f"  {m}", file=sys.stderr, flush=True))
-            rows = board.run_tasks(tasks, jobs=args.jobs, ray_address=args.ray,
-                                   gpus=1 if backend == "gpu" else 0, progress=say)
             env = board._env(backend)
-            if args.record:
-                record.write_rows(rows, backend, env)
+            keep = (lambda r: record.write_rows([r], backend, env)) if args.record else None
+            rows = board.run_tasks(tasks, jobs=args.jobs, ray_address=args.ray,
+                                   gpus=1 if backend == "gpu" else 0, progress=say, on_row=keep)
             rows = [{**r, "env": env} for r in rows]
         if args.record or args.no_run:  # the scoreboard of every entry's newest recorded rows
             ran = {(r["slug"], r["variant"]) for r in rows}

@@ -130,8 +130,9 @@ def verify(entry, backend: str, *, timeout: float = TIMEOUT) -> dict:
 
 
 def score_task(slug: str, variant: str, backend: str, peers: tuple = PEERS, jobs: int = 2,
-               timeout: float = TIMEOUT) -> dict:
-    """One (entry, variant): the probe and the peers. Never raises; a row either way."""
+               timeout: float = TIMEOUT, probe: bool = True) -> dict:
+    """One (entry, variant): the probe (unless ``probe`` is false: peer columns added to an
+    earlier run) and the peers. Never raises; a row either way."""
     row = {"slug": slug, "variant": variant, "backend": backend}
     try:
         entry = manifest.read(manifest.root() / slug)
@@ -139,9 +140,10 @@ def score_task(slug: str, variant: str, backend: str, peers: tuple = PEERS, jobs
         return {**row, "error": f"could not run: {e}"}
     if why := fetch_entry(entry):
         return {**row, "error": f"could not run: {why}"}
-    row["probe"] = probe_variant(entry, variant, backend, jobs=jobs, timeout=timeout)
-    if "error" in row["probe"]:
-        return {**row, "error": row["probe"]["error"]}
+    if probe:
+        row["probe"] = probe_variant(entry, variant, backend, jobs=jobs, timeout=timeout)
+        if "error" in row["probe"]:
+            return {**row, "error": row["probe"]["error"]}
     from harness.bugs import peers as peer_tools
 
     for name in peers:
@@ -179,8 +181,9 @@ def run_tasks(tasks: list[tuple], *, jobs: int, ray_address: str | None = None, 
 def _progress_line(r: dict) -> str:
     if "error" in r:
         return f"{r['slug']} {r['variant']}: {r['error']}"
-    p = r["probe"]
-    return f"{r['slug']} {r['variant']}: {'flagged' if p['caught'] else 'quiet'} ({p['seconds']}s)"
+    said = [f"{k} {'flagged' if v.get('caught') else 'quiet' if 'error' not in v else v['error']} "
+            f"({v.get('seconds', '?')}s)" for k, v in r.items() if isinstance(v, dict) and k != "env"]
+    return f"{r['slug']} {r['variant']}: {'; '.join(said)}"
 
 
 def combine(entries: dict, rows: list, backend: str, verified: dict) -> list:
@@ -191,8 +194,9 @@ def combine(entries: dict, rows: list, backend: str, verified: dict) -> list:
         e = entries.get(slug)
         b, f = by.get((slug, "buggy"), {}), by.get((slug, "fixed"), {})
         line = {"slug": slug, "backend": backend, "verified": verified.get(slug)}
-        if e is None or "error" in b or "error" in f:
-            line["error"] = (b.get("error") or f.get("error") or "could not run: no manifest")
+        if e is None or "error" in b or "error" in f or "probe" not in b or "probe" not in f:
+            line["error"] = (b.get("error") or f.get("error") or
+                             ("could not run: no manifest" if e is None else "not run: no probe row recorded"))
             out.append(line)
             continue
         line.update(project=e.project, kind=e.kind, defect=e.defect, case=e.case, shows_on=e.shows_on,

@@ -119,7 +119,12 @@ def write_rows(rows: list, backend: str, env: dict) -> None:
                     files[path] = json.loads(path.read_text())
                 except (OSError, ValueError):
                     files[path] = {}
-            files[path][r["variant"]] = {**r, "env": env}
+            old = files[path].get(r["variant"], {}) if "error" not in r else {}
+            tools = {k: env for k, v in r.items() if isinstance(v, dict) and k not in ("env", "envs")}
+            # a run of some tools (peer columns added later) keeps the other tools' results
+            files[path][r["variant"]] = {**{k: v for k, v in old.items() if k != "error"}, **r,
+                                         "env": env if "probe" in r else old.get("env", env),
+                                         "envs": {**old.get("envs", {}), **tools}}
         fileio.write_together({path: table.dumps(v) + "\n" for path, v in files.items()})
 
 

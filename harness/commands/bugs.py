@@ -111,7 +111,7 @@ def run(args) -> int:
     for backend in args.backends:
         rows = []
         if not args.no_run:
-            tasks = [(slug, v, backend, peers, 2, args.timeout) for slug in list(good) + list(bad)
+            tasks = [(slug, v, backend, peers, 2, args.timeout, not args.no_probe) for slug in list(good) + list(bad)
                      for v in ("buggy", "fixed")]
             say = None if args.quiet else (lambda m: print(f"  {m}", file=sys.stderr, flush=True))
             env = board._env(backend)
@@ -119,16 +119,17 @@ def run(args) -> int:
             rows = board.run_tasks(tasks, jobs=args.jobs, ray_address=args.ray,
                                    gpus=1 if backend == "gpu" else 0, progress=say, on_row=keep)
             rows = [{**r, "env": env} for r in rows]
-        if args.record or args.no_run:  # the scoreboard of every entry's newest recorded rows
-            ran = {(r["slug"], r["variant"]) for r in rows}
-            rows += [r for r in record.read_rows(backend, list(good) + list(bad)) if (r["slug"], r["variant"]) not in ran]
+        if args.record or args.no_run:  # every entry's newest recorded rows, each tool's newest result
+            rows = record.read_rows(backend, list(good) + list(bad))
+        shown = tuple(dict.fromkeys([*peers, *(k for r in rows for k, v in r.items()
+                                               if isinstance(v, dict) and k not in ("probe", "env", "envs"))]))
         lines = board.combine(good, rows, backend, record.verified(good, backend))
         envs = sorted({table.dumps(r["env"]) for r in rows if r.get("env")})
         envs = [json.loads(e) for e in envs]
-        text = record.scoreboard_md(lines, board.totals(lines, peers), backend, envs, peers)
+        text = record.scoreboard_md(lines, board.totals(lines, shown), backend, envs, shown)
         print(text)
         if args.record or args.no_run:
-            record.write_scoreboard(lines, board.totals(lines, peers), backend, envs, peers, text)
+            record.write_scoreboard(lines, board.totals(lines, shown), backend, envs, shown, text)
             record.write_summary()
         if any("error" in x for x in lines):
             status = EXIT_USAGE
@@ -156,6 +157,8 @@ def register(sub) -> None:
     p.add_argument("--record", action="store_true",
                    help="write the verification records, or this run's rows and the scoreboard of every entry")
     p.add_argument("--no-run", action="store_true", help="remake the scoreboard from the recorded rows only")
+    p.add_argument("--no-probe", action="store_true",
+                   help="run only the peers (--peers), adding their columns to the recorded rows")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=_run)
 
@@ -165,6 +168,8 @@ def _run(args) -> int:
 
     if args.jobs is None:
         args.jobs = default_jobs()
+    if args.no_probe and not args.record:
+        raise UsageError("bugs --no-probe adds peer columns to the recorded rows: give --record too")
     if not (0 < args.timeout < 1e6):
         raise UsageError(f"bugs: --timeout {args.timeout} is not a positive number of seconds")
     return run(args)

@@ -109,6 +109,40 @@ def test_the_viz_report_is_read_in_one_line():
     assert peer_triton_viz.report("1 failed") is None
 
 
+def test_the_viz_report_in_its_other_style_is_read_too():
+    from harness.bugs import peer_triton_viz
+
+    printed = ("\n\x1b[1m\x1b[91m🚨 ILLEGAL MEMORY ACCESS DETECTED 🚨\x1b[0m\n"
+               "  \x1b[95mFile:\x1b[0m /c/kernels.py\n  \x1b[95mFunction:\x1b[0m seg\n  \x1b[95mLine 139:\x1b[0m\n"
+               "\x1b[93m→  139 │     if tl.load(ids + mid) > expert:\x1b[0m\n  \x1b[92marg:        \x1b[0m ids\n")
+    got = peer_triton_viz.report(printed)
+    assert got["message"] == "out-of-bounds access of ids in seg at kernels.py:139: if tl.load(ids + mid) > expert:"
+
+
+def test_gpuchecks_mismatch_panel_is_one_line():
+    from harness.bugs import peer_gpucheck
+
+    text = ("Tensors are not close! (atol=1.00e-04, rtol=1.00e-04; override with atol=/rtol= or use k_dim=) "
+            "\x1b[31m╭─ Report ─╮\x1b[0m\n│ Max absolute error    │   2.5e+00 │\n│ Mismatch count        │  1 / 65 (1.54%) │\n")
+    assert peer_gpucheck._mismatch(text) == ("Tensors are not close! (atol=1.00e-04, rtol=1.00e-04): "
+                                             "max absolute error 2.5e+00, mismatch count 1 / 65 (1.54%)")
+
+
+@pytest.mark.parametrize("rows, want", [
+    ([{"when": "setup", "outcome": "failed", "type": "ValueError", "message": "bad size"}],
+     "could not run: the test's setup failed under T: ValueError: bad size"),
+    ([{"when": "call", "outcome": "failed", "type": "UpstreamImportError", "message": "cannot import m"}],
+     "could not run: under T, cannot import m"),
+    ([], "could not run: T ran no test (boom)"),
+])
+def test_a_run_that_never_reaches_the_kernel_is_an_error_row(rows, want):
+    done = peer_common.Done(1, "", "boom", 0.5)
+    assert peer_common.verdict(rows, done, timeout=9, what="T") == {"error": want}
+    call = {"when": "call", "outcome": "failed", "type": "AssertionError", "message": "differ"}
+    assert peer_common.verdict([call], done, timeout=9, what="T") == {"call": call}
+    assert peer_common.verdict([], peer_common.Done(None, "", "", 9.0), timeout=9, what="T")["hung"]
+
+
 def test_the_generated_test_passes_and_fails_as_a_plain_test(entry, tmp_path):
     """The test file the ttsem and triton-viz peers run: under plain pytest and the interpreter,
     the fixed launcher passes and the buggy one fails its comparison (no tool needed)."""
@@ -167,15 +201,21 @@ def test_gpucheck_shapes_find_the_short_grid(entry):
 
 
 def test_gpucheck_draws_its_own_shapes_into_the_entrys_ranges():
+    """The keywords FUZZ names (else every integer one) get gpucheck's shapes, each brought into
+    its own range; a flag, or a block size FUZZ leaves out, keeps its default."""
     if not installed("gpucheck"):
         pytest.skip("gpucheck is not installed (benchmarks/peers/setup.sh gpucheck)")
-    code = ("import json; from harness.bugs.peer_gpucheck import shapes_for; "
-            "print(json.dumps(shapes_for({'n': 1024, 'k': 8, 'flag': True}, {'k': (1, 16)}, 16, 0)))")
-    out = subprocess.run([str(peer_common.venv_python("gpucheck")), "-c", code], env=peer_common.environment(),
-                         capture_output=True, text=True, timeout=120)
     import json
 
-    shapes = json.loads(out.stdout)
-    assert shapes and all(set(s) == {"n", "k"} for s in shapes)
-    assert all(1 <= s["n"] <= 2048 and 1 <= s["k"] <= 16 for s in shapes)
-    assert len({tuple(s.values()) for s in shapes}) == len(shapes)
+    code = ("import json, sys; from harness.bugs.peer_gpucheck import shapes_for; "
+            "print(json.dumps([shapes_for({'n': 1024, 'k': 8, 'flag': True}, r, 16, 0) for r in json.loads(sys.argv[1])]))")
+    ranges = [{"n": [1, 4096], "k": [1, 16]}, {"k": [1, 16]}, {}]
+    out = subprocess.run([str(peer_common.venv_python("gpucheck")), "-c", code, json.dumps(ranges)],
+                         env=peer_common.environment(), capture_output=True, text=True, timeout=120)
+    both, k_only, none = json.loads(out.stdout)
+    assert both and all(set(s) == {"n", "k"} and 1 <= s["n"] <= 4096 and 1 <= s["k"] <= 16 for s in both)
+    assert {"n": 31, "k": 16} in both  # gpucheck's off-tile 31, its 16 for the other dimension
+    assert k_only and all(set(s) == {"k"} and 1 <= s["k"] <= 16 for s in k_only)
+    assert none and all(set(s) == {"n", "k"} and s["n"] <= 2048 and s["k"] <= 16 for s in none)
+    for shapes in (both, k_only, none):
+        assert len({tuple(s.values()) for s in shapes}) == len(shapes)

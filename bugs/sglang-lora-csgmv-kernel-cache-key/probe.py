@@ -47,7 +47,12 @@ def _info(seg_lens, weight_indices, lora_ranks, block_m):
 def _load(variant):
     """The module; under the interpreter triton.jit gives an InterpretedFunction, which the
     cache's isinstance(fn, JITFunction) check refuses, so the check is widened while the module
-    is imported (on a GPU it sees a JITFunction and nothing changes)."""
+    is imported (on a GPU it sees a JITFunction: nothing is widened there, JITFunction is
+    subclassed at import and must stay a class)."""
+    import os
+
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        return load(__file__, variant, stubs=_stubs())
     import triton.runtime.jit as jit
     from triton.runtime.interpreter import InterpretedFunction
 

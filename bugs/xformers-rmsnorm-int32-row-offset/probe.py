@@ -45,7 +45,7 @@ def _device(x):
 
 def _run(mod, x, weight):
     with torch.no_grad(), _device(x):
-        return mod.rms_norm(x, weight, EPS)
+        return mod.rms_norm(x, weight, EPS).float().sum(dim=-1)  # one number a row: see reference()
 
 
 def launch_buggy(x, weight):
@@ -68,10 +68,16 @@ def make_inputs(*, device, gen, rows=64, dim=4096):
 
 
 def reference(x, weight):
-    out = torch.empty(x.shape, dtype=torch.float64, device=x.device)
+    """Each normalised row's sum: at the trigger the output holds 2**31 elements, and its float64
+    copies (17 GB each) beside the probe's others ran the GPU host out of memory. A row read
+    from the wrong place has another sum."""
+    out = torch.empty(x.shape[0], dtype=torch.float64, device=x.device)
     chunk = max(1, (1 << 26) // x.shape[-1])
     w = weight.double()
     for r in range(0, x.shape[0], chunk):
         a = x[r:r + chunk].double()
-        out[r:r + chunk] = a * torch.rsqrt((a * a).mean(dim=-1, keepdim=True) + EPS) * w
+        out[r:r + chunk] = (a * torch.rsqrt((a * a).mean(dim=-1, keepdim=True) + EPS) * w).sum(dim=-1)
     return out
+
+
+TOLERANCE = {"rtol": 1e-2, "atol": 0.5}  # sums of 4096 fp16 values

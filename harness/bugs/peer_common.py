@@ -81,11 +81,12 @@ def run(cmd: list, *, env: dict, timeout: float, cwd: str | None = None) -> Done
     proc = subprocess.Popen([str(c) for c in cmd], env=env, cwd=cwd, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
+    out, err, rc = "", "", None
     try:
         out, err = proc.communicate(timeout=timeout)
         rc = proc.returncode
     except subprocess.TimeoutExpired:
-        out, err, rc = "", "", None
+        pass
     finally:
         try:  # the group too: a worker the tool forked, a pytest-xdist child
             os.killpg(proc.pid, signal.SIGKILL)

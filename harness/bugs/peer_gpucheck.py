@@ -146,15 +146,16 @@ def _one(target, sizes: dict, seed: int) -> dict:
     try:
         out = call_with(target.launcher, X.clone_inputs(inputs))
         out = out if isinstance(out, torch.Tensor) else torch.as_tensor(out)
-        kw = {"rtol": target.tolerance[0], "atol": target.tolerance[1]} if target.tolerance else {}
+    except SourceError as e:  # the glue could not load the project's module: not the kernel
+        return {"sizes": sizes, "status": "no source", "message": str(e)[:300]}
+    except Exception as e:  # noqa: BLE001  (the launcher raised, a bare assert of its own too: the test fails)
+        return {"sizes": sizes, "status": "raised", "message": error_line(e)[:300]}
+    kw = {"rtol": target.tolerance[0], "atol": target.tolerance[1]} if target.tolerance else {}
+    try:
         assert_close(out.detach().cpu(), ref.reshape(out.shape) if ref.numel() == out.numel() else ref,
                      nan_equal=True, **kw)
     except AssertionError as e:
         return {"sizes": sizes, "status": "not close", "message": _mismatch(str(e))}
-    except SourceError as e:  # the glue could not load the project's module: not the kernel
-        return {"sizes": sizes, "status": "no source", "message": str(e)[:300]}
-    except Exception as e:  # noqa: BLE001  (the launcher raised: the test fails)
-        return {"sizes": sizes, "status": "raised", "message": error_line(e)[:300]}
     return {"sizes": sizes, "status": "close", "message": ""}
 
 

@@ -70,7 +70,9 @@ def _fetch(good: dict, bad: dict) -> int:
 
 
 def _verify(args, good: dict, bad: dict) -> int:
-    from concurrent.futures import ThreadPoolExecutor
+    """Each entry as it ends: its line, and (--record) its record, so a run cut short keeps what
+    it finished."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed
 
     from harness.bugs import board, record
 
@@ -78,16 +80,18 @@ def _verify(args, good: dict, bad: dict) -> int:
     for slug, why in bad.items():
         print(f"{slug}: could not run: {why}")
     for backend in args.backends:
-        todo = [e for e in good.values() if backend in e.shows_on or (not e.shows_on and board.visible(e, backend))]
+        todo = [e for e in good.values() if board.visible(e, backend)]
+        env = board._env(backend) if todo else {}
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            results = list(pool.map(lambda e: (e, board.verify(e, backend, timeout=args.timeout)), todo))
-        env = board._env(backend) if results else {}
-        for e, r in results:
-            print(f"{backend} {e.slug}: {'verified' if r['verified'] else 'NOT verified: ' + r['why']}", flush=True)
-            if not r["verified"]:
-                status = max(status, EXIT_USAGE if r["why"].startswith("could not") else EXIT_MISMATCH)
-            if args.record and not r["why"].startswith("could not"):
-                record.write_verify(e, {**r, "env": env})
+            running = {pool.submit(board.verify, e, backend, timeout=args.timeout): e for e in todo}
+            for done in as_completed(running):
+                e, r = running[done], done.result()
+                print(f"{backend} {e.slug}: {'verified' if r['verified'] else 'NOT verified: ' + r['why']}",
+                      flush=True)
+                if not r["verified"]:
+                    status = max(status, EXIT_USAGE if r["why"].startswith("could not") else EXIT_MISMATCH)
+                if args.record and not r["why"].startswith("could not"):
+                    record.write_verify(e, {**r, "env": env})
     return status
 
 

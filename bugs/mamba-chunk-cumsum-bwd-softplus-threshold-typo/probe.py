@@ -5,12 +5,11 @@ builds CUDA extensions unless MAMBA_SKIP_CUDA_BUILD=TRUE: that is set here for t
 (the kernels are pure Triton); einops, imported by the module but not by this launcher, is
 stubbed. Without CUDA, the launcher's torch.cuda.device(...) is a no-op context."""
 
-import contextlib
 import os
 
 import torch
 
-from harness.bugs.source import load
+from harness.bugs.source import cuda_device_on_cpu, load
 
 os.environ.setdefault("MAMBA_SKIP_CUDA_BUILD", "TRUE")  # for pip's metadata step of the sdist
 
@@ -22,26 +21,13 @@ def _no_einops(*args, **kwargs):
 STUBS = {"einops": {"rearrange": _no_einops, "repeat": _no_einops}}
 
 
-@contextlib.contextmanager
-def _cuda_device_on_cpu():
-    if torch.cuda.is_available():
-        yield
-        return
-    real = torch.cuda.device
-    torch.cuda.device = lambda index: contextlib.nullcontext()
-    try:
-        yield
-    finally:
-        torch.cuda.device = real
-
-
 def _run(variant, ddA, ddt_out, dt, A, dt_bias):
     mod = load(__file__, variant, stubs=STUBS)
     kern = mod._chunk_cumsum_bwd_kernel
     # one of the module's 7 autotune configs (with its pre_hook that zeroes dA and ddt_bias)
     # instead of timing all of them in the interpreter
     kern.configs = [c for c in kern.configs if c.kwargs["BLOCK_SIZE_H"] == 2]
-    with _cuda_device_on_cpu():
+    with cuda_device_on_cpu():
         ddt, dA, ddt_bias = mod._chunk_cumsum_bwd(ddA, ddt_out, dt, A, dt_bias=dt_bias, dt_softplus=True)
     return torch.cat([ddt.flatten(), dA.flatten(), ddt_bias.flatten()])
 

@@ -6,12 +6,11 @@ kernels are pure Triton), and einops, which the module imports but this launcher
 for a D of one dimension, is stubbed. Without CUDA, the launcher's torch.cuda.device(...)
 is a no-op context."""
 
-import contextlib
 import os
 
 import torch
 
-from harness.bugs.source import load
+from harness.bugs.source import cuda_device_on_cpu, load
 
 os.environ.setdefault("MAMBA_SKIP_CUDA_BUILD", "TRUE")  # for pip's metadata step of the sdist
 
@@ -24,21 +23,6 @@ STUBS = {"einops": {"rearrange": _no_einops, "repeat": _no_einops}}
 TOLERANCE = {"rtol": 2e-2, "atol": 2e-2}  # fp16 operands of the two tl.dot
 
 
-@contextlib.contextmanager
-def _cuda_device_on_cpu():
-    """The launcher enters torch.cuda.device(x.device.index); on a machine without CUDA (the
-    interpreter's) that is a no-op context for the call, on a GPU nothing is changed."""
-    if torch.cuda.is_available():
-        yield
-        return
-    real = torch.cuda.device
-    torch.cuda.device = lambda index: contextlib.nullcontext()
-    try:
-        yield
-    finally:
-        torch.cuda.device = real
-
-
 def _run(variant, x, dt, dA_cumsum, B, CB, dout, dstates):
     mod = load(__file__, variant, stubs=STUBS)
     kern = mod._chunk_scan_chunk_state_bwd_dx_kernel
@@ -46,7 +30,7 @@ def _run(variant, x, dt, dA_cumsum, B, CB, dout, dstates):
     # timing all of them in the interpreter; the bug does not depend on the tile sizes
     kern.configs = [c for c in kern.configs
                     if (c.kwargs["BLOCK_SIZE_M"], c.kwargs["BLOCK_SIZE_N"], c.kwargs["BLOCK_SIZE_K"]) == (64, 64, 32)]
-    with _cuda_device_on_cpu():
+    with cuda_device_on_cpu():
         dx, ddt, _ = mod._chunk_scan_chunk_state_bwd_dx(x, dt, dA_cumsum, B, CB, dout, dstates)
     return torch.cat([dx.float().flatten(), ddt.float().flatten()])
 

@@ -4,7 +4,6 @@ The project's own rms_norm() is called. xformers/__init__ (which loads the C++ l
 run: the package is given with only _is_triton_available.
 """
 
-import contextlib
 import sys
 import types
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 import torch
 
 from harness.bugs.manifest import read
-from harness.bugs.source import fetch, load
+from harness.bugs.source import cuda_device_on_cpu, fetch, load
 
 EPS = 1e-6
 
@@ -29,22 +28,8 @@ def _mod(variant):
     return load(__file__, variant)
 
 
-@contextlib.contextmanager
-def _device(x):
-    """0.0.25's launcher enters torch.cuda.device(x.device); on the CPU (interpreter) a no-op."""
-    if x.is_cuda:
-        yield
-        return
-    keep = torch.cuda.device
-    torch.cuda.device = lambda d: contextlib.nullcontext()
-    try:
-        yield
-    finally:
-        torch.cuda.device = keep
-
-
 def _run(mod, x, weight):
-    with torch.no_grad(), _device(x):
+    with torch.no_grad(), cuda_device_on_cpu():
         return mod.rms_norm(x, weight, EPS).float().sum(dim=-1)  # one number a row: see reference()
 
 

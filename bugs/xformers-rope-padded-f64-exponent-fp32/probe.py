@@ -5,7 +5,6 @@ need (the attention-bias classes, xformers/__init__'s CUDA checks) are stood in 
 the attention bias is a plain namespace with the fields the launcher reads.
 """
 
-import contextlib
 import importlib
 import os
 import sys
@@ -17,7 +16,7 @@ import triton
 import triton.language as tl
 
 from harness.bugs.manifest import read
-from harness.bugs.source import fetch, load
+from harness.bugs.source import cuda_device_on_cpu, fetch, load
 
 THETA = 10000.0
 
@@ -83,23 +82,9 @@ def _seqinfo(seqstart, seqlen=None):
                                  max_seqlen=int((seqstart[1:] - seqstart[:-1]).max()))
 
 
-@contextlib.contextmanager
-def _device(x):
-    """rope_padded enters torch.cuda.device(xq.device); on the CPU (interpreter) that is a no-op."""
-    if x.is_cuda:
-        yield
-        return
-    keep = torch.cuda.device
-    torch.cuda.device = lambda d: contextlib.nullcontext()
-    try:
-        yield
-    finally:
-        torch.cuda.device = keep
-
-
 def _run(mod, xq, xk, xv, cache_k, cache_v, seqstartq, seqstartk, seqlenk, seqpos):
     bias = types.SimpleNamespace(q_seqinfo=_seqinfo(seqstartq), k_seqinfo=_seqinfo(seqstartk, seqlenk))
-    with _device(xq):
+    with cuda_device_on_cpu():
         out_q = mod.rope_padded(xq, xk, xv, cache_k, cache_v, bias, theta=THETA, seqpos=seqpos,
                                 adjacents=True, internal_dtype="f64")
     return torch.cat([out_q.flatten(), cache_k.flatten(), cache_v.flatten()])  # the probe compares one tensor

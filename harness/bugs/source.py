@@ -22,6 +22,7 @@ One process loads one variant (the probe runs each launcher in processes of its 
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import importlib
@@ -215,3 +216,20 @@ def load(glue_file: str, variant: str, *, stubs: dict | None = None):
 
         raise UpstreamImportError(f"cannot import {module} from {side['package']}=={side['version']}: "
                                   f"{error_line(e)}") from e
+
+
+@contextlib.contextmanager
+def cuda_device_on_cpu():
+    """Under the interpreter (no CUDA), ``torch.cuda.device(...)``, which many launchers enter
+    around their launch, is a no-op context; where CUDA is available nothing changes."""
+    import torch
+
+    if torch.cuda.is_available():
+        yield
+        return
+    real = torch.cuda.device
+    torch.cuda.device = lambda *_a, **_k: contextlib.nullcontext()
+    try:
+        yield
+    finally:
+        torch.cuda.device = real

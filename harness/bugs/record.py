@@ -54,7 +54,10 @@ def _pct(a: int, b: int) -> str:
 def scoreboard_md(lines: list, totals: dict, backend: str, envs: list, peers: tuple) -> str:
     from tabulate import tabulate
 
-    ran_on = "; ".join(f"{table.versions(e)}, {e.get('date')}" for e in envs)
+    dates: dict = {}
+    for e in envs:  # one line per machine and versions, with the dates of its runs
+        dates.setdefault(table.versions(e), []).append(str(e.get("date")))
+    ran_on = "; ".join(f"{v} ({', '.join(sorted(set(d)))})" for v, d in dates.items())
     head = [f"# Real-bug scoreboard: {backend}", "",
             f"Ran on {ran_on}. Made by `python -m harness bugs --backend {backend} --record`.", "",
             "Each entry is a real bug in a public project: the version with the bug (buggy) and the version "
@@ -159,15 +162,25 @@ def summary(boards: dict) -> str:
         where = "on the GPU (" + ", ".join(sorted({e.get("device", "") for e in b.get("envs", [])})) + ")" \
             if backend == "gpu" else "under the interpreter on a CPU"
         plain = t["peers"].get("plain")
-        beside = (f"; a plain test at the default sizes caught {plain['caught_visible']} of {plain['visible']}"
-                  if plain else "")
+        beside = (f"; a plain test at the default sizes caught {plain['caught_visible']} of {plain['visible']}, "
+                  f"with {plain['false_alarms']} false alarms" if plain else "")
         parts.append(f"{where}, the probe caught {t['caught_visible']} of the {t['visible']} bugs that can show "
-                     f"there{beside}; it raised false alarms on {t['false_alarms']} of {t['ran']} fixed versions, "
-                     f"and named the right defect class first for {t['diagnosis_first']} of the {t['caught_all']} "
-                     f"bugs it caught")
+                     f"there, named the right defect class first for {t['diagnosis_first']} of the "
+                     f"{t['caught_all']} bugs it flagged, and raised false alarms on {t['false_alarms']} of the "
+                     f"{t['ran']} fixed versions{beside}")
     links = ", ".join(f"[{b}](docs/bugs/scoreboard-{b}.md)" for b in sorted(boards))
-    return ("Of the entries, " + "; ".join(parts) + f" (scoreboards: {links}; every entry's row, the peers' "
-            "columns and the times are there).\n") if parts else ""
+    if not parts:
+        return ""
+    weak = []
+    totals = [b["totals"] for b in boards.values()]
+    if any(t["caught_all"] and 2 * t["diagnosis_first"] < t["caught_all"] for t in totals):
+        weak.append("it names the wrong trap for most of the bugs it flags")
+    if any(t["false_alarms"] for t in totals):
+        weak.append("it flags correct (fixed) kernels")
+    verdict = f" Where the probe falls short: {' and '.join(weak)}." if weak else ""
+    return ("What the benchmark shows today: " + ". ".join(p[0].upper() + p[1:] for p in parts)
+            + f" (scoreboards: {links}; every entry's row, the peers' columns and the times are there)."
+            + verdict + "\n")
 
 
 def write_summary() -> bool:

@@ -373,3 +373,21 @@ def test_a_file_that_moved_between_versions(tmp_path):
     bad = _entry(tmp_path, RELEASED.replace('version = "1.1"\n', 'version = "1.1"\nfiles = ["/etc"]\n'), name="bad")
     with pytest.raises(manifest.ManifestError, match="files must be a list of paths"):
         manifest.read(bad)
+
+
+def test_readme_summary_follows_the_numbers():
+    from harness.bugs import record
+
+    def board(caught, first, alarms):
+        return {"envs": [{"device": "H100"}], "totals": {
+            "caught_visible": caught, "visible": 10, "caught_all": caught, "diagnosis_first": first,
+            "false_alarms": alarms, "ran": 10, "peers": {"plain": {"caught_visible": 1, "visible": 10,
+                                                                   "false_alarms": 0}}}}
+
+    good = record.summary({"gpu": board(9, 8, 0)})
+    assert "the probe caught 9 of the 10 bugs" in good and "falls short" not in good
+    assert "[gpu](docs/bugs/scoreboard-gpu.md)" in good and "a plain test at the default sizes caught 1 of 10" in good
+    bad = record.summary({"gpu": board(9, 2, 3), "interpreter": board(5, 5, 0)})
+    assert "names the wrong trap for most" in bad and "flags correct (fixed) kernels" in bad
+    assert bad.index("On the GPU") < bad.index("Under the interpreter")
+    assert record.summary({}) == ""

@@ -94,6 +94,18 @@ def scoreboard_md(lines: list, totals: dict, backend: str, envs: list, peers: tu
                      _cell(f["probe"]) + (f" ({', '.join(f['probe']['codes'])})" if f["probe"]["caught"] else ""),
                      f"{b['probe']['seconds']} / {f['probe']['seconds']}"]
                     + [f"{_cell(b.get(p))} / {_cell(f.get(p))}" for p in peers])
+    classes = {}
+    for x in lines:
+        if "error" not in x and x["visible"]:
+            c = classes.setdefault(x["defect"], [0, 0, 0, 0])
+            c[0] += 1
+            c[1] += x["buggy"]["probe"]["caught"]
+            c[2] += x["buggy"]["probe"]["diagnosis_first_right"]
+            c[3] += bool(x["fixed"]["probe"]["errors"])
+    head += ["## By defect class (bugs visible here)", "",
+             tabulate([[d, *c] for d, c in sorted(classes.items())],
+                      headers=["defect", "entries", "probe caught", "named first", "false alarm on fixed"],
+                      tablefmt="github"), "", "## Every entry", ""]
     body = tabulate(rows, headers=["entry", "defect", "visible", "verified", "probe on buggy: first finding",
                                    "diagnosis (first three)", "probe on fixed", "seconds buggy / fixed"]
                     + [f"{p}: buggy / fixed" for p in peers], tablefmt="github", disable_numparse=True)

@@ -391,3 +391,28 @@ def test_readme_summary_follows_the_numbers():
     assert "names the wrong trap for most" in bad and "flags correct (fixed) kernels" in bad
     assert bad.index("On the GPU") < bad.index("Under the interpreter")
     assert record.summary({}) == ""
+
+
+def test_rows_of_some_tools_keep_the_others(tmp_path, monkeypatch):
+    """A run of the peers alone (--no-probe) adds its columns to an entry's recorded row and keeps
+    the probe's; a later probe run keeps the peers'."""
+    from harness.bugs import record
+
+    monkeypatch.setattr(record, "DOCS", tmp_path)
+    env1, env2 = {"device": "A"}, {"device": "B"}
+    record.write_rows([{"slug": "e", "variant": "buggy", "backend": "interpreter", "probe": {"caught": True}}],
+                      "interpreter", env1)
+    record.write_rows([{"slug": "e", "variant": "buggy", "backend": "interpreter", "ttsem": {"caught": False}}],
+                      "interpreter", env2)
+    (row,) = record.read_rows("interpreter", ["e"])
+    assert row["probe"] == {"caught": True} and row["ttsem"] == {"caught": False}
+    assert row["env"] == env1 and row["envs"] == {"probe": env1, "ttsem": env2}
+    record.write_rows([{"slug": "e", "variant": "buggy", "backend": "interpreter", "probe": {"caught": False}}],
+                      "interpreter", env2)
+    (row,) = record.read_rows("interpreter", ["e"])
+    assert row["probe"] == {"caught": False} and row["ttsem"] == {"caught": False} and row["env"] == env2
+
+
+def test_no_probe_needs_record():
+    r = _cli("--no-probe", "--peers", "ttsem")
+    assert r.returncode == 2 and "give --record too" in r.stderr and r.stderr.count("\n") == 1

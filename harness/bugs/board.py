@@ -51,8 +51,11 @@ def _summary(report, entry) -> dict:
 
     probs = report.problems
     diagnosis = []
-    for f in sorted(probs, key=lambda f: f.severity != ERROR):
-        if f.defect_class and f.defect_class not in diagnosis:
+    ranked = getattr(report, "diagnosis", None)  # a ranked diagnosis, best first, where the probe makes one
+    if ranked:
+        diagnosis = [d["defect"] for d in ranked if d.get("defect")]
+    for f in sorted(probs, key=lambda f: f.severity != ERROR) if not ranked else ():
+        if f.defect_class and f.defect_class not in diagnosis:  # else: the findings' classes, errors first
             diagnosis.append(f.defect_class)
     first = probs[0] if probs else None
     return {

@@ -76,6 +76,11 @@ def scoreboard_md(lines: list, totals: dict, backend: str, envs: list, peers: tu
             + " | ".join("" for _ in peers) + " |",
             f"| seconds per probe: median, max | {totals['median_s']}, {totals['max_s']} | "
             + " | ".join("" for _ in peers) + " |", ""]
+    versions = {p: sorted({str(x[v][p]["version"]) for x in lines if "error" not in x for v in ("buggy", "fixed")
+                           if isinstance(x[v].get(p), dict) and x[v][p].get("version")}) for p in peers}
+    if any(versions.values()):
+        head += ["Peer tools: " + "; ".join(f"{p} {', '.join(v)}" for p, v in versions.items() if v)
+                 + " (`plain` and `fuzz` are ours: harness/bugs/plain.py).", ""]
     if totals["could_not_run"]:
         head += [f"{totals['could_not_run']} entries could not run (below).", ""]
     rows = []
@@ -123,9 +128,12 @@ def write_rows(rows: list, backend: str, env: dict) -> None:
     """Each (entry, version) row, with the run's device and versions, in place of that entry's
     row of an earlier run (the other version's row is kept); the scoreboard is made from all
     rows there are. Called as each task ends, so a run cut short keeps what it finished."""
+    import fcntl
+
     d = _rows_dir(backend)
     d.mkdir(parents=True, exist_ok=True)
-    with _ROWS_LOCK:
+    with _ROWS_LOCK, open(d / ".lock", "w") as lock:  # threads here, and other runs (peers beside the probe)
+        fcntl.flock(lock, fcntl.LOCK_EX)
         files = {}
         for r in rows:
             path = d / f"{r['slug']}.json"

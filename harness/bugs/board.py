@@ -202,9 +202,11 @@ def combine(entries: dict, rows: list, backend: str, verified: dict) -> list:
         e = entries.get(slug)
         b, f = by.get((slug, "buggy"), {}), by.get((slug, "fixed"), {})
         line = {"slug": slug, "backend": backend, "verified": verified.get(slug)}
-        if e is None or "error" in b or "error" in f or "probe" not in b or "probe" not in f:
-            line["error"] = (b.get("error") or f.get("error") or
-                             ("could not run: no manifest" if e is None else "not run: no probe row recorded"))
+        probes = [r.get("probe") for r in (b, f)]
+        if e is None or "error" in b or "error" in f or not all(probes) or any("error" in p for p in probes):
+            line["error"] = (b.get("error") or f.get("error")
+                             or next((p["error"] for p in probes if p and "error" in p), None)
+                             or ("could not run: no manifest" if e is None else "not run: no probe row recorded"))
             out.append(line)
             continue
         line.update(project=e.project, kind=e.kind, defect=e.defect, case=e.case, shows_on=e.shows_on,

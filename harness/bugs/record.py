@@ -51,6 +51,54 @@ def _pct(a: int, b: int) -> str:
     return f"{a} of {b}" + (f" ({100 * a / b:.0f}%)" if b else "")
 
 
+def _totals_table(totals: dict, peers: tuple) -> list:
+    """The summary table: the probe and each peer, caught, false alarms, diagnosis, seconds."""
+    blank = " | ".join("" for _ in peers)
+    t, tp = totals, totals["peers"]
+    return ["| | probe | " + " | ".join(peers) + " |", "|---|---|" + "---|" * len(peers),
+            f"| bugs caught, of those visible here | {_pct(t['caught_visible'], t['visible'])} | "
+            + " | ".join(_pct(tp[p]['caught_visible'], tp[p]['visible']) for p in peers) + " |",
+            f"| bugs caught, of all that ran | {_pct(t['caught_all'], t['ran'])} | {blank} |",
+            f"| false alarms on fixed versions | {t['false_alarms']} of {t['ran']} | "
+            + " | ".join(f"{tp[p]['false_alarms']} of {tp[p]['ran']}" for p in peers) + " |",
+            f"| right defect class named first, of bugs caught | {_pct(t['diagnosis_first'], t['caught_all'])} | {blank} |",
+            f"| ... in the first three | {_pct(t['diagnosis_top3'], t['caught_all'])} | {blank} |",
+            f"| seconds per probe: median, max | {t['median_s']}, {t['max_s']} | {blank} |", ""]
+
+
+def _by_class(lines: list) -> list:
+    from tabulate import tabulate
+
+    classes: dict = {}
+    for x in lines:
+        if "error" not in x and x["visible"]:
+            c = classes.setdefault(x["defect"], [0, 0, 0, 0])
+            c[0] += 1
+            c[1] += x["buggy"]["probe"]["caught"]
+            c[2] += x["buggy"]["probe"]["diagnosis_first_right"]
+            c[3] += bool(x["fixed"]["probe"]["errors"])
+    return ["## By defect class (bugs visible here)", "",
+            tabulate([[d, *c] for d, c in sorted(classes.items())],
+                     headers=["defect", "entries", "probe caught", "named first", "false alarm on fixed"],
+                     tablefmt="github"), ""]
+
+
+def _entry_row(x: dict, peers: tuple) -> list:
+    if "error" in x:
+        return [x["slug"], "", "", "", x["error"], "", "", ""] + ["" for _ in peers]
+    b, f = x["buggy"], x["fixed"]
+    first = b["probe"].get("first") or {}
+    where = f" at {first['line']}" if first.get("line") else ""
+    return [x["slug"], x["defect"], "yes" if x["visible"] else "no",
+            {True: "yes", False: "NO", None: "not recorded"}[x["verified"]],
+            (f"{_cell(b['probe'])} ({first.get('detector')}): {first.get('message', '')[:120]}{where}"
+             if b["probe"]["caught"] else "quiet"),
+            ", ".join(b["probe"]["diagnosis"][:3]),
+            _cell(f["probe"]) + (f" ({', '.join(f['probe']['codes'])})" if f["probe"]["caught"] else ""),
+            f"{b['probe']['seconds']} / {f['probe']['seconds']}"] + [f"{_cell(b.get(p))} / {_cell(f.get(p))}"
+                                                                     for p in peers]
+
+
 def scoreboard_md(lines: list, totals: dict, backend: str, envs: list, peers: tuple) -> str:
     from tabulate import tabulate
 
@@ -62,20 +110,7 @@ def scoreboard_md(lines: list, totals: dict, backend: str, envs: list, peers: tu
             f"Ran on {ran_on}. Made by `python -m harness bugs --backend {backend} --record`.", "",
             "Each entry is a real bug in a public project: the version with the bug (buggy) and the version "
             "that fixed it (fixed), run by the probe at its default settings (no trigger given) and by the "
-            "peers. \"visible\": the bug can show on this backend.", "",
-            "| | probe | " + " | ".join(peers) + " |", "|---|---|" + "---|" * len(peers),
-            f"| bugs caught, of those visible here | {_pct(totals['caught_visible'], totals['visible'])} | "
-            + " | ".join(_pct(totals['peers'][p]['caught_visible'], totals['peers'][p]['visible']) for p in peers) + " |",
-            f"| bugs caught, of all that ran | {_pct(totals['caught_all'], totals['ran'])} | "
-            + " | ".join("" for _ in peers) + " |",
-            f"| false alarms on fixed versions | {totals['false_alarms']} of {totals['ran']} | "
-            + " | ".join(f"{totals['peers'][p]['false_alarms']} of {totals['peers'][p]['ran']}" for p in peers) + " |",
-            f"| right defect class named first, of bugs caught | {_pct(totals['diagnosis_first'], totals['caught_all'])} | "
-            + " | ".join("" for _ in peers) + " |",
-            f"| ... in the first three | {_pct(totals['diagnosis_top3'], totals['caught_all'])} | "
-            + " | ".join("" for _ in peers) + " |",
-            f"| seconds per probe: median, max | {totals['median_s']}, {totals['max_s']} | "
-            + " | ".join("" for _ in peers) + " |", ""]
+            "peers. \"visible\": the bug can show on this backend.", ""] + _totals_table(totals, peers)
     versions = {p: sorted({str(x[v][p]["version"]) for x in lines if "error" not in x for v in ("buggy", "fixed")
                            if isinstance(x[v].get(p), dict) and x[v][p].get("version")}) for p in peers}
     if any(versions.values()):
@@ -83,38 +118,11 @@ def scoreboard_md(lines: list, totals: dict, backend: str, envs: list, peers: tu
                  + " (`plain` and `fuzz` are ours: harness/bugs/plain.py).", ""]
     if totals["could_not_run"]:
         head += [f"{totals['could_not_run']} entries could not run (below).", ""]
-    rows = []
-    for x in lines:
-        if "error" in x:
-            rows.append([x["slug"], "", "", "", x["error"], "", "", ""] + ["" for _ in peers])
-            continue
-        b, f = x["buggy"], x["fixed"]
-        first = b["probe"].get("first") or {}
-        where = f" at {first['line']}" if first.get("line") else ""
-        rows.append([x["slug"], x["defect"], "yes" if x["visible"] else "no",
-                     {True: "yes", False: "NO", None: "not recorded"}[x["verified"]],
-                     (f"{_cell(b['probe'])} ({first.get('detector')}): {first.get('message', '')[:120]}{where}"
-                      if b["probe"]["caught"] else "quiet"),
-                     ", ".join(b["probe"]["diagnosis"][:3]),
-                     _cell(f["probe"]) + (f" ({', '.join(f['probe']['codes'])})" if f["probe"]["caught"] else ""),
-                     f"{b['probe']['seconds']} / {f['probe']['seconds']}"]
-                    + [f"{_cell(b.get(p))} / {_cell(f.get(p))}" for p in peers])
-    classes = {}
-    for x in lines:
-        if "error" not in x and x["visible"]:
-            c = classes.setdefault(x["defect"], [0, 0, 0, 0])
-            c[0] += 1
-            c[1] += x["buggy"]["probe"]["caught"]
-            c[2] += x["buggy"]["probe"]["diagnosis_first_right"]
-            c[3] += bool(x["fixed"]["probe"]["errors"])
-    head += ["## By defect class (bugs visible here)", "",
-             tabulate([[d, *c] for d, c in sorted(classes.items())],
-                      headers=["defect", "entries", "probe caught", "named first", "false alarm on fixed"],
-                      tablefmt="github"), "", "## Every entry", ""]
-    body = tabulate(rows, headers=["entry", "defect", "visible", "verified", "probe on buggy: first finding",
-                                   "diagnosis (first three)", "probe on fixed", "seconds buggy / fixed"]
+    body = tabulate([_entry_row(x, peers) for x in lines],
+                    headers=["entry", "defect", "visible", "verified", "probe on buggy: first finding",
+                             "diagnosis (first three)", "probe on fixed", "seconds buggy / fixed"]
                     + [f"{p}: buggy / fixed" for p in peers], tablefmt="github", disable_numparse=True)
-    return "\n".join(head + [body, ""])
+    return "\n".join(head + _by_class(lines) + ["## Every entry", "", body, ""])
 
 
 def _rows_dir(backend: str) -> Path:

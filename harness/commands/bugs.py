@@ -123,11 +123,13 @@ def run(args) -> int:
             rows = board.run_tasks(tasks, jobs=args.jobs, ray_address=args.ray,
                                    gpus=1 if backend == "gpu" else 0, progress=say, on_row=keep)
             rows = [{**r, "env": env} for r in rows]
-        if args.record or args.no_run:  # every entry's newest recorded rows, each tool's newest result
-            rows = record.read_rows(backend, list(good) + list(bad))
+        shown_entries = good
+        if args.record or args.no_run:  # the scoreboard of every entry: its newest rows, each tool's newest result
+            shown_entries, others = _entries([])
+            rows = record.read_rows(backend, list(shown_entries) + list(others))
         shown = tuple(dict.fromkeys([*peers, *(k for r in rows for k, v in r.items()
                                                if isinstance(v, dict) and k not in ("probe", "env", "envs"))]))
-        lines = board.combine(good, rows, backend, record.verified(good, backend))
+        lines = board.combine(shown_entries, rows, backend, record.verified(shown_entries, backend))
         envs = sorted({table.dumps(r["env"]) for r in rows if r.get("env")})
         envs = [json.loads(e) for e in envs]
         text = record.scoreboard_md(lines, board.totals(lines, shown), backend, envs, shown)

@@ -127,8 +127,9 @@ def run(args) -> int:
         if args.record or args.no_run:  # the scoreboard of every entry: its newest rows, each tool's newest result
             shown_entries, others = _entries([])
             rows = record.read_rows(backend, list(shown_entries) + list(others))
-        shown = tuple(dict.fromkeys([*peers, *(k for r in rows for k, v in r.items()
-                                               if isinstance(v, dict) and k not in ("probe", "env", "envs"))]))
+        tools = set(peers) | {k for r in rows for k, v in r.items()
+                              if isinstance(v, dict) and k not in ("probe", "env", "envs")}
+        shown = tuple([t for t in ("plain", "fuzz") if t in tools] + sorted(tools - {"plain", "fuzz"}))
         lines = board.combine(shown_entries, rows, backend, record.verified(shown_entries, backend))
         envs = sorted({table.dumps(r["env"]) for r in rows if r.get("env")})
         envs = [json.loads(e) for e in envs]

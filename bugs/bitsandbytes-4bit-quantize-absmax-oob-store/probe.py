@@ -12,7 +12,7 @@ import types
 
 import torch
 
-from harness.bugs.source import load
+from harness.bugs.source import cuda_accelerator_at_import, load
 
 # NF4's 16 levels (the QLoRA data type, as bitsandbytes' get_4bit_type("nf4") lists them);
 # the kernel picks the level whose interval of midpoints holds x / absmax
@@ -23,13 +23,8 @@ NF4 = [-1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453,
 
 
 def ops(variant):
-    current = torch.accelerator.current_accelerator
-    if current() is None:
-        torch.accelerator.current_accelerator = lambda *a, **k: torch.device("cuda")
-    try:
+    with cuda_accelerator_at_import():
         mod = load(__file__, variant)
-    finally:
-        torch.accelerator.current_accelerator = current
     if not torch.cuda.is_available():
         mod.torch_accelerator_module = types.SimpleNamespace(device=lambda d: contextlib.nullcontext())
     return mod

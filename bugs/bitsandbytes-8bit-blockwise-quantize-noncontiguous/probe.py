@@ -12,17 +12,12 @@ import types
 
 import torch
 
-from harness.bugs.source import load
+from harness.bugs.source import cuda_accelerator_at_import, load
 
 
 def ops(variant):
-    current = torch.accelerator.current_accelerator
-    if current() is None:
-        torch.accelerator.current_accelerator = lambda *a, **k: torch.device("cuda")
-    try:
+    with cuda_accelerator_at_import():
         mod = load(__file__, variant)
-    finally:
-        torch.accelerator.current_accelerator = current
     if not torch.cuda.is_available():
         mod.torch_accelerator_module = types.SimpleNamespace(device=lambda d: contextlib.nullcontext())
     return mod

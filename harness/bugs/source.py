@@ -233,3 +233,18 @@ def cuda_device_on_cpu():
         yield
     finally:
         torch.cuda.device = real
+
+
+@contextlib.contextmanager
+def cuda_accelerator_at_import():
+    """Under the interpreter (no accelerator), ``torch.accelerator.current_accelerator()`` answers
+    cuda while a module that asks at import time is imported; with an accelerator nothing changes."""
+    import torch
+
+    current = torch.accelerator.current_accelerator
+    if current() is None:
+        torch.accelerator.current_accelerator = lambda *_a, **_k: torch.device("cuda")
+    try:
+        yield
+    finally:
+        torch.accelerator.current_accelerator = current

@@ -25,6 +25,19 @@ def positive_int(text: str) -> int:
     return n
 
 
+def seconds(text: str) -> float:
+    """A timeout: a finite number of seconds above 0 (nan, inf, 0 and negatives are refused)."""
+    import math
+
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number of seconds") from None
+    if not math.isfinite(x) or x <= 0 or x > 1e6:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0 and at most 1e6, got {text}")
+    return x
+
+
 def seed(text: str) -> int:
     try:
         n = int(text)

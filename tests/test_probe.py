@@ -131,6 +131,18 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, body, says):
     assert len(err.strip().splitlines()) == 1 and says in err and "Traceback" not in err, err
 
 
+@pytest.mark.parametrize("option", [["--timeout", "nan"], ["--timeout", "inf"], ["--timeout", "-1"],
+                                    ["--timeout", "0"], ["--only", ""], ["--only", ","]])
+def test_options_that_would_run_nothing_or_never_stop_are_bad_input(option):
+    """A timeout of nan, inf, 0 or below, and a detector list naming none, are refused before
+    anything runs: one line, exit 2 (not a finding about the kernel, not "no findings")."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), pytest.raises(SystemExit) as e:
+        main(["probe", str(EXAMPLE), "--backend", "interpreter", "-q", *option])  # argparse's errors exit
+    out, err = out.getvalue(), err.getvalue()
+    assert e.value.code == 2 and out == "" and len(err.strip().splitlines()) == 1 and option[0] in err, err
+
+
 def test_a_missing_inputs_file_is_one_line_and_exit_2(tmp_path):
     code, out, err = _cli(["probe", str(EXAMPLE), "--inputs", str(tmp_path / "nope.py"), "--backend", "interpreter",
                            "-q"])

@@ -16,7 +16,7 @@ import sys
 
 from harness.core import table
 from harness.errors import EXIT_MISMATCH, EXIT_OK, UsageError
-from harness.options import positive_int, seed
+from harness.options import positive_int, seconds, seed
 from harness.run.backends import resolve_backends
 
 DETECTOR_NAMES = ("reference", "guards", "memcheck", "race", "order", "shapes", "repeat", "first-call",
@@ -27,6 +27,8 @@ def _names(text: str) -> list:
     import argparse
 
     names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:  # nothing would run, and "no findings" would be a lie
+        raise argparse.ArgumentTypeError(f"names no detector (there are {', '.join(DETECTOR_NAMES)})")
     unknown = [n for n in names if n not in DETECTOR_NAMES]
     if unknown:
         raise argparse.ArgumentTypeError(f"no detector {', '.join(unknown)} (there are {', '.join(DETECTOR_NAMES)})")
@@ -78,7 +80,7 @@ def register(sub) -> None:
     p.add_argument("--no-poison", action="store_true",
                    help="leave masked lanes of a tl.load without other= at 0 in the interpreter")
     p.add_argument("--jobs", type=positive_int, default=2, help="detector processes at once (default 2)")
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds each detector may take (default 120)")
+    p.add_argument("--timeout", type=seconds, default=120.0, help="seconds each detector may take (default 120)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=run)

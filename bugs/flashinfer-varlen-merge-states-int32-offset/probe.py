@@ -6,46 +6,18 @@ flashinfer/triton/utils.py, which imports the package's heavy utilities; they ar
 the bug and are stood in for by no-ops, so the same glue runs under the interpreter.
 """
 
-import os
 
 import torch
 
-from harness.bugs.source import load
+from harness.bugs.source import interpreter_fixes, load
 
 _CHECKS = {name: (lambda *a, **k: None) for name in ("check_input", "check_device", "check_dim", "check_shape")}
 
 
-def _interpreter_range_as_int32():
-    """Compiled Triton makes a tl.range loop variable an int32 scalar tensor; Triton 3.7's
-    interpreter makes it a Python int, which has no .to() (the fixed kernel calls
-    iter.to(tl.int64)). Under the interpreter only, tl.range yields int32 scalars as compiled."""
-    if os.environ.get("TRITON_INTERPRET") != "1":
-        return
-    import numpy as np
-    import triton.language as tl
-    from triton.runtime import interpreter
-
-    if getattr(interpreter._patch_lang_core, "_int32_range", False):
-        return
-    plain = interpreter._patch_lang_core
-
-    def int32_range(arg1, arg2=None, step=None, **kwargs):
-        start, end = (0, arg1) if arg2 is None else (arg1, arg2)
-        for i in range(start, end, 1 if step is None else step):
-            yield tl.tensor(interpreter.TensorHandle(np.array([i], dtype=np.int32), tl.int32), tl.int32)
-
-    def patch(lang, *args):
-        plain(lang, *args)
-        scope = args[0] if args else None
-        if scope is not None:
-            scope.set_attr(lang, "range", int32_range)
-
-    patch._int32_range = True
-    interpreter._patch_lang_core = patch
 
 
 def _mod(variant):
-    _interpreter_range_as_int32()
+    interpreter_fixes("range-int32")  # what compiled Triton does: harness/run/triton_compat.py
     return load(__file__, variant, stubs={"flashinfer.triton.utils": _CHECKS})
 
 

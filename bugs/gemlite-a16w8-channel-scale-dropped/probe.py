@@ -14,7 +14,7 @@ import types
 
 import torch
 
-from harness.bugs.source import load
+from harness.bugs.source import interpreter_fixes, load
 
 FP32, FP16 = 0, 1  # gemlite DType values
 W_NBITS = 8
@@ -43,32 +43,10 @@ def _gpu_queries_answered():
         driver._active, torch.cuda.get_device_properties = keep_active, keep_props
 
 
-def _interpreter_bool_args():
-    """Triton 3.7's interpreter turns a bool kernel argument into an int32 array typed int1 and
-    then rejects it ("numpy data itemsize (32 bits) exceeds ... int1"); the GEMM takes the
-    non-constexpr flag load_scales_as_block. Under the interpreter only, a bool argument is
-    made an int1 scalar as the compiler makes it."""
-    if os.environ.get("TRITON_INTERPRET") != "1":
-        return
-    import numpy as np
-    import triton.language as tl
-    from triton.runtime import interpreter
-
-    plain = interpreter._implicit_cvt
-    if getattr(plain, "_bool_args", False):
-        return
-
-    def cvt(arg):
-        if isinstance(arg, bool):
-            return tl.tensor(interpreter.TensorHandle(np.array([arg], dtype=np.bool_), tl.int1), tl.int1)
-        return plain(arg)
-
-    cvt._bool_args = True
-    interpreter._implicit_cvt = cvt
 
 
 def _mod(variant):
-    _interpreter_bool_args()
+    interpreter_fixes("bool-args")  # what compiled Triton does: harness/run/triton_compat.py
     with _gpu_queries_answered():
         return load(__file__, variant, stubs={
             "gemlite.triton_kernels.config": {"AUTOTUNE": _Autotune},

@@ -16,32 +16,11 @@ import triton
 import triton.language as tl
 
 from harness.bugs.manifest import read
-from harness.bugs.source import cuda_device_on_cpu, fetch, load
+from harness.bugs.source import cuda_device_on_cpu, fetch, interpreter_fixes, load
 
 THETA = 10000.0
 
 
-def _float_args_as_fp32():
-    """Triton's interpreter (3.7) passes a Python float kernel argument on as a Python float,
-    where compiled Triton makes it an fp32 scalar; the kernel calls theta.to(tl.float64), which
-    a Python float does not have. Under the interpreter only, float arguments are made fp32
-    scalars as the compiler would."""
-    if os.environ.get("TRITON_INTERPRET") != "1":
-        return
-    import numpy as np
-    from triton.runtime import interpreter
-
-    if getattr(interpreter._implicit_cvt, "_fp32_floats", False):
-        return
-    plain = interpreter._implicit_cvt
-
-    def cvt(arg):
-        if isinstance(arg, float):
-            return tl.tensor(interpreter.TensorHandle(np.array([arg], dtype=np.float32), tl.float32), tl.float32)
-        return plain(arg)
-
-    cvt._fp32_floats = True
-    interpreter._implicit_cvt = cvt
 
 
 @triton.jit
@@ -62,7 +41,7 @@ def _interpreter_pow(kernels):
 
 
 def _mod(variant):
-    _float_args_as_fp32()
+    interpreter_fixes("float-args")  # what compiled Triton does: harness/run/triton_compat.py
     entry = read(Path(__file__).resolve().parent)
     side = entry.side(variant)
     where = fetch(side["package"], side["version"], entry.files, entry.pip_args)

@@ -38,6 +38,7 @@ import zipfile
 from pathlib import Path
 
 from harness.errors import UsageError
+from harness.run.triton_compat import interpreter_fixes  # noqa: F401  (for the glue: one import)
 
 FETCH_TIMEOUT = 900.0
 

@@ -31,6 +31,18 @@
    call of the benchmarked kernel counted (one entry per benchmarked config).
    ``TuningCounter.how`` says which ("listener" or "wrapper").
 
+``interpreter_fixes(*names)`` is the other kind: for the rest of one worker process, under
+``TRITON_INTERPRET=1`` only, it makes the interpreter do what compiled Triton does where a
+real kernel needs it (the real-bug benchmark's glue asks for them by name):
+
+- ``bool-args``: a bool kernel argument becomes an int1 scalar (3.7 makes an int32 array
+  typed int1 and rejects it);
+- ``float-args``: a float kernel argument becomes an fp32 scalar (3.7 passes a Python float
+  on, which has no ``.to()``);
+- ``range-int32``: ``tl.range`` yields int32 scalars (3.7 yields Python ints);
+- ``fp8-rounding``: fp32/fp16 to fp8 conversions round to nearest even, through torch (3.7
+  drops the carry into the exponent: 127 becomes 64).
+
 Cases stay plain Triton code.
 """
 
@@ -371,3 +383,78 @@ def _compile_hook(notify: Callable[[str], None]) -> Callable[[], None]:
     def undo():
         runtime.jit_cache_hook, runtime.jit_post_compile_hook = before, after
     return undo
+
+
+def _scalar_cvt(kind: type, np_dtype: str, tl_name: str) -> Callable[[], None]:
+    """A kernel argument of Python type ``kind`` becomes a scalar of ``tl_name``, as compiled."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    def install():
+        plain, ty = interpreter._implicit_cvt, getattr(tl, tl_name)
+
+        def cvt(arg):
+            if isinstance(arg, kind):
+                return tl.tensor(interpreter.TensorHandle(np.array([arg], dtype=np_dtype), ty), ty)
+            return plain(arg)
+
+        interpreter._implicit_cvt = cvt
+    return install
+
+
+def _range_int32() -> None:
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    plain = interpreter._patch_lang_core
+
+    def int32_range(arg1, arg2=None, step=None, **_kwargs):
+        start, end = (0, arg1) if arg2 is None else (arg1, arg2)
+        for i in range(start, end, 1 if step is None else step):
+            yield tl.tensor(interpreter.TensorHandle(np.array([i], dtype=np.int32), tl.int32), tl.int32)
+
+    def patch(lang, *args):
+        plain(lang, *args)
+        if args and args[0] is not None:
+            args[0].set_attr(lang, "range", int32_range)
+
+    interpreter._patch_lang_core = patch
+
+
+def _fp8_rounding() -> None:
+    import numpy as np
+    import torch
+    from triton.runtime import interpreter
+
+    plain = interpreter._convert_float
+    dst_types = {"fp8e4nv": torch.float8_e4m3fn, "fp8e5": torch.float8_e5m2}
+
+    def convert(input, input_dtype, output_dtype, rounding_mode):
+        dst = dst_types.get(getattr(output_dtype, "name", ""))
+        if dst is None or getattr(input_dtype, "name", "") not in ("fp32", "fp16"):
+            return plain(input, input_dtype, output_dtype, rounding_mode)
+        src = np.ascontiguousarray(input).astype(np.float32)
+        return torch.from_numpy(src).to(dst).view(torch.uint8).numpy()
+
+    interpreter._convert_float = convert
+
+
+INTERPRETER_FIXES = {"bool-args": lambda: _scalar_cvt(bool, "bool", "int1")(),
+                     "float-args": lambda: _scalar_cvt(float, "float32", "float32")(),
+                     "range-int32": _range_int32, "fp8-rounding": _fp8_rounding}
+_APPLIED: set = set()
+
+
+def interpreter_fixes(*names: str) -> None:
+    """Apply the named fixes (module docstring) once each, for the rest of this process; nothing
+    outside the interpreter."""
+    import os
+
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        return
+    for name in names:
+        if name not in _APPLIED:
+            INTERPRETER_FIXES[name]()
+            _APPLIED.add(name)

@@ -27,12 +27,6 @@ PEERS = ("plain", "fuzz")
 TIMEOUT = 120.0
 
 
-def _env(backend: str) -> dict:
-    from harness.run.worker import environment
-
-    return environment(backend)
-
-
 def fetch_entry(entry) -> str:
     """Both versions into the cache; "" when done, else why not (one line)."""
     if entry.kind != "released":

@@ -75,13 +75,14 @@ def _verify(args, good: dict, bad: dict) -> int:
     from concurrent.futures import ThreadPoolExecutor, as_completed
 
     from harness.bugs import board, record
+    from harness.run.worker import environment
 
     status = EXIT_USAGE if bad else EXIT_OK
     for slug, why in bad.items():
         print(f"{slug}: could not run: {why}")
     for backend in args.backends:
         todo = [e for e in good.values() if board.visible(e, backend)]
-        env = board._env(backend) if todo else {}
+        env = environment(backend) if todo else {}
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
             running = {pool.submit(board.verify, e, backend, timeout=args.timeout): e for e in todo}
             for done in as_completed(running):
@@ -109,6 +110,7 @@ def run(args) -> int:
         return _verify(args, good, bad)
     from harness.bugs import board, record
     from harness.core import table
+    from harness.run.worker import environment
 
     status = EXIT_OK
     peers = tuple(args.peers)
@@ -118,7 +120,7 @@ def run(args) -> int:
             tasks = [(slug, v, backend, peers, 2, args.timeout, not args.no_probe) for slug in list(good) + list(bad)
                      for v in ("buggy", "fixed")]
             say = None if args.quiet else (lambda m: print(f"  {m}", file=sys.stderr, flush=True))
-            env = board._env(backend)
+            env = environment(backend)
             keep = (lambda r: record.write_rows([r], backend, env)) if args.record else None
             rows = board.run_tasks(tasks, jobs=args.jobs, ray_address=args.ray,
                                    gpus=1 if backend == "gpu" else 0, progress=say, on_row=keep)

@@ -19,8 +19,12 @@ from harness.errors import EXIT_MISMATCH, EXIT_OK, UsageError
 from harness.options import positive_int, seconds, seed
 from harness.run.backends import resolve_backends
 
-DETECTOR_NAMES = ("reference", "guards", "memcheck", "race", "order", "shapes", "repeat", "first-call",
-                  "compute-sanitizer", "triton-debug")
+
+
+def _detector_names() -> tuple:
+    from harness.probe.detectors import names
+
+    return names()
 
 
 def _names(text: str) -> list:
@@ -28,10 +32,10 @@ def _names(text: str) -> list:
 
     names = [n.strip() for n in text.split(",") if n.strip()]
     if not names:  # nothing would run, and "no findings" would be a lie
-        raise argparse.ArgumentTypeError(f"names no detector (there are {', '.join(DETECTOR_NAMES)})")
-    unknown = [n for n in names if n not in DETECTOR_NAMES]
+        raise argparse.ArgumentTypeError(f"names no detector (there are {', '.join(_detector_names())})")
+    unknown = [n for n in names if n not in _detector_names()]
     if unknown:
-        raise argparse.ArgumentTypeError(f"no detector {', '.join(unknown)} (there are {', '.join(DETECTOR_NAMES)})")
+        raise argparse.ArgumentTypeError(f"no detector {', '.join(unknown)} (there are {', '.join(_detector_names())})")
     return names
 
 
@@ -72,7 +76,7 @@ def register(sub) -> None:
     p.add_argument("--backend", choices=["gpu", "interpreter", "all"], default="all",
                    help="where to run (default: the GPU if there is one, and the interpreter)")
     p.add_argument("--only", type=_names, default=None, metavar="NAMES",
-                   help=f"run only these detectors, comma-separated, of: {', '.join(DETECTOR_NAMES)}")
+                   help=f"run only these detectors, comma-separated, of: {', '.join(_detector_names())}")
     p.add_argument("--sizes", type=_sizes, default=None, metavar="N=V,...", help="default sizes to use")
     p.add_argument("--seed", type=seed, default=0, help="seed for inputs, program shuffles and fuzzing (default 0)")
     p.add_argument("--fuzz-trials", type=positive_int, default=24, help="sizes shape fuzzing tries (default 24)")

@@ -28,6 +28,7 @@ class Call:
     error: BaseException | None = None  # what the launcher raised
     returned: str = ""  # the input the result shares storage with, "" for a new tensor
     bench_launches: int = 0
+    kept: list = field(default_factory=list)  # (name, bool mask): launcher-allocated elements still at their fill
 
 
 def device_of(backend: str) -> str:
@@ -142,8 +143,10 @@ def _guard_inputs(inputs: dict, finite: bool = False) -> tuple[dict, list]:
 
 
 @contextlib.contextmanager
-def poisoned_allocations():
-    """``torch.empty``, ``empty_like`` and ``Tensor.new_empty`` return poison inside canary padding."""
+def poisoned_allocations(canary=None):
+    """``torch.empty``, ``empty_like`` and ``Tensor.new_empty`` return poison inside canary padding
+    (``canary``: a function of the dtype giving another fill, for a second run that tells elements
+    never written from elements that happen to equal the poison)."""
     import torch
 
     from harness.core import guards
@@ -156,7 +159,8 @@ def poisoned_allocations():
             t = original(*args, **kwargs)
             if kwargs.get("out") is not None or not t.is_contiguous() or t.numel() == 0 or t.requires_grad:
                 return t
-            return guards.output(t.shape, t.dtype, t.device, pad=PAD, canary=guards.default_poison(t.dtype))
+            fill = guards.default_poison(t.dtype) if canary is None else canary(t.dtype)
+            return guards.output(t.shape, t.dtype, t.device, pad=PAD, canary=fill)
         return alloc
 
     torch.empty, torch.empty_like = wrap(originals["empty"]), wrap(originals["empty_like"])
@@ -178,7 +182,7 @@ def _shares(out, inputs: dict) -> str:
                  and v.untyped_storage().data_ptr() == ptr), "")
 
 
-def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: bool = False) -> Call:
+def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: bool = False, canary=None) -> Call:
     """The reference, then the launcher on guard-banded copies of ``inputs`` (with torch.empty
     poisoned while it runs), compared; the guard bands checked. ``finite``: bands of 0.0."""
     import torch
@@ -192,7 +196,7 @@ def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: 
         if counter is not None:
             counter.clear()
         try:
-            with poisoned_allocations():
+            with poisoned_allocations(canary):
                 out = call_with(target.launcher, given)
             if backend == "gpu":
                 from harness.run.worker import sync_all_gpus
@@ -208,10 +212,17 @@ def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: 
         rtol, atol = target.tolerance_for(out.dtype)
         res.cmp = compare.compare(res.out, res.ref, rtol, atol)
         res.guard = gs.check()
+        res.kept = [(g.name, ~guards._differs_from_fill(g.view.reshape(-1), g.fill).cpu()) for g in gs.guards
+                    if g.kind == "output" and g.view.dtype != torch.bool]
         for b in bands:
             if n := b.changed():
                 res.guard["wrote_past_end"][b.name] = n
     return res
+
+
+def second_fill(dtype):
+    """A fill unlike the poison, for the second run of an "unwritten" check."""
+    return 27183.5 if dtype.is_floating_point else 77
 
 
 def unwritten_in_place(target, inputs: dict, name: str) -> int:

@@ -24,6 +24,7 @@ CODES = {
     "P000": ("the detector itself failed", ""),
     "P001": ("the kernel crashed", ""),
     "P002": ("the kernel hung", ""),
+    "P003": ("the kernel does not compile", ""),
     "P101": ("out-of-bounds store", "out-of-bounds-write"),
     "P102": ("out-of-bounds load", "out-of-bounds-read"),
     "P103": ("out-of-bounds atomic", "out-of-bounds-write"),
@@ -61,6 +62,7 @@ class Finding:
     programs: list = field(default_factory=list)  # program ids involved, where known
     defect: str = ""  # overrides the code's defect class
     cases: list = field(default_factory=list)  # matching casebook cases: {"slug", "title", "readme"}
+    sizes: dict = field(default_factory=dict)  # the sizes it showed at, where it is a wrong result
 
     @property
     def title(self) -> str:

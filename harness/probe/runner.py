@@ -25,20 +25,8 @@ from dataclasses import dataclass, field
 from harness.probe.findings import INFO, Finding, attach_cases, problems
 from harness.run.isolate import exit_message, run_process
 
-INTERPRETER = ("reference", "guards", "memcheck", "race", "order", "shapes", "repeat", "first-call")
-GPU = ("reference", "guards", "shapes", "repeat", "first-call", "compute-sanitizer", "triton-debug")
-WHAT = {
-    "reference": "the default sizes against the float64 reference",
-    "guards": "guard bands around every tensor, poison in torch.empty",
-    "memcheck": "every load and store against its tensor's bounds",
-    "race": "stores to addresses other programs touch",
-    "order": "the grid in other program orders",
-    "shapes": "seeded shape fuzzing, shrunk to the smallest failure; grids at the GPU's sizes",
-    "repeat": "identical runs, bitwise",
-    "first-call": "the first call against the second (autotune)",
-    "compute-sanitizer": "compute-sanitizer memcheck, no caching allocator",
-    "triton-debug": "TRITON_DEBUG=1: device asserts and overflow checks",
-}
+from harness.probe import detectors as registry
+
 DEFAULT_TIMEOUT = 120.0
 
 
@@ -89,7 +77,7 @@ class BackendUnavailable(Exception):
 def _events(proc) -> dict:
     """A worker's events sorted out: per detector its findings, and how far it got."""
     out = {"findings": {}, "meta": {}, "started": [], "ended": [], "errors": {}, "load": None, "unavailable": None,
-           "trying": None}
+           "trying": None, "skipped": {}}
     for ev in proc.events:
         kind = ev.pop("event", None)
         if kind == "start":
@@ -97,10 +85,14 @@ def _events(proc) -> dict:
             out["trying"] = None
         elif kind == "end":
             out["ended"].append(ev["detector"])
+        elif kind == "skipped":
+            out["skipped"][ev["detector"]] = ev.get("reason", "")
         elif kind == "finding":
             out["findings"].setdefault(ev.get("detector", ""), []).append(Finding.from_json(ev))
         elif kind == "meta":
+            seen = ev.pop("seen", None) or {}
             out["meta"].update(ev)
+            out["meta"].setdefault("seen", {}).update(seen)
         elif kind == "trying":
             out["trying"] = ev.get("sizes")
         elif kind == "error":
@@ -111,28 +103,33 @@ def _events(proc) -> dict:
     return out
 
 
-TOOLS = ("compute-sanitizer", "triton-debug")
+def _tool(name: str):
+    """The GPU tool a detector is (compute-sanitizer, TRITON_DEBUG), or None."""
+    d = registry.registry().get(name)
+    return d.tool if d is not None else None
 
 
 def _worker_args(args: dict, todo: list, backend: str, timeout: float) -> tuple[dict, dict | None]:
     """The worker's arguments for the detectors ``todo``, and how to run it: a GPU tool runs the
-    reference detector alone under the tool, at the small sizes for compute-sanitizer (None: the
+    reference detector alone under the tool, at the small sizes where it asks for them (None: the
     tool is not here)."""
     import itertools
 
-    worker = {**args, "detectors": list(itertools.takewhile(lambda d: d not in TOOLS, todo)), "backend": backend,
+    worker = {**args, "detectors": list(itertools.takewhile(lambda d: _tool(d) is None, todo)), "backend": backend,
               "timeout": timeout}
-    if todo[0] not in TOOLS:
+    tool = _tool(todo[0])
+    if tool is None:
         return worker, {}
+    how = tool.how()
+    if how is None:
+        return worker, None
     worker["detectors"] = ["reference"]
-    # padding is valid memory: it would hide accesses from compute-sanitizer, which is slow: the
-    # small sizes. TRITON_DEBUG costs little and checks int32 overflow, which needs the full sizes.
-    small = todo[0] == "compute-sanitizer"
-    worker["options"] = {**worker["options"], "pad": 0, "small": small}
-    return worker, _tool_run(todo[0])
+    # padding is valid memory: it would hide accesses from compute-sanitizer
+    worker["options"] = {**worker["options"], "pad": 0, "small": bool(how.get("small"))}
+    return worker, {k: v for k, v in how.items() if k != "small"}
 
 
-def _run_worker(worker: dict, backend: str, timeout: float, extra: dict):
+def _run_worker(worker: dict, backend: str, timeout: float, extra: dict, say=None):
     """One worker process (the detectors each stop themselves after ``timeout``; the process
     limit, counted again from each detector's start, is the backstop for a hang they cannot
     stop: a GPU kernel that never returns). A tool's log file is read into the output."""
@@ -144,7 +141,8 @@ def _run_worker(worker: dict, backend: str, timeout: float, extra: dict):
             extra = {**extra, "wrapper": extra["wrapper"] + ["--log-file", log]}
         extra.pop("log_file", None)
         margin = 120 if extra.get("wrapper") else 30  # the process's start: imports, CUDA, compute-sanitizer's own
-        proc = run_process("harness.probe.worker", worker, backend=backend, timeout=timeout + margin, **extra)
+        proc = run_process("harness.probe.worker", worker, backend=backend, timeout=timeout + margin,
+                           on_poll=_progress(backend, say) if say else None, **extra)
         if os.path.exists(log):
             with open(log, errors="replace") as f:
                 text = f.read()
@@ -161,10 +159,11 @@ def _batch(args: dict, names: list, backend: str, timeout: float, say) -> tuple[
         t0 = time.monotonic()
         worker, extra = _worker_args(args, todo, backend, timeout)
         if extra is None:
-            results[todo.pop(0)] = ([Finding("P000", "compute-sanitizer", backend, "compute-sanitizer not found "
-                                             "(put it on PATH or set CUDA_HOME)", severity=INFO)], "not run", 0.0)
+            name = todo.pop(0)
+            results[name] = ([Finding("P000", name, backend, f"{name} not found (put it on PATH or set CUDA_HOME)",
+                                      severity=INFO)], "not run", 0.0)
             continue
-        proc = _run_worker(worker, backend, timeout, extra)
+        proc = _run_worker(worker, backend, timeout, extra, say)
         ev = _events(proc)
         if ev["load"]:
             raise ProbeInputError(ev["load"])
@@ -191,9 +190,9 @@ def _died(results: dict, todo: list, ev: dict, proc, backend: str, timeout: floa
     """The detector the process died or hung in; after a hang on the GPU, the rest are not run (a
     GPU kernel that never returns makes each of them wait as long)."""
     name = todo.pop(0)
-    partial = _kept(name, ev["findings"].get("reference" if name in TOOLS else name, []))
+    partial = _kept(name, ev["findings"].get("reference" if _tool(name) else name, []))
     results[name] = (partial + [_ended(name, backend, proc, ev, timeout)], "hang" if proc.hung else "crash", dt)
-    say(f"{backend} {name}: {results[name][1]}: {WHAT.get(name, '')}")
+    say(f"{backend} {name}: {results[name][1]} after {dt:.1f}s")
     if proc.hung and backend == "gpu":
         while todo:
             other = todo.pop(0)
@@ -211,14 +210,15 @@ def _collect(results: dict, todo: list, ev: dict, proc, backend: str, dt: float,
             f.detector = label
         if name in ev["errors"]:
             found.append(Finding("P000", label, backend, f"the detector failed: {ev['errors'][name]}"[:300]))
-        results[label] = (found, "error" if name in ev["errors"] else "done", dt)
-        say(f"{backend} {label}: {results[label][1]}, {len(found)} findings: {WHAT.get(label, '')}")
+        status = "error" if name in ev["errors"] else f"skipped: {ev['skipped'][name]}" \
+            if name in ev["skipped"] else "done"
+        results[label] = (found, status, 0.0 if name in ev["skipped"] else dt)
 
 
 def _kept(label: str, found: list, own: list | None = None) -> list:
     """A GPU tool's run of the reference detector keeps only a crash or a hang, and only when the
     tool itself reported nothing (the reference detector reports the rest already)."""
-    if label not in TOOLS:
+    if _tool(label) is None:
         return found
     return [] if own else [f for f in found if f.code in ("P001", "P002", "P403")]
 
@@ -233,36 +233,43 @@ def _ended(name: str, backend: str, proc, ev: dict, timeout: float) -> Finding:
     return Finding("P000", name, backend, f"the detector failed: {ev['errors'].get('', 'no result')}"[:300])
 
 
-def _tool_run(name: str) -> dict | None:
-    """How to run the reference detector under a GPU tool: compute-sanitizer memcheck as
-    ``harness.detectors.sanitizer`` runs it (its own log file, CUDA API errors not reported,
-    no caching allocator), or TRITON_DEBUG=1 (device asserts, integer overflow checks)."""
-    if name == "triton-debug":
-        return {"extra_env": {"TRITON_DEBUG": "1"}}
-    from harness.detectors.sanitizer import compute_sanitizer, wrapper
-
-    cs = compute_sanitizer()
-    if cs is None:
-        return None
-    return {"wrapper": wrapper(cs, "memcheck"), "extra_env": {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}, "log_file": True}
-
-
 def _tool_findings(detector: str, backend: str, proc) -> list:
-    """What compute-sanitizer or TRITON_DEBUG printed."""
-    if detector == "compute-sanitizer":
-        from harness.detectors.sanitizer import sanitizer_summary
+    """What a GPU tool (compute-sanitizer, TRITON_DEBUG) printed, as findings."""
+    tool = _tool(detector)
+    return tool.findings(detector, backend, proc.output_tail) if tool is not None else []
 
-        s = sanitizer_summary(proc.output_tail)
-        if s and s["errors"]:
-            first = f"; first: {s['first']}" if s["first"] else ""
-            return [Finding("P601", detector, backend, f"{s['errors']} errors{first}"[:300])]
-    if detector == "triton-debug":
-        from harness.detectors.triton_debug import ASSERTIONS
 
-        for pat in ASSERTIONS:
-            if (m := pat.search(proc.output_tail)) is not None:
-                return [Finding("P602", detector, backend, f"device_assert fired: {m.group(1)}")]
-    return []
+def _progress(backend: str, say):
+    """An ``on_poll`` that says, as the worker goes, each detector's start, end and clock."""
+    import json
+
+    state = {"offset": 0, "t": {}}
+
+    def poll(path: str) -> None:
+        try:
+            with open(path, "rb") as f:
+                f.seek(state["offset"])
+                more = f.read()
+        except OSError:
+            return
+        end = more.rfind(b"\n") + 1
+        state["offset"] += end
+        for line in more[:end].splitlines():
+            try:
+                ev = json.loads(line)
+            except ValueError:
+                continue
+            kind, name = ev.get("event"), ev.get("detector")
+            if kind == "start" and name:
+                state["t"][name] = time.monotonic()
+                say(f"{backend} {name}: started ({registry.registry()[name].what})" if name in registry.registry()
+                    else f"{backend} {name}: started")
+            elif kind == "skipped":
+                say(f"{backend} {name}: skipped: {ev.get('reason', '')}")
+                state["t"].pop(name, None)
+            elif kind == "end" and name in state["t"]:
+                say(f"{backend} {name}: done in {time.monotonic() - state['t'].pop(name):.1f}s")
+    return poll
 
 
 def probe(file: str, *, inputs: str | None = None, launcher: str = "launch", backends: list | None = None,
@@ -278,13 +285,29 @@ def probe(file: str, *, inputs: str | None = None, launcher: str = "launch", bac
     report = ProbeReport(file)
     for backend in backends or ["interpreter"]:
         _probe_backend(report, args, backend, detectors, jobs, timeout, progress)
+    report.findings = merge_repeated(report.findings)
     report.findings += _backends_differ(report)
     attach_cases(report.findings)
     report.seconds = time.monotonic() - t0
     return report
 
 
-BOTH = ("reference", "guards", "shapes", "repeat", "first-call")  # the detectors each backend runs
+def merge_repeated(findings: list) -> list:
+    """One finding for a launcher that raises (or a process that dies) the same way in every
+    detector that calls it, naming those detectors, not one row each."""
+    out, first = [], {}
+    for f in findings:
+        if f.code in ("P001", "P003"):
+            key = (f.code, f.backend, f.message, f.line)
+            if key in first:
+                first[key].detector += f", {f.detector}"
+                continue
+            first[key] = f
+        out.append(f)
+    return out
+
+
+BOTH = tuple(d.name for d in registry.on("interpreter") if "gpu" in d.backends)  # the detectors each backend runs
 
 
 def _backends_differ(report: ProbeReport) -> list:
@@ -307,13 +330,8 @@ def _backends_differ(report: ProbeReport) -> list:
                     + "; ".join(diffs), severity=INFO)]
 
 
-# Detectors run in two processes side by side; each list runs in order in one process.
-BATCHES = {"interpreter": (("reference", "shapes", "first-call", "repeat"), ("memcheck", "race", "guards", "order")),
-           "gpu": (("reference", "shapes", "first-call", "repeat", "guards"), ("compute-sanitizer",), ("triton-debug",))}
-
-
 def _probe_backend(report, args, backend, detectors, jobs, timeout, progress) -> None:
-    batches = [[d for d in b if detectors is None or d in detectors] for b in BATCHES[backend]]
+    batches = [[d for d in b if detectors is None or d in detectors] for b in registry.batches(backend)]
     batches = [b for b in batches if b]
     if jobs == 1:
         batches = [[d for b in batches for d in b]] if batches else []
@@ -332,7 +350,7 @@ def _probe_backend(report, args, backend, detectors, jobs, timeout, progress) ->
         report.ran.append((backend, "all", 0.0, "not run"))
         report.meta.setdefault(backend, {})["unavailable"] = why
         return
-    order = [d for d in (INTERPRETER if backend == "interpreter" else GPU)]
+    order = [d.name for d in registry.on(backend)]
     merged = {k: v for results, _ in done for k, v in results.items()}
     for name in sorted(merged, key=lambda n: order.index(n) if n in order else len(order)):
         found, status, dt = merged[name]

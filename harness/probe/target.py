@@ -60,7 +60,7 @@ class Target:
     sizes: dict
     ranges: dict = field(default_factory=dict)
     tolerance: tuple | None = None  # (rtol, atol), None: by dtype
-    deterministic: bool = True
+    deterministic: bool | None = None  # None: not declared
     case_dir: Path | None = None
     gpu_sizes: dict | None = None  # GPU_SIZES, else [sizes.gpu]: the grid-limit check's sizes
     small_sizes: dict | None = None  # SMALL_SIZES, else [sizes.sanitizer] / [sizes.interpreter]
@@ -134,13 +134,13 @@ def load(path: str, inputs: str | None = None, launcher: str = "launch", backend
     if tol is None and "rtol" in cmp_:
         tol = {"rtol": cmp_["rtol"], "atol": cmp_.get("atol", 0.0)}
     det = _declared("DETERMINISTIC", mod, kernel)
-    if det is None:  # a case folder's default is the spec's (false); a file of one's own: true
-        det = cmp_.get("deterministic", False) if meta else True
+    if det is None and meta:  # a case folder's default is the spec's (false); a file of one's own: undeclared
+        det = cmp_.get("deterministic", False)
     ranges = _declared("FUZZ", mod, kernel) or {}
     _check_gpus(meta, backend)
     return Target(kpath, kernel, mod, fn, launcher, mod.make_inputs, mod.reference, sizes,
                   {k: tuple(v) for k, v in ranges.items()},
-                  (float(tol["rtol"]), float(tol["atol"])) if tol else None, bool(det),
+                  (float(tol["rtol"]), float(tol["atol"])) if tol else None, None if det is None else bool(det),
                   ipath.resolve().parent if meta else None,
                   _other_sizes("GPU_SIZES", ("gpu",), sizes, meta, mod, kernel),
                   _other_sizes("SMALL_SIZES", ("sanitizer", "interpreter"), sizes, meta, mod, kernel))

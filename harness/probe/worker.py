@@ -12,6 +12,7 @@ Events, one JSON object a line, appended to ``events`` as they happen:
 
 - ``{"event": "meta", "sizes": ..., "blocks": ..., "deterministic": ...}``  what the file declares
 - ``{"event": "start" | "end", "detector": ...}``
+- ``{"event": "skipped", "detector": ..., "reason": ...}``  the detector cannot apply to this kernel
 - ``{"event": "trying", "sizes": ...}``  shape fuzzing, before each size (a crash names it)
 - ``{"event": "finding", ...}``  one ``Finding``
 - ``{"event": "error", "phase": "load" | "unavailable" | "run", "message": ...}``  a bad file / a file
@@ -35,11 +36,10 @@ EXIT_LOAD, EXIT_RUN, EXIT_CONTEXT = 2, 3, 4
 
 
 def detectors() -> dict:
-    from harness.probe import checks, shapes
+    """name -> Detector, for every detector that runs code of its own (not a GPU tool)."""
+    from harness.probe.detectors import registry
 
-    return {"reference": checks.reference, "guards": checks.guard_bands, "memcheck": checks.memcheck,
-            "race": checks.race, "order": checks.order, "shapes": shapes.shapes, "repeat": checks.repeat,
-            "first-call": checks.first_call}
+    return {name: d for name, d in registry().items() if d.run is not None}
 
 
 def _load(args: dict, emit):
@@ -62,7 +62,7 @@ def _load(args: dict, emit):
 def run(args: dict) -> int:
     emit = Events(args["events"])
     try:
-        from harness.probe.checks import Context
+        from harness.probe.context import Context
         from harness.run.triton_compat import patched
 
         if (pad := (args.get("options") or {}).get("pad")) is not None:
@@ -118,15 +118,20 @@ def run_one(ctx, name: str, emit, timeout: float) -> None:
     from harness.probe.findings import Finding
     from harness.run.triton_compat import reset_autotune_caches
 
-    emit(event="start", detector=name)
     import time
 
+    emit(event="start", detector=name)
     ctx.name, ctx.trying, ctx.deadline = name, None, time.monotonic() + 0.6 * timeout
+    det = detectors()[name]
+    if det.skip is not None and (why := det.skip(ctx)):
+        emit(event="skipped", detector=name, reason=why)
+        emit(event="end", detector=name)
+        return
     reset_autotune_caches(ctx.target.kernel)  # each detector's first call tunes, as in a fresh process
     old = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
-        found = detectors()[name](ctx)
+        found = det.run(ctx)
     except DetectorTimeout:
         at = f" at sizes {', '.join(f'{k}={v}' for k, v in ctx.trying.items())}" if ctx.trying else ""
         found = [Finding("P002", name, ctx.backend, f"no result after {timeout:.0f}s{at}: stopped")]
@@ -139,7 +144,7 @@ def run_one(ctx, name: str, emit, timeout: float) -> None:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
-    emit(event="meta", blocks=ctx.blocks)
+    emit(event="meta", blocks=ctx.blocks, seen=ctx.seen)
     for f in found:
         emit(event="finding", **f.to_json())
     emit(event="end", detector=name)

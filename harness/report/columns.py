@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from harness.detectors import registry as D
-from harness.probe import checks
 from harness.report.records import PROBE, STALE, probe_skip
 
 
@@ -37,7 +36,7 @@ class Column:
 
 
 YOURS = "python -m harness probe your_kernel.py"
-_probe_memcheck = checks.memcheck.__name__  # the probe's line-level memcheck (not compute-sanitizer's)
+_probe_memcheck = "memcheck"  # the probe's line-level memcheck (not compute-sanitizer's)
 PROBE_COLUMNS = (
     Column("probe-result", "probe: wrong result", "both", "the default sizes against a float64 reference "
            "(P201 wrong, P202 NaN/Inf)", YOURS, ("P201", "P202"), "reference"),

@@ -227,9 +227,10 @@ def _tail(path: str) -> str:
 
 
 def run_process(module: str, args: dict, *, backend: str, timeout: float, extra_env: dict | None = None,
-                wrapper: list[str] | None = None) -> Process:
+                wrapper: list[str] | None = None, on_poll=None) -> Process:
     """``python -m module '<args as JSON>'`` in a new session; ``args["events"]`` is set to
-    a file the worker appends JSON lines to. Killed (its whole process group) on timeout."""
+    a file the worker appends JSON lines to. Killed (its whole process group) on timeout.
+    ``on_poll(events_path)`` is called while it runs, about each POLL seconds (progress lines)."""
     res = Process()
     with tempfile.TemporaryDirectory(prefix="casebook-") as tmp:
         events, log = os.path.join(tmp, "events.jsonl"), os.path.join(tmp, "output.log")
@@ -249,7 +250,7 @@ def run_process(module: str, args: dict, *, backend: str, timeout: float, extra_
             if proc is None:
                 res.interrupted = True
                 return res
-            _wait(proc, timeout, res, events, WATCH.get(module, OTHER_WORKERS))
+            _wait(proc, timeout, res, events, WATCH.get(module, OTHER_WORKERS), on_poll)
         res.output_tail = _tail(log)
         res.events = _read_events(events)
         timings.record(module=module, args=args, backend=backend, forked=forked, wrapper=wrapper,
@@ -284,7 +285,8 @@ def _progress(path: str, seen: int, kinds) -> tuple[bytes | None, int]:
     return last, seen + end
 
 
-def _wait(proc: subprocess.Popen, timeout: float, res: Process, events: str, watch=OTHER_WORKERS) -> None:
+def _wait(proc: subprocess.Popen, timeout: float, res: Process, events: str, watch=OTHER_WORKERS,
+          on_poll=None) -> None:
     """Wait for the worker. A kernel that hangs is one that runs ``timeout`` seconds with
     nothing to show: the clock starts at each launch and again after each compilation;
     importing, setting up a call and compiling get at least STARTUP_GRACE (``watch``: the events
@@ -297,6 +299,8 @@ def _wait(proc: subprocess.Popen, timeout: float, res: Process, events: str, wat
                 res.returncode = proc.wait(timeout=min(POLL, max(0.0, deadline - time.monotonic())))
                 break
             except subprocess.TimeoutExpired:
+                if on_poll is not None:
+                    on_poll(events)
                 last, seen = _progress(events, seen, clock | grace)
                 if last is not None:
                     deadline = time.monotonic() + (timeout if last in clock else max(timeout, STARTUP_GRACE))

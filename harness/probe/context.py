@@ -1,0 +1,143 @@
+"""What every probe detector and diagnosis experiment is given: the ``Context`` of one worker
+process (the user's file loaded, the backend, the seed, the options), and the helpers they
+share to turn what a call did into a ``Finding``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass, field
+
+from harness.probe.findings import ERROR, Finding
+
+
+@dataclass
+class Context:
+    target: object
+    backend: str
+    seed: int
+    name: str  # the detector or experiment running
+    counter: object = None  # harness.run.triton_compat.TuningCounter
+    options: dict = field(default_factory=dict)  # tf32, poison_masked, fuzz_trials, blocks, large
+    emit: object = None
+    blocks: list = field(default_factory=list)  # block sizes seen (constexprs)
+    trying: dict | None = None  # the sizes being run (a timeout names them)
+    deadline: float | None = None  # time.monotonic() by which a long detector wraps up
+    refused: list = field(default_factory=list)  # (sizes, why) where Triton would not compile the kernel
+    seen: dict = field(default_factory=dict)  # what runs showed: atomics, autotune, poisoned loads (skips, diagnosis)
+
+    def finding(self, code: str, message: str, **kw) -> Finding:
+        return Finding(code, self.name, self.backend, message, **kw)
+
+    def late(self) -> bool:
+        """Past the detector's own deadline (a share of its timeout): wrap up with what there is."""
+        return self.deadline is not None and time.monotonic() > self.deadline
+
+    @contextlib.contextmanager
+    def instrument(self, **kw):
+        """The instrumented interpreter (a plain block on the GPU); yields its Recorder or None."""
+        if self.backend != "interpreter":
+            yield None
+            return
+        from harness.run.interp_instrument import Options, instrumented
+
+        opts = Options(tf32=self.options.get("tf32", True), poison_masked=self.options.get("poison_masked", True))
+        for k, v in kw.items():
+            setattr(opts, k, v)
+        with instrumented(opts) as rec:
+            yield rec
+        for name, values in rec.blocks.items():
+            self.blocks = sorted(set(self.blocks) | set(values))
+        if rec.float_atomics or getattr(rec, "atomics", 0):
+            self.seen["atomics"] = True
+
+
+def crash(ctx: Context, e: BaseException, sizes: dict | None = None) -> Finding:
+    """The launcher raised: P001, or P403 when the instrumented interpreter refused a grid past CUDA's
+    limits, or P003 when Triton could not compile the kernel (its own message)."""
+    from harness.errors import error_line
+
+    at = f" at sizes {fmt(sizes)}" if sizes else ""
+    if (hit := grid_limit_hit(e)) is not None:
+        return grid_finding(ctx, hit, at)
+    if (why := compile_error(e)) is not None:
+        return ctx.finding("P003", f"Triton could not compile the kernel{at}: {why}"[:300], line=error_where(e))
+    return ctx.finding("P001", f"the launcher raised{at}: {error_line(e)}"[:300], line=error_where(e))
+
+
+def compile_error(e: BaseException) -> str | None:
+    """Triton's own message when ``e`` is (or wraps) a compilation error, else None."""
+    seen = 0
+    while e is not None and seen < 10:
+        if any(c.__name__ == "CompilationError" for c in type(e).__mro__):
+            lines = [ln.strip() for ln in str(e).strip().splitlines() if ln.strip()]
+            # Triton prints the source around the error, then the error itself last
+            return (lines[-1] if lines else type(e).__name__)[:200]
+        e, seen = e.__cause__ or e.__context__, seen + 1
+    return None
+
+
+def grid_limit_hit(e: BaseException | None) -> dict | None:
+    """The grid-limit record of ``e`` or of an exception it came from (the user may wrap it)."""
+    seen = 0
+    while e is not None and seen < 10:
+        if hasattr(e, "hit") and type(e).__name__ == "GridLimitError":
+            return e.hit
+        e, seen = e.__cause__ or e.__context__, seen + 1
+    return None
+
+
+def grid_finding(ctx: Context, hit: dict, at: str = "", severity: str = ERROR) -> Finding:
+    axis = "x" if hit["axis"] == 0 else "yz"[hit["axis"] - 1]
+    return ctx.finding("P403", f"{hit['kernel']}{at}: grid {hit['grid']} has {hit['programs']:,} programs on axis "
+                               f"{hit['axis']} ({axis}); CUDA allows at most {hit['limit']:,} there, so the launch "
+                               f"fails on a GPU (the interpreter would run it)", line=hit["line"],
+                       kernel=hit["kernel"], severity=severity)
+
+
+def error_where(e: BaseException) -> str:
+    """file:line of the innermost frame of the user's code in the traceback, where there is one."""
+    import os
+    import traceback
+
+    import triton
+
+    skip = (os.path.dirname(triton.__file__), os.path.dirname(os.path.dirname(__file__)))
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if not f.filename.startswith(skip)]
+    cause = e.__cause__
+    while cause is not None:
+        frames += [f for f in traceback.extract_tb(cause.__traceback__) if not f.filename.startswith(skip)]
+        cause = cause.__cause__
+    return f"{os.path.relpath(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
+
+
+def fmt(sizes: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sizes.items())
+
+
+def wrong(cmp: dict) -> str:
+    return f"{cmp['result']} (reference {cmp['reference']}; max abs err {cmp['max_abs']:.3g})"
+
+
+def label(name: str) -> str:
+    return "a tensor the launcher allocated" if name == "?" else f"'{name}'"
+
+
+def int_sizes(sizes: dict) -> dict:
+    """The sizes that are whole numbers (not bools): the ones fuzzing and the experiments vary."""
+    return {k: v for k, v in sizes.items() if isinstance(v, int) and not isinstance(v, bool)}
+
+
+def poison_or_own(ctx: Context, inputs: dict, c) -> list:
+    """NaN where the reference is finite: from the guard bands' poison (re-run with finite guards:
+    the kernel read outside its tensors) or the kernel's own? P112 for the first, nothing for the second."""
+    from harness.probe import execute as X
+
+    with ctx.instrument(poison_masked=False):
+        again = X.call(ctx.target, X.clone_inputs(inputs), backend=ctx.backend, finite=True)
+    if again.error is None and again.cmp.get("nonfinite", 0) < c.cmp["nonfinite"]:
+        return [ctx.finding("P112", f"{c.cmp['nonfinite']} non-finite result elements with NaN guard bands, "
+                                    f"{again.cmp['nonfinite']} with finite ones: the kernel read outside its "
+                                    f"tensors or read uninitialised memory")]
+    return []

@@ -1,0 +1,91 @@
+"""The probe's detectors: one module each, in one registry.
+
+A detector is a module of this package that defines ``DETECTOR = Detector(...)``; the
+registry finds it (adding a detector touches that one file). Each runs inside a worker
+process (``harness.probe.worker``) with a ``harness.probe.context.Context`` and returns
+a list of ``harness.probe.findings.Finding``.
+
+- ``backends``: where it runs; ``process``: detectors with the same number run in order in
+  one process, the processes side by side (``--jobs``); ``rank``: its place in the report.
+- ``skip(ctx)``: why it cannot apply to this kernel (it is then skipped, with the reason,
+  and costs nothing), or None. It is asked after the detectors before it in its process ran,
+  so it can use what they saw (``ctx.seen``: atomics, autotune).
+- ``tool``: a GPU tool (compute-sanitizer, TRITON_DEBUG) that runs the reference detector
+  under itself: ``tool.how()`` says how to start the process (None: the tool is not here),
+  ``tool.findings(output)`` reads what it printed.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class Tool:
+    how: Callable[[], dict | None]  # {"wrapper": [...], "extra_env": {...}, "log_file": bool, "small": bool}
+    findings: Callable[[str, str, str], list]  # (detector name, backend, output) -> findings
+
+
+@dataclass(frozen=True)
+class Detector:
+    name: str
+    what: str
+    run: Callable | None  # (ctx) -> list[Finding]; None for a tool (it runs the reference detector)
+    backends: tuple = ("interpreter", "gpu")
+    process: dict | None = None  # backend -> process number
+    rank: int = 0
+    skip: Callable | None = None  # (ctx) -> reason it does not apply, or None
+    tool: Tool | None = None
+
+    def process_on(self, backend: str) -> int:
+        return (self.process or {}).get(backend, 0)
+
+
+_REGISTRY: dict[str, Detector] | None = None
+
+
+def registry() -> dict[str, Detector]:
+    """Every detector of this package by name, in report order."""
+    global _REGISTRY
+    if _REGISTRY is None:
+        found = []
+        for info in pkgutil.iter_modules(__path__):
+            mod = importlib.import_module(f"{__name__}.{info.name}")
+            if isinstance(getattr(mod, "DETECTOR", None), Detector):
+                found.append(mod.DETECTOR)
+        _REGISTRY = {d.name: d for d in sorted(found, key=lambda d: (d.rank, d.name))}
+    return _REGISTRY
+
+
+def names() -> tuple[str, ...]:
+    return tuple(registry())
+
+
+def on(backend: str) -> list[Detector]:
+    return [d for d in registry().values() if backend in d.backends]
+
+
+def batches(backend: str) -> list[list[str]]:
+    """The detectors of ``backend`` grouped by process, each group in rank order."""
+    groups: dict[int, list[str]] = {}
+    for d in on(backend):
+        groups.setdefault(d.process_on(backend), []).append(d.name)
+    return [groups[k] for k in sorted(groups)]
+
+
+def uses_atomics_or_autotune(ctx) -> str | None:
+    """A skip rule: repeat runs and first calls differ only through atomics (their order) or
+    autotune (its benchmarking runs); a kernel with neither gives the same result each time."""
+    s = ctx.seen
+    if s.get("atomics") or s.get("autotune"):
+        return None
+    if "atomics" not in s:  # nothing ran yet in this process: ask the source
+        from harness.probe.kernels import kernel_facts
+
+        s.update(kernel_facts(ctx.target))
+        if s.get("atomics") or s.get("autotune"):
+            return None
+    return "no atomics and no autotune in the kernels: identical runs give identical results"

@@ -1,0 +1,34 @@
+"""The first call (autotune tunes here) against the second, each on fresh copies of the inputs:
+autotune's benchmarking runs repeat atomics and in-place updates before the real launch."""
+
+from __future__ import annotations
+
+from harness.probe import execute as X
+from harness.probe.context import crash, wrong
+from harness.probe.detectors import Detector, uses_atomics_or_autotune
+
+
+def run(ctx) -> list:
+    t = ctx.target
+    inputs = X.make(t, t.sizes, ctx.seed, ctx.backend)
+    ref = X.reference(t, inputs)
+    calls = []
+    for _ in range(2):
+        with ctx.instrument(poison_masked=False):
+            calls.append(X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref, counter=ctx.counter))
+        if calls[-1].error is not None:
+            return [crash(ctx, calls[-1].error, t.sizes)]
+    first, second = calls
+    if first.bench_launches:
+        ctx.seen["autotune"] = True
+    tuned = f"; autotune launched the kernel {first.bench_launches} times during the first call" \
+        if first.bench_launches else ""
+    if first.cmp["close"] == second.cmp["close"]:
+        return []
+    bad, good = ("first", "second") if not first.cmp["close"] else ("second", "first")
+    w = first if bad == "first" else second
+    return [ctx.finding("P502", f"the {bad} call is wrong and the {good} is right: {wrong(w.cmp)}{tuned}")]
+
+
+DETECTOR = Detector("first-call", "the first call against the second (autotune)", run,
+                    process={"interpreter": 0, "gpu": 0}, rank=8, skip=uses_atomics_or_autotune)

@@ -1,0 +1,57 @@
+"""Guard bands around every tensor, poison in the launcher's own allocations.
+
+Writes into the bands are P111. Elements of a tensor the launcher allocated (``torch.empty``)
+that still hold the poison are P113 only when a second run, with another fill, leaves the same
+elements at that fill too: an element the kernel wrote that happens to equal the poison (255 in
+a uint8 output, a NaN carried from the poison) is not "never written".
+"""
+
+from __future__ import annotations
+
+from harness.probe import execute as X
+from harness.probe.context import crash, label, poison_or_own
+from harness.probe.detectors import Detector
+
+
+def _never_written(ctx, inputs: dict, first) -> dict:
+    """{name: count} of launcher-allocated elements at their fill in ``first`` and in a second run."""
+    if not first.guard.get("unwritten"):
+        return {}
+    with ctx.instrument(poison_masked=False):
+        second = X.call(ctx.target, X.clone_inputs(inputs), backend=ctx.backend, canary=X.second_fill)
+    if second.error is not None or len(second.kept) != len(first.kept):
+        return {}
+    out = {}
+    for (name, a), (_, b) in zip(first.kept, second.kept):
+        if a.shape == b.shape and (n := int((a & b).sum())):
+            out[name] = out.get(name, 0) + n
+    return out
+
+
+def run(ctx) -> list:
+    t = ctx.target
+    inputs = X.make(t, t.sizes, ctx.seed, ctx.backend)
+    with ctx.instrument(poison_masked=False):
+        c = X.call(t, X.clone_inputs(inputs), backend=ctx.backend)
+    if c.error is not None:
+        return [crash(ctx, c.error, t.sizes)]
+    out = []
+    for name, n in c.guard.get("wrote_past_end", {}).items():
+        out.append(ctx.finding("P111", f"{n} guard elements around {label(name)} changed: "
+                                       f"the kernel wrote outside the tensor"))
+    for name, n in _never_written(ctx, inputs, c).items():
+        out.append(ctx.finding("P113", f"{n} elements of {label(name)} (allocated by the launcher) never written "
+                                       f"(they kept their contents under two different fills)"))
+    if c.returned and not c.cmp["close"]:
+        with ctx.instrument(poison_masked=False):
+            kept = X.unwritten_in_place(t, inputs, c.returned)
+        if kept:
+            out.append(ctx.finding("P113", f"{kept} elements of '{c.returned}' (the result) keep whatever they "
+                                           f"held before the launch: never written"))
+    if c.cmp.get("nonfinite") and not out:
+        out += poison_or_own(ctx, inputs, c)
+    return out
+
+
+DETECTOR = Detector("guards", "guard bands around every tensor, poison in torch.empty", run,
+                    process={"interpreter": 1, "gpu": 0}, rank=1)

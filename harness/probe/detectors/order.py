@@ -1,0 +1,74 @@
+"""The grid run in program order, reversed and shuffled (interpreter): a result that depends on it.
+
+Float atomics that add in another order give results that differ in their last bits: how much
+that matters is the kernel's promise (``DETERMINISTIC``): declared True, an error; declared
+False, information; not declared, a warning (a GPU gives a different order on each run).
+"""
+
+from __future__ import annotations
+
+from harness.probe import execute as X
+from harness.probe.context import crash, fmt, int_sizes
+from harness.probe.detectors import Detector
+from harness.probe.findings import ERROR, INFO, WARNING
+
+ORDERS = ("reverse", 1, 2, 3, 4)
+SCALE_FOR_ORDER = 8  # sizes multiplied by this when float atomics agree in every order at the defaults
+
+
+def nondeterminism_severity(target) -> tuple[str, str]:
+    """The severity of results that differ between runs only in float atomics' order, and why."""
+    if target.deterministic is None:
+        return WARNING, " (DETERMINISTIC not declared: a warning; declare it True or False)"
+    if target.deterministic:
+        return ERROR, ""
+    return INFO, " (declared DETERMINISTIC = False: information)"
+
+
+def orders_differ(ctx, sizes: dict) -> tuple[str | None, object]:
+    from harness.core.compare import fingerprint
+
+    t = ctx.target
+    inputs = X.make(t, sizes, ctx.seed, ctx.backend)
+    ref = X.reference(t, inputs)
+    with ctx.instrument(order="forward", poison_masked=False) as rec:
+        X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref)  # autotune tunes here, not below
+        base = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref)
+    if base.error is not None:
+        return None, base.error
+    for order in ORDERS:
+        if ctx.late():
+            break
+        with ctx.instrument(order=order, poison_masked=False):
+            c = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref)
+        if c.error is None and fingerprint(c.out) != fingerprint(base.out):
+            diff = float((c.out.double() - base.out.double()).abs().nan_to_num(float("inf")).max())
+            close = base.cmp["close"] and c.cmp["close"]
+            return (f"program order {order!r} against in order at {fmt(sizes)}: results differ by up to "
+                    f"{diff:.3g}{' (both within tolerance)' if close else ''}"), (rec, close)
+    return None, rec
+
+
+def run(ctx) -> list:
+    t = ctx.target
+    msg, info = orders_differ(ctx, t.sizes)
+    if isinstance(info, BaseException):
+        return [crash(ctx, info, t.sizes)]
+    rec = info[0] if msg else info
+    if msg is None and rec.float_atomics:
+        for k, v in int_sizes(t.sizes).items():
+            if v > 0 and not ctx.late():
+                msg, info = orders_differ(ctx, {**t.sizes, k: v * SCALE_FOR_ORDER})
+                if msg or isinstance(info, BaseException):
+                    break
+    if not msg or isinstance(info, BaseException):
+        return []
+    rec, close = info
+    if rec.float_atomics and close:
+        sev, note = nondeterminism_severity(t)
+        return [ctx.finding("P303", f"float atomics: {msg}{note}", severity=sev)]
+    return [ctx.finding("P302", msg)]
+
+
+DETECTOR = Detector("order", "the grid in other program orders", run, backends=("interpreter",),
+                    process={"interpreter": 1}, rank=4)

@@ -1,0 +1,24 @@
+"""``TRITON_DEBUG=1`` around the reference detector at the full sizes (GPU): device asserts and
+Triton's integer overflow checks, which need the sizes where offsets grow large."""
+
+from __future__ import annotations
+
+from harness.probe.detectors import Detector, Tool
+from harness.probe.findings import Finding
+
+
+def how() -> dict:
+    return {"extra_env": {"TRITON_DEBUG": "1"}, "small": False}
+
+
+def findings(name: str, backend: str, output: str) -> list:
+    from harness.detectors.triton_debug import ASSERTIONS
+
+    for pat in ASSERTIONS:
+        if (m := pat.search(output)) is not None:
+            return [Finding("P602", name, backend, f"device_assert fired: {m.group(1)}")]
+    return []
+
+
+DETECTOR = Detector("triton-debug", "TRITON_DEBUG=1: device asserts and overflow checks", None, backends=("gpu",),
+                    process={"gpu": 2}, rank=10, tool=Tool(how, findings))

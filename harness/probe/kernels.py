@@ -1,0 +1,39 @@
+"""What the user's kernels are made of, read from the loaded modules: autotuned or not,
+atomics in their source or not. Used to skip detectors that cannot apply."""
+
+from __future__ import annotations
+
+import sys
+
+
+def _modules(target) -> list:
+    """The probe file's modules and every module loaded from the same folders or from a fetched
+    package (a real-bug entry's glue loads the upstream kernels by path)."""
+    import os
+
+    mods = [target.kernel, target.inputs]
+    roots = {os.path.dirname(os.path.abspath(getattr(m, "__file__", "") or "")) for m in mods}
+    for m in list(sys.modules.values()):
+        f = getattr(m, "__file__", None) or ""
+        if f and any(f.startswith(r + os.sep) for r in roots if r) and m not in mods:
+            mods.append(m)
+        elif f and ("triton-casebook" in f or ".bugcache" in f) and m not in mods:
+            mods.append(m)
+    return mods
+
+
+def kernel_facts(target) -> dict:
+    """{"atomics": bool, "autotune": bool} over every ``@triton.jit`` function the modules hold."""
+    from triton.runtime.autotuner import Autotuner
+    from triton.runtime.jit import JITFunction
+
+    from harness.run.triton_compat import _wrapped
+
+    atomics = autotune = False
+    for obj in _wrapped(*_modules(target)):
+        if isinstance(obj, Autotuner):
+            autotune = True
+        if isinstance(obj, JITFunction):
+            src = getattr(obj, "src", "") or ""
+            atomics = atomics or "atomic_" in src
+    return {"atomics": atomics, "autotune": autotune}

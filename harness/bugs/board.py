@@ -43,7 +43,8 @@ def fetch_entry(entry) -> str:
 def _summary(report, entry) -> dict:
     from harness.probe.findings import ERROR
 
-    probs = report.problems
+    probs = sorted(report.problems, key=lambda f: f.severity != ERROR)  # errors first
+    errors = [f for f in probs if f.severity == ERROR]
     diagnosis = []
     ranked = getattr(report, "diagnosis", None)  # a ranked diagnosis, best first, where the probe makes one
     if ranked:
@@ -52,8 +53,8 @@ def _summary(report, entry) -> dict:
         if f.defect_class and f.defect_class not in diagnosis:  # else: the findings' classes, errors first
             diagnosis.append(f.defect_class)
     first = probs[0] if probs else None
-    return {
-        "caught": bool(probs), "errors": sum(f.severity == ERROR for f in probs),
+    return {  # caught: an error (a warning names undefined behaviour the kernel relies on: not a bug shown)
+        "caught": bool(errors), "errors": len(errors),
         "warnings": sum(f.severity != ERROR for f in probs),
         "detectors": sorted({f.detector for f in probs}), "codes": sorted({f.code for f in probs}),
         "first": {"code": first.code, "detector": first.detector, "message": first.message[:240],

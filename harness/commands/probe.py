@@ -5,7 +5,8 @@ FILE holds a launcher (``launch``, or ``--launcher NAME``), ``make_inputs(*, dev
 file (``probe cases/<slug>/broken.py --inputs cases/<slug>/case.py``). The detectors and
 their findings live in ``harness.probe``; this module is the command line around them.
 
-Exit status: 0 nothing found (information only), 1 something found, 2 bad input (a
+Exit status: 0 no error (warnings and information only; ``--strict``: no warning either),
+1 an error (wrong now on some backend and size), 2 bad input (a
 missing file, a file that raises at import or lacks the launcher, make_inputs or
 reference; ``--backend gpu`` with no GPU), each a one-line message.
 """
@@ -64,7 +65,8 @@ def run(args) -> int:
         print(table.dumps(report.to_json()))
     else:
         print(report.text())
-    return EXIT_OK if report.ok else EXIT_MISMATCH
+    failed = report.errors or (args.strict and report.warnings)
+    return EXIT_MISMATCH if failed else EXIT_OK
 
 
 def register(sub) -> None:
@@ -85,6 +87,8 @@ def register(sub) -> None:
                    help="leave masked lanes of a tl.load without other= at 0 in the interpreter")
     p.add_argument("--jobs", type=positive_int, default=2, help="detector processes at once (default 2)")
     p.add_argument("--timeout", type=seconds, default=120.0, help="seconds each detector may take (default 120)")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1 on warnings too (a kernel that relies on behaviour Triton leaves undefined)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     p.set_defaults(func=run)

@@ -94,6 +94,37 @@ TRIGGERS = {
     "duplicate-indices": "an index tensor in which some values repeat",
 }
 
+# What the probe can observe about a failing kernel (harness.probe.diagnosis): a case's
+# [diagnosis] evidence names those that tell its trap apart; the probe names the case when
+# it observes all of them.
+EVIDENCE = {
+    "oob-store": "a store or atomic outside its tensor (memcheck, guard bands, compute-sanitizer)",
+    "oob-load": "a load outside its tensor (memcheck, poison read from a guard band, compute-sanitizer)",
+    "unwritten": "output elements keep their contents under two different fills",
+    "uninitialized": "the result depends on what a torch.empty buffer held",
+    "masked-undefined": "wrong with poison in masked lanes of a load without other=, right with 0",
+    "tail": "wrong at a size off a block multiple, right at the block multiples beside it",
+    "many-programs": "right when one program covers a size, wrong with several (and no tail)",
+    "layout": "right with contiguous copies of the inputs, wrong with the given strides",
+    "nonfinite": "NaN or Inf where the reference is finite",
+    "small-error": "close to the reference but outside the tolerance (relative error under 5%)",
+    "error-grows": "the error grows with the size",
+    "tf32": "right once tl.dot's TF32 rounding is off",
+    "race": "a store to an address another program of the launch touches",
+    "read-write-race": "a program loads an address another program stores to (read-modify-write, no atomics)",
+    "order": "the result depends on the order the programs run in",
+    "atomic-order": "float atomics: results differ between orders or runs in their last bits",
+    "first-call": "the first call (autotune's) is wrong and later calls right, or the other way round",
+    "accumulated": "the result is a whole multiple of the reference: added several times",
+    "empty": "a size of 0 is handled wrong",
+    "grid-limit": "a grid axis past CUDA's limit at the sizes a GPU meets",
+    "large-only": "wrong only past 2**31 elements or bytes",
+    "debug-assert": "TRITON_DEBUG's overflow checks or a device assert fired",
+    "hang": "the kernel does not return",
+    "crash": "the launcher raised or the process died",
+    "wrong-everywhere": "most output elements are wrong at every size tried",
+}
+
 DEFAULT_TRIALS = {"gpu": 10, "interpreter": 3}
 DEFAULT_TIMEOUT = {"gpu": 300, "interpreter": 300}
 SLUG_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -124,6 +155,7 @@ class CaseSpec:
     sizes: dict  # backend -> kwargs for make_inputs
     seen_in: list = field(default_factory=list)
     triggers: list = field(default_factory=list)  # keys of TRIGGERS
+    diagnosis: list = field(default_factory=list)  # [diagnosis] evidence: keys of EVIDENCE
     calibration: bool = False  # looks like a bug and is not: both kernels must match, every detector stay quiet
     gpus: int = 1  # GPUs the case needs; with fewer it is skipped
     sanitizer_sizes: dict = field(default_factory=dict)  # [sizes.sanitizer]: small sizes for compute-sanitizer
@@ -322,7 +354,16 @@ def _tags(meta: dict, where: str) -> dict:
     seen_in = meta.get("seen_in", [])
     if not isinstance(seen_in, list) or not all(isinstance(u, str) for u in seen_in):
         raise SpecError(f"{where}: seen_in must be a list of links")
-    return {"triggers": triggers, "calibration": calibration, "seen_in": seen_in}
+    diag = meta.get("diagnosis", {})
+    if not isinstance(diag, dict) or set(diag) - {"evidence"}:
+        raise SpecError(f"{where}: [diagnosis] takes one key, evidence = [names]")
+    evidence = diag.get("evidence", [])
+    if not isinstance(evidence, list) or not all(isinstance(t, str) for t in evidence):
+        raise SpecError(f"{where}: [diagnosis] evidence must be a list of names")
+    for t in evidence:
+        if t not in EVIDENCE:
+            raise SpecError(f"{where}: [diagnosis] evidence '{t}' is not one of {', '.join(EVIDENCE)}")
+    return {"triggers": triggers, "calibration": calibration, "seen_in": seen_in, "diagnosis": evidence}
 
 
 def parse_spec(slug: str, path: Path, meta: dict) -> CaseSpec:

@@ -22,7 +22,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from harness.probe.findings import INFO, Finding, attach_cases, problems
+from harness.probe.findings import ERROR, INFO, WARNING, Finding, attach_cases, problems
 from harness.run.isolate import exit_message, run_process
 
 from harness.probe import detectors as registry
@@ -44,13 +44,25 @@ class ProbeReport:
     seconds: float = 0.0
     ran: list = field(default_factory=list)  # (backend, detector, seconds, status)
 
+    diagnosis: list = field(default_factory=list)  # harness.probe.diagnosis.diagnose: best first
+
     @property
     def problems(self) -> list:
+        """Errors and warnings."""
         return problems(self.findings)
 
     @property
+    def errors(self) -> list:
+        return [f for f in self.findings if f.severity == ERROR]
+
+    @property
+    def warnings(self) -> list:
+        return [f for f in self.findings if f.severity == WARNING]
+
+    @property
     def ok(self) -> bool:
-        return not self.problems
+        """No error: nothing shown wrong on any backend and size (warnings may remain)."""
+        return not self.errors
 
     def by_code(self, code: str) -> list:
         return [f for f in self.findings if f.code == code]
@@ -58,14 +70,20 @@ class ProbeReport:
     def text(self) -> str:
         from harness.probe.findings import case_links, table
 
-        lines = [f"probe {self.file}: {len(self.problems)} problems, "
-                 f"{len(self.findings) - len(self.problems)} notes ({self.seconds:.0f}s)", table(self.findings)]
+        from harness.probe.diagnosis import text as diagnosis_text
+
+        lines = [f"probe {self.file}: {len(self.errors)} errors, {len(self.warnings)} warnings, "
+                 f"{len(self.findings) - len(self.problems)} notes ({self.seconds:.0f}s)"]
+        if self.diagnosis:
+            lines += diagnosis_text(self.diagnosis) + [""]
+        lines.append(table(self.findings))
         if links := case_links(self.findings):
             lines += ["", "casebook cases with the same defect:"] + [f"  {x}" for x in links]
         return "\n".join(lines)
 
     def to_json(self) -> dict:
-        return {"file": self.file, "ok": self.ok, "seconds": round(self.seconds, 2), "meta": self.meta,
+        return {"file": self.file, "ok": self.ok, "errors": len(self.errors), "warnings": len(self.warnings),
+                "diagnosis": self.diagnosis, "seconds": round(self.seconds, 2), "meta": self.meta,
                 "ran": [{"backend": b, "detector": d, "seconds": round(s, 2), "status": st} for b, d, s, st in self.ran],
                 "findings": [f.to_json() for f in self.findings]}
 
@@ -169,7 +187,7 @@ def _batch(args: dict, names: list, backend: str, timeout: float, say) -> tuple[
             raise ProbeInputError(ev["load"])
         if ev["unavailable"]:
             raise BackendUnavailable(ev["unavailable"])
-        meta.update(ev["meta"])
+        _merge_meta(meta, ev["meta"])
         _collect(results, todo, ev, proc, backend, (time.monotonic() - t0) / max(1, len(ev["started"])), say)
         left = len(worker["detectors"]) - len(ev["ended"])
         if not left:  # all it was asked ran (an exit status after that is compute-sanitizer's --error-exitcode)
@@ -286,10 +304,57 @@ def probe(file: str, *, inputs: str | None = None, launcher: str = "launch", bac
     for backend in backends or ["interpreter"]:
         _probe_backend(report, args, backend, detectors, jobs, timeout, progress)
     report.findings = merge_repeated(report.findings)
+    report.findings += _poison_only(report)
     report.findings += _backends_differ(report)
     attach_cases(report.findings)
+    report.diagnosis = _diagnose(report)
     report.seconds = time.monotonic() - t0
     return report
+
+
+def _merge_meta(into: dict, meta: dict) -> None:
+    """``meta`` into ``into``; what the detectors saw (``seen``) merged key by key, the first
+    process's evidence kept where two processes say the same thing."""
+    seen = into.get("seen", {})
+    for k, v in (meta.get("seen") or {}).items():
+        if isinstance(v, dict) and isinstance(seen.get(k), dict):
+            seen[k] = {**v, **seen[k]}
+        else:
+            seen.setdefault(k, v)
+    into.update({k: v for k, v in meta.items() if k != "seen"})
+    into["seen"] = seen
+
+
+def _seen(report: ProbeReport, backend: str) -> dict:
+    return (report.meta.get(backend) or {}).get("seen") or {}
+
+
+def _poison_only(report: ProbeReport) -> list:
+    """A warning when shape fuzzing met sizes where only poison in masked lanes made the result
+    wrong (0 there is right) and the reference detector did not already say so."""
+    if any(f.code == "P203" for f in report.findings):
+        return []
+    out = []
+    for backend in report.meta:
+        if p := _seen(report, backend).get("poison_only"):
+            sizes = ", ".join(f"{k}={v}" for k, v in p["sizes"].items())
+            out.append(Finding("P203", "shapes", backend, f"masked lanes of a tl.load without other= enter the result "
+                               f"at {sizes}: with poison in them {p['why']}; with 0 (what today's GPUs give, "
+                               f"undefined in Triton) it matches"[:400], severity=WARNING, line=", ".join(p["lines"])))
+    return out
+
+
+def _diagnose(report: ProbeReport) -> list:
+    """The ranked diagnosis from every finding and the experiments' evidence (all backends)."""
+    from harness.probe.diagnosis import diagnose
+
+    if not report.problems:
+        return []
+    observed = {}
+    for backend in report.meta:
+        for name, text in (_seen(report, backend).get("evidence") or {}).items():
+            observed.setdefault(name, f"{backend}: {text}")
+    return diagnose(report.findings, observed)
 
 
 def merge_repeated(findings: list) -> list:
@@ -357,4 +422,4 @@ def _probe_backend(report, args, backend, detectors, jobs, timeout, progress) ->
         report.findings += found
         report.ran.append((backend, name, dt, status))
     for _, meta in done:
-        report.meta.setdefault(backend, {}).update(meta)
+        _merge_meta(report.meta.setdefault(backend, {}), meta)

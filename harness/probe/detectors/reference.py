@@ -52,11 +52,19 @@ def run(ctx) -> list:
             return [ctx.finding("P204", f"with tl.dot rounded like TF32 (fp32 operands, default input_precision): "
                                         f"{wrong(c.cmp)}; without it the result matches",
                                 line=", ".join(rec.dot_lines))]
+    if c.kept:  # buffers the launcher allocated: is the result right when they start at 0?
+        reset_autotune_caches(t.kernel)
+        with ctx.instrument(poison_masked=False):
+            zeroed = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref, canary=lambda dtype: 0)
+        if zeroed.error is None and zeroed.cmp["close"]:
+            return [ctx.finding("P114", f"right only when the buffers the launcher allocated (torch.empty) start at "
+                                        f"0: {wrong(c.cmp)} with other contents in them; the kernel reads or "
+                                        f"accumulates into them before writing", sizes=dict(t.sizes))]
     if c.cmp["nonfinite"] and (own := poison_or_own(ctx, inputs, c)):
         out += own
     elif c.cmp["nonfinite"]:
         out.append(ctx.finding("P202", f"{c.cmp['nonfinite']} non-finite elements where the reference is finite: "
-                                       f"{wrong(c.cmp)}", severity=ERROR))
+                                       f"{wrong(c.cmp)}", severity=ERROR, sizes=dict(t.sizes)))
     else:
         out.append(ctx.finding("P201", f"at {fmt(t.sizes)}: {wrong(c.cmp)}", sizes=dict(t.sizes)))
     return out

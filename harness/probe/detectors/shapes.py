@@ -21,7 +21,7 @@ import time
 from harness.probe import execute as X
 from harness.probe import fuzz
 from harness.probe.context import Context, crash as _crash, fmt as _fmt, grid_finding, grid_limit_hit
-from harness.probe.context import label as _label, wrong as _wrong
+from harness.probe.context import int_sizes, label as _label, wrong as _wrong
 from harness.probe.detectors import Detector
 from harness.probe.findings import ERROR, INFO
 
@@ -31,9 +31,16 @@ SHRINK_BUDGET_S = 20.0
 
 
 def why_fails(ctx: Context, sizes: dict) -> str | None:
-    """Why the kernel fails at ``sizes`` (a short reason), or None when it passes or the sizes are refused.
-    A failure that only poison in masked lanes causes (0 there gives the right result, as today's GPUs
-    do) is noted in ``ctx.seen["poison_only"]`` and not counted: it is the reference detector's warning."""
+    """Why the kernel fails at ``sizes`` (a short reason), or None when it passes or the sizes are refused."""
+    got = fail(ctx, sizes)
+    return None if got is None else got[1]
+
+
+def fail(ctx: Context, sizes: dict) -> tuple[str, str] | None:
+    """(kind, why) when the kernel fails at ``sizes``, or None when it passes or the sizes are refused.
+    The kind is the mechanism's family (``KINDS``). A failure that only poison in masked lanes causes
+    (0 there gives the right result, as today's GPUs do) is noted in ``ctx.seen["poison_only"]`` and
+    not counted: it is the reference detector's warning."""
     t = ctx.target
     ctx.trying = sizes
     if ctx.emit is not None:
@@ -46,17 +53,22 @@ def why_fails(ctx: Context, sizes: dict) -> str | None:
     poison = ctx.options.get("poison_masked", True)
     with ctx.instrument(poison_masked=poison) as rec:
         c = X.call(t, inputs, backend=ctx.backend, ref=ref)
-    why = _why(ctx, sizes, inputs, ref, c)
-    if why is not None and rec is not None and rec.poisoned_loads:
+    got = _why(ctx, sizes, inputs, ref, c)
+    if got is not None and rec is not None and rec.poisoned_loads:
         with ctx.instrument(poison_masked=False):
             zero = X.call(t, inputs, backend=ctx.backend, ref=ref)
         if _why(ctx, sizes, inputs, ref, zero) is None:
-            ctx.seen.setdefault("poison_only", {"sizes": dict(sizes), "lines": list(rec.poison_lines), "why": why})
+            ctx.seen.setdefault("poison_only", {"sizes": dict(sizes), "lines": list(rec.poison_lines), "why": got[1]})
             return None
-    return why
+    return got
 
 
-def _why(ctx: Context, sizes: dict, inputs: dict, ref, c) -> str | None:
+# the kinds of failure, each its own P401 (the defect class it points to)
+KINDS = {"wrote outside": "out-of-bounds-write", "never written": "unwritten-output", "non-finite": "",
+         "wrong values": ""}  # and "raised <ExceptionType>"
+
+
+def _why(ctx: Context, sizes: dict, inputs: dict, ref, c) -> tuple[str, str] | None:
     t = ctx.target
     if c.error is not None:
         from harness.errors import error_line
@@ -64,19 +76,21 @@ def _why(ctx: Context, sizes: dict, inputs: dict, ref, c) -> str | None:
         if refused(c.error):  # Triton will not build the kernel for these sizes: a limit, not a wrong result
             ctx.refused.append((sizes, error_line(c.error)))
             return None
-        return f"raised {error_line(c.error)}"
+        return f"raised {type(c.error).__name__}", f"raised {error_line(c.error)}"
     if past := c.guard.get("wrote_past_end"):
-        return f"wrote outside {', '.join(_label(n) for n in past)}"
+        return "wrote outside", f"wrote outside {', '.join(_label(n) for n in past)}"
     if c.guard.get("unwritten"):
         with ctx.instrument(poison_masked=False):
             again = X.call(t, inputs, backend=ctx.backend, ref=ref, canary=X.second_fill)
         kept = sum(int((a & b).sum()) for (_, a), (_, b) in zip(c.kept, again.kept) if a.shape == b.shape) \
             if again.error is None else 0
         if kept:
-            return f"left {kept} elements of a result never written"
+            return "never written", f"left {kept} elements of a result never written"
     if not c.cmp["close"]:
         kept = X.unwritten_in_place(t, inputs, c.returned) if c.returned else 0
-        return f"left {kept} elements of '{c.returned}' never written" if kept else _wrong(c.cmp)
+        if kept:
+            return "never written", f"left {kept} elements of '{c.returned}' never written"
+        return ("non-finite" if c.cmp.get("nonfinite") else "wrong values"), _wrong(c.cmp)
     return None
 
 
@@ -143,6 +157,8 @@ def _empty(ctx: Context) -> list:
             ref = X.reference(ctx.target, inputs)
         except Exception:  # noqa: BLE001
             continue
+        if not any(getattr(v, "numel", lambda: 1)() == 0 for v in inputs.values()):
+            continue  # 0 is an ordinary value of this size (a padding, a count): fuzzing covers it
         with ctx.instrument():
             c = X.call(ctx.target, inputs, backend=ctx.backend, ref=ref)
         if c.error is not None:  # refused: information (the kernel need not accept empty input)
@@ -192,7 +208,7 @@ def grid_limits(ctx: Context) -> list:
         return []
     plans = [(t.gpu_sizes, ERROR)] if t.gpu_sizes and t.gpu_sizes != t.sizes else []
     for k, v in t.sizes.items():
-        hi = t.ranges.get(k, (None, None))[1]
+        hi = fuzz._range(t.ranges, k)[1]
         if isinstance(v, int) and not isinstance(v, bool) and 0 < v < PAST_Y and (hi is None or hi >= PAST_Y):
             if fuzz._volume({**t.sizes, k: PAST_Y}) <= GRID_VOLUME[INFO]:
                 plans.append(({**t.sizes, k: PAST_Y}, INFO))
@@ -216,48 +232,112 @@ def grid_limits(ctx: Context) -> list:
 
 
 def shapes(ctx: Context) -> list:
-    """The grid limits at the GPU's sizes, then seeded sizes around the defaults; the first failure
-    shrunk to the smallest failing sizes."""
+    """The grid limits at the GPU's sizes, then seeded sizes around the defaults and the launcher's
+    thresholds; each distinct failure shrunk to the smallest sizes that fail its way."""
     return grid_limits(ctx) + fuzz_sizes(ctx)
 
 
 def fuzz_sizes(ctx: Context) -> list:
-    """Seeded sizes around the defaults; the first failure shrunk to the smallest failing sizes."""
+    """Seeded sizes around the defaults, the thresholds of the launcher's own branches and index limits;
+    every failure classed by its kind (and by the thresholds its sizes cross), one P401 per class,
+    each shrunk to the smallest sizes that fail the same way."""
     t = ctx.target
     trials = int(ctx.options.get("fuzz_trials") or DEFAULT_TRIALS)
     blocks = ctx.options.get("blocks") or ctx.blocks
-    sizes_list = fuzz.plan(t.sizes, blocks, t.ranges, ctx.seed, trials)
-    t0, tried, failing = time.monotonic(), 0, None
+    pins = pinned_names(ctx)
+    edges = launcher_thresholds(ctx)
+    sizes_list = fuzz.plan(t.sizes, blocks, t.ranges, ctx.seed, trials, thresholds=edges, pins=pins)
+    base = {**t.sizes, **fuzz.pinned(t.sizes, t.ranges, pins)}
+    t0, tried, memo, classes = time.monotonic(), 0, {}, {}
     for sizes in sizes_list:
         if tried and (time.monotonic() - t0 > TIME_BUDGET_S or _late(ctx)):
             break
         tried += 1
-        if (why := why_fails(ctx, sizes)) is not None:
-            failing = (sizes, why)
-            break
+        if (got := _memo(ctx, memo, sizes)) is not None:
+            classes.setdefault((got[0], _crossed(sizes, base, edges)), (sizes, got[1], tried))
     out = _empty(ctx) if ctx.options.get("empty", True) and not _late(ctx) else []
     out += _refusals(ctx)
-    if failing is None:
+    if not classes:
         if not tried:
             out.append(ctx.finding("P000", "no sizes to fuzz (no integer sizes)", severity=INFO))
         return out
-    pools = {k: fuzz.candidates(v, blocks, *t.ranges.get(k, (None, None))) for k, v in t.sizes.items()
-             if isinstance(v, int) and not isinstance(v, bool) and v > 0}
-    reasons = {}
-
-    def fails(s):
-        reasons[tuple(sorted(s.items()))] = why_fails(ctx, s)
-        return reasons[tuple(sorted(s.items()))] is not None
-
-    best, runs = fuzz.shrink(failing[0], fails, pools,
-                             deadline=min(time.monotonic() + SHRINK_BUDGET_S, ctx.deadline or float("inf")))
-    why = reasons.get(tuple(sorted(best.items())), failing[1])
-    defect = "out-of-bounds-write" if why.startswith("wrote outside") else \
-        "unwritten-output" if "never written" in why else ""
-    out.insert(0, ctx.finding("P401", f"smallest failing sizes {_fmt(best)} (seed {ctx.seed}; found at "
-                                      f"{_fmt(failing[0])} after {tried} sizes, shrunk in {runs} runs): {why}",
-                              defect=defect))
+    pools = {k: [v for v in pool if v > 0] for k, pool in
+             fuzz.pools_for(base, blocks, t.ranges, pins, edges).items() if base[k] > 0}
+    found = _shrink_classes(ctx, classes, memo, pools, base, edges)
+    out[:0] = [_p401(ctx, kind, best, first, n, runs, why) for kind, best, first, n, runs, why in found]
     return out
+
+
+def pinned_names(ctx: Context) -> set:
+    """Sizes the user pinned with ``--sizes`` (``ctx.options["pinned"]``, or ``target.pinned`` where the
+    worker sets it); a FUZZ int pins too (``fuzz.pinned`` reads it from the ranges)."""
+    return set(ctx.options.get("pinned") or ()) | set(getattr(ctx.target, "pinned", None) or ())
+
+
+def launcher_thresholds(ctx: Context) -> dict:
+    """The thresholds of the launcher's branches, by size keyword ({} when its source cannot be read)."""
+    from harness.probe import branches
+
+    t = ctx.target
+    try:
+        found = branches.thresholds(t.launcher)
+        if not found:
+            return {}
+        inputs = X.make(t, t.sizes, ctx.seed, ctx.backend)
+    except Exception:  # noqa: BLE001  no source, or make_inputs refuses the defaults: no thresholds
+        return {}
+    return {k: v for k, v in branches.to_sizes(found, inputs, t.sizes).items() if k in int_sizes(t.sizes)}
+
+
+def _memo(ctx: Context, memo: dict, sizes: dict):
+    key = tuple(sorted(sizes.items()))
+    if key not in memo:
+        memo[key] = fail(ctx, sizes)
+    return memo[key]
+
+
+def _crossed(sizes: dict, base: dict, edges: dict) -> frozenset:
+    """The thresholds that ``sizes`` lie across from the defaults (a launcher's other path)."""
+    return frozenset((k, th) for k, ts in edges.items() for th in ts
+                     if k in sizes and (sizes[k] >= th) != (base[k] >= th))
+
+
+def _shrink_classes(ctx: Context, classes: dict, memo: dict, pools: dict, base: dict, edges: dict) -> list:
+    """Each class shrunk within itself (same kind, same thresholds crossed); a class across thresholds
+    that fails the same way with its sizes back on the defaults' side is the same mechanism as a
+    class that crosses none, and is dropped when there is one."""
+    found = []
+    share = SHRINK_BUDGET_S / len(classes)
+    for (kind, crossed), (first, why, n) in classes.items():
+        def same(s, kind=kind, crossed=crossed):
+            if _crossed(s, base, edges) != crossed:  # another path of the launcher: not run
+                return False
+            got = _memo(ctx, memo, s)
+            return got is not None and got[0] == kind
+
+        best, runs = fuzz.shrink(first, same, pools,
+                                 deadline=min(time.monotonic() + share, ctx.deadline or float("inf")))
+        if crossed and (kind, frozenset()) in classes and _threshold_irrelevant(ctx, memo, kind, best, base, crossed):
+            continue
+        got = memo.get(tuple(sorted(best.items())))
+        found.append((kind, best, first, n, runs, got[1] if got else why))
+    return found
+
+
+def _threshold_irrelevant(ctx, memo, kind, best: dict, base: dict, crossed) -> bool:
+    for k, th in crossed:
+        back = {**best, k: th - 1 if base[k] < th else th + 1}
+        got = _memo(ctx, memo, back)
+        if got is None or got[0] != kind:
+            return False
+    return True
+
+
+def _p401(ctx: Context, kind: str, best: dict, first: dict, n: int, runs: int, why: str):
+    defect = KINDS.get(kind, "")
+    return ctx.finding("P401", f"{kind}: smallest failing sizes {_fmt(best)} (seed {ctx.seed}; found at "
+                               f"{_fmt(first)} after {n} sizes, shrunk in {runs} runs): {why}"[:400],
+                       defect=defect, sizes=dict(best))
 
 
 DETECTOR = Detector("shapes", "seeded shape fuzzing, shrunk to the smallest failure; grids at the GPU's sizes", shapes,

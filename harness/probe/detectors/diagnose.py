@@ -1,0 +1,40 @@
+"""The diagnosis experiments (``harness.probe.experiments``), run where the kernel was wrong.
+
+It runs after the reference detector and shape fuzzing in the same process, at the sizes
+where they saw a wrong result (``ctx.seen["failing"]``), each experiment within the
+detector's time; the evidence goes to the runner (``ctx.seen["evidence"]``), which ranks
+it with the other detectors' findings (``harness.probe.diagnosis``).
+"""
+
+from __future__ import annotations
+
+from harness.probe.detectors import Detector
+
+
+def run(ctx) -> list:
+    from harness.errors import error_line
+    from harness.probe.experiments import registry
+
+    failing = ctx.seen.get("failing")
+    evidence, ran = {}, []
+    for name, exp in registry().items():
+        if ctx.late():
+            break
+        try:
+            evidence.update(exp.run(ctx, dict(failing)))
+            ran.append(name)
+        except Exception as e:  # noqa: BLE001  one experiment failing leaves the others' evidence
+            ran.append(f"{name} (failed: {error_line(e)})"[:200])
+    ctx.seen["evidence"] = {**ctx.seen.get("evidence", {}), **evidence}
+    ctx.seen["experiments"] = ran
+    return []
+
+
+def _skip(ctx) -> str | None:
+    if not ctx.seen.get("failing"):
+        return "no wrong result to take apart (the reference and shape fuzzing found none)"
+    return None
+
+
+DETECTOR = Detector("diagnose", "experiments that take a wrong result apart: tail, programs, layout, values", run,
+                    process={"interpreter": 0, "gpu": 0}, rank=6, skip=_skip)

@@ -1,0 +1,170 @@
+"""Differential diagnosis: from what the probe observed to the trap it most likely is.
+
+The probe's detectors and experiments (``harness.probe.detectors``, the ``diagnose``
+detector's experiments) each establish *evidence*, named in ``harness.core.spec.EVIDENCE``
+("tail": wrong off a block multiple and right at the multiples beside it; "layout": right
+with contiguous copies of the inputs; ...), each with the observation that shows it. This
+module turns evidence into a ranked diagnosis:
+
+- ``RULES``: for each defect class, the evidence that points to it (all of ``needs``, none
+  of ``unless``) and how strongly (a direct observation at the line, like an out-of-bounds
+  store, counts more than a differential one, like a result that changes with the layout);
+- each case's ``[diagnosis] evidence`` in its case.toml: a case is named when everything it
+  declares was observed; the case that declares the most of what was observed comes first.
+
+The result is a list, best first, of ``{"defect", "case", "title", "evidence", "confidence"}``;
+when the kernel failed and no rule applies, one entry with defect and case null says that no
+known trap matches. A kernel that does not compile gets only that, and names no case.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.probe.findings import ERROR
+
+
+@dataclass(frozen=True)
+class Rule:
+    defect: str
+    needs: frozenset
+    confidence: float
+    unless: frozenset = frozenset()
+
+
+def _r(defect: str, needs: str, confidence: float, unless: str = "") -> Rule:
+    return Rule(defect, frozenset(needs.split()), confidence, frozenset(unless.split()))
+
+
+RULES = (
+    _r("out-of-bounds-write", "oob-store", 0.9),
+    _r("out-of-bounds-read", "oob-load", 0.85, "oob-store"),
+    _r("out-of-bounds-read", "oob-load oob-store", 0.6),
+    _r("overflow", "grid-limit", 0.9),
+    _r("overflow", "large-only", 0.9),
+    _r("overflow", "debug-assert", 0.8),
+    _r("overflow", "nonfinite", 0.5, "tail masked-undefined oob-load layout many-programs"),
+    _r("autotune-accumulation", "first-call", 0.85),
+    _r("autotune-accumulation", "accumulated", 0.5, "many-programs"),
+    _r("stride-assumption", "layout", 0.85),
+    _r("precision-loss", "tf32", 0.9),
+    _r("precision-loss", "error-grows small-error", 0.7, "tail many-programs layout"),
+    _r("precision-loss", "small-error", 0.35, "tail many-programs layout oob-load oob-store"),
+    _r("unwritten-output", "unwritten", 0.8, "oob-store"),
+    _r("store-race", "race", 0.8, "read-write-race"),
+    _r("lost-update", "race read-write-race", 0.8),
+    _r("store-race", "race read-write-race", 0.6),
+    _r("store-race", "order", 0.6, "race"),
+    _r("atomic-nondeterminism", "atomic-order", 0.6, "first-call"),
+    _r("padding-contamination", "masked-undefined", 0.75),
+    _r("padding-contamination", "tail nonfinite", 0.7, "oob-load oob-store unwritten"),
+    _r("padding-contamination", "tail", 0.6, "oob-load oob-store unwritten"),
+    _r("partial-reduction", "many-programs", 0.55, "tail race layout"),
+    _r("wrong-combine", "many-programs", 0.45, "tail race layout"),
+    _r("uninitialized-accumulator", "uninitialized", 0.7),
+    _r("degenerate-size", "empty", 0.6),
+    _r("deadlock", "hang", 0.4),
+    _r("wrong-formula", "wrong-everywhere", 0.3, "tail many-programs layout oob-store oob-load unwritten race order "
+       "first-call tf32 accumulated nonfinite grid-limit large-only uninitialized masked-undefined small-error "
+       "atomic-order empty hang"),
+)
+RULE_DEFECTS = frozenset(r.defect for r in RULES)
+
+# finding code -> the evidence it is
+CODE_EVIDENCE = {
+    "P101": "oob-store", "P103": "oob-store", "P111": "oob-store", "P102": "oob-load", "P112": "oob-load",
+    "P113": "unwritten", "P114": "uninitialized", "P202": "nonfinite", "P203": "masked-undefined", "P204": "tf32",
+    "P301": "race", "P302": "order", "P303": "atomic-order", "P501": "atomic-order", "P502": "first-call",
+    "P402": "empty", "P403": "grid-limit", "P404": "large-only", "P602": "debug-assert", "P002": "hang",
+    "P001": "crash",
+}
+
+
+def evidence_of(findings: list, observed: dict | None = None) -> dict[str, list[str]]:
+    """Evidence name -> the observations that show it: from the findings (each a line), and
+    from the experiments (``observed``: name -> text)."""
+    out: dict[str, list[str]] = {}
+    for f in findings:
+        if f.code == "P401":  # shape fuzzing's reason names the mechanism
+            name = "oob-store" if "wrote outside" in f.message else "unwritten" if "never written" in f.message \
+                else "crash" if "raised" in f.message else ""
+        elif f.code == "P301" and ", a load at" in f.message:
+            out.setdefault("read-write-race", []).append(f"{f.detector}: {f.message}"[:300])
+            name = "race"
+        elif f.code == "P601":
+            m = f.message.lower()
+            name = "oob-store" if "write" in m else "oob-load" if "read" in m else ""
+        else:
+            name = CODE_EVIDENCE.get(f.code, "")
+        if name and (f.severity != "info" or f.code == "P303"):
+            where = f" at {f.line}" if f.line else ""
+            out.setdefault(name, []).append(f"{f.detector}: {f.message}{where}"[:300])
+    for name, text in (observed or {}).items():
+        out.setdefault(name, []).append(text)
+    return out
+
+
+def _cases() -> list[dict]:
+    from harness.core import discovery
+    from harness.core.spec import SpecError, load_spec
+
+    out = []
+    for folder in discovery.case_folders():
+        try:
+            spec = load_spec(folder)
+        except (SpecError, OSError):
+            continue
+        if spec.diagnosis and not spec.calibration:
+            out.append({"slug": spec.slug, "title": spec.title, "defect": spec.defect,
+                        "evidence": frozenset(spec.diagnosis)})
+    return out
+
+
+def diagnose(findings: list, observed: dict | None = None, cases: list | None = None) -> list[dict]:
+    """The ranked diagnosis (see the module's docstring)."""
+    errors = [f for f in findings if f.severity == ERROR]
+    compile_errors = [f for f in findings if f.code == "P003"]
+    if compile_errors:
+        return [{"defect": None, "case": None, "title": "the kernel does not compile",
+                 "evidence": [compile_errors[0].message], "confidence": 1.0}]
+    ev = evidence_of(findings, observed)
+    have = set(ev)
+    cases = _cases() if cases is None else cases
+    best: dict[str, dict] = {}
+    for rule in RULES:
+        if rule.needs <= have and not (rule.unless & have):
+            d = best.get(rule.defect)
+            if d is None or rule.confidence > d["confidence"]:
+                best[rule.defect] = {"defect": rule.defect, "confidence": rule.confidence, "needs": rule.needs}
+    for c in cases:  # a case whose declared evidence was all observed names its defect even without a rule
+        if c["evidence"] <= have and c["defect"] not in best and c["defect"] not in RULE_DEFECTS:
+            best[c["defect"]] = {"defect": c["defect"], "confidence": 0.5, "needs": c["evidence"]}
+    out = []
+    for d in best.values():
+        matching = sorted((c for c in cases if c["defect"] == d["defect"] and c["evidence"] <= have),
+                          key=lambda c: (-len(c["evidence"]), c["slug"]))
+        case = matching[0] if matching else None
+        used = d["needs"] | (case["evidence"] if case else frozenset())
+        score = d["confidence"] + (0.05 * len(case["evidence"]) if case else 0.0)
+        out.append({"defect": d["defect"], "case": case["slug"] if case else None,
+                    "title": case["title"] if case else None,
+                    "evidence": [f"{name}: {text}" for name in sorted(used) for text in ev.get(name, [])[:2]],
+                    "confidence": round(min(score, 0.99), 2)})
+    out.sort(key=lambda d: -d["confidence"])
+    if not out and errors:
+        out.append({"defect": None, "case": None, "title": "no known trap matches",
+                    "evidence": [f"{f.detector}: {f.message}"[:300] for f in errors[:3]], "confidence": 0.0})
+    return out
+
+
+def text(diagnosis: list) -> list[str]:
+    """The diagnosis as the lines the probe's text output leads with."""
+    if not diagnosis:
+        return []
+    lines = ["diagnosis, most likely first:"]
+    for i, d in enumerate(diagnosis, 1):
+        what = d["defect"] or d["title"]
+        like = f", like cases/{d['case']} ({d['title']})" if d["case"] else ""
+        lines.append(f"  {i}. {what}{like}  [confidence {d['confidence']:.2f}]")
+        lines += [f"       - {e}" for e in d["evidence"][:4]]
+    return lines

@@ -1,0 +1,61 @@
+"""The diagnosis experiments: one module each, in one registry (like the detectors).
+
+An experiment is a module of this package defining ``EXPERIMENT = Experiment(name, question,
+run)``. ``run(ctx, failing)`` is given the worker's ``Context`` and sizes at which the kernel
+is wrong, runs the kernel the way its question needs (other sizes, other layouts), and
+returns evidence: ``{name in harness.core.spec.EVIDENCE: the observation, one line}``.
+``harness.probe.detectors.diagnose`` runs them; ``harness.probe.diagnosis`` ranks what
+they establish.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    question: str
+    run: Callable  # (ctx, failing sizes) -> {evidence: text}
+    rank: int = 0
+
+
+_REGISTRY: dict | None = None
+
+
+def registry() -> dict[str, Experiment]:
+    global _REGISTRY
+    if _REGISTRY is None:
+        found = []
+        for info in pkgutil.iter_modules(__path__):
+            mod = importlib.import_module(f"{__name__}.{info.name}")
+            if isinstance(getattr(mod, "EXPERIMENT", None), Experiment):
+                found.append(mod.EXPERIMENT)
+        _REGISTRY = {e.name: e for e in sorted(found, key=lambda e: (e.rank, e.name))}
+    return _REGISTRY
+
+
+def outcome(ctx, sizes: dict, inputs: dict | None = None):
+    """One call at ``sizes`` (or on ``inputs``) as a GPU runs it today (0 in masked lanes):
+    ("right" | "wrong" | "refused", the Call). Refused: make_inputs, the reference or Triton
+    declined these sizes, which tells nothing."""
+    from harness.probe import execute as X
+    from harness.probe.detectors.shapes import refused
+
+    t = ctx.target
+    ctx.trying = sizes
+    try:
+        if inputs is None:
+            inputs = X.make(t, sizes, ctx.seed, ctx.backend)
+        ref = X.reference(t, inputs)
+    except Exception:  # noqa: BLE001
+        return "refused", None
+    with ctx.instrument(poison_masked=False):
+        c = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref)
+    if c.error is not None:
+        return ("refused" if refused(c.error) else "wrong"), c
+    return ("right" if c.cmp["close"] else "wrong"), c

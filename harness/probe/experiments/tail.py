@@ -1,0 +1,31 @@
+"""Is it the tail? Wrong at a size off a multiple of the block size, right at the multiples
+on either side of it: the last, partial block is where it goes wrong (a missing mask, padded
+lanes entering the result, a grid that drops the remainder)."""
+
+from __future__ import annotations
+
+from harness.probe.context import fmt, int_sizes
+from harness.probe.experiments import Experiment, outcome
+
+GUESSES = (16, 32, 64, 128, 256, 512, 1024)  # block sizes to try where none was seen (a GPU run)
+
+
+def run(ctx, failing: dict) -> dict:
+    blocks = sorted({b for b in (ctx.blocks or []) if isinstance(b, int) and b >= 2}, reverse=True) \
+        or list(reversed(GUESSES))
+    for k, v in int_sizes(failing).items():
+        for b in blocks:
+            if v % b == 0 or v < 2:
+                continue
+            lo, hi = (v // b) * b, (v // b + 1) * b
+            tried = [s for s in (lo, hi) if s > 0]
+            if ctx.late() or not tried:
+                return {}
+            results = {s: outcome(ctx, {**failing, k: s})[0] for s in tried}
+            if all(r == "right" for r in results.values()):
+                return {"tail": f"wrong at {fmt({k: v})}; right at {' and '.join(f'{k}={s}' for s in tried)} "
+                                f"(multiples of {b})"}
+    return {}
+
+
+EXPERIMENT = Experiment("tail", "wrong only off a block multiple?", run, rank=0)

@@ -1,0 +1,57 @@
+"""How wrong, and where: the wrong result at the failing sizes looked at element by element.
+
+- every wrong element a whole multiple k >= 2 of the reference: "accumulated" (added k times:
+  autotune's benchmarking runs, a buffer never zeroed);
+- close but outside the tolerance (relative error under 5%), and is the error larger at a
+  larger size: "small-error", "error-grows" (accumulation precision);
+- most elements wrong: "wrong-everywhere".
+"""
+
+from __future__ import annotations
+
+from harness.probe.context import fmt, int_sizes
+from harness.probe.experiments import Experiment, outcome
+
+
+def _rel(c) -> float:
+    ref = c.ref.reshape(-1).double()
+    scale = float(ref.abs().max()) if ref.numel() else 0.0
+    return c.cmp["max_abs"] / scale if scale else float("inf")
+
+
+def run(ctx, failing: dict) -> dict:
+    import torch
+
+    state, c = outcome(ctx, failing)
+    if state != "wrong" or c is None or c.out is None or c.out.shape != c.ref.shape:
+        return {}
+    out, ref = c.out.reshape(-1).double(), c.ref.reshape(-1).double()
+    ev = {}
+    wrong = ~torch.isclose(out, ref, rtol=1e-3, atol=1e-6, equal_nan=True)
+    n = int(wrong.sum())
+    if n == 0:
+        return {}
+    if n > 0.5 * out.numel():
+        ev["wrong-everywhere"] = f"{n} of {out.numel()} elements wrong at {fmt(failing)}"
+    nz = wrong & (ref.abs() > 1e-6)
+    if int(nz.sum()) >= 1:
+        ratio = out[nz] / ref[nz]
+        k = float(ratio.median())
+        if k >= 1.5 and abs(k - round(k)) < 0.02 and bool(((ratio - round(k)).abs() < 0.05).float().mean() > 0.9):
+            ev["accumulated"] = f"the wrong elements are {round(k)}x the reference: added {round(k)} times"
+    if torch.isfinite(out).all():
+        rel = _rel(c)
+        if rel < 0.05:
+            ev["small-error"] = f"relative error {rel:.2g} at {fmt(failing)}"
+            sizes = int_sizes(failing)
+            if sizes and not ctx.late():
+                k = max(sizes, key=sizes.get)
+                bigger = {**failing, k: sizes[k] * 4}
+                s2, c2 = outcome(ctx, bigger)
+                if s2 in ("right", "wrong") and c2 is not None and c2.cmp and _rel(c2) > 1.5 * rel:
+                    ev["error-grows"] = f"relative error {rel:.2g} at {k}={sizes[k]}, {_rel(c2):.2g} at " \
+                                        f"{k}={sizes[k] * 4}"
+    return ev
+
+
+EXPERIMENT = Experiment("values", "how wrong, and where?", run, rank=3)

@@ -7,6 +7,12 @@ launcher runs, ``torch.empty`` and friends return tensors inside canary padding 
 own elements hold poison (``harness.core.guards.output``), so a kernel that never heard
 of guard bands shows writes past the end, reads of what nobody wrote, and elements it
 never wrote.
+
+What the launcher returns is compared with what ``reference`` returns (the rules are in
+``harness.probe.target``'s docstring): one tensor (or a Python number) as it is; a tuple,
+list or dict of them part by part, each with the tolerance of its own dtype, the parts then
+flattened into one float64 vector (``Call.parts`` names them); None (an in-place launcher)
+by the tensor inputs the launch changed.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ class Call:
     returned: str = ""  # the input the result shares storage with, "" for a new tensor
     bench_launches: int = 0
     kept: list = field(default_factory=list)  # (name, bool mask): launcher-allocated elements still at their fill
+    parts: list = field(default_factory=list)  # (name, shape) of each output compared, where there are several
 
 
 def device_of(backend: str) -> str:
@@ -67,13 +74,99 @@ def same_layout(t):
 
 
 def reference(target, inputs: dict):
+    """The reference in float64 on the CPU. A tuple, list or dict of outputs becomes one flat
+    vector, with ``.parts`` (name, shape) and ``.keyed`` (a dict: names of inputs changed in place)."""
     import torch
 
     from harness.run.worker import call_with
 
     ref = call_with(target.reference, clone_inputs(inputs))
-    return ref.detach().to("cpu", torch.float64) if isinstance(ref, torch.Tensor) else torch.tensor(ref,
-                                                                                                     dtype=torch.float64)
+    if isinstance(ref, torch.Tensor):
+        return ref.detach().to("cpu", torch.float64)
+    if isinstance(ref, (tuple, list, dict)):
+        parts = flat_parts(ref)
+        flat = _flatten([t for _, t in parts])
+        flat.parts, flat.keyed = [(n, tuple(t.shape)) for n, t in parts], isinstance(ref, dict)
+        return flat
+    return torch.tensor(ref, dtype=torch.float64)
+
+
+def flat_parts(value, name: str = "") -> list:
+    """(name, tensor) of each tensor in a tuple, list or dict (nested too): ``[0]``, ``[1]``, a
+    dict's keys; numbers become tensors; None is left out."""
+    import torch
+
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in flat_parts(v, f"{name}.{k}" if name else str(k))]
+    if isinstance(value, (tuple, list)):
+        return [p for i, v in enumerate(value) for p in flat_parts(v, f"{name}[{i}]")]
+    if value is None:
+        return []
+    return [(name, value if isinstance(value, torch.Tensor) else torch.as_tensor(value))]
+
+
+def _flatten(tensors: list):
+    import torch
+
+    if not tensors:
+        return torch.zeros(0, dtype=torch.float64)
+    return torch.cat([t.detach().to("cpu", torch.float64).reshape(-1) for t in tensors])
+
+
+def compile_error(e: BaseException | None) -> str | None:
+    """Triton's own message (its first line or two) when ``e`` says the kernel does not compile,
+    else None. That is a ``CompilationError`` (a GPU compile: Triton prints the source and a
+    caret first, then the error, which is what this returns), or, under the interpreter, an
+    error raised while the kernel's body was traced by ``triton.language`` or
+    ``triton.compiler`` (``tl.arange(0, 10)``: not a power of 2; a pointer added to a float; a
+    shape mismatch), or a name the kernel's body does not define: each is an error a GPU
+    compile raises too. A failed ``tl.device_assert``, an out-of-bounds access, or an error of
+    the launcher's own Python is not."""
+    import os
+
+    import triton
+
+    chain, seen = [], 0
+    while e is not None and seen < 12:
+        chain.append(e)
+        e, seen = e.__cause__ or (e.__context__ if not e.__suppress_context__ else None), seen + 1
+    for err in chain:
+        if any(c.__name__ == "CompilationError" for c in type(err).__mro__):
+            inner = [x for x in chain if any(c.__name__ == "CompilationError" for c in type(x).__mro__)
+                     and getattr(x, "error_message", None)]
+            msg = inner[-1].error_message if inner else str(err)
+            return _first_lines(msg, skip_source=not inner)
+    interpreted = any(type(x).__name__ == "InterpreterError" for x in chain)
+    if not interpreted or len(chain) < 2:
+        return None
+    cause = chain[-1]
+    if isinstance(cause, (AssertionError, KeyboardInterrupt)) or type(cause).__name__ == "GridLimitError":
+        return None
+    root = os.path.dirname(triton.__file__)
+    where = _innermost_file(cause)
+    traced = any(where.startswith(os.path.join(root, d) + os.sep) for d in ("language", "compiler"))
+    if traced or isinstance(cause, (NameError, UnboundLocalError)):
+        return _first_lines(f"{type(cause).__name__}: {cause}")
+    return None
+
+
+def _innermost_file(e: BaseException) -> str:
+    import os
+
+    tb = e.__traceback__
+    if tb is None:
+        return ""
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return os.path.abspath(tb.tb_frame.f_code.co_filename)
+
+
+def _first_lines(msg: str, skip_source: bool = False, n: int = 2) -> str:
+    lines = [ln.strip() for ln in str(msg).strip().splitlines() if ln.strip()]
+    if skip_source and lines:  # "at 5:13:", the source, a caret line, then the error
+        carets = [i for i, ln in enumerate(lines) if set(ln) == {"^"}]
+        lines = lines[carets[-1] + 1:] if carets else lines[-1:]
+    return " ".join(lines[:n])[:300] if lines else "CompilationError"
 
 
 _NAN_BITS = {"float32": ("int32", 0x7FC01000), "float64": ("int64", 0x7FF8000000001000),
@@ -187,7 +280,7 @@ def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: 
     poisoned while it runs), compared; the guard bands checked. ``finite``: bands of 0.0."""
     import torch
 
-    from harness.core import compare, guards
+    from harness.core import guards
     from harness.run.worker import call_with
 
     res = Call(ref=reference(target, inputs) if ref is None else ref)
@@ -206,11 +299,7 @@ def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: 
             res.error = e
             return res
         res.bench_launches = sum(counter.calls) if counter is not None else 0
-        res.returned = _shares(out, given)
-        out = out if isinstance(out, torch.Tensor) else torch.as_tensor(out)
-        res.out = out.detach().to("cpu")
-        rtol, atol = target.tolerance_for(out.dtype)
-        res.cmp = compare.compare(res.out, res.ref, rtol, atol)
+        _compare(res, target, out, given, inputs)
         res.guard = gs.check()
         res.kept = [(g.name, ~guards._differs_from_fill(g.view.reshape(-1), g.fill).cpu()) for g in gs.guards
                     if g.kind == "output" and g.view.dtype != torch.bool]
@@ -218,6 +307,126 @@ def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: 
             if n := b.changed():
                 res.guard["wrote_past_end"][b.name] = n
     return res
+
+
+def _compare(res: Call, target, out, given: dict, inputs: dict) -> None:
+    """``res.out``, ``res.cmp`` (``compare.compare``'s keys), ``res.returned`` and ``res.parts`` from
+    what the launcher returned (``out``) and ``res.ref``."""
+    ref = res.ref
+    ref_parts = getattr(ref, "parts", None)
+    if out is None:
+        outs, problem = _changed_in_place(ref, given, inputs)
+    else:
+        outs, problem = flat_parts(out) if isinstance(out, (tuple, list, dict)) else [("", out)], ""
+    if not problem and ref_parts is None and len(outs) == 1:
+        return _compare_one(res, target, outs[0][1], ref, given)
+    if not problem and ref_parts is not None and len(ref_parts) == 1 and len(outs) == 1:
+        return _compare_one(res, target, outs[0][1], ref.reshape(ref_parts[0][1]), given)
+    names = [n for n, _ in ref_parts] if ref_parts is not None else [""]
+    if not problem and [n for n, _ in outs] != names:
+        problem = (f"{_structure([n for n, _ in outs])}", f"{_structure(names)}")
+    res.parts = [(n, tuple(t.shape)) for n, t in outs]
+    res.out = _flatten([t for _, t in outs])
+    if problem:
+        res.cmp = {"close": False, "n": int(ref.numel()), "n_bad": int(ref.numel()), "max_abs": float("inf"),
+                   "max_rel": float("inf"), "nonfinite": 0, "first_bad": None,
+                   "result": problem[0], "reference": problem[1]}
+        return None
+    res.cmp = _compare_parts(target, outs, ref)
+    shared = [(n, _shares(t, given)) for n, t in outs]
+    bad = res.cmp.pop("bad_part", None)
+    res.returned = next((s for n, s in shared if s and n == bad), "") or next((s for _, s in shared if s), "")
+    return None
+
+
+def _compare_one(res: Call, target, out, ref, given: dict) -> None:
+    import torch
+
+    from harness.core import compare
+
+    res.returned = _shares(out, given)
+    out = out if isinstance(out, torch.Tensor) else torch.as_tensor(out)
+    res.out, res.ref = out.detach().to("cpu"), ref
+    rtol, atol = target.tolerance_for(out.dtype, ref)
+    res.cmp = compare.compare(res.out, ref, rtol, atol)
+
+
+def _compare_parts(target, outs: list, ref) -> dict:
+    """Each part against its slice of the flat reference, with its dtype's tolerance; one dict of
+    ``compare.compare``'s keys for them all (indices into the flat vector), naming the first part
+    that differs (``bad_part``)."""
+    from harness.core import compare
+
+    merged = {"close": True, "n": 0, "n_bad": 0, "max_abs": 0.0, "max_rel": 0.0, "nonfinite": 0, "first_bad": None,
+              "bad_part": None}
+    at = 0
+    for (name, t), (_, shape) in zip(outs, ref.parts):
+        size = 1
+        for d in shape:
+            size *= d
+        r = ref[at:at + size].reshape(shape)
+        o = t.detach().to("cpu")
+        rtol, atol = target.tolerance_for(o.dtype, r)
+        c = compare.compare(o, r, rtol, atol)
+        merged["n"] += c["n"]
+        merged["n_bad"] += c["n_bad"]
+        merged["max_abs"] = max(merged["max_abs"], c["max_abs"])
+        merged["max_rel"] = max(merged["max_rel"], c["max_rel"])
+        merged["nonfinite"] += c["nonfinite"]
+        if not c["close"] and merged["close"]:
+            merged.update(close=False, bad_part=name, result=f"{name}: {c['result']}",
+                          reference=f"{name}: {c['reference']}",
+                          first_bad=None if c["first_bad"] is None else at + c["first_bad"])
+        at += size
+    if merged["close"]:
+        merged["result"] = f"all {merged['n']} match ({len(outs)} outputs: {', '.join(n for n, _ in outs)})"
+        merged["reference"] = ", ".join(f"{n} shape {s}" for n, s in ref.parts)
+    return merged
+
+
+def _structure(names: list) -> str:
+    if names == [""]:
+        return "one tensor"
+    return f"{len(names)} outputs ({', '.join(names)})"
+
+
+def _changed_in_place(ref, given: dict, inputs: dict) -> tuple[list, tuple | str]:
+    """The launcher returned None: the inputs it changed are its result. With a dict reference,
+    the inputs it names; with one tensor, the one input the launch changed (of the reference's
+    size, where it changed several; the one input of the reference's shape, where it changed
+    none). ``(parts, "")``, or ``([], (result, reference))`` saying why there is nothing to compare."""
+    import torch
+
+    tensors = {k: v for k, v in given.items() if isinstance(v, torch.Tensor)}
+    if getattr(ref, "keyed", False):
+        missing = [n for n, _ in ref.parts if n not in tensors]
+        if missing:
+            return [], (f"None (in place); no input named {', '.join(map(repr, missing))}",
+                        f"a dict of {', '.join(n for n, _ in ref.parts)}")
+        return [(n, tensors[n]) for n, _ in ref.parts], ""
+    changed = [k for k, v in tensors.items() if _changed(v, inputs.get(k))]
+    numel = ref.numel()
+    pick = changed if len(changed) == 1 else [k for k in changed if tensors[k].numel() == numel]
+    if not changed:
+        pick = [k for k, v in tensors.items() if tuple(v.shape) == tuple(ref.shape)]
+    if len(pick) == 1:
+        return [("", tensors[pick[0]])], ""
+    what = f"changed {', '.join(map(repr, changed))}" if changed else "changed no input"
+    return [], (f"None (in place) and {what}: return a dict {{input name: tensor}} from reference to say which "
+                f"input holds the result", f"one tensor of shape {tuple(ref.shape)}")
+
+
+def _changed(after, before) -> bool:
+    """Whether the launch changed the tensor (NaN where NaN was is no change)."""
+    import torch
+
+    if not isinstance(before, torch.Tensor) or after is before or after.shape != before.shape or not after.numel():
+        return False
+    a, b = after.detach(), before.detach().to(after.device)
+    differ = a != b
+    if a.dtype.is_floating_point or a.dtype.is_complex:
+        differ &= ~(torch.isnan(a) & torch.isnan(b))
+    return bool(differ.any())
 
 
 def second_fill(dtype):

@@ -1,5 +1,21 @@
 """The user's probe file: a launcher, ``make_inputs(*, device, gen, **sizes)``, ``reference(...)``.
 
+What the launcher returns, and what ``reference`` must return to match it (in float64):
+
+- one tensor (or a number): one tensor of the same shape;
+- a tuple or list of tensors: a tuple or list of as many, in the same order; a dict: a dict
+  with the same keys (nested ones too). Each is compared with the tolerance of its own dtype;
+  a message names the part that differs (``[1]``, ``'count'``); numbers count as tensors;
+- None (an in-place launcher): its result is the inputs it changed. ``reference`` returns the
+  expected value of the changed input, a tensor, when the launch changes one input; when it
+  changes several, a dict ``{input name: tensor}`` of each one that is a result (the
+  inputs named there are compared, whether they changed or not). With a tensor, the input
+  compared is the one the launch changed (of the reference's size, when it changed several;
+  when it changed none, the one input of the reference's shape).
+
+The sizes are make_inputs' integer keywords: a float (``eps=1e-5``), bool or str keyword is
+passed as it is and never fuzzed or scaled.
+
 ``--inputs OTHER.py`` takes make_inputs and reference (and the declarations) from
 another file, so ``probe cases/<slug>/broken.py --inputs cases/<slug>/case.py`` probes a
 case's kernel. Optional declarations, looked up in the inputs file, then the kernel file:
@@ -34,9 +50,12 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# output dtype -> (rtol, atol) against the float64 reference
+# output dtype -> (rtol, atol) against the float64 reference; atol is for a reference of
+# magnitude 1 and grows with it (``Target.tolerance_for``); integers and bools match exactly
 DTYPE_TOLERANCE = {"float64": (1e-9, 1e-9), "float32": (1e-4, 1e-5), "float16": (5e-3, 1e-3),
-                   "bfloat16": (3e-2, 1e-2)}
+                   "bfloat16": (3e-2, 1e-2),
+                   **{t: (0.0, 0.0) for t in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                                              "uint64", "bool")}}
 DEFAULT_TOLERANCE = (1e-4, 1e-5)
 
 
@@ -65,10 +84,37 @@ class Target:
     gpu_sizes: dict | None = None  # GPU_SIZES, else [sizes.gpu]: the grid-limit check's sizes
     small_sizes: dict | None = None  # SMALL_SIZES, else [sizes.sanitizer] / [sizes.interpreter]
 
-    def tolerance_for(self, dtype) -> tuple:
+    def tolerance_for(self, dtype, ref=None) -> tuple:
+        """(rtol, atol) for an output of ``dtype`` against the reference ``ref``: the declared
+        TOLERANCE (or case.toml ``[compare]``) as it is; else ``DTYPE_TOLERANCE``'s, with atol
+        times ``magnitude(ref)``. See ``magnitude`` for why."""
         if self.tolerance is not None:
             return self.tolerance
-        return DTYPE_TOLERANCE.get(str(dtype).replace("torch.", ""), DEFAULT_TOLERANCE)
+        rtol, atol = DTYPE_TOLERANCE.get(str(dtype).replace("torch.", ""), DEFAULT_TOLERANCE)
+        return rtol, atol * magnitude(ref) if ref is not None and atol else atol
+
+
+def magnitude(ref) -> float:
+    """The scale of a reference: the root mean square of its finite elements, at least 1.
+
+    An element is wrong when ``|out - ref| > atol + rtol * |ref|``. The relative term covers
+    the rounding of the element itself; the absolute one covers elements near 0, whose error
+    is not proportional to their own value but to the values they were computed from: a
+    difference, a centred value, a sum that cancels (float32 values of order 100 that cancel
+    leave ~1e-5 of rounding where the float64 reference has an exact 0).
+    Those values are of the order of the output's typical magnitude, which the RMS of the
+    reference estimates (the mean of squares: one large outlier does not set it alone, as the
+    maximum would). So the dtype's atol, stated for data of magnitude 1, is multiplied by the
+    RMS where that is above 1 and never made stricter below it. A reference that is 0
+    everywhere has nothing to scale by: a kernel's rounding against it is judged as before.
+    """
+    import torch
+
+    if not isinstance(ref, torch.Tensor) or not ref.numel():
+        return 1.0
+    r = ref.detach().double()
+    r = r[torch.isfinite(r)]
+    return max(1.0, float(r.square().mean().sqrt())) if r.numel() else 1.0
 
 
 def _import(path: Path, name: str):

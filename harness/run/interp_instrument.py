@@ -12,7 +12,11 @@ interpreted kernel (``TRITON_INTERPRET=1``):
   kernel source line) and not performed: a load gets poison, a store is dropped.
 - **race**: per launch, the addresses each program reads, stores and updates
   atomically; a plain store to an address that another program also touches is a
-  race, reported with both program ids and source lines.
+  race, reported with both program ids and source lines. A spin lock is understood: a
+  ``tl.atomic_cas`` that finds the lock's free value and writes another takes it, an
+  ``atomic_xchg`` (or ``atomic_cas``) that puts the free value back gives it back, and
+  accesses that every program made holding one same lock (taken and given back by that
+  program) are no race. Atomics on a scalar pointer are one lane.
 - **order**: the programs of a grid run in program-id order ("forward"), "reverse", or
   a shuffle seeded by an int.
 - **poison_masked**: the masked-off lanes of a ``tl.load`` with no ``other=`` hold poison
@@ -88,9 +92,16 @@ class Launch:
     kernel: str
     spans: dict
     grid: tuple = (1, 1, 1)
-    accesses: list = field(default_factory=list)  # (addresses, pid, kind, line) for the race detector
+    accesses: list = field(default_factory=list)  # (addresses, pid, kind, line, lockset) for the race detector
     recorded: int = 0
     truncated: bool = False
+    # spin locks (race detector): the program running holds ``held`` {address: (token, free value)};
+    # ``tokens[t]`` is the lock's address once the program released it (None until then: a CAS that
+    # is never undone is no lock); ``locksets[i]`` the tokens held during an access tagged ``i``.
+    held: dict = field(default_factory=dict)
+    tokens: list = field(default_factory=list)
+    locksets: list = field(default_factory=lambda: [frozenset()])
+    lockset: int = 0  # the index in ``locksets`` of what the running program holds now
 
 
 @dataclass
@@ -297,7 +308,83 @@ def record_access(rec: Recorder, addrs, mask, kind: int) -> None:
         launch.truncated = rec.truncated = True
         return
     launch.recorded += active.size
-    launch.accesses.append((active.ravel().copy(), _flat_pid(rec.pid(), launch.grid), kind, kernel_line()))
+    launch.accesses.append((active.ravel().copy(), _flat_pid(rec.pid(), launch.grid), kind, kernel_line(),
+                            launch.lockset))
+
+
+def _lanes(handle, shape):
+    import numpy as np
+
+    return np.broadcast_to(np.asarray(getattr(handle, "data", handle)), shape)
+
+
+def note_cas(rec: Recorder, addrs, m, old, cmp, val) -> None:
+    """A spin lock taken or given back by ``tl.atomic_cas`` (race detector): a lane that found
+    ``cmp`` and wrote another value takes the lock at its address (free value ``cmp``); one that
+    swaps a held lock back to its free value gives it back."""
+    launch = rec.current
+    if launch is None or not rec.options.race:
+        return
+    o, c, v = (_lanes(x, addrs.shape) for x in (old, cmp, val))
+    for i in zip(*(m & (o == c)).nonzero()):
+        _lock_event(launch, int(addrs[i]), c[i].item(), v[i].item())
+
+
+def note_xchg(rec: Recorder, addrs, m, val) -> None:
+    """``tl.atomic_xchg`` of a held lock back to its free value gives the lock back (race detector)."""
+    launch = rec.current
+    if launch is None or not rec.options.race or not launch.held:
+        return
+    v = _lanes(val, addrs.shape)
+    for i in zip(*m.nonzero()):
+        if int(addrs[i]) in launch.held:
+            _lock_event(launch, int(addrs[i]), None, v[i].item())
+
+
+def _lock_event(launch: Launch, addr: int, found, wrote) -> None:
+    """``found`` (None for an exchange) replaced by ``wrote`` at ``addr``: take or give back a lock."""
+    if addr in launch.held:
+        token, free = launch.held[addr]
+        if wrote != free:
+            return
+        launch.tokens[token] = addr  # taken and given back: a lock
+        del launch.held[addr]
+    elif found is not None and wrote != found:
+        launch.held[addr] = (len(launch.tokens), found)
+        launch.tokens.append(None)
+    else:
+        return
+    _set_lockset(launch, frozenset(t for t, _ in launch.held.values()))
+
+
+def _set_lockset(launch: Launch, tokens: frozenset) -> None:
+    if tokens not in launch.locksets:
+        launch.locksets.append(tokens)
+    launch.lockset = launch.locksets.index(tokens)
+
+
+def program_starts(launch: Launch) -> None:
+    """Each program starts holding no lock."""
+    if launch.held or launch.lockset:
+        launch.held.clear()
+        launch.lockset = 0
+
+
+def _guarded(launch: Launch, racy, addrs, locksets):
+    """Which of the ``racy`` addresses every access made holding one same lock (a lock taken by
+    ``tl.atomic_cas`` and given back by the same program): those accesses cannot overlap."""
+    import numpy as np
+
+    locks = [frozenset(launch.tokens[t] for t in ts if launch.tokens[t] is not None) for ts in launch.locksets]
+    sel = np.isin(addrs, racy)
+    pairs = np.unique(np.stack([addrs[sel].astype(np.uint64), locksets[sel].astype(np.uint64)], axis=1), axis=0)
+    _, first, counts = np.unique(pairs[:, 0], return_index=True, return_counts=True)
+    ids = pairs[:, 1].astype(np.int64)
+    guarded = np.array([bool(locks[ids[f]]) for f in first], dtype=bool) & (counts == 1)
+    for i in np.flatnonzero(counts > 1):
+        sets = [locks[j] for j in ids[first[i]:first[i] + counts[i]]]
+        guarded[i] = bool(frozenset.intersection(*sets))
+    return guarded
 
 
 def find_races(launch: Launch, limit: int = 5) -> list[dict]:
@@ -307,14 +394,17 @@ def find_races(launch: Launch, limit: int = 5) -> list[dict]:
     if not launch.accesses:
         return []
     addrs = np.concatenate([a for a, *_ in launch.accesses])
+    locksets = np.concatenate([np.full(a.size, ls, dtype=np.int64) for a, *_, ls in launch.accesses])
     pids = np.concatenate([np.full(a.size, p, dtype=np.int64) for a, p, *_ in launch.accesses])
-    kinds = np.concatenate([np.full(a.size, k, dtype=np.int8) for a, _, k, _ in launch.accesses])
+    kinds = np.concatenate([np.full(a.size, k, dtype=np.int8) for a, _, k, *_ in launch.accesses])
     access = np.concatenate([np.full(a.size, i, dtype=np.int64) for i, (a, *_) in enumerate(launch.accesses)])
     pairs = np.unique(np.stack([addrs.astype(np.uint64), pids.astype(np.uint64)], axis=1), axis=0)
     shared_addrs, n = np.unique(pairs[:, 0], return_counts=True)
     shared = shared_addrs[n > 1]
     stored = np.unique(addrs[kinds == STORE])
     racy = np.intersect1d(shared, stored)
+    if len(launch.locksets) > 1 and racy.size:  # some accesses held a spin lock
+        racy = racy[~_guarded(launch, racy, addrs, locksets)]
     out = []
     for addr in racy[:limit]:
         at = addrs == addr
@@ -326,8 +416,8 @@ def find_races(launch: Launch, limit: int = 5) -> list[dict]:
 
 
 def _race(launch: Launch, addr: int, first: int, second: int, total: int) -> dict:
-    _, p1, _, line1 = launch.accesses[first]
-    _, p2, k2, line2 = launch.accesses[second]
+    _, p1, _, line1, _ = launch.accesses[first]
+    _, p2, k2, line2, _ = launch.accesses[second]
     owner = _owner(launch.spans, addr)
     where = f"{owner[0]}[{owner[1]}]" if owner else hex(addr)
     unflat = lambda p: _pid_text((p % launch.grid[0], p // launch.grid[0] % launch.grid[1],  # noqa: E731
@@ -431,7 +521,10 @@ class _Patches:
             record_access(rec, addrs, m, ATOMIC)
             rec.atomics += 1
             rec.float_atomics += bool(np.issubdtype(np.asarray(val.data).dtype, np.floating))
-            return original(builder, op, ptr, val, _mask_like(TensorHandle, mask, m), *rest, **kwargs)
+            out = original(builder, op, ptr, val, _mask_like(TensorHandle, mask, m), *rest, **kwargs)
+            if op == _xchg():
+                note_xchg(rec, addrs, m, val)
+            return out
         return method
 
     def atomic_cas(self, original):
@@ -440,11 +533,13 @@ class _Patches:
         def method(builder, ptr, cmp, val, *rest, **kwargs):
             import numpy as np
 
-            ones = TensorHandle(np.ones(np.shape(ptr.data), dtype=bool), None)
+            ones = np.ones(np.shape(ptr.data), dtype=bool)  # a compare-and-swap has no mask: every lane
             addrs, m = check_lanes(rec, ptr, ones, ATOMIC)
             record_access(rec, addrs, m, ATOMIC)
             rec.atomics += 1
-            return original(builder, ptr, cmp, val, *rest, **kwargs)
+            old = original(builder, ptr, cmp, val, *rest, **kwargs)
+            note_cas(rec, addrs, m, old, cmp, val)
+            return old
         return method
 
     def dot(self, original):
@@ -500,6 +595,7 @@ def grid_call(rec: Recorder, interp):
             try:
                 for idx in _program_order(grid, rec.options.order):
                     interp.interpreter_builder.set_grid_idx(*idx)
+                    program_starts(rec.current)
                     self.fn(**args)
             except Exception as e:
                 if triton.knobs.compilation.front_end_debugging:
@@ -552,6 +648,12 @@ def _keeps_kwonly(call) -> bool:
         return "kwonlyargs" in inspect.getsource(call)
     except (OSError, TypeError):
         return True
+
+
+def _xchg():
+    from triton._C.libtriton import ir
+
+    return ir.ATOMIC_OP.XCHG
 
 
 def _note_line(lines: list) -> None:

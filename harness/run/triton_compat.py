@@ -30,6 +30,14 @@
    in 3.8 and 3.9 when a listener is set) ``Autotuner._bench`` is wrapped and every
    call of the benchmarked kernel counted (one entry per benchmarked config).
    ``TuningCounter.how`` says which ("listener" or "wrapper").
+4. Everyday kernel code that compiled Triton accepts and the plain interpreter gets wrong
+   (interpreter only; ``EVERYDAY_FIXES``, each found by looking at the interpreter, each
+   undone on leaving): ``list-grid``, a grid given as a list (``kernel[[n]]``); ``bool-ops``,
+   ``and``, ``or`` and ``not`` between tensors element by element, as the code generator
+   does (the interpreter evaluated Python's ``and`` and dropped a mask); ``libdevice``,
+   ``libdevice.exp`` and the rest computed with NumPy (the interpreter returned None or
+   raised for them). ``for start in range(0, n, BLOCK)`` over a runtime ``n`` with NumPy
+   2.4 is item 2.
 
 ``interpreter_fixes(*names)`` is the other kind: for the rest of one worker process, under
 ``TRITON_INTERPRET=1`` only, it makes the interpreter do what compiled Triton does where a
@@ -266,6 +274,7 @@ def patched(interpreter: bool, on_compile: Callable[[str], None] | None = None) 
         if interpreter:
             undo.append(_cpu_benchmarker())
             undo.append(_index_fix())
+            undo.extend(fix() for fix in EVERYDAY_FIXES.values())
         undo.append(_launch_counter(counter, interpreter))
         if on_compile is not None:
             undo.append(_compile_hook(on_compile))
@@ -439,6 +448,402 @@ def _fp8_rounding() -> None:
         return torch.from_numpy(src).to(dst).view(torch.uint8).numpy()
 
     interpreter._convert_float = convert
+
+
+# ---- 4. what everyday kernels do that compiled Triton accepts and the plain interpreter gets wrong
+
+def _list_grid() -> Callable[[], None]:
+    """``kernel[[n]](...)``: a grid given as a list (or a grid function returning one), which
+    compiled Triton takes as it takes a tuple, becomes a tuple (the interpreter adds ``(1,) * k``
+    to it and fails on a list)."""
+    from triton.runtime import interpreter
+
+    init = interpreter.GridExecutor.__init__
+
+    def __init__(self, fn, arg_names, grid, *args, **kwargs):
+        init(self, fn, arg_names, _tuple_grid(grid), *args, **kwargs)
+
+    return _set_class_attr(interpreter.GridExecutor, "__init__", __init__)
+
+
+def _tuple_grid(grid):
+    if isinstance(grid, list):
+        return tuple(grid)
+    if callable(grid):
+        def as_tuple(meta, _grid=grid):
+            g = _grid(meta)
+            return tuple(g) if isinstance(g, list) else g
+        return as_tuple
+    return grid
+
+
+def bool_op(is_and: bool, *values):
+    """``a and b`` / ``a or b`` in a kernel as compiled Triton evaluates it (its code generator's
+    ``visit_BoolOp``): each operand in turn (``values`` are thunks); one that is not a tensor
+    (a Python value, a constexpr) decides the result when it can (False for ``and``, True for
+    ``or``) and is dropped otherwise; the tensors are combined with ``logical_and`` /
+    ``logical_or``, element by element. Python's own ``and`` asks a tensor of several elements
+    for its truth, which the interpreter answers True: ``mask_a and mask_b`` was ``mask_b``."""
+    import triton.language as tl
+
+    kept, value = [], None
+    for thunk in values:
+        value = thunk()
+        if not isinstance(value, tl.tensor):
+            if bool(value) is not is_and:
+                return value
+            continue
+        kept.append(value)
+    if not kept:
+        return value
+    while len(kept) >= 2:
+        rhs, lhs = kept.pop(), kept.pop()
+        kept.append(lhs.logical_and(rhs) if is_and else lhs.logical_or(rhs))
+    return kept[0]
+
+
+def not_op(value):
+    """``not x`` in a kernel as compiled: a tensor's ``__not__`` (element by element), else Python's ``not``."""
+    import triton.language as tl
+
+    if isinstance(value, tl.tensor) and hasattr(value, "__not__"):
+        return value.__not__()
+    return not value
+
+
+_HELPERS = "_casebook_interpreter_ops"  # the name the rewritten kernels call bool_op and not_op by
+
+
+def _bool_ops() -> Callable[[], None]:
+    """Kernels rewritten by the interpreter (``FunctionRewriter``, which already rewrites
+    assignments) get ``and``, ``or`` and ``not`` as compiled Triton has them (``bool_op``,
+    ``not_op``). The interpreter's cache of rewritten kernels is emptied on the way in and out,
+    so that no kernel keeps the other form."""
+    import ast
+    import types
+
+    from triton.runtime import interpreter
+
+    rewriter, cache = getattr(interpreter, "FunctionRewriter", None), getattr(interpreter, "InterpretedFunction", None)
+    if rewriter is None or not hasattr(rewriter, "ast_transformer") or not isinstance(
+            getattr(cache, "rewritten_fn", None), dict):
+        return lambda: None  # another interpreter: leave it alone
+
+    def helper(attr):
+        return ast.Attribute(value=ast.Name(id=_HELPERS, ctx=ast.Load()), attr=attr, ctx=ast.Load())
+
+    def thunk(node):
+        args = ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+                             defaults=[])
+        return ast.Lambda(args=args, body=node)
+
+    class BoolOps(ast.NodeTransformer):
+        def visit_BoolOp(self, node):
+            self.generic_visit(node)
+            call = ast.Call(func=helper("bool_op"), args=[ast.Constant(isinstance(node.op, ast.And)),
+                                                          *[thunk(v) for v in node.values]], keywords=[])
+            return ast.copy_location(call, node)
+
+        def visit_UnaryOp(self, node):
+            self.generic_visit(node)
+            if not isinstance(node.op, ast.Not):
+                return node
+            return ast.copy_location(ast.Call(func=helper("not_op"), args=[node.operand], keywords=[]), node)
+
+    original = rewriter.ast_transformer
+
+    class Both:
+        def visit(self, tree):
+            return original.visit(BoolOps().visit(tree))
+
+    had = hasattr(interpreter, _HELPERS)
+    setattr(interpreter, _HELPERS, types.SimpleNamespace(bool_op=bool_op, not_op=not_op))
+    undo_transformer = _set_class_attr(rewriter, "ast_transformer", Both())
+    cache.rewritten_fn.clear()
+
+    def undo():
+        undo_transformer()
+        cache.rewritten_fn.clear()
+        if not had:
+            delattr(interpreter, _HELPERS)
+    return undo
+
+
+def _libdevice() -> Callable[[], None]:
+    """``libdevice.exp(x)`` and the rest, from ``triton.language.extra.libdevice`` (stubs whose
+    body is ``...``: the interpreter returns None for them), ``triton.language.extra.cuda.libdevice``
+    and ``.hip.libdevice`` (which ask for a ``_semantic`` the interpreter does not give), or
+    imported by name from any of them: each runs the CUDA libdevice function of its name under
+    the interpreter's semantic (its own type dispatch, broadcasting and result type), and
+    ``create_extern_elementwise``, which the interpreter does not implement, computes the
+    libdevice symbol with NumPy in float64 (``libdevice_numpy``), rounded to the result type.
+    Where this interpreter implements ``create_extern_elementwise`` itself, nothing changes."""
+    from triton.runtime import interpreter
+
+    B = interpreter.InterpreterBuilder
+    semantic = getattr(interpreter, "interpreter_semantic", None)
+    if semantic is None or not _extern_unsupported(B):
+        return lambda: None
+    try:
+        from triton.language.extra.cuda import libdevice as cuda
+    except ImportError:
+        return lambda: None
+    import triton.language as tl
+
+    undo = [_set_class_attr(B, "create_extern_elementwise", _extern_elementwise)]
+    swap = {}  # id(the function a kernel may hold) -> (it, what runs under the interpreter)
+    builtins = {k: v for k, v in vars(cuda).items() if not k.startswith("_") and tl.core.is_builtin(v)}
+    for mod in _libdevice_modules():
+        for name, fn in list(vars(mod).items()):
+            real = builtins.get(name)
+            if real is None or not callable(fn):
+                continue
+            run = _under_interpreter(real, semantic)
+            swap[id(fn)] = (fn, run)
+            undo.append(_set_class_attr(mod, name, run))
+    undo.append(_swap_imported_names(swap))
+
+    def undo_all():
+        for u in reversed(undo):
+            u()
+    return undo_all
+
+
+def _libdevice_modules() -> list:
+    import importlib
+
+    out = []
+    for name in ("triton.language.extra.libdevice", "triton.language.extra.cuda.libdevice",
+                 "triton.language.extra.hip.libdevice"):
+        try:
+            out.append(importlib.import_module(name))
+        except Exception:  # noqa: BLE001  (a backend this Triton lacks)
+            continue
+    return out
+
+
+def _under_interpreter(real, semantic):
+    def run(*args, **kwargs):
+        kwargs.pop("_semantic", None)
+        kwargs.pop("_builder", None)
+        return real(*args, **kwargs, _semantic=semantic)
+    run.__name__ = getattr(real, "__name__", "libdevice")
+    run.casebook_libdevice = True
+    return run
+
+
+def _swap_imported_names(swap: dict) -> Callable[[], None]:
+    """``from triton.language.extra.libdevice import exp``: the kernel's module holds the function
+    itself, which the module patch does not reach; ``_patch_lang``, run by the interpreter for
+    every kernel and device function it calls, now swaps such names in the kernel's globals too
+    (put back on the way out)."""
+    from triton.runtime import interpreter
+
+    plain = interpreter._patch_lang
+    swapped = []  # (globals, name, original)
+
+    def patch_lang(fn, *args, **kwargs):
+        scope = plain(fn, *args, **kwargs)
+        g = getattr(fn, "__globals__", None)
+        if isinstance(g, dict):
+            for name, value in list(g.items()):
+                hit = swap.get(id(value))
+                if hit is not None and hit[0] is value:
+                    g[name] = hit[1]
+                    swapped.append((g, name, value))
+        return scope
+
+    interpreter._patch_lang = patch_lang
+
+    def undo():
+        interpreter._patch_lang = plain
+        for g, name, value in reversed(swapped):
+            if getattr(g.get(name), "casebook_libdevice", False):
+                g[name] = value
+    return undo
+
+
+def _extern_unsupported(builder_cls) -> bool:
+    """Whether this interpreter's ``create_extern_elementwise`` raises NotImplementedError (3.4 to 3.9)."""
+    try:
+        builder_cls.create_extern_elementwise(None, "", "", "__nv_expf", [], None, True)
+    except NotImplementedError:
+        return True
+    except Exception:  # noqa: BLE001  it tried to compute something: implemented
+        return False
+    return False
+
+
+def _extern_elementwise(self, libName, libPath, symbol, argList, retType, isPure):
+    import warnings
+
+    import numpy as np
+    from triton.runtime import interpreter
+
+    ret = getattr(retType, "scalar", retType)
+    np_ret = interpreter._get_np_dtype(ret)
+    fn = libdevice_numpy(symbol, np_ret)
+    if fn is None:
+        raise NotImplementedError(f"libdevice {symbol} has no NumPy equivalent under the interpreter "
+                                  f"(harness/run/triton_compat.py libdevice_numpy)")
+    args = [np.asarray(a.data) for a in argList]
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = np.asarray(fn(*args))
+        if out.dtype != np_ret:
+            out = out.astype(np_ret)
+    if args and out.shape != args[0].shape:
+        out = np.broadcast_to(out, args[0].shape).copy()
+    return interpreter.TensorHandle(np.ascontiguousarray(out), ret)
+
+
+def _f64(fn):
+    """``fn`` on the float arguments in float64 (integers as they are): the result is then rounded
+    once, to the result type, which is as close as libdevice gets (its fp32 functions are within
+    a few ulp, its ``_rn`` arithmetic correctly rounded, which float64 then one rounding gives)."""
+    import numpy as np
+
+    def run(*args):
+        return fn(*[a.astype(np.float64) if np.issubdtype(a.dtype, np.floating) else a for a in args])
+    return run
+
+
+def _torch(name):
+    def run(x):
+        import torch
+
+        f = torch.special if hasattr(torch.special, name) else torch
+        return getattr(f, name)(torch.from_numpy(x.copy())).numpy()
+    return run
+
+
+def _gamma(x):
+    import math
+
+    import numpy as np
+
+    def one(v):
+        try:
+            return math.gamma(v)
+        except (ValueError, OverflowError):
+            return float("nan") if v <= 0 and float(v).is_integer() or v != v else float("inf")
+    return np.vectorize(one, otypes=[np.float64])(x)
+
+
+def _bits(x):
+    """The unsigned view of an integer array and its width in bits."""
+    import numpy as np
+
+    u = x.view(np.dtype(f"uint{x.dtype.itemsize * 8}"))
+    return u, x.dtype.itemsize * 8
+
+
+def _clz(x):
+    import numpy as np
+
+    u, width = _bits(x)
+    n, found = np.zeros(u.shape, dtype=np.int32), np.zeros(u.shape, dtype=bool)
+    for i in range(width - 1, -1, -1):
+        found |= ((u >> np.array(i, dtype=u.dtype)) & np.array(1, dtype=u.dtype)).astype(bool)
+        n += ~found
+    return n
+
+
+def _ffs(x):
+    import numpy as np
+
+    u, width = _bits(x)
+    out = np.zeros(u.shape, dtype=np.int32)
+    for i in range(width - 1, -1, -1):
+        out = np.where((u >> np.array(i, dtype=u.dtype)) & np.array(1, dtype=u.dtype), i + 1, out)
+    return out
+
+
+def _popc(x):
+    import numpy as np
+
+    u, width = _bits(x)
+    if hasattr(np, "bitwise_count"):
+        return np.bitwise_count(u).astype(np.int32)
+    return sum(((u >> np.array(i, dtype=u.dtype)) & np.array(1, dtype=u.dtype)).astype(np.int32)
+               for i in range(width))
+
+
+def _libdevice_table() -> dict:
+    import numpy as np
+
+    one = np.float64(1.0)
+    f = {
+        "exp": np.exp, "exp2": np.exp2, "exp10": lambda x: np.power(10.0, x), "expm1": np.expm1,
+        "log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p,
+        "sqrt": np.sqrt, "rsqrt": lambda x: one / np.sqrt(x), "cbrt": np.cbrt, "rcbrt": lambda x: one / np.cbrt(x),
+        "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
+        "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "asinh": np.arcsinh, "acosh": np.arccosh,
+        "atanh": np.arctanh, "atan2": np.arctan2, "sinpi": lambda x: np.sin(np.pi * x),
+        "cospi": lambda x: np.cos(np.pi * x),
+        "erf": _torch("erf"), "erfc": _torch("erfc"), "erfinv": _torch("erfinv"),
+        "erfcinv": lambda x: _torch("erfinv")(1.0 - x), "erfcx": _torch("erfcx"),
+        "normcdf": _torch("ndtr"), "normcdfinv": _torch("ndtri"), "lgamma": _torch("lgamma"), "tgamma": _gamma,
+        "j0": _torch("bessel_j0"), "j1": _torch("bessel_j1"), "y0": _torch("bessel_y0"), "y1": _torch("bessel_y1"),
+        "cyl_bessel_i0": _torch("i0"), "cyl_bessel_i1": _torch("i1"),
+        "pow": np.power, "powi": lambda x, n: np.power(x, n.astype(np.float64)), "fmod": np.fmod,
+        "remainder": lambda x, y: x - np.rint(x / y) * y, "hypot": np.hypot, "rhypot": lambda x, y: one / np.hypot(x, y),
+        "norm3d": lambda a, b, c: np.sqrt(a * a + b * b + c * c),
+        "rnorm3d": lambda a, b, c: one / np.sqrt(a * a + b * b + c * c),
+        "norm4d": lambda a, b, c, d: np.sqrt(a * a + b * b + c * c + d * d),
+        "rnorm4d": lambda a, b, c, d: one / np.sqrt(a * a + b * b + c * c + d * d),
+        "copysign": np.copysign, "fdim": lambda x, y: np.maximum(x - y, 0.0), "fma": lambda x, y, z: x * y + z,
+        "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "rint": np.rint, "nearbyint": np.rint,
+        "round": lambda x: np.copysign(np.floor(np.abs(x) + 0.5), x), "llrint": np.rint,
+        "llround": lambda x: np.copysign(np.floor(np.abs(x) + 0.5), x),
+        "fabs": np.abs, "abs": np.abs, "llabs": np.abs, "saturate": lambda x: np.clip(x, 0.0, 1.0),
+        "isnan": np.isnan, "isinf": np.isinf, "finite": np.isfinite, "isfinite": np.isfinite,
+        "signbit": np.signbit, "ldexp": lambda x, n: np.ldexp(x, n.astype(np.int32)),
+        "scalbn": lambda x, n: np.ldexp(x, n.astype(np.int32)), "fdivide": np.divide,
+        "clz": _clz, "ffs": _ffs, "popc": _popc,
+    }
+    return {k: v if k in ("clz", "ffs", "popc") else _f64(v) for k, v in f.items()}
+
+
+_ROUNDING = {"rn": "rint", "rz": "trunc", "rd": "floor", "ru": "ceil"}
+_ARITH = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide"}
+_TABLE: dict = {}
+
+
+def libdevice_numpy(symbol: str, np_ret):
+    """A NumPy function of the arrays of CUDA libdevice's ``symbol`` (``__nv_expf``,
+    ``__nv_fast_expf``, ``__nv_fdiv_rn``, ``__nv_float2int_rz``, ``__nv_isnanf``, ...), or None
+    for one it has no equivalent of (arithmetic rounded other than to nearest, among others)."""
+    import re
+
+    import numpy as np
+
+    if not _TABLE:
+        _TABLE.update(_libdevice_table())
+    name = symbol.removeprefix("__nv_").removeprefix("fast_")
+    if m := re.fullmatch(r"(float|double|int|uint|ll|ull)2(float|double|int|uint|ll|ull)_(rn|rz|rd|ru)", name):
+        if m[2] in ("float", "double"):
+            return (lambda x: x.astype(np_ret)) if m[3] == "rn" else None
+        return _f64(getattr(np, _ROUNDING[m[3]]))
+    if name in ("float_as_int", "float_as_uint", "int_as_float", "uint_as_float", "double_as_longlong",
+                "longlong_as_double"):
+        return lambda x: x.view(np_ret)
+    if m := re.fullmatch(r"([fd])(add|sub|mul|div)_rn", name):
+        return _f64(getattr(np, _ARITH[m[2]]))
+    if m := re.fullmatch(r"[fd](rcp|sqrt|rsqrt)_rn", name):
+        return _TABLE["rsqrt"] if m[1] == "rsqrt" else _f64(np.sqrt) if m[1] == "sqrt" else _f64(
+            lambda x: np.float64(1.0) / x)
+    if re.fullmatch(r"fmaf?_rn", name):
+        return _TABLE["fma"]
+    if name in ("nextafter", "nextafterf"):
+        return lambda x, y: np.nextafter(x.astype(np_ret), y.astype(np_ret))
+    for base in (name, name[:-1] if name[-1:] in ("f", "d") else None, name[:-2] if name.endswith("ll") else None):
+        if base in _TABLE:
+            return _TABLE[base]
+    return None
+
+
+EVERYDAY_FIXES = {"list-grid": _list_grid, "bool-ops": _bool_ops, "libdevice": _libdevice}
 
 
 INTERPRETER_FIXES = {"bool-args": lambda: _scalar_cvt(bool, "bool", "int1")(),

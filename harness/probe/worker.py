@@ -134,7 +134,8 @@ def run_one(ctx, name: str, emit, timeout: float) -> None:
         found = det.run(ctx)
     except DetectorTimeout:
         at = f" at sizes {', '.join(f'{k}={v}' for k, v in ctx.trying.items())}" if ctx.trying else ""
-        found = [Finding("P002", name, ctx.backend, f"no result after {timeout:.0f}s{at}: stopped")]
+        found = [Finding("P002", name, ctx.backend, f"no result after {timeout:.0f}s{at}: stopped",
+                         severity=det.timeout_severity)]
     except Exception as e:  # noqa: BLE001
         import traceback
 

@@ -251,6 +251,8 @@ def run_process(module: str, args: dict, *, backend: str, timeout: float, extra_
                 res.interrupted = True
                 return res
             _wait(proc, timeout, res, events, WATCH.get(module, OTHER_WORKERS), on_poll)
+            if on_poll is not None:
+                on_poll(events)  # what the worker wrote after the last look
         res.output_tail = _tail(log)
         res.events = _read_events(events)
         timings.record(module=module, args=args, backend=backend, forked=forked, wrapper=wrapper,

@@ -39,6 +39,7 @@ class Detector:
     rank: int = 0
     skip: Callable | None = None  # (ctx) -> reason it does not apply, or None
     tool: Tool | None = None
+    timeout_severity: str = "error"  # a detector stopped at its timeout: the kernel hung (P002), or only slow
 
     def process_on(self, backend: str) -> int:
         return (self.process or {}).get(backend, 0)

@@ -15,7 +15,7 @@ def run(ctx, failing: dict) -> dict:
         or list(reversed(GUESSES))
     for k, v in int_sizes(failing).items():
         for b in blocks:
-            if v % b == 0 or v < 2:
+            if v % b == 0 or v < 2 or b > 2 * v:
                 continue
             lo, hi = (v // b) * b, (v // b + 1) * b
             tried = [s for s in (lo, hi) if s > 0]

@@ -43,6 +43,7 @@ CODES = {
     "P401": ("wrong at other sizes (shape fuzzing)", ""),
     "P402": ("empty input mishandled", "degenerate-size"),
     "P403": ("grid past CUDA's limit on an axis", "overflow"),
+    "P404": ("wrong past 2**31 elements (int32 offsets)", "overflow"),
     "P501": ("repeat runs differ", "atomic-nondeterminism"),
     "P502": ("first call differs from later calls", "autotune-accumulation"),
     "P601": ("compute-sanitizer reported errors", ""),

@@ -7,6 +7,11 @@ the kernel's block sizes plus and minus one (the tails and the several-program g
 where bugs hide), the default and its neighbours. Each size stays below its default
 or three blocks and one (whichever is larger), and their product below four times the
 defaults' product, so that an interpreter run stays short.
+
+Beyond those: each threshold of the launcher's own branches (``harness.probe.branches``)
+and its neighbours, and the 16-bit index limits where FUZZ's range reaches them, up to
+``BIG_VOLUME`` elements. A size is pinned by ``FUZZ = {"n": 1024}`` (an int) or named in
+``pins`` (``--sizes``): it keeps its value while the others are fuzzed.
 """
 
 from __future__ import annotations
@@ -33,32 +38,111 @@ def candidates(default: int, blocks: list[int], lo: int | None = None, hi: int |
     return sorted(v for v in vals if lo <= v <= hi)
 
 
-def plan(defaults: dict, blocks: list[int], ranges: dict, seed: int, trials: int) -> list[dict]:
-    """``trials`` size dicts: first each size alone at its most telling values, then seeded mixes."""
+BIG_VOLUME = 1 << 22  # a threshold or dtype-limit size may go this far (the other sizes made small to fit)
+INDEX_LIMITS = (1 << 15, 1 << 16)  # where a 16-bit index wraps: tried only where FUZZ's range reaches them
+
+
+def pinned(defaults: dict, ranges: dict, pins=()) -> dict:
+    """The sizes that fuzzing keeps: ``FUZZ = {"n": 1024}`` (an int: that value; a range (v, v) too)
+    and the names in ``pins`` (``--sizes n=1024``: their default value)."""
+    out = {}
+    for k, r in ranges.items():
+        if isinstance(r, int) and not isinstance(r, bool):
+            out[k] = r
+        elif isinstance(r, (tuple, list)) and len(r) == 2 and r[0] is not None and r[0] == r[1]:
+            out[k] = int(r[0])
+    return {**out, **{k: defaults[k] for k in pins if k in defaults}}  # --sizes wins over FUZZ
+
+
+def _range(ranges: dict, k: str) -> tuple:
+    r = ranges.get(k, (None, None))
+    return tuple(r) if isinstance(r, (tuple, list)) and len(r) == 2 else (None, None)
+
+
+def pools_for(defaults: dict, blocks: list[int], ranges: dict, pins=(), thresholds: dict | None = None) -> dict:
+    """The values worth trying for each size that is fuzzed (pinned sizes left out), the thresholds
+    of the launcher's branches included (so shrinking can stop right at one)."""
+    fixed = pinned(defaults, ranges, pins)
+    out = {}
+    for k, v in defaults.items():
+        if not isinstance(v, int) or isinstance(v, bool) or k in fixed:
+            continue
+        lo, hi = _range(ranges, k)
+        extra = {x for x in edges(k, thresholds or {}, ranges) if lo is None or x >= lo}
+        out[k] = sorted(set(candidates(v, blocks, lo, hi)) | extra)
+    return out
+
+
+def edges(k: str, thresholds: dict, ranges: dict) -> list[int]:
+    """t - 1, t, t + 1 for each threshold of size ``k`` in the launcher's branches, and the 16-bit
+    index limits where FUZZ's range for ``k`` reaches them; ascending, each at least 1."""
+    lo, hi = _range(ranges, k)
+    vals = {x for t in thresholds.get(k, ()) for x in (t - 1, t, t + 1)}
+    if hi is not None:
+        vals |= {x for t in INDEX_LIMITS if t <= hi + 1 for x in (t - 1, t, t + 1)}
+    return sorted(v for v in vals if v >= max(1, lo or 1) and (hi is None or v <= hi))
+
+
+def plan(defaults: dict, blocks: list[int], ranges: dict, seed: int, trials: int,
+         thresholds: dict | None = None, pins=()) -> list[dict]:
+    """Size dicts to try: each size alone at its most telling values, then each threshold of the
+    launcher's branches (and pairs of them: a path taken when two sizes cross theirs) and index
+    limit, then seeded mixes up to ``trials`` in all. The thresholds are always all there (beyond
+    ``trials``), and may pass the volume cap up to ``BIG_VOLUME``, with the other sizes made small.
+    Pinned sizes (``pinned``) keep their value everywhere."""
     rng = random.Random(seed)
-    pools = {k: candidates(v, blocks, *ranges.get(k, (None, None))) for k, v in defaults.items()
-             if isinstance(v, int) and not isinstance(v, bool)}
-    out, seen = [], {tuple(sorted(defaults.items()))}
+    fixed = pinned(defaults, ranges, pins)
+    base = {**defaults, **fixed}
+    thresholds = thresholds or {}
+    pools = pools_for(base, blocks, ranges, fixed, None)
+    seen = {tuple(sorted(base.items()))}
     cap = max(4 * _volume(defaults), MIN_VOLUME)
+    plain, must = [], []
 
-    def add(sizes):
-        key = tuple(sorted(sizes.items()))
-        if key not in seen and _volume(sizes) <= cap:
-            seen.add(key)
-            out.append(sizes)
+    def adder(into):
+        def add(sizes, limit=cap):
+            key = tuple(sorted(sizes.items()))
+            if key not in seen and _volume(sizes) <= limit:
+                seen.add(key)
+                into.append(sizes)
+                return True
+            return False
+        return add
 
+    add, add_must = adder(plain), adder(must)
     for k, pool in pools.items():  # one size at a time: tails and block edges
         for v in [pool[0], *[x for x in pool if any(x % b in (1, b - 1) for b in blocks)][:3]]:
-            add({**defaults, k: v})
+            add({**base, k: v})
+    n_edges = len(plain)
+    edge = {k: edges(k, thresholds, ranges) for k in pools}
+    for k, vals in edge.items():  # each threshold and index limit
+        for v in vals:
+            big(add_must, {**base, k: v}, k, pools)
+    keys = [k for k in edge if thresholds.get(k)]
+    for i, a in enumerate(keys):  # two sizes across their thresholds at once: each side of each
+        for b in keys[i + 1:]:
+            for va in (v for t in sorted(thresholds[a]) for v in (t - 1, t + 1) if v in edge[a]):
+                for vb in (v for t in sorted(thresholds[b]) for v in (t - 1, t + 1) if v in edge[b]):
+                    big(add_must, {**base, a: va, b: vb}, (a, b), pools)
     for _ in range(trials * 20):
-        if len(out) >= trials or not pools:
+        if len(plain) >= trials or not pools:
             break
-        sizes = dict(defaults)
+        sizes = dict(base)
         for k, pool in pools.items():
             if rng.random() < 0.6:
                 sizes[k] = rng.choice(pool)
         add(sizes)
-    return out[:trials]
+    return plain[:n_edges] + must + plain[n_edges:trials]
+
+
+def big(add, sizes: dict, keep, pools: dict) -> bool:
+    """Add ``sizes`` past the usual volume cap, up to ``BIG_VOLUME``: as they are if they fit, else with
+    the sizes other than ``keep`` (a name or a tuple of names) at their smallest."""
+    keep = (keep,) if isinstance(keep, str) else tuple(keep)
+    if _volume(sizes) <= BIG_VOLUME:
+        return add(sizes, BIG_VOLUME)
+    small = {**sizes, **{k: pool[0] for k, pool in pools.items() if k not in keep and pool}}
+    return add(small, BIG_VOLUME)
 
 
 def _volume(sizes: dict) -> int:

@@ -185,7 +185,7 @@ def load(path: str, inputs: str | None = None, launcher: str = "launch", backend
     ranges = _declared("FUZZ", mod, kernel) or {}
     _check_gpus(meta, backend)
     return Target(kpath, kernel, mod, fn, launcher, mod.make_inputs, mod.reference, sizes,
-                  {k: tuple(v) for k, v in ranges.items()},
+                  {k: (v, v) if isinstance(v, int) else tuple(v) for k, v in ranges.items()},  # an int pins
                   (float(tol["rtol"]), float(tol["atol"])) if tol else None, None if det is None else bool(det),
                   ipath.resolve().parent if meta else None,
                   _other_sizes("GPU_SIZES", ("gpu",), sizes, meta, mod, kernel),

@@ -303,34 +303,40 @@ def _crossed(sizes: dict, base: dict, edges: dict) -> frozenset:
 
 
 def _shrink_classes(ctx: Context, classes: dict, memo: dict, pools: dict, base: dict, edges: dict) -> list:
-    """Each class shrunk within itself (same kind, same thresholds crossed); a class across thresholds
-    that fails the same way with its sizes back on the defaults' side is the same mechanism as a
-    class that crosses none, and is dropped when there is one."""
-    found = []
+    """Each class shrunk within itself (same kind, same side of each threshold). A class across
+    thresholds keeps only those that matter: a threshold whose crossing back still fails the same
+    way is dropped from it, and a class that is then one already reported (the same kind on the
+    defaults' side, typically) is the same mechanism, not another finding."""
+    found, done = [], set()
     share = SHRINK_BUDGET_S / len(classes)
-    for (kind, crossed), (first, why, n) in classes.items():
+    for (kind, crossed), (first, why, n) in sorted(classes.items(), key=lambda kv: len(kv[0][1])):
         def same(s, kind=kind, crossed=crossed):
             if _crossed(s, base, edges) != crossed:  # another path of the launcher: not run
                 return False
             got = _memo(ctx, memo, s)
             return got is not None and got[0] == kind
 
-        best, runs = fuzz.shrink(first, same, pools,
+        side = {k: [v for v in pool if _crossed({**first, k: v}, base, edges) == crossed] for k, pool in pools.items()}
+        best, runs = fuzz.shrink(first, same, side,
                                  deadline=min(time.monotonic() + share, ctx.deadline or float("inf")))
-        if crossed and (kind, frozenset()) in classes and _threshold_irrelevant(ctx, memo, kind, best, base, crossed):
+        needed = _needed(ctx, memo, kind, best, base, crossed) if crossed else crossed
+        if (kind, needed) in done:
             continue
+        done.add((kind, needed))
         got = memo.get(tuple(sorted(best.items())))
         found.append((kind, best, first, n, runs, got[1] if got else why))
     return found
 
 
-def _threshold_irrelevant(ctx, memo, kind, best: dict, base: dict, crossed) -> bool:
-    for k, th in crossed:
-        back = {**best, k: th - 1 if base[k] < th else th + 1}
-        got = _memo(ctx, memo, back)
-        if got is None or got[0] != kind:
-            return False
-    return True
+def _needed(ctx, memo, kind, best: dict, base: dict, crossed) -> frozenset:
+    """The thresholds of ``crossed`` that the failure needs: crossing one back (one after another)
+    and still failing the same way shows it does not."""
+    now, need = dict(best), set(crossed)
+    for k, th in sorted(crossed):
+        back = {**now, k: th - 1 if base[k] < th else th}
+        if back[k] > 0 and (got := _memo(ctx, memo, back)) is not None and got[0] == kind:
+            now, need = back, need - {(k, th)}
+    return frozenset(need)
 
 
 def _p401(ctx: Context, kind: str, best: dict, first: dict, n: int, runs: int, why: str):

@@ -1,0 +1,280 @@
+"""``--large`` (opt-in, GPU only): offsets past 2**31 elements, then past 2**31 bytes.
+
+An int32 offset (``pid * BLOCK``, ``row * stride``) wraps once a tensor holds more than
+2**31 elements (or bytes, where a kernel computes byte offsets); no size the interpreter can
+run gets there, and a GPU has the memory for it. This detector scales ONE size at a time, the
+one that grows the largest tensor fastest, until the largest input or output passes 2**31
+elements (a second try: 2**31 bytes, where that takes a larger size), as long as every tensor
+fits in the GPU's free memory with 20% of it kept free (``plan``, a pure function, decides).
+It then runs the launcher once on plain inputs (no guard bands: they would double the memory)
+and checks what it can:
+
+- a crash or an illegal address: P404;
+- the values of SAMPLED result rows (the first rows, the last rows, and the rows around the
+  2**31 boundary) against the reference, when the reference's float64 copy of the problem
+  fits in memory; else, when the launcher works row-wise (the scaled size is every tensor's
+  first dimension), against a second run of the same kernel on those rows alone, a problem
+  small enough for int32 offsets, and the reference on those rows;
+- otherwise only the crash.
+"""
+
+from __future__ import annotations
+
+import math
+
+from harness.probe.context import Context, fmt as _fmt, int_sizes
+from harness.probe.detectors import Detector
+
+LIMIT = 2 ** 31
+KEEP_FREE = 0.2  # of the GPU's free memory
+SAMPLE_ROWS = 64  # rows compared at each place
+HOST_FRACTION = 0.5  # of the host's memory the float64 reference may use
+MARGIN = 1.01  # past 2**31 by 1%: whole rows past it (``row * stride`` wraps only there), not one element
+REFUSED = "refused"  # run_at's answer when the kernel will not build at the planned sizes (a limit, not a bug)
+
+
+def plan(sizes: dict, tensors: list[dict], free_bytes: int, by: str = "elements") -> dict | None:
+    """The first of ``plans``: the one with the fewest bytes in all, the earlier size on a tie (1%)."""
+    found = plans(sizes, tensors, free_bytes, by)
+    return found[0] if found else None
+
+
+def plans(sizes: dict, tensors: list[dict], free_bytes: int, by: str = "elements") -> list[dict]:
+    """Each size's plan that fits, fewest bytes first (a size the kernel refuses to scale that far,
+    a block of 2**29 columns say, leaves the next one to try). A plan scales one size until the
+    largest tensor passes 2**31 elements by ``MARGIN`` (``by="bytes"``: bytes): {"sizes", "key",
+    "tensor", "numel", "bytes", "total_bytes"}; none for a size that grows no tensor or whose
+    tensors would not fit in ``(1 - KEEP_FREE) * free_bytes``.
+
+    ``tensors``: for each input and output at ``sizes``: {"name", "numel", "itemsize", "growth":
+    {size: exponent}} where numel grows as (size / default) ** exponent (1 for a dimension, 2 for
+    a square matrix of one size; measured by ``growth``)."""
+    ints = int_sizes(sizes)
+    found = []
+    for key, v in ints.items():
+        if v <= 0:
+            continue
+        grows = [t for t in tensors if t["growth"].get(key, 0) > 0]
+        if not grows:
+            continue
+        # the tensor that reaches the limit at the smallest value of this size
+        need = []
+        for t in grows:
+            unit = t["itemsize"] if by == "bytes" else 1
+            target = LIMIT * MARGIN / unit
+            factor = max(1.0, (target / max(1, t["numel"])) ** (1.0 / t["growth"][key]))
+            need.append((max(math.floor(v * factor) + 1, v + 2), t))
+        new, tensor = min(need, key=lambda x: x[0])
+        scale = new / v
+        total = sum(int(t["numel"] * scale ** t["growth"].get(key, 0)) * t["itemsize"] for t in tensors)
+        numel = int(tensor["numel"] * scale ** tensor["growth"][key])
+        cand = {"sizes": {**sizes, key: new}, "key": key, "tensor": tensor["name"], "numel": numel,
+                "bytes": numel * tensor["itemsize"], "total_bytes": total}
+        if total <= (1 - KEEP_FREE) * free_bytes:
+            found.append(cand)
+    order, least = list(ints), min((c["total_bytes"] for c in found), default=1)
+    # within 1% of each other (rounding) the earlier size first: a batch before a row's width
+    return sorted(found, key=lambda c: (round(c["total_bytes"] / least, 2), order.index(c["key"])))
+
+
+def growth(numel_at: dict, base: int, key_values: dict) -> dict:
+    """{size: exponent} from a tensor's numel at the defaults (``base``) and with each size alone
+    multiplied by ``key_values[size]`` (``numel_at[size]``)."""
+    out = {}
+    for k, factor in key_values.items():
+        n = numel_at.get(k)
+        if n is None or base <= 0 or n <= base or factor <= 1:
+            continue
+        out[k] = round(math.log(n / base) / math.log(factor) * 2) / 2  # to the nearest half
+    return out
+
+
+def sample_rows(n_rows: int, boundary_row: int, k: int = SAMPLE_ROWS) -> list[tuple[int, int]]:
+    """Row ranges to compare: the first ``k``, ``k`` either side of ``boundary_row``, the last ``k``
+    (merged where they overlap)."""
+    spans = sorted({(0, min(k, n_rows)), (max(0, boundary_row - k), min(n_rows, boundary_row + k)),
+                    (max(0, n_rows - k), n_rows)})
+    out = []
+    for a, b in spans:
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        elif a < b:
+            out.append((a, b))
+    return out
+
+
+def _skip(ctx: Context) -> str | None:
+    if not ctx.options.get("large"):
+        return "opt-in: --large runs sizes past 2**31 elements on the GPU"
+    return None
+
+
+def _tensors(ctx: Context, sizes: dict) -> tuple[list, dict]:
+    """The inputs' and the launcher's result's tensors at ``sizes`` (made on the GPU), and the inputs."""
+    import torch
+
+    from harness.probe import execute as X
+    from harness.run.worker import call_with
+
+    inputs = X.make(ctx.target, sizes, ctx.seed, ctx.backend)
+    out = call_with(ctx.target.launcher, X.clone_inputs(inputs))
+    found = [(k, v) for k, v in inputs.items() if isinstance(v, torch.Tensor)]
+    if isinstance(out, torch.Tensor) and not any(out.data_ptr() == v.data_ptr() for _, v in found):
+        found.append(("(result)", out))
+    return [{"name": k, "numel": v.numel(), "itemsize": v.element_size()} for k, v in found], inputs
+
+
+def profile(ctx: Context) -> list[dict]:
+    """Each tensor's numel and itemsize at the defaults, and how it grows with each size."""
+    sizes = int_sizes(ctx.target.sizes)
+    base, _ = _tensors(ctx, ctx.target.sizes)
+    factors, at = {}, {}
+    for k, v in sizes.items():
+        if v <= 0:
+            continue
+        factors[k] = 2
+        try:
+            grown, _ = _tensors(ctx, {**ctx.target.sizes, k: 2 * v})
+        except Exception:  # noqa: BLE001  make_inputs refuses: this size is not scaled
+            continue
+        for t in grown:
+            at.setdefault(t["name"], {})[k] = t["numel"]
+    for t in base:
+        t["growth"] = growth(at.get(t["name"], {}), t["numel"], factors)
+    return base
+
+
+def large(ctx: Context) -> list:
+    import torch
+
+    if not torch.cuda.is_available():
+        return []
+    tensors = profile(ctx)
+    free, _ = torch.cuda.mem_get_info()
+    out, tried = [], set()
+    for by in ("elements", "bytes"):
+        for p in plans(ctx.target.sizes, tensors, free, by)[:3]:
+            key = tuple(sorted(p["sizes"].items()))
+            if key in tried:
+                continue
+            tried.add(key)
+            found = run_at(ctx, p, by)
+            try:
+                torch.cuda.empty_cache()
+            except Exception:  # noqa: BLE001  a broken context (an illegal address): the worker starts afresh
+                pass
+            if found != REFUSED:
+                out += found
+                break
+        if any(f.severity != "info" for f in out):
+            break
+    if not tried:
+        out.append(ctx.finding("P404", f"no size scales a tensor past 2**31 elements within "
+                                       f"{(1 - KEEP_FREE) * free / 2**30:.0f} GiB of free GPU memory (information)",
+                               severity="info"))
+    return out
+
+
+def run_at(ctx: Context, p: dict, by: str) -> list:
+    """One run at the planned sizes: a crash, or wrong sampled rows, is P404."""
+    import torch
+
+    from harness.errors import error_line
+    from harness.probe import execute as X
+    from harness.probe.context import error_where
+    from harness.run.worker import call_with
+
+    sizes = p["sizes"]
+    ctx.trying = sizes
+    if ctx.emit is not None:
+        ctx.emit(event="trying", sizes=sizes)
+    where = f"at {_fmt(sizes)} ('{p['tensor']}' holds {p['numel']:,} elements, {p['bytes']:,} bytes)"
+    inputs = X.make(ctx.target, sizes, ctx.seed, ctx.backend)
+    ref = None
+    if _reference_fits(inputs):
+        try:
+            ref = X.reference(ctx.target, inputs)
+        except Exception:  # noqa: BLE001  (out of memory after all): sampled rows are checked another way
+            ref = None
+        torch.cuda.empty_cache()
+    try:
+        got = call_with(ctx.target.launcher, inputs)
+        torch.cuda.synchronize()
+    except Exception as e:  # noqa: BLE001  an illegal address, most often
+        from harness.probe.detectors.shapes import refused
+
+        if refused(e):  # the kernel's stated limits at this size (no block of 2**29 columns): scale another
+            return REFUSED
+        return [ctx.finding("P404", f"the launcher failed {where}: {error_line(e)}"[:400], line=error_where(e),
+                            sizes=dict(sizes))]
+    if not isinstance(got, torch.Tensor) or got.dim() == 0:
+        return []
+    boundary = _boundary_row(got, p, by)
+    spans = sample_rows(got.shape[0], boundary)
+    bad = _compare(ctx, got, ref, spans, inputs, p)
+    if bad is None:
+        return [ctx.finding("P404", f"no crash {where}; values not checked (the float64 reference does not fit "
+                                    f"and the launcher is not row-wise) (information)", severity="info",
+                            sizes=dict(sizes))]
+    if not bad:
+        return []
+    return [ctx.finding("P404", f"{where}: rows {bad} of the result are wrong (compared: "
+                                f"{', '.join(f'{a}-{b - 1}' for a, b in spans)})"[:400], sizes=dict(sizes))]
+
+
+def _reference_fits(inputs: dict) -> bool:
+    """The inputs' float64 copies (twice: the reference's own temporaries) in the host's memory and the GPU's."""
+    import os
+
+    import torch
+
+    need = 2 * 8 * sum(v.numel() for v in inputs.values() if isinstance(v, torch.Tensor))
+    free_gpu, _ = torch.cuda.mem_get_info()
+    host = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+    return need < (1 - KEEP_FREE) * free_gpu and need < HOST_FRACTION * host
+
+
+def _boundary_row(got, p: dict, by: str) -> int:
+    """The result row that lines up with element (or byte) 2**31 of the largest tensor."""
+    unit = LIMIT if by == "elements" else LIMIT // max(1, p["bytes"] // max(1, p["numel"]))
+    return min(got.shape[0] - 1, int(got.shape[0] * unit / max(1, p["numel"])))
+
+
+def _compare(ctx: Context, got, ref, spans, inputs: dict, p: dict) -> list | None:
+    """The sampled row ranges that are wrong ([] none), or None when nothing could check them."""
+    import torch
+
+    from harness.core import compare
+    from harness.run.worker import call_with
+
+    rtol, atol = ctx.target.tolerance_for(got.dtype)
+    bad = []
+    if ref is not None and tuple(ref.shape) == tuple(got.shape):
+        for a, b in spans:
+            if not compare.compare(got[a:b].detach().to("cpu"), ref[a:b], rtol, atol)["close"]:
+                bad.append(f"{a}-{b - 1}")
+        return bad
+    key = p["key"]
+    n = p["sizes"][key]
+    tensors = {k: v for k, v in inputs.items() if isinstance(v, torch.Tensor)}
+    if got.shape[0] != n or not tensors or any(v.dim() == 0 or v.shape[0] != n for v in tensors.values()):
+        return None  # not row-wise in the scaled size
+    for a, b in spans:
+        part = {k: (v[a:b].contiguous() if isinstance(v, torch.Tensor) else v) for k, v in inputs.items()}
+        for k in int_sizes(p["sizes"]):
+            if k == key and k in part:
+                part[k] = b - a
+        try:
+            small = call_with(ctx.target.launcher, part)
+            torch.cuda.synchronize()
+        except Exception:  # noqa: BLE001  the sliced problem is not one the launcher takes
+            return None
+        if not isinstance(small, torch.Tensor) or small.shape != got[a:b].shape:
+            return None
+        if not compare.compare(got[a:b].detach().to("cpu"), small.detach().to("cpu").double(), rtol, atol)["close"]:
+            bad.append(f"{a}-{b - 1}")
+    return bad
+
+
+DETECTOR = Detector("large", "--large: sizes past 2**31 elements and bytes on the GPU (int32 offsets), sampled rows "
+                             "checked", large, backends=("gpu",), process={"gpu": 9}, rank=8, skip=_skip)

@@ -1,0 +1,176 @@
+"""The probe reaches narrow triggers (issue #20, "Reach"): the thresholds in a launcher's own
+branches, fuzzing that goes on after the first failure and reports each kind, pinned sizes,
+and the ``--large`` tier past 2**31 elements (on a GPU; its planner is tested here on the CPU).
+
+The fixtures are in tests/probe_fixtures/reach/; each probe names only the shapes detector.
+"""
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from harness import probe
+from harness.probe import branches, fuzz
+from harness.probe.detectors import large
+
+ROOT = Path(__file__).resolve().parents[1]
+REACH = ROOT / "tests" / "probe_fixtures" / "reach"
+LIMIT_16 = 2 ** 16
+
+
+def shapes(name, **kw):
+    kw.setdefault("options", {"fuzz_trials": 8})
+    return probe(str(REACH / name), detectors=["shapes"], backends=["interpreter"], **kw)
+
+
+def p401(report):
+    return [f for f in report.findings if f.code == "P401"]
+
+
+# --- thresholds read from the launcher's source --------------------------------------------------------
+
+
+def _helper(t, width):
+    if width < 64 and t.shape[0] >= 2048:
+        return 1
+    return 0
+
+
+def _launcher(x, out, n_cols, eps=1e-5):
+    M, N = x.shape
+    n = x.numel()
+    *_, last = x.shape
+    BLOCK = 1024 if N > 512 else 256  # noqa: F841
+    if M >= 2048:
+        pass
+    if x.shape[0] > 65535 or x.size(1) <= 2 ** 12:
+        pass
+    if n_cols < 64 and eps < 0.5:  # a float constant is no threshold
+        pass
+    if 0 < n <= LIMIT_16:
+        pass
+    if last == 3:
+        pass
+    _helper(x, n_cols)
+    return out
+
+
+def test_thresholds_reads_each_pattern_of_the_launchers_branches():
+    th = branches.thresholds(_launcher)
+    assert th["x.shape[0]"] == {2048, 65535}  # M >= 2048, x.shape[0] > 65535, and the helper's t.shape[0]
+    assert th["x.shape[1]"] == {512, 4096}  # N > 512 (a conditional expression), x.size(1) <= 2 ** 12
+    assert th["n_cols"] == {64}  # the parameter, and the helper's width bound to it
+    assert th["x.numel()"] == {0, 65536}  # a chained comparison against a module-level constant
+    assert th["x.shape[-1]"] == {3}  # *_, last = x.shape
+    assert "eps" not in th
+
+
+def test_thresholds_map_back_to_the_size_keywords_by_name_and_by_value():
+    th = branches.thresholds(_launcher)
+    inputs = {"x": torch.zeros(10, 20), "out": torch.zeros(10), "n_cols": 20}
+    got = branches.to_sizes(th, inputs, {"rows": 10, "cols": 20, "eps": 1e-5})
+    assert got == {"rows": {2048, 65535}, "cols": {512, 4096, 64, 3}}
+    assert branches.to_sizes({"n_cols": {64}}, {"n_cols": 7}, {"n_cols": 7}) == {"n_cols": {64}}
+
+
+def test_the_plan_holds_each_threshold_and_its_neighbours_past_the_usual_volume():
+    sizes = fuzz.plan({"batch": 8, "row": 100}, [128], {}, seed=0, trials=6, thresholds={"batch": {2048}, "row": {64}})
+    have = {(s["batch"], s["row"]) for s in sizes}
+    assert {(2047, 100), (2048, 100), (2049, 100), (8, 63), (8, 64), (8, 65)} <= have
+    assert {(2047, 63), (2049, 63), (2049, 65)} <= have  # both sizes across their thresholds
+    assert fuzz.plan({"batch": 8, "row": 100}, [128], {}, seed=0, trials=6) == \
+        [s for s in fuzz.plan({"batch": 8, "row": 100}, [128], {}, seed=0, trials=6)]
+    # a threshold far past the defaults: the other sizes made small so that it fits
+    far = fuzz.plan({"a": 1000, "b": 1000}, [128], {}, seed=0, trials=4, thresholds={"a": {100_000}})
+    assert {"a": 100_001, "b": 1} in far and all(fuzz._volume(s) <= fuzz.BIG_VOLUME for s in far)
+
+
+def test_index_limits_only_where_fuzz_allows_them():
+    assert not [s for s in fuzz.plan({"n": 100}, [64], {}, 0, 8) if s["n"] > 30_000]
+    wide = {s["n"] for s in fuzz.plan({"n": 100}, [64], {"n": (1, 70_000)}, 0, 8)}
+    assert {32767, 32768, 32769, 65535, 65536, 65537} <= wide
+    assert 65537 not in {s["n"] for s in fuzz.plan({"n": 100}, [64], {"n": (1, 65_536)}, 0, 8)}
+
+
+def test_a_pinned_size_keeps_its_value_in_every_planned_size():
+    for ranges, pins, want in (({"n": 1024}, (), 1024), ({"n": (1024, 1024)}, (), 1024), ({}, ("n",), 100)):
+        sizes = fuzz.plan({"n": 100, "m": 7}, [64], ranges, 0, 8, pins=pins)
+        assert sizes and all(s["n"] == want for s in sizes), (ranges, pins)
+        assert len({s["m"] for s in sizes}) > 3  # the other size is still fuzzed
+    assert "n" not in fuzz.pools_for({"n": 100, "m": 7}, [64], {"n": 1024})
+
+
+# --- the shapes detector on the fixtures -----------------------------------------------------------------
+
+
+def test_a_bug_only_on_the_launchers_other_path_is_found():
+    """batch >= 2048 and width < 64 takes a packed path that writes past the end; the defaults are 8 x 24."""
+    (f,) = p401(shapes("narrow_path.py"))
+    assert f.message.startswith("wrote outside: ") and f.sizes["batch"] == 2049, f.message
+    assert f.defect_class == "out-of-bounds-write"
+
+
+def test_a_failure_at_small_sizes_does_not_hide_the_other_path():
+    """launch_shared is wrong at every size (fp16 rounding on the default path): fuzzing meets that first,
+    and must go on to the packed path's write past the end."""
+    found = {f.message.split(":")[0]: f for f in p401(shapes("narrow_path.py", launcher="launch_shared"))}
+    assert set(found) == {"wrong values", "wrote outside"}, [f.message for f in found.values()]
+    assert found["wrote outside"].sizes["batch"] == 2049 and found["wrong values"].sizes["batch"] < 2048
+
+
+def test_two_mechanisms_in_one_kernel_are_two_findings():
+    found = {f.message.split(":")[0]: f for f in p401(shapes("two_ways.py"))}
+    assert set(found) == {"never written", "wrong values"}, [f.message for f in found.values()]
+    assert found["never written"].sizes["batch"] % 2 == 1  # an odd batch
+    assert found["wrong values"].sizes["batch"] % 2 == 0 and found["wrong values"].sizes["width"] in (3, 5, 7)
+    assert found["never written"].defect_class == "unwritten-output"
+
+
+def test_a_pinned_size_stays_pinned_while_the_other_is_fuzzed():
+    (f,) = p401(shapes("pinned.py"))  # FUZZ = {"width": 24}; make_inputs' default is 16
+    assert f.sizes == {"batch": 1, "width": 24}, f.message
+    (g,) = p401(shapes("pinned.py", sizes={"width": 20}, options={"fuzz_trials": 8, "pinned": ["width"]}))
+    assert g.sizes == {"batch": 1, "width": 20}, g.message  # --sizes pins over FUZZ
+
+
+# --- --large: the planner on the CPU, the run on a GPU -----------------------------------------------------
+
+
+def test_the_large_planner_scales_the_size_that_grows_the_largest_tensor():
+    tensors = [{"name": "x", "numel": 8 * 1000, "itemsize": 4, "growth": {"rows": 1, "cols": 1}},
+               {"name": "w", "numel": 1000, "itemsize": 4, "growth": {"cols": 1}},
+               {"name": "(result)", "numel": 8, "itemsize": 4, "growth": {"rows": 1}}]
+    p = large.plan({"rows": 8, "cols": 1000, "eps": 1e-5}, tensors, free_bytes=80 << 30)
+    # scaling cols would grow w as well: rows reaches 2**31 elements of x with fewer bytes in all
+    assert p["key"] == "rows" and p["tensor"] == "x" and p["numel"] > 2 ** 31
+    assert p["sizes"]["cols"] == 1000 and p["sizes"]["eps"] == 1e-5
+    assert 2 ** 31 < p["sizes"]["rows"] * 1000 <= 1.011 * 2 ** 31  # whole rows past it, not one element
+    by_bytes = large.plan({"rows": 8, "cols": 1000}, [{**tensors[0], "itemsize": 2}], 80 << 30, by="bytes")
+    assert by_bytes["bytes"] > 2 ** 31 and by_bytes["sizes"]["rows"] < p["sizes"]["rows"]
+    assert large.plan({"rows": 8, "cols": 1000}, tensors, free_bytes=8 << 30) is None  # keeps 20% free
+    square = [{"name": "a", "numel": 64 * 64, "itemsize": 4, "growth": {"n": 2}}]
+    q = large.plan({"n": 64}, square, 80 << 30)
+    assert 1.01 * 2 ** 31 < q["sizes"]["n"] ** 2 <= 1.011 * 2 ** 31
+    assert large.growth({"n": 4 * 64 * 64}, 64 * 64, {"n": 2}) == {"n": 2.0}
+    assert large.sample_rows(1000, 500, 10) == [(0, 10), (490, 510), (990, 1000)]
+    assert large.sample_rows(30, 15, 10) == [(0, 30)]
+
+
+def test_large_is_opt_in_and_gpu_only():
+    from harness.probe.detectors import registry
+
+    d = registry()["large"]
+    assert d.backends == ("gpu",)
+    assert "opt-in" in d.skip(type("C", (), {"options": {}})()) and d.skip(type("C", (), {"options": {"large": True}})()) is None
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="--large runs past 2**31 elements on a GPU")
+def test_large_finds_an_int32_row_offset_overflow_and_the_fix_is_quiet():
+    broken = probe(str(REACH / "row_offsets.py"), detectors=["large"], backends=["gpu"], options={"large": True},
+                   timeout=560)
+    (f,) = [f for f in broken.findings if f.code == "P404"]
+    assert f.severity == "error" and f.sizes["rows"] * f.sizes["cols"] > 2 ** 31, broken.text()
+    fixed = probe(str(REACH / "row_offsets.py"), launcher="launch_fixed", detectors=["large"], backends=["gpu"],
+                  options={"large": True}, timeout=560)
+    assert not [f for f in fixed.findings if f.code == "P404" and f.severity == "error"], fixed.text()

@@ -55,7 +55,7 @@ def run(args) -> int:
     backends = resolve_backends(args.backend)
     say = None if args.quiet else (lambda m: print(f"  {m}", file=sys.stderr, flush=True))
     options = {"tf32": not args.no_tf32, "poison_masked": not args.no_poison, "fuzz_trials": args.fuzz_trials,
-               "large": args.large}
+               "large": args.large, "pinned": sorted(args.sizes or {})}  # --sizes pins: the others are fuzzed
     try:
         report = probe(args.file, inputs=args.inputs, launcher=args.launcher, backends=backends,
                        detectors=args.only, seed=args.seed, sizes=args.sizes, jobs=args.jobs,
@@ -80,7 +80,7 @@ def register(sub) -> None:
                    help="where to run (default: the GPU if there is one, and the interpreter)")
     p.add_argument("--only", type=_names, default=None, metavar="NAMES",
                    help=f"run only these detectors, comma-separated, of: {', '.join(_detector_names())}")
-    p.add_argument("--sizes", type=_sizes, default=None, metavar="N=V,...", help="default sizes to use")
+    p.add_argument("--sizes", type=_sizes, default=None, metavar="N=V,...", help="sizes to use, pinned (shape fuzzing varies the others)")
     p.add_argument("--seed", type=seed, default=0, help="seed for inputs, program shuffles and fuzzing (default 0)")
     p.add_argument("--fuzz-trials", type=positive_int, default=24, help="sizes shape fuzzing tries (default 24)")
     p.add_argument("--large", action="store_true",

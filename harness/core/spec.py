@@ -114,7 +114,7 @@ EVIDENCE = {
     "read-write-race": "a program loads an address another program stores to (read-modify-write, no atomics)",
     "order": "the result depends on the order the programs run in",
     "atomic-order": "float atomics: results differ between orders or runs in their last bits",
-    "first-call": "the first call (autotune's) is wrong and later calls right, or the other way round",
+    "autotune-first-call": "the first call (autotune's) is wrong and later calls right, or the other way round",
     "accumulated": "the result is a whole multiple of the reference: added several times",
     "empty": "a size of 0 is handled wrong",
     "grid-limit": "a grid axis past CUDA's limit at the sizes a GPU meets",

@@ -61,21 +61,11 @@ def crash(ctx: Context, e: BaseException, sizes: dict | None = None) -> Finding:
     at = f" at sizes {fmt(sizes)}" if sizes else ""
     if (hit := grid_limit_hit(e)) is not None:
         return grid_finding(ctx, hit, at)
+    from harness.probe.execute import compile_error
+
     if (why := compile_error(e)) is not None:
         return ctx.finding("P003", f"Triton could not compile the kernel{at}: {why}"[:300], line=error_where(e))
     return ctx.finding("P001", f"the launcher raised{at}: {error_line(e)}"[:300], line=error_where(e))
-
-
-def compile_error(e: BaseException) -> str | None:
-    """Triton's own message when ``e`` is (or wraps) a compilation error, else None."""
-    seen = 0
-    while e is not None and seen < 10:
-        if any(c.__name__ == "CompilationError" for c in type(e).__mro__):
-            lines = [ln.strip() for ln in str(e).strip().splitlines() if ln.strip()]
-            # Triton prints the source around the error, then the error itself last
-            return (lines[-1] if lines else type(e).__name__)[:200]
-        e, seen = e.__cause__ or e.__context__, seen + 1
-    return None
 
 
 def grid_limit_hit(e: BaseException | None) -> dict | None:

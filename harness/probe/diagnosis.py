@@ -44,7 +44,7 @@ RULES = (
     _r("overflow", "large-only", 0.9),
     _r("overflow", "debug-assert", 0.8),
     _r("overflow", "nonfinite", 0.5, "tail masked-undefined oob-load layout many-programs"),
-    _r("autotune-accumulation", "first-call", 0.85),
+    _r("autotune-accumulation", "autotune-first-call", 0.85),
     _r("autotune-accumulation", "accumulated", 0.5, "many-programs"),
     _r("stride-assumption", "layout", 0.85),
     _r("precision-loss", "tf32", 0.9),
@@ -55,7 +55,7 @@ RULES = (
     _r("lost-update", "race read-write-race", 0.8),
     _r("store-race", "race read-write-race", 0.6),
     _r("store-race", "order", 0.6, "race"),
-    _r("atomic-nondeterminism", "atomic-order", 0.6, "first-call"),
+    _r("atomic-nondeterminism", "atomic-order", 0.6, "autotune-first-call"),
     _r("padding-contamination", "masked-undefined", 0.75),
     _r("padding-contamination", "tail nonfinite", 0.7, "oob-load oob-store unwritten"),
     _r("padding-contamination", "tail", 0.6, "oob-load oob-store unwritten"),
@@ -65,7 +65,7 @@ RULES = (
     _r("degenerate-size", "empty", 0.6),
     _r("deadlock", "hang", 0.4),
     _r("wrong-formula", "wrong-everywhere", 0.3, "tail many-programs layout oob-store oob-load unwritten race order "
-       "first-call tf32 accumulated nonfinite grid-limit large-only uninitialized masked-undefined small-error "
+       "autotune-first-call tf32 accumulated nonfinite grid-limit large-only uninitialized masked-undefined small-error "
        "atomic-order empty hang"),
 )
 RULE_DEFECTS = frozenset(r.defect for r in RULES)
@@ -74,7 +74,7 @@ RULE_DEFECTS = frozenset(r.defect for r in RULES)
 CODE_EVIDENCE = {
     "P101": "oob-store", "P103": "oob-store", "P111": "oob-store", "P102": "oob-load", "P112": "oob-load",
     "P113": "unwritten", "P114": "uninitialized", "P202": "nonfinite", "P203": "masked-undefined", "P204": "tf32",
-    "P301": "race", "P302": "order", "P303": "atomic-order", "P501": "atomic-order", "P502": "first-call",
+    "P301": "race", "P302": "order", "P303": "atomic-order", "P501": "atomic-order", "P502": "autotune-first-call",
     "P402": "empty", "P403": "grid-limit", "P404": "large-only", "P602": "debug-assert", "P002": "hang",
     "P001": "crash",
 }

@@ -36,7 +36,9 @@ class Column:
 
 
 YOURS = "python -m harness probe your_kernel.py"
-_probe_memcheck = "memcheck"  # the probe's line-level memcheck (not compute-sanitizer's)
+from harness.probe.detectors import memcheck as _probe_memcheck_module  # noqa: E402
+
+_probe_memcheck = _probe_memcheck_module.DETECTOR.name  # the probe's line-level memcheck (not compute-sanitizer's)
 PROBE_COLUMNS = (
     Column("probe-result", "probe: wrong result", "both", "the default sizes against a float64 reference "
            "(P201 wrong, P202 NaN/Inf)", YOURS, ("P201", "P202"), "reference"),

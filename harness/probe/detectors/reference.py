@@ -28,9 +28,18 @@ def run(ctx) -> list:
         return [crash(ctx, c.error, t.sizes)]
     if rec is not None and rec.poisoned_loads:
         ctx.seen["poisoned_loads"] = list(rec.poison_lines)
+    from harness.run.triton_compat import reset_autotune_caches
+
+    if c.cmp["close"] and rec is not None and rec.poisoned_loads:  # poison can hide what 0 shows (a NaN max ignores)
+        reset_autotune_caches(t.kernel)
+        with ctx.instrument(poison_masked=False):
+            zero = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref)
+        if zero.error is None and not zero.cmp["close"]:
+            return [ctx.finding("P201", f"at {fmt(t.sizes)} with 0 in the masked lanes of a tl.load without other= "
+                                        f"(what today's GPUs give): {wrong(zero.cmp)}", line=", ".join(rec.poison_lines),
+                                sizes=dict(t.sizes))]
     if c.cmp["close"]:
         return []
-    from harness.run.triton_compat import reset_autotune_caches
 
     out = []
     if rec is not None and rec.poisoned_loads:

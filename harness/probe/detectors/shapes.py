@@ -26,8 +26,10 @@ from harness.probe.detectors import Detector
 from harness.probe.findings import ERROR, INFO
 
 DEFAULT_TRIALS = 24
-TIME_BUDGET_S = 30.0  # fuzzing stops starting new sizes after this long (shrinking has its own budget)
-SHRINK_BUDGET_S = 20.0
+# fuzzing stops starting new sizes after this long (shrinking has its own budget): a probe of
+# every detector stays within a minute on a 2-core CPU and 20 s on a GPU
+TIME_BUDGET_S = {"interpreter": 15.0, "gpu": 6.0}
+SHRINK_BUDGET_S = {"interpreter": 10.0, "gpu": 4.0}
 
 
 def why_fails(ctx: Context, sizes: dict) -> str | None:
@@ -250,7 +252,7 @@ def fuzz_sizes(ctx: Context) -> list:
     base = {**t.sizes, **fuzz.pinned(t.sizes, t.ranges, pins)}
     t0, tried, memo, classes = time.monotonic(), 0, {}, {}
     for sizes in sizes_list:
-        if tried and (time.monotonic() - t0 > TIME_BUDGET_S or _late(ctx)):
+        if tried and (time.monotonic() - t0 > TIME_BUDGET_S[ctx.backend] or _late(ctx)):
             break
         tried += 1
         if (got := _memo(ctx, memo, sizes)) is not None:
@@ -308,7 +310,7 @@ def _shrink_classes(ctx: Context, classes: dict, memo: dict, pools: dict, base: 
     way is dropped from it, and a class that is then one already reported (the same kind on the
     defaults' side, typically) is the same mechanism, not another finding."""
     found, done = [], set()
-    share = SHRINK_BUDGET_S / len(classes)
+    share = SHRINK_BUDGET_S[ctx.backend] / len(classes)
     for (kind, crossed), (first, why, n) in sorted(classes.items(), key=lambda kv: len(kv[0][1])):
         def same(s, kind=kind, crossed=crossed):
             if _crossed(s, base, edges) != crossed:  # another path of the launcher: not run

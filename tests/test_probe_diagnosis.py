@@ -1,0 +1,117 @@
+"""The probe's severity rules and its differential diagnosis (issue #20): each rule and each
+experiment on a kernel that shows it, and each case's declared evidence leading to that case."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness import probe
+from harness.core import discovery
+from harness.core.spec import EVIDENCE, load_spec
+from harness.probe.diagnosis import RULES, diagnose
+from harness.probe.findings import ERROR, WARNING, Finding
+
+ROOT = Path(__file__).resolve().parents[1]
+FIX = ROOT / "tests" / "probe_fixtures" / "severity"
+
+
+def _specs():
+    return [load_spec(f) for f in discovery.case_folders()]
+
+
+def test_rules_and_case_signatures_use_only_known_evidence():
+    for rule in RULES:
+        assert rule.needs | rule.unless <= set(EVIDENCE), rule
+    for spec in _specs():
+        assert set(spec.diagnosis) <= set(EVIDENCE), spec.slug
+
+
+def test_each_case_is_named_first_by_its_declared_evidence_or_shares_it_with_the_one_named():
+    """Matching is data: the evidence a case declares, observed, names that case (or its defect
+    class) first; where two cases declare the same evidence for different classes, the probe
+    cannot tell them apart by that evidence and names one of them."""
+    specs = [s for s in _specs() if s.diagnosis]
+    assert len(specs) >= 30
+    for spec in specs:
+        d = diagnose([], {e: "observed" for e in spec.diagnosis})
+        assert d, spec.slug
+        first = d[0]
+        same = {s.defect for s in specs if set(s.diagnosis) == set(spec.diagnosis)}
+        assert first["case"] == spec.slug or first["defect"] == spec.defect or first["defect"] in same, (spec.slug, d)
+
+
+def test_no_evidence_and_an_error_is_no_known_trap():
+    d = diagnose([Finding("P201", "reference", "interpreter", "at n=3: wrong")])
+    assert d == [{"defect": None, "case": None, "title": "no known trap matches",
+                  "evidence": ["reference: at n=3: wrong"], "confidence": 0.0}]
+    assert diagnose([]) == []
+
+
+def test_a_direct_observation_outranks_a_differential_one():
+    d = diagnose([Finding("P101", "memcheck", "interpreter", "store past the end of 'out'", line="k.py:9")],
+                 {"tail": "wrong at n=1000; right at n=1024"})
+    assert d[0]["defect"] == "out-of-bounds-write" and d[0]["case"] == "add-missing-mask"
+    assert "memcheck: store past the end of 'out' at k.py:9" in " ".join(d[0]["evidence"])
+
+
+def test_masked_lanes_that_zero_fixes_are_a_warning_and_do_not_fail_the_probe():
+    r = probe(str(FIX / "masked_sum.py"), detectors=["reference", "guards", "shapes"])
+    (w,) = [f for f in r.findings if f.code == "P203"]
+    assert w.severity == WARNING and "masked_sum.py:13" in w.line, r.text()
+    assert r.ok and not r.errors, r.text()
+
+
+def test_masked_lanes_wrong_with_zero_too_are_an_error():
+    r = probe(str(FIX / "masked_max.py"), detectors=["reference"])
+    assert [f.code for f in r.errors] == ["P201"], r.text()
+    assert not r.by_code("P203")
+
+
+def test_exit_status_is_1_on_errors_only_and_strict_fails_on_warnings():
+    cmd = [sys.executable, "-m", "harness", "probe", str(FIX / "masked_sum.py"), "--backend", "interpreter",
+           "--only", "reference", "-q"]
+    assert subprocess.run(cmd, cwd=ROOT, capture_output=True).returncode == 0
+    assert subprocess.run(cmd + ["--strict"], cwd=ROOT, capture_output=True).returncode == 1
+
+
+def test_elements_equal_to_the_poison_are_not_never_written():
+    r = probe(str(FIX / "saturate_u8.py"), detectors=["reference", "guards", "shapes"])
+    assert not r.by_code("P113") and r.ok, r.text()
+
+
+def test_a_kernel_that_does_not_compile_says_so_and_names_no_case():
+    r = probe(str(FIX / "does_not_compile.py"), detectors=["reference", "guards"])
+    (f,) = r.by_code("P003")
+    assert "compile" in f.message and f.detector == "reference, guards", r.text()
+    assert [d["case"] for d in r.diagnosis] == [None] and r.diagnosis[0]["title"] == "the kernel does not compile"
+
+
+@pytest.mark.parametrize("slug, evidence", [("layernorm-padding-variance", "tail"),
+                                            ("noncontiguous-input", "layout"),
+                                            ("nrm2-global-sum", "many-programs")])
+def test_each_experiment_establishes_its_evidence_on_a_case_that_shows_it(slug, evidence):
+    spec = load_spec(ROOT / "cases" / slug)
+    r = probe(str(spec.path / "broken.py"), inputs=str(spec.path / "case.py"), launcher=spec.launcher,
+              detectors=["reference", "diagnose"])
+    seen = r.meta["interpreter"]["seen"]["evidence"]
+    assert evidence in seen, r.to_json()
+    assert r.diagnosis[0]["case"] == slug or r.diagnosis[0]["defect"] == spec.defect, r.text()
+    fixed = probe(str(spec.path / "fixed.py"), inputs=str(spec.path / "case.py"), launcher=spec.launcher,
+                  detectors=["reference", "diagnose"])
+    assert fixed.ok and fixed.diagnosis == [] and fixed.ran[-1][3].startswith("skipped"), fixed.text()
+
+
+def test_the_json_has_a_top_level_diagnosis_best_first():
+    spec = load_spec(ROOT / "cases" / "noncontiguous-input")
+    r = probe(str(spec.path / "broken.py"), inputs=str(spec.path / "case.py"), launcher=spec.launcher,
+              detectors=["reference", "diagnose"])
+    j = r.to_json()
+    assert j["diagnosis"][0]["defect"] == "stride-assumption" and j["diagnosis"][0]["case"] == "noncontiguous-input"
+    assert set(j["diagnosis"][0]) == {"defect", "case", "title", "evidence", "confidence"}
+    assert [d["confidence"] for d in j["diagnosis"]] == sorted((d["confidence"] for d in j["diagnosis"]),
+                                                               reverse=True)
+    assert r.text().splitlines()[1] == "diagnosis, most likely first:"

@@ -133,7 +133,7 @@ def verify(entry, backend: str, *, timeout: float = TIMEOUT) -> dict:
 
 
 def score_task(slug: str, variant: str, backend: str, peers: tuple = PEERS, jobs: int = 2,
-               timeout: float = TIMEOUT, probe: bool = True) -> dict:
+               timeout: float = TIMEOUT, probe: bool = True, options: dict | None = None) -> dict:
     """One (entry, variant): the probe (unless ``probe`` is false: peer columns added to an
     earlier run) and the peers. Never raises; a row either way."""
     row = {"slug": slug, "variant": variant, "backend": backend}
@@ -144,7 +144,7 @@ def score_task(slug: str, variant: str, backend: str, peers: tuple = PEERS, jobs
     if why := fetch_entry(entry):
         return {**row, "error": f"could not run: {why}"}
     if probe:
-        row["probe"] = probe_variant(entry, variant, backend, jobs=jobs, timeout=timeout)
+        row["probe"] = probe_variant(entry, variant, backend, jobs=jobs, timeout=timeout, options=options)
         if "error" in row["probe"]:
             return {**row, "error": row["probe"]["error"]}
     from harness.bugs import peers as peer_tools

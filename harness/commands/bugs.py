@@ -117,8 +117,9 @@ def run(args) -> int:
     for backend in args.backends:
         rows = []
         if not args.no_run:
-            tasks = [(slug, v, backend, peers, 2, args.timeout, not args.no_probe) for slug in list(good) + list(bad)
-                     for v in ("buggy", "fixed")]
+            opts = {"large": True} if args.large and backend == "gpu" else {}
+            tasks = [(slug, v, backend, peers, 2, args.timeout, not args.no_probe, opts)
+                     for slug in list(good) + list(bad) for v in ("buggy", "fixed")]
             say = None if args.quiet else (lambda m: print(f"  {m}", file=sys.stderr, flush=True))
             env = environment(backend)
             keep = (lambda r: record.write_rows([r], backend, env)) if args.record else None
@@ -168,6 +169,8 @@ def register(sub) -> None:
     p.add_argument("--no-run", action="store_true", help="remake the scoreboard from the recorded rows only")
     p.add_argument("--no-probe", action="store_true",
                    help="run only the peers (--peers), adding their columns to the recorded rows")
+    p.add_argument("--large", action="store_true",
+                   help="on the GPU, probe with --large too: sizes past 2**31 elements (int32 offsets)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=_run)
 

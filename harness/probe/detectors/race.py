@@ -11,7 +11,7 @@ from harness.probe.findings import INFO
 def run(ctx) -> list:
     t = ctx.target
     inputs = X.make(t, t.sizes, ctx.seed, ctx.backend)
-    with ctx.instrument(race=True, poison_masked=False) as rec:
+    with ctx.instrument(race=True) as rec:
         c = X.call(t, inputs, backend=ctx.backend)
     out, seen = [], set()
     for r in rec.races:

@@ -13,7 +13,7 @@ from harness import probe
 from harness.core import discovery
 from harness.core.spec import EVIDENCE, load_spec
 from harness.probe.diagnosis import RULES, diagnose
-from harness.probe.findings import ERROR, WARNING, Finding
+from harness.probe.findings import WARNING, Finding
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "tests" / "probe_fixtures" / "severity"
@@ -84,7 +84,7 @@ def test_elements_equal_to_the_poison_are_not_never_written():
 
 
 def test_a_kernel_that_does_not_compile_says_so_and_names_no_case():
-    r = probe(str(FIX / "does_not_compile.py"), detectors=["reference", "guards"])
+    r = probe(str(ROOT / "tests" / "probe_fixtures" / "everyday" / "no_compile.py"), detectors=["reference", "guards"])
     (f,) = r.by_code("P003")
     assert "compile" in f.message and f.detector == "reference, guards", r.text()
     assert [d["case"] for d in r.diagnosis] == [None] and r.diagnosis[0]["title"] == "the kernel does not compile"

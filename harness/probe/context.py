@@ -131,3 +131,23 @@ def poison_or_own(ctx: Context, inputs: dict, c) -> list:
                                     f"{again.cmp['nonfinite']} with finite ones: the kernel read outside its "
                                     f"tensors or read uninitialised memory")]
     return []
+
+
+def never_written(ctx: Context, inputs: dict, first, ref=None) -> dict:
+    """{name: count} of the elements the launcher allocated that still hold their fill after the
+    call ``first`` and after a second call whose allocations get another fill
+    (``execute.second_fill``): an element the kernel wrote that happens to equal the poison (255
+    in a uint8 output, a NaN carried from the poison) is not counted."""
+    from harness.probe import execute as X
+
+    if not first.guard.get("unwritten"):
+        return {}
+    with ctx.instrument(poison_masked=False):
+        second = X.call(ctx.target, X.clone_inputs(inputs), backend=ctx.backend, ref=ref, canary=X.second_fill)
+    if second.error is not None or len(second.kept) != len(first.kept):
+        return {}
+    out = {}
+    for (name, a), (_, b) in zip(first.kept, second.kept):
+        if a.shape == b.shape and (n := int((a & b).sum())):
+            out[name] = out.get(name, 0) + n
+    return out

@@ -105,19 +105,10 @@ def evidence_of(findings: list, observed: dict | None = None) -> dict[str, list[
 
 
 def _cases() -> list[dict]:
-    from harness.core import discovery
-    from harness.core.spec import SpecError, load_spec
+    from harness.probe.findings import case_specs
 
-    out = []
-    for folder in discovery.case_folders():
-        try:
-            spec = load_spec(folder)
-        except (SpecError, OSError):
-            continue
-        if spec.diagnosis and not spec.calibration:
-            out.append({"slug": spec.slug, "title": spec.title, "defect": spec.defect,
-                        "evidence": frozenset(spec.diagnosis)})
-    return out
+    return [{"slug": spec.slug, "title": spec.title, "defect": spec.defect, "evidence": frozenset(spec.diagnosis)}
+            for spec, _ in case_specs() if spec.diagnosis and not spec.calibration]
 
 
 def diagnose(findings: list, observed: dict | None = None, cases: list | None = None) -> list[dict]:

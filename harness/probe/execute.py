@@ -143,16 +143,20 @@ def compile_error(e: BaseException | None) -> str | None:
     if isinstance(cause, (AssertionError, KeyboardInterrupt)) or type(cause).__name__ == "GridLimitError":
         return None
     root = os.path.dirname(triton.__file__)
-    where = _innermost_file(cause)
+    where = innermost_file(cause)
     traced = any(where.startswith(os.path.join(root, d) + os.sep) for d in ("language", "compiler"))
     if traced or isinstance(cause, (NameError, UnboundLocalError)):
         return _first_lines(f"{type(cause).__name__}: {cause}")
     return None
 
 
-def _innermost_file(e: BaseException) -> str:
+def innermost_file(e: BaseException) -> str:
+    """The file of the innermost frame of ``e``, or of the error it wraps (the interpreter
+    re-raises what a kernel raised as an InterpreterError)."""
     import os
 
+    while e.__cause__ is not None or (e.__context__ is not None and not e.__suppress_context__):
+        e = e.__cause__ or e.__context__
     tb = e.__traceback__
     if tb is None:
         return ""

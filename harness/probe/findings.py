@@ -84,12 +84,13 @@ class Finding:
         return cls(**{k: v for k, v in d.items() if k in keys})
 
 
-def _case_index() -> dict[str, list[dict]]:
-    """defect class -> the casebook's cases of that class (slug, title, link to the write-up)."""
+def case_specs() -> list:
+    """The casebook's cases that load (a broken case.toml is left out), each with ``readme``: the
+    link to its write-up."""
     from harness.core import discovery
     from harness.core.spec import SpecError, load_spec
 
-    out: dict[str, list[dict]] = {}
+    out = []
     for folder in discovery.case_folders():
         try:
             spec = load_spec(folder)
@@ -97,6 +98,14 @@ def _case_index() -> dict[str, list[dict]]:
             continue
         readme = str((folder / "README.md").relative_to(discovery.REPO_ROOT)) \
             if folder.is_relative_to(discovery.REPO_ROOT) else str(folder / "README.md")
+        out.append((spec, readme))
+    return out
+
+
+def _case_index() -> dict[str, list[dict]]:
+    """defect class -> the casebook's cases of that class (slug, title, link to the write-up)."""
+    out: dict[str, list[dict]] = {}
+    for spec, readme in case_specs():
         out.setdefault(spec.defect, []).append({"slug": spec.slug, "title": spec.title, "readme": readme})
     return out
 

@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from harness.probe.findings import ERROR, INFO, WARNING, Finding, attach_cases, problems
-from harness.run.isolate import exit_message, run_process
+from harness.run.isolate import exit_message, new_lines, run_process
 
 from harness.probe import detectors as registry
 
@@ -107,10 +107,8 @@ def _events(proc) -> dict:
             out["skipped"][ev["detector"]] = ev.get("reason", "")
         elif kind == "finding":
             out["findings"].setdefault(ev.get("detector", ""), []).append(Finding.from_json(ev))
-        elif kind == "meta":
-            seen = ev.pop("seen", None) or {}
+        elif kind == "meta":  # a worker's "seen" is cumulative: its last one holds the others
             out["meta"].update(ev)
-            out["meta"].setdefault("seen", {}).update(seen)
         elif kind == "trying":
             out["trying"] = ev.get("sizes")
         elif kind == "error":
@@ -264,15 +262,8 @@ def _progress(backend: str, say):
     state = {"offset": 0, "t": {}}
 
     def poll(path: str) -> None:
-        try:
-            with open(path, "rb") as f:
-                f.seek(state["offset"])
-                more = f.read()
-        except OSError:
-            return
-        end = more.rfind(b"\n") + 1
-        state["offset"] += end
-        for line in more[:end].splitlines():
+        lines, state["offset"] = new_lines(path, state["offset"])
+        for line in lines:
             try:
                 ev = json.loads(line)
             except ValueError:

@@ -269,22 +269,29 @@ WATCH = {"harness.run.worker": ({b"launch", b"compiled"}, {b"start", b"trial", b
 OTHER_WORKERS = ({b"start", b"compiled"}, set())
 
 
+def new_lines(path: str, offset: int) -> tuple[list[bytes], int]:
+    """The complete lines written to ``path`` since ``offset``, and the offset to read on from
+    (a line still being written is read next time)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            more = f.read()
+    except OSError:
+        return [], offset
+    end = more.rfind(b"\n") + 1
+    return more[:end].splitlines(), offset + end
+
+
 def _progress(path: str, seen: int, kinds) -> tuple[bytes | None, int]:
     """The kind of the last event of ``kinds`` in the events file's new complete lines (None:
     none), and the offset to read on from."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(seen)
-            more = f.read()
-    except OSError:
-        return None, seen
-    end = more.rfind(b"\n") + 1  # a line still being written is read next time
+    lines, seen = new_lines(path, seen)
     last = None
-    for line in more[:end].splitlines():
+    for line in lines:
         m = re.search(rb'"event": "(\w+)"', line)
         if m and m.group(1) in kinds:
             last = m.group(1)
-    return last, seen + end
+    return last, seen
 
 
 def _wait(proc: subprocess.Popen, timeout: float, res: Process, events: str, watch=OTHER_WORKERS,

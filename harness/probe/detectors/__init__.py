@@ -17,6 +17,7 @@ a list of ``harness.probe.findings.Finding``.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 from dataclasses import dataclass
@@ -45,20 +46,21 @@ class Detector:
         return (self.process or {}).get(backend, 0)
 
 
-_REGISTRY: dict[str, Detector] | None = None
+def discover(package: str, path, attr: str, kind: type) -> dict:
+    """Every ``attr`` of type ``kind`` that a module of ``package`` defines, by name, ranked (the
+    detectors here, the diagnosis experiments in ``harness.probe.experiments``)."""
+    found = []
+    for info in pkgutil.iter_modules(path):
+        mod = importlib.import_module(f"{package}.{info.name}")
+        if isinstance(getattr(mod, attr, None), kind):
+            found.append(getattr(mod, attr))
+    return {x.name: x for x in sorted(found, key=lambda x: (x.rank, x.name))}
 
 
+@functools.cache
 def registry() -> dict[str, Detector]:
     """Every detector of this package by name, in report order."""
-    global _REGISTRY
-    if _REGISTRY is None:
-        found = []
-        for info in pkgutil.iter_modules(__path__):
-            mod = importlib.import_module(f"{__name__}.{info.name}")
-            if isinstance(getattr(mod, "DETECTOR", None), Detector):
-                found.append(mod.DETECTOR)
-        _REGISTRY = {d.name: d for d in sorted(found, key=lambda d: (d.rank, d.name))}
-    return _REGISTRY
+    return discover(__name__, __path__, "DETECTOR", Detector)
 
 
 def names() -> tuple[str, ...]:

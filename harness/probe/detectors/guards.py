@@ -9,23 +9,8 @@ a uint8 output, a NaN carried from the poison) is not "never written".
 from __future__ import annotations
 
 from harness.probe import execute as X
-from harness.probe.context import crash, label, poison_or_own
+from harness.probe.context import crash, label, never_written, poison_or_own
 from harness.probe.detectors import Detector
-
-
-def _never_written(ctx, inputs: dict, first) -> dict:
-    """{name: count} of launcher-allocated elements at their fill in ``first`` and in a second run."""
-    if not first.guard.get("unwritten"):
-        return {}
-    with ctx.instrument(poison_masked=False):
-        second = X.call(ctx.target, X.clone_inputs(inputs), backend=ctx.backend, canary=X.second_fill)
-    if second.error is not None or len(second.kept) != len(first.kept):
-        return {}
-    out = {}
-    for (name, a), (_, b) in zip(first.kept, second.kept):
-        if a.shape == b.shape and (n := int((a & b).sum())):
-            out[name] = out.get(name, 0) + n
-    return out
 
 
 def run(ctx) -> list:
@@ -39,7 +24,7 @@ def run(ctx) -> list:
     for name, n in c.guard.get("wrote_past_end", {}).items():
         out.append(ctx.finding("P111", f"{n} guard elements around {label(name)} changed: "
                                        f"the kernel wrote outside the tensor"))
-    for name, n in _never_written(ctx, inputs, c).items():
+    for name, n in never_written(ctx, inputs, c).items():
         out.append(ctx.finding("P113", f"{n} elements of {label(name)} (allocated by the launcher) never written "
                                        f"(they kept their contents under two different fills)"))
     if c.returned and not c.cmp["close"]:

@@ -19,64 +19,53 @@ from harness.probe.findings import ERROR, WARNING
 
 
 def run(ctx) -> list:
+    from harness.run.triton_compat import reset_autotune_caches
+
     t = ctx.target
     inputs = X.make(t, t.sizes, ctx.seed, ctx.backend)
     ref = X.reference(t, inputs)
-    with ctx.instrument() as rec:
-        c = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref)
+
+    def call(canary=None, **emulation):
+        reset_autotune_caches(t.kernel)  # a first call again, as the one it is compared with
+        with ctx.instrument(**emulation) as rec:
+            return X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref, canary=canary), rec
+
+    c, rec = call()
     if c.error is not None:
         return [crash(ctx, c.error, t.sizes)]
-    if rec is not None and rec.poisoned_loads:
+    poisoned = ", ".join(rec.poison_lines) if rec is not None and rec.poisoned_loads else ""
+    if poisoned:
         ctx.seen["poisoned_loads"] = list(rec.poison_lines)
-    from harness.run.triton_compat import reset_autotune_caches
-
-    if c.cmp["close"] and rec is not None and rec.poisoned_loads:  # poison can hide what 0 shows (a NaN max ignores)
-        reset_autotune_caches(t.kernel)
-        with ctx.instrument(poison_masked=False):
-            zero = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref)
-        if zero.error is None and not zero.cmp["close"]:
+        zero, _ = call(poison_masked=False)  # what today's GPUs give in those lanes
+        if zero.error is None and c.cmp["close"] and not zero.cmp["close"]:  # poison hid it (a NaN max ignores)
             return [ctx.finding("P201", f"at {fmt(t.sizes)} with 0 in the masked lanes of a tl.load without other= "
-                                        f"(what today's GPUs give): {wrong(zero.cmp)}", line=", ".join(rec.poison_lines),
+                                        f"(what today's GPUs give): {wrong(zero.cmp)}", line=poisoned,
                                 sizes=dict(t.sizes))]
-    if c.cmp["close"]:
-        return []
-
-    out = []
-    if rec is not None and rec.poisoned_loads:
-        reset_autotune_caches(t.kernel)  # a first call again, as the one it is compared with
-        with ctx.instrument(poison_masked=False):
-            zero = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref)
-        lines = ", ".join(rec.poison_lines)
-        if zero.error is None and zero.cmp["close"]:
+        if zero.error is None and not c.cmp["close"] and zero.cmp["close"]:
             return [ctx.finding("P203", f"masked lanes of a tl.load without other= enter the result: with poison in "
                                         f"them {wrong(c.cmp)}; with 0 (what today's GPUs give, undefined in "
-                                        f"Triton) it matches", line=lines, severity=WARNING)]
-        if zero.error is None:
+                                        f"Triton) it matches", line=poisoned, severity=WARNING)]
+        if zero.error is None and not c.cmp["close"]:
             c = zero  # what a GPU computes today; the poison is not the cause
+    if c.cmp["close"]:
+        return []
     if rec is not None and rec.tf32_dots:
-        reset_autotune_caches(t.kernel)
-        with ctx.instrument(tf32=False, poison_masked=False):
-            again = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref)
+        again, _ = call(tf32=False, poison_masked=False)
         if again.error is None and again.cmp["close"]:
             return [ctx.finding("P204", f"with tl.dot rounded like TF32 (fp32 operands, default input_precision): "
                                         f"{wrong(c.cmp)}; without it the result matches",
                                 line=", ".join(rec.dot_lines))]
     if c.kept:  # buffers the launcher allocated: is the result right when they start at 0?
-        reset_autotune_caches(t.kernel)
-        with ctx.instrument(poison_masked=False):
-            zeroed = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref, canary=lambda dtype: 0)
+        zeroed, _ = call(canary=lambda dtype: 0, poison_masked=False)
         if zeroed.error is None and zeroed.cmp["close"]:
             return [ctx.finding("P114", f"right only when the buffers the launcher allocated (torch.empty) start at "
                                         f"0: {wrong(c.cmp)} with other contents in them; the kernel reads or "
                                         f"accumulates into them before writing", sizes=dict(t.sizes))]
-    if c.cmp["nonfinite"] and (own := poison_or_own(ctx, inputs, c)):
-        out += own
-    elif c.cmp["nonfinite"]:
-        out.append(ctx.finding("P202", f"{c.cmp['nonfinite']} non-finite elements where the reference is finite: "
-                                       f"{wrong(c.cmp)}", severity=ERROR, sizes=dict(t.sizes)))
-    else:
-        out.append(ctx.finding("P201", f"at {fmt(t.sizes)}: {wrong(c.cmp)}", sizes=dict(t.sizes)))
-    return out
+    if c.cmp["nonfinite"]:
+        return poison_or_own(ctx, inputs, c) or [
+            ctx.finding("P202", f"{c.cmp['nonfinite']} non-finite elements where the reference is finite: "
+                                f"{wrong(c.cmp)}", severity=ERROR, sizes=dict(t.sizes))]
+    return [ctx.finding("P201", f"at {fmt(t.sizes)}: {wrong(c.cmp)}", sizes=dict(t.sizes))]
 
 
 DETECTOR = Detector("reference", "the default sizes against the float64 reference", run,

@@ -21,7 +21,8 @@ import time
 from harness.probe import execute as X
 from harness.probe import fuzz
 from harness.probe.context import Context, crash as _crash, fmt as _fmt, grid_finding, grid_limit_hit
-from harness.probe.context import int_sizes, label as _label, wrong as _wrong
+from harness.probe.context import int_sizes, label as _label, never_written, wrong as _wrong
+from harness.probe.execute import innermost_file
 from harness.probe.detectors import Detector
 from harness.probe.findings import ERROR, INFO
 
@@ -81,12 +82,7 @@ def _why(ctx: Context, sizes: dict, inputs: dict, ref, c) -> tuple[str, str] | N
         return f"raised {type(c.error).__name__}", f"raised {error_line(c.error)}"
     if past := c.guard.get("wrote_past_end"):
         return "wrote outside", f"wrote outside {', '.join(_label(n) for n in past)}"
-    if c.guard.get("unwritten"):
-        with ctx.instrument(poison_masked=False):
-            again = X.call(t, inputs, backend=ctx.backend, ref=ref, canary=X.second_fill)
-        kept = sum(int((a & b).sum()) for (_, a), (_, b) in zip(c.kept, again.kept) if a.shape == b.shape) \
-            if again.error is None else 0
-        if kept:
+    if kept := sum(never_written(ctx, inputs, c, ref).values()):
             return "never written", f"left {kept} elements of a result never written"
     if not c.cmp["close"]:
         kept = X.unwritten_in_place(t, inputs, c.returned) if c.returned else 0
@@ -106,25 +102,12 @@ def refused(e: BaseException) -> bool:
         _raised_in(e, "language"))
 
 
-def _innermost_file(e: BaseException) -> str:
-    """The file of the innermost frame of ``e``, or of the error it wraps (the interpreter
-    re-raises what a kernel raised as an InterpreterError)."""
-    while e.__cause__ is not None or (e.__context__ is not None and not e.__suppress_context__):
-        e = e.__cause__ or e.__context__
-    tb = e.__traceback__
-    if tb is None:
-        return ""
-    while tb.tb_next is not None:
-        tb = tb.tb_next
-    return os.path.abspath(tb.tb_frame.f_code.co_filename)
-
-
 def _raised_in(e: BaseException, package: str) -> bool:
     """Raised by Triton's ``triton.<package>`` (``language``: the program is not valid Triton at
     these sizes, e.g. a ``tl.arange`` range that is not a power of 2, which a GPU compile refuses too)."""
     import triton
 
-    return _innermost_file(e).startswith(os.path.join(os.path.dirname(triton.__file__), package) + os.sep)
+    return innermost_file(e).startswith(os.path.join(os.path.dirname(triton.__file__), package) + os.sep)
 
 
 def _launcher_assert(e: BaseException) -> bool:
@@ -134,7 +117,7 @@ def _launcher_assert(e: BaseException) -> bool:
 
     if not isinstance(e, AssertionError) or e.__traceback__ is None:
         return False
-    return not _innermost_file(e).startswith(os.path.dirname(triton.__file__) + os.sep)
+    return not innermost_file(e).startswith(os.path.dirname(triton.__file__) + os.sep)
 
 
 def _refusals(ctx: Context) -> list:
@@ -175,10 +158,6 @@ def _empty(ctx: Context) -> list:
     return out
 
 
-def _late(ctx: Context) -> bool:
-    return ctx.late()
-
-
 PAST_Y = 65_537  # a size just past CUDA's 65,535 programs on grid axes 1 and 2
 GRID_VOLUME = {ERROR: 1 << 28, INFO: 1 << 25}  # the largest product of sizes a dry run builds inputs for
 
@@ -216,7 +195,7 @@ def grid_limits(ctx: Context) -> list:
                 plans.append(({**t.sizes, k: PAST_Y}, INFO))
     out, seen = [], set()
     for sizes, severity in plans:
-        if _late(ctx):
+        if ctx.late():
             break
         hit = _grid_at(ctx, sizes)
         if hit is None or (hit["kernel"], hit["axis"], hit["line"]) in seen:
@@ -252,12 +231,12 @@ def fuzz_sizes(ctx: Context) -> list:
     base = {**t.sizes, **fuzz.pinned(t.sizes, t.ranges, pins)}
     t0, tried, memo, classes = time.monotonic(), 0, {}, {}
     for sizes in sizes_list:
-        if tried and (time.monotonic() - t0 > TIME_BUDGET_S[ctx.backend] or _late(ctx)):
+        if tried and (time.monotonic() - t0 > TIME_BUDGET_S[ctx.backend] or ctx.late()):
             break
         tried += 1
         if (got := _memo(ctx, memo, sizes)) is not None:
             classes.setdefault((got[0], _crossed(sizes, base, edges)), (sizes, got[1], tried))
-    out = _empty(ctx) if ctx.options.get("empty", True) and not _late(ctx) else []
+    out = _empty(ctx) if ctx.options.get("empty", True) and not ctx.late() else []
     out += _refusals(ctx)
     if not classes:
         if not tried:

@@ -10,8 +10,7 @@ they establish.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
+import functools
 from dataclasses import dataclass
 from typing import Callable
 
@@ -24,19 +23,11 @@ class Experiment:
     rank: int = 0
 
 
-_REGISTRY: dict | None = None
-
-
+@functools.cache
 def registry() -> dict[str, Experiment]:
-    global _REGISTRY
-    if _REGISTRY is None:
-        found = []
-        for info in pkgutil.iter_modules(__path__):
-            mod = importlib.import_module(f"{__name__}.{info.name}")
-            if isinstance(getattr(mod, "EXPERIMENT", None), Experiment):
-                found.append(mod.EXPERIMENT)
-        _REGISTRY = {e.name: e for e in sorted(found, key=lambda e: (e.rank, e.name))}
-    return _REGISTRY
+    from harness.probe.detectors import discover
+
+    return discover(__name__, __path__, "EXPERIMENT", Experiment)
 
 
 def outcome(ctx, sizes: dict, inputs: dict | None = None):

@@ -115,3 +115,63 @@ def test_the_json_has_a_top_level_diagnosis_best_first():
     assert [d["confidence"] for d in j["diagnosis"]] == sorted((d["confidence"] for d in j["diagnosis"]),
                                                                reverse=True)
     assert r.text().splitlines()[1] == "diagnosis, most likely first:"
+
+
+def test_a_process_killed_from_outside_is_information_not_a_crash_of_the_kernel(tmp_path):
+    path = tmp_path / "oom.py"
+    path.write_text("import os, signal, torch\n"
+                    "def launch(x):\n    os.kill(os.getpid(), signal.SIGKILL)\n"
+                    "def make_inputs(*, device, gen, n=4):\n    return {'x': torch.zeros(n)}\n"
+                    "def reference(x):\n    return x\n")
+    r = probe(str(path), detectors=["reference"])
+    (f,) = r.by_code("P001")
+    assert f.severity == "info" and "SIGKILL" in f.message and "out of memory" in f.message, r.text()
+    assert r.ok
+
+
+SCRATCH = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def double_kernel(x_ptr, out_ptr, scratch_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, 2 * tl.load(x_ptr + offs, mask=mask), mask=mask)
+    {scratch}
+
+
+def launch(x):
+    out, scratch = torch.empty_like(x), torch.empty(x.numel() + 64, device=x.device)
+    double_kernel[(triton.cdiv(x.numel(), 64),)](x, out, scratch, x.numel(), BLOCK=64)
+    return out
+
+
+def make_inputs(*, device, gen, n=200):
+    return {{"x": torch.randn(n, generator=gen).to(device)}}
+
+
+def reference(x):
+    return 2 * x.double()
+'''
+
+
+def test_scratch_never_written_is_information_when_the_result_is_right(tmp_path):
+    path = tmp_path / "scratch.py"
+    path.write_text(SCRATCH.format(scratch="pass  # a scratch buffer the kernel never uses"))
+    r = probe(str(path), detectors=["guards"])
+    (f,) = r.by_code("P113")
+    assert f.severity == "info" and "the result is right" in f.message and r.ok, r.text()
+
+
+def test_an_empty_input_whose_reference_is_not_finite_is_information(tmp_path):
+    path = tmp_path / "mean.py"
+    path.write_text("import torch\n"
+                    "def launch(x):\n    return torch.zeros(()) if x.numel() == 0 else x.mean()\n"
+                    "def make_inputs(*, device, gen, n=8):\n    return {'x': torch.randn(n, generator=gen)}\n"
+                    "def reference(x):\n    return x.double().mean()\n")
+    r = probe(str(path), detectors=["shapes"], options={"fuzz_trials": 2})
+    (f,) = r.by_code("P402")
+    assert f.severity == "info" and "not finite" in f.message and r.ok, r.text()

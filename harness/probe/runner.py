@@ -18,6 +18,7 @@ make_inputs or reference) is a ``ProbeInputError`` with a one-line message.
 from __future__ import annotations
 
 import os
+import signal
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -243,7 +244,13 @@ def _ended(name: str, backend: str, proc, ev: dict, timeout: float) -> Finding:
     """The finding for a detector whose process died or hung in it."""
     at = f" at sizes {', '.join(f'{k}={v}' for k, v in ev['trying'].items())}" if ev["trying"] else ""
     if proc.hung:
-        return Finding("P002", name, backend, f"no result after {timeout:.0f}s{at}: killed")
+        d = registry.registry().get(name)
+        return Finding("P002", name, backend, f"no result after {timeout:.0f}s{at}: killed",
+                       severity=d.timeout_severity if d is not None else ERROR)
+    if proc.returncode == -signal.SIGKILL:  # from outside: the out-of-memory killer, not the kernel's own fault
+        return Finding("P001", name, backend, f"the process was killed{at}: {exit_message(proc.returncode)}; most "
+                                              f"often the machine ran out of memory (information: not a finding "
+                                              f"about the kernel)", severity=INFO)
     if proc.returncode:
         return Finding("P001", name, backend, f"the process died{at}: {exit_message(proc.returncode)}")
     return Finding("P000", name, backend, f"the detector failed: {ev['errors'].get('', 'no result')}"[:300])

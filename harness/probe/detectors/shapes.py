@@ -153,6 +153,9 @@ def _empty(ctx: Context) -> list:
         elif not c.cmp["close"] and c.out.shape != c.ref.shape:  # the reference disagrees on the shape
             out.append(ctx.finding("P402", f"at {_fmt(sizes)} the result has shape {tuple(c.out.shape)} and the "
                                            f"reference {tuple(c.ref.shape)} (information)", severity=INFO))
+        elif not c.cmp["close"] and not bool(c.ref.isfinite().all()):  # the reference has no answer there
+            out.append(ctx.finding("P402", f"at {_fmt(sizes)}: {_wrong(c.cmp)} (information: the reference is not "
+                                           f"finite at an empty input)", severity=INFO))
         elif not c.cmp["close"]:
             out.append(ctx.finding("P402", f"at {_fmt(sizes)}: {_wrong(c.cmp)}"))
     return out

@@ -105,6 +105,58 @@ def test_each_experiment_establishes_its_evidence_on_a_case_that_shows_it(slug, 
     assert fixed.ok and fixed.diagnosis == [] and fixed.ran[-1][3].startswith("skipped"), fixed.text()
 
 
+DIAG = ROOT / "tests" / "probe_fixtures" / "diagnosis"
+
+
+@pytest.mark.parametrize("fixture, evidence, defect", [
+    ("zero_row.py", "zero-input", "padding-contamination"),
+    ("nan_past_length.py", "nonfinite-input", "padding-contamination"),
+    ("exp_overflow.py", "magnitude", "overflow"),
+])
+def test_the_nonfinite_experiment_tells_zeros_inputs_and_magnitudes_apart(fixture, evidence, defect):
+    r = probe(str(DIAG / fixture), detectors=["reference", "diagnose"])
+    seen = r.meta["interpreter"]["seen"]["evidence"]
+    assert evidence in seen and not {"zero-input", "nonfinite-input", "magnitude"} - {evidence} & set(seen), seen
+    assert r.diagnosis[0]["defect"] == defect, r.text()
+
+
+def test_the_where_experiment_sees_the_access_outside_at_the_failing_sizes():
+    """matmul-k-tail's broken kernel reads past K: with only the reference detector and the
+    experiments (no memcheck detector), the diagnosis still names the load at its line."""
+    spec = load_spec(ROOT / "cases" / "matmul-k-tail")
+    r = probe(str(spec.path / "broken.py"), inputs=str(spec.path / "case.py"), launcher=spec.launcher,
+              detectors=["reference", "diagnose"])
+    seen = r.meta["interpreter"]["seen"]["evidence"]
+    assert "oob-load" in seen and "broken.py:" in seen["oob-load"], seen
+    assert r.diagnosis[0]["defect"] == "out-of-bounds-read", r.text()
+
+
+def test_an_autotuned_kernel_adding_atomically_without_reset_is_autotune_accumulation():
+    d = diagnose([Finding("P201", "reference", "interpreter", "at n=512: wrong")],
+                 {"autotuned-atomics": "k: autotuned, atomics, no reset_to_zero", "atomics": "yes",
+                  "accumulated": "the wrong elements are 12x the reference", "atomic-order": "last bits"})
+    assert d[0]["defect"] == "autotune-accumulation", d
+
+
+def test_order_dependence_with_atomics_and_no_plain_store_race_is_memory_ordering():
+    d = diagnose([Finding("P302", "order", "interpreter", "program order 'reverse' against in order: differ")],
+                 {"atomics": "the kernels use atomics"})
+    assert d[0]["defect"] == "memory-ordering", d
+    d = diagnose([Finding("P302", "order", "interpreter", "program order 'reverse' against in order: differ")])
+    assert d[0]["defect"] == "store-race", d
+
+
+def test_a_small_error_alone_is_not_precision_loss():
+    """Precision loss shows as an error that grows with the reduction's length (or TF32); a
+    small error that does not grow is a wrong result like any other."""
+    d = diagnose([Finding("P201", "reference", "interpreter", "at n=3: wrong")],
+                 {"small-error": "relative error 0.01", "wrong-everywhere": "all wrong"})
+    assert d[0]["defect"] == "wrong-formula", d
+    d = diagnose([Finding("P201", "reference", "interpreter", "at n=3: wrong")],
+                 {"small-error": "relative error 0.01", "error-grows": "0.01 then 0.04"})
+    assert d[0]["defect"] == "precision-loss", d
+
+
 def test_the_json_has_a_top_level_diagnosis_best_first():
     spec = load_spec(ROOT / "cases" / "noncontiguous-input")
     r = probe(str(spec.path / "broken.py"), inputs=str(spec.path / "case.py"), launcher=spec.launcher,

@@ -43,30 +43,36 @@ RULES = (
     _r("overflow", "grid-limit", 0.9),
     _r("overflow", "large-only", 0.9),
     _r("overflow", "debug-assert", 0.8),
-    _r("overflow", "nonfinite", 0.5, "tail masked-undefined oob-load layout many-programs"),
+    _r("overflow", "nonfinite magnitude", 0.85, "oob-load oob-store"),
+    _r("overflow", "nonfinite", 0.5, "tail masked-undefined oob-load layout many-programs nonfinite-input zero-input"),
     _r("autotune-accumulation", "autotune-first-call", 0.85),
+    _r("autotune-accumulation", "autotuned-atomics accumulated", 0.9),
+    _r("autotune-accumulation", "autotuned-atomics", 0.55, "oob-store oob-load layout tail many-programs"),
     _r("autotune-accumulation", "accumulated", 0.5, "many-programs"),
     _r("stride-assumption", "layout", 0.85),
     _r("precision-loss", "tf32", 0.9),
     _r("precision-loss", "error-grows small-error", 0.7, "tail many-programs layout"),
-    _r("precision-loss", "small-error", 0.35, "tail many-programs layout oob-load oob-store"),
     _r("unwritten-output", "unwritten", 0.8, "oob-store"),
     _r("store-race", "race", 0.8, "read-write-race"),
     _r("lost-update", "race read-write-race", 0.8),
     _r("store-race", "race read-write-race", 0.6),
-    _r("store-race", "order", 0.6, "race"),
-    _r("atomic-nondeterminism", "atomic-order", 0.6, "autotune-first-call"),
+    _r("store-race", "order", 0.6, "race atomics"),
+    _r("memory-ordering", "order atomics", 0.65, "race"),
+    _r("atomic-nondeterminism", "atomic-order", 0.6, "autotune-first-call autotuned-atomics"),
     _r("padding-contamination", "masked-undefined", 0.75),
-    _r("padding-contamination", "tail nonfinite", 0.7, "oob-load oob-store unwritten"),
-    _r("padding-contamination", "tail", 0.6, "oob-load oob-store unwritten"),
+    _r("padding-contamination", "nonfinite zero-input", 0.75, "oob-load oob-store"),
+    _r("padding-contamination", "nonfinite-input", 0.7, "oob-load oob-store"),
+    _r("padding-contamination", "tail nonfinite", 0.7, "oob-load oob-store unwritten magnitude"),
+    _r("padding-contamination", "tail", 0.6, "oob-load oob-store unwritten magnitude"),
     _r("partial-reduction", "many-programs", 0.55, "tail race layout"),
     _r("wrong-combine", "many-programs", 0.45, "tail race layout"),
     _r("uninitialized-accumulator", "uninitialized", 0.7),
     _r("degenerate-size", "empty", 0.6),
     _r("deadlock", "hang", 0.4),
+    # what is left when no mechanism shows: wrong at every size tried, by more than rounding
     _r("wrong-formula", "wrong-everywhere", 0.3, "tail many-programs layout oob-store oob-load unwritten race order "
-       "autotune-first-call tf32 accumulated nonfinite grid-limit large-only uninitialized masked-undefined small-error "
-       "atomic-order empty hang"),
+       "autotune-first-call tf32 accumulated nonfinite grid-limit large-only uninitialized masked-undefined "
+       "error-grows autotuned-atomics atomic-order empty hang nonfinite-input zero-input magnitude"),
 )
 RULE_DEFECTS = frozenset(r.defect for r in RULES)
 
@@ -87,7 +93,7 @@ def evidence_of(findings: list, observed: dict | None = None) -> dict[str, list[
     for f in findings:
         if f.code == "P401":  # shape fuzzing's reason names the mechanism
             name = "oob-store" if "wrote outside" in f.message else "unwritten" if "never written" in f.message \
-                else "crash" if "raised" in f.message else ""
+                else "nonfinite" if "non-finite" in f.message else "crash" if "raised" in f.message else ""
         elif f.code == "P301" and ", a load at" in f.message:
             out.setdefault("read-write-race", []).append(f"{f.detector}: {f.message}"[:300])
             name = "race"

@@ -23,17 +23,29 @@ def _modules(target) -> list:
 
 
 def kernel_facts(target) -> dict:
-    """{"atomics": bool, "autotune": bool} over every ``@triton.jit`` function the modules hold."""
+    """{"atomics": bool, "autotune": bool, "unreset_atomics": [kernel names]} over every
+    ``@triton.jit`` function the modules hold; ``unreset_atomics``: autotuned kernels with
+    atomics in their source and neither ``reset_to_zero`` nor ``restore_value`` (nor a
+    ``pre_hook`` that could reset them)."""
     from triton.runtime.autotuner import Autotuner
     from triton.runtime.jit import JITFunction
 
     from harness.run.triton_compat import _wrapped
 
     atomics = autotune = False
+    unreset = []
     for obj in _wrapped(*_modules(target)):
         if isinstance(obj, Autotuner):
             autotune = True
+            fn = obj.fn
+            while not isinstance(fn, JITFunction) and hasattr(fn, "fn"):  # heuristics inside autotune
+                fn = fn.fn
+            src = getattr(fn, "src", "") or ""
+            hooked = getattr(obj, "reset_to_zero", None) or getattr(obj, "restore_value", None) \
+                or any(getattr(c, "pre_hook", None) for c in getattr(obj, "configs", []) or [])
+            if "atomic_" in src and not hooked:
+                unreset.append(getattr(fn, "__name__", "?"))
         if isinstance(obj, JITFunction):
             src = getattr(obj, "src", "") or ""
             atomics = atomics or "atomic_" in src
-    return {"atomics": atomics, "autotune": autotune}
+    return {"atomics": atomics, "autotune": autotune, "unreset_atomics": sorted(set(unreset))}

@@ -146,8 +146,8 @@ def run_one(ctx, name: str, emit, timeout: float) -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
     for f in found:
-        if f.sizes and f.severity == "error" and "failing" not in ctx.seen:
-            ctx.seen["failing"] = dict(f.sizes)  # where the diagnosis experiments start
+        if f.severity == "error" and "failing" not in ctx.seen and f.code not in ("P003", "P002"):
+            ctx.seen["failing"] = dict(f.sizes or ctx.target.sizes)  # where the diagnosis experiments start
     emit(event="meta", blocks=ctx.blocks, seen=ctx.seen)
     for f in found:
         emit(event="finding", **f.to_json())

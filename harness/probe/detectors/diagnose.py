@@ -35,6 +35,16 @@ def run(ctx) -> list:
             ran.append(name)
         except Exception as e:  # noqa: BLE001  one experiment failing leaves the others' evidence
             ran.append(f"{name} (failed: {error_line(e)})"[:200])
+    if "unreset_atomics" not in ctx.seen:
+        from harness.probe.kernels import kernel_facts
+
+        ctx.seen.update(kernel_facts(ctx.target))
+    if ctx.seen.get("atomics"):
+        evidence["atomics"] = "the kernels use atomics"
+    if ctx.seen.get("unreset_atomics"):
+        names = ", ".join(ctx.seen["unreset_atomics"][:3])
+        evidence["autotuned-atomics"] = f"{names}: autotuned, with atomics, and no reset_to_zero or restore_value: " \
+                                        f"each benchmarking run of the first call adds to the output again"
     ctx.seen["evidence"] = {**ctx.seen.get("evidence", {}), **evidence}
     ctx.seen["experiments"] = ran
     return []
@@ -46,6 +56,6 @@ def _skip(ctx) -> str | None:
     return None
 
 
-DETECTOR = Detector("diagnose", "experiments that take a wrong result apart: tail, programs, layout, values", run,
+DETECTOR = Detector("diagnose", "experiments that take a wrong result apart: where, tail, programs, layout, values, non-finite", run,
                     process={"interpreter": 0, "gpu": 0}, rank=6, skip=_skip,
                     timeout_severity="info")

@@ -15,7 +15,7 @@ def run(ctx, failing: dict) -> dict:
         or list(reversed(GUESSES))
     for k, v in int_sizes(failing).items():
         for b in blocks:
-            if v % b == 0 or v < 2 or b > 2 * v:
+            if v % b == 0 or b > max(2 * v, 64):  # a block far past the size says little about it
                 continue
             lo, hi = (v // b) * b, (v // b + 1) * b
             tried = [s for s in (lo, hi) if s > 0]

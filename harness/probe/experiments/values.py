@@ -38,10 +38,11 @@ def run(ctx, failing: dict) -> dict:
     if n > 0.5 * out.numel():
         ev["wrong-everywhere"] = f"{n} of {out.numel()} elements wrong at {fmt(failing)}"
     nz = wrong & (ref.abs() > 1e-6)
-    if int(nz.sum()) >= 1:
+    if int(nz.sum()) >= 4:  # one ratio is just a number: a common factor needs several elements
         ratio = out[nz] / ref[nz]
         k = float(ratio.median())
-        if k >= 1.5 and abs(k - round(k)) < 0.02 and bool(((ratio - round(k)).abs() < 0.05).float().mean() > 0.9):
+        tol = max(0.02, 0.01 * k)  # a low-precision output rounds k * x: the ratio is k to its dtype's precision
+        if k >= 1.5 and abs(k - round(k)) < tol and bool(((ratio - k).abs() < 2 * tol).float().mean() > 0.9):
             ev["accumulated"] = f"the wrong elements are {round(k)}x the reference: added {round(k)} times"
     if torch.isfinite(out).all():
         rel = _rel(c)

@@ -4,7 +4,7 @@ and commands that start without torch.
 The layers, lowest first (CONTRIBUTING.md, "How the harness is built"):
 
     errors < core (and buffers, the name cases import) < run < detectors, checks, probe
-           < report < options, commands < cli < __main__
+           < report, bugs, sanitize < options, commands < cli < __main__
 
 A module may import its own layer or a lower one, never a higher one. Imports inside
 functions count too: a deferred import is still an arrow.
@@ -25,7 +25,7 @@ LAYERS = {
     "harness.core": 1, "harness.buffers": 1,
     "harness.run": 2,
     "harness.detectors": 3, "harness.checks": 3, "harness.probe": 3,
-    "harness.report": 4, "harness.bugs": 4,
+    "harness.report": 4, "harness.bugs": 4, "harness.sanitize": 4,
     "harness.options": 5, "harness.commands": 5,
     "harness.cli": 6,
     "harness.__main__": 7,

@@ -1,0 +1,325 @@
+"""CUDA on a machine without a GPU, for a test suite written for ``device="cuda"``.
+
+``install()`` returns the function that undoes everything it did; while installed:
+
+- **tensors**: a torch function mode sends every ``device="cuda"`` (a string, ``torch.device``,
+  an index) to the CPU, in factories (``torch.randn(n, device="cuda")``), ``.to("cuda")``,
+  ``.cuda()``, ``new_*``, ``pin_memory`` (a no-op). Each tensor answers ``is_cuda`` True and,
+  inside that mode, ``.device`` is ``cuda:0`` (``assert x.is_cuda``, ``x.device.type ==
+  "cuda"`` guards, ``torch.empty(..., device=x.device)`` all work; a device read off a
+  tensor comes back through the mode to the CPU). Values, dtypes, shapes and strides are
+  torch's own on the CPU.
+- **torch.cuda**: ``is_available`` (True), ``device_count`` (1), ``current_device``,
+  ``set_device``, ``device(...)`` and ``_DeviceGuard`` (no-op contexts), ``synchronize``,
+  ``get_device_name``, ``get_device_capability`` (9, 0), ``get_device_properties`` (an
+  H100-like record: name, major, minor, multi_processor_count, total_memory, warp_size),
+  ``Stream``, ``current_stream``, ``default_stream``, ``stream(...)``, ``Event`` (record,
+  synchronize, query, wait, ``elapsed_time`` from the host clock), the memory statistics
+  (``memory_allocated`` and the rest answer 0, ``mem_get_info`` a free/total pair,
+  ``reset_peak_memory_stats`` and ``empty_cache`` do nothing), ``manual_seed`` and
+  ``manual_seed_all`` (seed the CPU generator), ``get_rng_state``/``set_rng_state``.
+- **Triton**: where no GPU driver is active, a stand-in driver answers the queries launch
+  code makes (``driver.active.get_current_device()``, ``...utils.get_device_properties(d)
+  ["multiprocessor_count"]``, the target); ``triton.testing.do_bench`` runs the function once
+  and returns its host time.
+
+Not supported: CUDA graphs, ``torch.Generator(device="cuda")``, ``torch.set_default_device
+("cuda")``, several GPUs (one device, index 0), real asynchrony (every stream is the CPU's
+program order), memory statistics that mean anything, code in other threads (a torch function
+mode is per thread).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import Callable
+
+CAPABILITY = (9, 0)
+NAME = "casebook fake CUDA (CPU, no GPU)"
+TOTAL_MEMORY = 80 * 2**30
+
+
+class _Props:
+    name = NAME
+    major, minor = CAPABILITY
+    multi_processor_count = 132
+    total_memory = TOTAL_MEMORY
+    warp_size = 32
+    max_threads_per_multi_processor = 2048
+    L2_cache_size = 50 * 2**20
+    is_integrated = False
+    uuid = "fake-cuda-0"
+
+
+class FakeStream:
+    """A CUDA stream that is the CPU's program order."""
+
+    cuda_stream = 0
+    device = None
+    device_index = 0
+    priority = 0
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def wait_stream(self, stream=None):
+        pass
+
+    def wait_event(self, event=None):
+        pass
+
+    def record_event(self, event=None):
+        event = event or FakeEvent()
+        event.record(self)
+        return event
+
+    def synchronize(self):
+        pass
+
+    def query(self):
+        return True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def __eq__(self, other):
+        return isinstance(other, FakeStream)
+
+    def __hash__(self):
+        return 0
+
+
+class FakeEvent:
+    """A CUDA event: the host clock at ``record()``."""
+
+    def __init__(self, enable_timing=False, blocking=False, interprocess=False, **kwargs):
+        self.at = None
+
+    def record(self, stream=None):
+        self.at = time.perf_counter()
+
+    def synchronize(self):
+        pass
+
+    def wait(self, stream=None):
+        pass
+
+    def query(self):
+        return True
+
+    def elapsed_time(self, end) -> float:
+        if self.at is None or end.at is None:
+            raise RuntimeError("elapsed_time: both events must be recorded first")
+        return (end.at - self.at) * 1e3
+
+
+def _seed(seed):
+    import torch
+
+    torch.random.default_generator.manual_seed(int(seed))
+
+
+def _cuda_answers() -> dict:
+    import torch
+
+    default = FakeStream()
+    return {
+        "is_available": lambda: True, "is_initialized": lambda: True, "init": lambda: None,
+        "device_count": lambda: 1, "current_device": lambda: 0, "set_device": lambda device=None: None,
+        "device": _NoDevice, "_DeviceGuard": _NoDevice, "device_of": _NoDevice,
+        "synchronize": lambda device=None: None, "empty_cache": lambda: None, "ipc_collect": lambda: None,
+        "get_device_name": lambda device=None: NAME, "get_device_capability": lambda device=None: CAPABILITY,
+        "get_device_properties": lambda device=None: _Props(), "get_arch_list": lambda: ["sm_90"],
+        "Stream": FakeStream, "Event": FakeEvent, "current_stream": lambda device=None: default,
+        "default_stream": lambda device=None: default, "stream": lambda stream=None: contextlib.nullcontext(stream),
+        "set_stream": lambda stream=None: None,
+        "memory_allocated": lambda device=None: 0, "max_memory_allocated": lambda device=None: 0,
+        "memory_reserved": lambda device=None: 0, "max_memory_reserved": lambda device=None: 0,
+        "memory_cached": lambda device=None: 0, "max_memory_cached": lambda device=None: 0,
+        "memory_stats": lambda device=None: {}, "memory_summary": lambda *a, **k: "",
+        "mem_get_info": lambda device=None: (TOTAL_MEMORY, TOTAL_MEMORY),
+        "reset_peak_memory_stats": lambda device=None: None, "reset_max_memory_allocated": lambda device=None: None,
+        "reset_accumulated_memory_stats": lambda device=None: None,
+        "manual_seed": _seed, "manual_seed_all": _seed, "seed": lambda: None, "seed_all": lambda: None,
+        "initial_seed": torch.initial_seed,
+        "get_rng_state": lambda device="cuda": torch.get_rng_state(),
+        "set_rng_state": lambda state, device="cuda": torch.set_rng_state(state),
+    }
+
+
+class _NoDevice(contextlib.nullcontext):
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+
+
+def _is_cuda(device) -> bool:
+    if device is None or isinstance(device, bool):
+        return False
+    if isinstance(device, int):
+        return True  # a bare index is a CUDA device
+    return str(device).startswith("cuda")
+
+
+def _mode():
+    """The torch function mode that puts every CUDA tensor on the CPU."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    cpu = torch.device("cpu")
+
+    class CudaIsCpu(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = dict(kwargs or {})
+            if _is_cuda(kwargs.get("device")):
+                kwargs["device"] = cpu
+            if kwargs.get("pin_memory"):
+                kwargs["pin_memory"] = False
+            name = getattr(func, "__name__", "")
+            if name in ("cuda", "pin_memory") and args and isinstance(args[0], torch.Tensor):
+                return args[0]
+            if name == "to" and args and isinstance(args[0], torch.Tensor):
+                args = tuple(cpu if i and _is_cuda(a) and not isinstance(a, (torch.Tensor, torch.dtype)) else a
+                             for i, a in enumerate(args))
+            return func(*args, **kwargs)
+
+    return CudaIsCpu()
+
+
+def _pretend_tensors(mode) -> Callable[[], None]:
+    """``is_cuda`` True; ``.device`` cuda:0 where the mode is in force. Returns the undo."""
+    import torch
+    from torch.overrides import _get_current_function_mode_stack
+
+    shadowed = {name: torch.Tensor.__dict__.get(name) for name in ("is_cuda", "device")}
+    pretend = torch.device("cuda", 0)
+    real = torch._C.TensorBase.device.__get__
+
+    def device(self):
+        return pretend if mode in _get_current_function_mode_stack() else real(self)
+
+    torch.Tensor.is_cuda = property(lambda self: True)
+    torch.Tensor.device = property(device)
+
+    def undo():
+        for name, before in shadowed.items():
+            if before is not None:
+                setattr(torch.Tensor, name, before)
+            elif name in torch.Tensor.__dict__:
+                delattr(torch.Tensor, name)
+    return undo
+
+
+class FakeDriver:
+    """What launch code asks of ``triton.runtime.driver.active`` when there is no GPU."""
+
+    def __init__(self):
+        import types
+
+        from triton.backends.compiler import GPUTarget
+
+        self.target = GPUTarget("cuda", CAPABILITY[0] * 10 + CAPABILITY[1], 32)
+        self.utils = types.SimpleNamespace(get_device_properties=self.get_device_properties)
+
+    @staticmethod
+    def is_active():
+        return True
+
+    def get_current_target(self):
+        return self.target
+
+    def get_current_device(self):
+        return 0
+
+    def set_current_device(self, device):
+        pass
+
+    def get_current_stream(self, device=None):
+        return 0
+
+    def get_device_properties(self, device=None):
+        return {"max_shared_mem": 232448, "multiprocessor_count": _Props.multi_processor_count,
+                "sm_clock_rate": 1980000, "mem_clock_rate": 2619000, "mem_bus_width": 5120,
+                "max_num_regs": 65536, "warpSize": 32}
+
+    def get_active_torch_device(self):
+        import torch
+
+        return torch.device("cuda", 0)
+
+    def get_device_interface(self):
+        import torch
+
+        return torch.cuda
+
+    def get_benchmarker(self):
+        return do_bench_once
+
+    def get_empty_cache_for_benchmark(self):
+        import torch
+
+        return torch.empty(0)
+
+    def clear_cache(self, cache):
+        pass
+
+
+def do_bench_once(fn, *args, quantiles=None, return_mode="mean", **kwargs):
+    """``triton.testing.do_bench`` without a GPU: the function once, its host time in ms."""
+    start = time.perf_counter()
+    fn()
+    ms = (time.perf_counter() - start) * 1e3
+    return [ms] * len(quantiles) if quantiles else ms
+
+
+def _triton() -> Callable[[], None]:
+    """The stand-in driver where none is active, and ``do_bench`` once. Returns the undo."""
+    import triton.testing as testing
+    from triton.runtime import driver
+
+    saved_bench = testing.do_bench
+    testing.do_bench = do_bench_once
+    saved = (driver._active, driver._default)
+    try:
+        driver.active  # noqa: B018: a real driver (a GPU) is kept
+        faked = False
+    except Exception:  # noqa: BLE001: no GPU ("0 active drivers", or no libcuda)
+        driver._default = driver._active = FakeDriver()
+        faked = True
+
+    def undo():
+        testing.do_bench = saved_bench
+        if faked:
+            driver._active, driver._default = saved
+    return undo
+
+
+def install() -> Callable[[], None]:
+    """Fake CUDA in this thread (the module's docstring); returns the undo."""
+    import torch
+
+    undo = []
+    try:
+        undo.append(_triton())  # before torch.cuda answers True: a real driver is looked for first
+        answers = _cuda_answers()
+        saved = {name: torch.cuda.__dict__.get(name) for name in answers}
+        for name, answer in answers.items():
+            setattr(torch.cuda, name, answer)
+        undo.append(lambda: [setattr(torch.cuda, n, v) if v is not None else delattr(torch.cuda, n)
+                             for n, v in saved.items()])
+        mode = _mode()
+        undo.append(_pretend_tensors(mode))
+        mode.__enter__()
+        undo.append(lambda: mode.__exit__(None, None, None))
+    except BaseException:
+        for u in reversed(undo):
+            u()
+        raise
+
+    def uninstall():
+        for u in reversed(undo):
+            u()
+    return uninstall

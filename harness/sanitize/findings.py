@@ -1,0 +1,123 @@
+"""What ``sanitize`` found: the launches' hits folded into findings, one per kernel, line and
+kind (with a count of the launches that made it), with the probe's stable codes, severities and
+casebook cases (``harness.probe.findings``), and the summary printed at the end.
+
+A hit is a plain dict made by ``harness.sanitize.session`` for one launch: ``code``, ``kernel``,
+``line`` (the kernel's source line), ``launched_at`` and ``called_from`` (the user's lines),
+``test`` (the pytest node id, or ""), and per code: ``tensor``, ``side``, ``elements``,
+``lanes``, ``programs`` (out of bounds); ``other_line``, ``other_kind``, ``address``,
+``programs`` (a race); ``lines``, ``differ`` (masked lanes); ``order``, ``differ`` (program
+order); ``axis``, ``grid``, ``limit`` (a grid past CUDA's limit).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from harness.probe.findings import CODES, ERROR, INFO, WARNING, Finding, attach_cases
+
+SEVERITY = {"P203": WARNING, "P303": WARNING, "P204": INFO}
+
+
+@dataclass
+class SanitizeFinding(Finding):
+    count: int = 1  # launches that made it
+    launched_at: list = field(default_factory=list)  # the user's lines that launched the kernel (first few)
+    called_from: list = field(default_factory=list)  # the test's or script's lines, where other frames
+    tests: list = field(default_factory=list)  # pytest node ids, where under pytest
+    tensor: str = ""
+    side: str = ""
+    elements: int = 0  # the furthest lane out of bounds, in elements
+
+
+def _key(hit: dict) -> tuple:
+    return (hit["code"], hit["kernel"], hit["line"], hit.get("tensor", ""), hit.get("side", ""),
+            hit.get("other_line", ""), hit.get("launched_at", "") if not hit["line"] else "")
+
+
+def _message(hit: dict) -> str:
+    k, code = hit["kernel"], hit["code"]
+    if code in ("P101", "P102", "P103"):
+        return (f"{k}: {hit['kind']} {hit['side']} of '{hit['tensor']}' by up to {hit['elements']} elements "
+                f"({hit['lanes']} lanes; first by program {hit['programs'][0]})")
+    if code == "P301":
+        return (f"{k}: programs {hit['programs'][0]} and {hit['programs'][1]} both access {hit['address']}: a "
+                f"store at {hit['line']}, a {hit['other_kind']} at {hit['other_line']} ({hit['addresses']} such "
+                f"addresses)")
+    if code == "P203":
+        return (f"{k}: {sum(hit['differ'].values())} output elements change when the masked-off lanes of "
+                f"tl.load without other= hold NaN instead of 0 (loads at {', '.join(hit['lines'])})")
+    if code in ("P302", "P303"):
+        return f"{k}: {sum(hit['differ'].values())} elements differ when the programs run in {hit['order']} order"
+    if code == "P204":
+        return f"{k}: fp32 tl.dot rounded like TF32 (the GPU's default input_precision), as --tf32 asks"
+    if code == "P403":
+        return (f"{k}: grid {tuple(hit['grid'])} has {hit['programs_on_axis']:,} programs on axis {hit['axis']}, "
+                f"CUDA allows at most {hit['limit']:,}")
+    return f"{k}: {CODES.get(code, ('?',))[0]}"
+
+
+def collect(hits: list[dict], cases: bool = True) -> list[SanitizeFinding]:
+    """The hits folded by kernel, line and kind, in the order first seen; the cases attached."""
+    out: dict[tuple, SanitizeFinding] = {}
+    for hit in hits:
+        key = _key(hit)
+        f = out.get(key)
+        if f is None:
+            f = out[key] = SanitizeFinding(
+                code=hit["code"], detector="sanitize", backend=hit.get("backend", "interpreter"),
+                message=hit.get("message") or _message(hit), severity=SEVERITY.get(hit["code"], ERROR),
+                line=hit["line"] or hit.get("launched_at", ""), kernel=hit["kernel"],
+                programs=list(hit.get("programs", [])), tensor=hit.get("tensor", ""), side=hit.get("side", ""),
+                elements=hit.get("elements", 0), count=0)
+        f.count += 1
+        f.elements = max(f.elements, hit.get("elements", 0))
+        for attr, value in (("launched_at", hit.get("launched_at")), ("called_from", hit.get("called_from")),
+                            ("tests", hit.get("test"))):
+            values = getattr(f, attr)
+            if value and value not in values and len(values) < 5:
+                values.append(value)
+    found = list(out.values())
+    if cases:
+        attach_cases(found)
+    return found
+
+
+def headline(findings: list) -> str:
+    """One line: the error findings' codes, titles and kernel lines."""
+    return "casebook sanitize: " + "; ".join(f"{f.code} {f.title} at {f.line}" for f in errors(findings))
+
+
+def errors(findings: list) -> list:
+    return [f for f in findings if f.severity == ERROR]
+
+
+def summary(findings: list, launches: int | None = None, max_cases: int = 3) -> str:
+    """The end-of-run report: one block per finding, then a count line (``launches``: how many
+    were checked, where known)."""
+    checked = f"{launches} launches checked" if launches is not None else "launches checked"
+    if not findings:
+        return f"casebook sanitize: {checked}, no findings"
+    lines = []
+    for f in findings:
+        times = f" ({f.count} launches)" if f.count > 1 else ""
+        lines.append(f"{f.code} {f.severity}: {f.title}{times}")
+        lines.append(f"    at {f.line}" + (f" in {f.kernel}" if f.kernel else ""))
+        lines.append(f"    {f.message}")
+        where = ", ".join(f.launched_at + [c for c in f.called_from if c not in f.launched_at])
+        if where:
+            lines.append(f"    launched from {where}")
+        if f.tests:
+            lines.append(f"    in {', '.join(f.tests)}")
+        for c in f.cases[:max_cases]:
+            lines.append(f"    like {c['readme']}: {c['title']}")
+    n_err, n_warn = len(errors(findings)), sum(f.severity == WARNING for f in findings)
+    n_info = len(findings) - n_err - n_warn
+    lines.append(f"casebook sanitize: {checked}: {n_err} errors, {n_warn} warnings, "
+                 f"{n_info} notes")
+    return "\n".join(lines)
+
+
+def to_json(findings: list, launches: int, **extra) -> dict:
+    return {"launches": launches, "errors": len(errors(findings)),
+            "findings": [f.to_json() for f in findings], **extra}

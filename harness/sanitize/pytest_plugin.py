@@ -1,0 +1,78 @@
+"""The casebook's sanitizer as a pytest plugin: ``pytest --casebook-sanitize``.
+
+Installed with the package (the ``pytest11`` entry point), so it is loaded into every pytest
+run: until ``--casebook-sanitize`` is given it adds its options and does nothing else (no torch,
+no Triton, no patch). With it, every launch of a ``@triton.jit`` kernel in the run goes through
+the instrumented interpreter (``harness.sanitize.session``), tests written for
+``device="cuda"`` run on a machine without a GPU (``harness.sanitize.fakecuda``), and the
+findings are reported per test:
+
+- ``--casebook-sanitize`` (or ``=fail``): a test whose launches made an error finding fails,
+  its findings in the failure; warnings and notes are reported and fail nothing;
+- ``--casebook-sanitize=report``: findings are reported, pass or fail is the test's own;
+- ``--casebook-sanitize-tf32``: fp32 ``tl.dot`` rounded like TF32, as on an NVIDIA GPU;
+- ``--casebook-sanitize-orders``: each launch re-run in reversed and shuffled program order.
+
+A summary of every finding closes the run. Findings made outside a test (a launch at import)
+make the exit status 1 in ``fail`` mode.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+import pytest
+
+MODES = ("fail", "report")
+from harness.sanitize import RESULTS_ENV  # noqa: F401 (set by ``python -m harness sanitize``; re-exported)
+OPTION = "--casebook-sanitize"
+
+
+class _ModeAction(argparse.Action):
+    """``--casebook-sanitize`` alone is ``fail``. A value that is no mode (``--casebook-sanitize
+    tests/``: argparse hands the path to the option) is kept to give back to the positionals."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if values is None or values in MODES:
+            setattr(namespace, self.dest, values or "fail")
+            return
+        setattr(namespace, self.dest, "fail")
+        setattr(namespace, "casebook_sanitize_stray", list(getattr(namespace, "casebook_sanitize_stray", []) or [])
+                + [values])
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("casebook-sanitize", "the Triton Misadventures casebook's sanitizer")
+    group.addoption(OPTION, action=_ModeAction, nargs="?", default=None, dest="casebook_sanitize",
+                    metavar="fail|report",
+                    help="run every Triton launch under the casebook's instrumented interpreter (out-of-bounds "
+                         "accesses, races between programs, masked lanes); 'fail' (the default) fails a test "
+                         "whose launches made an error finding, 'report' only reports")
+    group.addoption(f"{OPTION}-tf32", action="store_true", dest="casebook_sanitize_tf32",
+                    help="with --casebook-sanitize: round fp32 tl.dot like TF32, as an NVIDIA GPU does")
+    group.addoption(f"{OPTION}-orders", action="store_true", dest="casebook_sanitize_orders",
+                    help="with --casebook-sanitize: re-run each launch in reversed and shuffled program order")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    ns = early_config.known_args_namespace
+    if not getattr(ns, "casebook_sanitize", None):
+        return
+    stray = getattr(ns, "casebook_sanitize_stray", None)
+    if stray:  # ``--casebook-sanitize PATH``: PATH is a positional again
+        for i, a in enumerate(args):
+            if a == OPTION:
+                args[i] = f"{OPTION}=fail"
+        ns.file_or_dir = list(ns.file_or_dir or []) + stray
+    os.environ["TRITON_INTERPRET"] = "1"  # before the conftests import any kernel
+
+
+def pytest_configure(config):
+    if not config.getoption("casebook_sanitize", None):
+        return
+    from harness.sanitize.plugin_state import State
+
+    state = State(config)
+    config.pluginmanager.register(state, "casebook-sanitize-state")

@@ -1,0 +1,95 @@
+"""``python -m harness sanitize``'s parent side: the user's command in a process of its own
+(``harness.sanitize.child``, a new process group that Ctrl-C or SIGTERM takes down with the
+command), its hits read back, the findings printed.
+
+The child's hits are written as they are made, so a command that dies (a signal, an exit from
+a kernel's process) still has what it found reported. Exit status: 1 where an error finding was
+made, else the command's own (128 + N for a command killed by signal N).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from harness.errors import EXIT_MISMATCH, UsageError
+from harness.run.isolate import WORKERS
+from harness.sanitize import JOB_ENV, RESULTS_ENV
+from harness.sanitize.session import Config, read_sink
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class Job:
+    kind: str  # "script", "module", "pytest"
+    target: str = ""
+    args: list = field(default_factory=list)
+    config: Config = field(default_factory=Config)
+    mode: str = "fail"  # pytest: a finding fails its test, or "report"
+
+
+@dataclass
+class Outcome:
+    returncode: int
+    findings: list
+    launches: int | None
+    signal: str = ""
+
+
+def parse_command(words: list[str], module: list[str] | None) -> Job:
+    """``pytest ARGS``, ``SCRIPT.py ARGS`` or (``module``) ``MODULE ARGS``; bad input is a UsageError."""
+    if module is not None:
+        if not module:
+            raise UsageError("sanitize: -m needs a module name")
+        return Job("module", module[0], list(module[1:]))
+    if not words:
+        raise UsageError("sanitize: name what to run: pytest ARGS..., SCRIPT.py ARGS... or -m MODULE ARGS...")
+    head, rest = words[0], list(words[1:])
+    if head in ("pytest", "py.test"):
+        return Job("pytest", "pytest", rest)
+    if not os.path.isfile(head):
+        raise UsageError(f"sanitize: no such script: {head}")
+    return Job("script", head, rest)
+
+
+def _environment(job: Job, results: str) -> dict:
+    env = dict(os.environ)
+    env[RESULTS_ENV] = results
+    env[JOB_ENV] = json.dumps({**asdict(job), "config": asdict(job.config)})
+    env["TRITON_INTERPRET"] = "1"
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
+                                                            if p])
+    return env
+
+
+def run(job: Job, *, quiet_stdout: bool = False) -> Outcome:
+    """Run the job's command under the sanitizer; its output goes to this terminal (to stderr
+    where ``quiet_stdout``: stdout is then the caller's, for JSON)."""
+    from harness.sanitize import findings as F
+
+    with tempfile.TemporaryDirectory(prefix="casebook-sanitize-") as tmp:
+        results = os.path.join(tmp, "hits.jsonl")
+        proc = WORKERS.start([sys.executable, "-m", "harness.sanitize.child"], env=_environment(job, results),
+                             stdout=sys.stderr if quiet_stdout else None)
+        if proc is None:
+            raise KeyboardInterrupt  # the harness is stopping
+        try:
+            code = proc.wait()
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+            WORKERS.done(proc)
+        hits, launches = read_sink(results)
+    died = ""
+    if code < 0:
+        died = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
+        code = 128 - code
+    found = F.collect(hits)
+    return Outcome(EXIT_MISMATCH if F.errors(found) else code, found, launches, died)

@@ -1,0 +1,368 @@
+"""The sanitizer inside the user's process: every launch of every ``@triton.jit`` kernel run
+by the instrumented interpreter (``harness.run.interp_instrument``) and judged, launch by launch.
+
+``Session(config)`` is a context: on entering it sets ``TRITON_INTERPRET=1`` (kernels decorated
+from then on are interpreted; a kernel compiled before is interpreted too, through
+``JITFunction.run``), applies the interpreter fixes of ``triton_compat.patched`` (autotune on the
+CPU, list grids, ``and``/``or`` between masks, libdevice), fakes CUDA where there is no GPU
+(``fakecuda``), and wraps each launch. A launch is run with:
+
+- memcheck: each load, store and atomic lane outside the tensor its pointer came from is
+  recorded and not performed (a load reads poison, a store is dropped), so the process never
+  corrupts its heap;
+- race: a plain store to an address another program of the launch also touches;
+- masked lanes: where a ``tl.load`` without ``other=`` had masked-off lanes, the launch is run
+  again from the same inputs with 0 there instead of poison (NaN, the integer maximum); tensors
+  that differ mean those lanes entered the result (a warning, the probe's P203). The run the
+  program goes on with is the one with 0, the plain interpreter's;
+- ``orders`` (opt-in): the launch again in reversed and shuffled program order, compared;
+- ``tf32`` (opt-in): fp32 ``tl.dot`` rounded like TF32, as on an NVIDIA GPU.
+
+What each launch showed is a list of plain dicts (``hits``); ``harness.sanitize.findings``
+turns them into findings.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from contextlib import ExitStack
+from dataclasses import dataclass
+
+SHUFFLE_SEED = 0
+
+
+@dataclass
+class Config:
+    memcheck: bool = True
+    race: bool = True
+    masked: bool = True  # the masked-lane check (two runs where a load without other= had masked lanes)
+    tf32: bool = False
+    orders: bool = False
+    fake_cuda: str = "auto"  # "auto" (where torch sees no GPU), "on", "off"
+
+
+class Session:
+    def __init__(self, config: Config | None = None, root: str | None = None, sink: "Sink | None" = None):
+        self.config = config or Config()
+        self.sink = sink
+        self.root = os.path.abspath(root) if root else None  # the test file or script: its line is named
+        self.context = ""  # the test running now (pytest node id), or ""
+        self.hits: list[dict] = []
+        self.launches = 0
+        self.rec = None
+        self._stack: ExitStack | None = None
+
+    def __enter__(self) -> "Session":
+        os.environ["TRITON_INTERPRET"] = "1"
+        stack = ExitStack()
+        try:
+            self._install(stack)
+        except BaseException:
+            stack.close()
+            raise
+        self._stack = stack
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        if self._stack is not None:
+            self._stack.close()
+            self._stack = None
+        return False
+
+    def _install(self, stack: ExitStack) -> None:
+        from harness.run import interp_instrument as I
+        from harness.run import triton_compat
+
+        stack.enter_context(triton_compat.patched(interpreter=True))
+        if self._fake_cuda():
+            from harness.sanitize import fakecuda
+
+            stack.callback(fakecuda.install())
+        c = self.config
+        options = I.Options(memcheck=c.memcheck, race=c.race, poison_masked=c.masked, tf32=c.tf32)
+        self.rec = stack.enter_context(I.instrumented(options))
+        stack.callback(_set_attr(_executor(), "__call__", launch_wrapper(self, _executor().__call__)))
+        stack.callback(_interpret_compiled())
+
+    def _fake_cuda(self) -> bool:
+        if self.config.fake_cuda != "auto":
+            return self.config.fake_cuda == "on"
+        import torch
+
+        return not torch.cuda.is_available()
+
+    def record(self, hits: list[dict]) -> None:
+        self.hits.extend(hits)
+        if self.sink is not None:
+            self.sink.write(hits)
+
+    def close_sink(self) -> None:
+        if self.sink is not None:
+            self.sink.close(self.launches)
+            self.sink = None
+
+    def taken(self) -> list[dict]:
+        """The hits so far, and forget them (a pytest test takes its own)."""
+        out, self.hits = self.hits, []
+        return out
+
+
+class Sink:
+    """Hits as JSON lines, written as they are made (a process that dies keeps what it found), and
+    a last line with the number of launches."""
+
+    def __init__(self, path: str):
+        self.file = open(path, "a", encoding="utf-8")
+
+    def write(self, hits: list[dict]) -> None:
+        import json
+
+        for hit in hits:
+            self.file.write(json.dumps({"hit": hit}, default=str) + "\n")
+        self.file.flush()
+
+    def close(self, launches: int) -> None:
+        import json
+
+        self.file.write(json.dumps({"launches": launches}) + "\n")
+        self.file.close()
+
+
+def read_sink(path: str) -> tuple[list[dict], int | None]:
+    """The hits a sink holds, and its launch count (None: the process ended before writing it)."""
+    import json
+
+    hits, launches = [], None
+    try:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                try:
+                    d = json.loads(line)
+                except ValueError:
+                    continue  # a line cut short by a process that died
+                if "hit" in d:
+                    hits.append(d["hit"])
+                elif "launches" in d:
+                    launches = (launches or 0) + int(d["launches"])
+    except FileNotFoundError:
+        pass
+    return hits, launches
+
+
+def _executor():
+    from triton.runtime import interpreter
+
+    return interpreter.GridExecutor
+
+
+def _set_attr(obj, name: str, value):
+    """Set ``obj.name``; return the undo."""
+    missing = object()
+    old = obj.__dict__.get(name, missing)
+    setattr(obj, name, value)
+    return lambda: delattr(obj, name) if old is missing else setattr(obj, name, old)
+
+
+def _interpret_compiled():
+    """A kernel decorated before ``TRITON_INTERPRET=1`` was set (a ``JITFunction``) is launched
+    through an interpreted copy of itself. Returns the undo."""
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    def run(self, *args, grid, warmup, **kwargs):
+        interp = self.__dict__.get("_casebook_interpreted")
+        if interp is None:
+            interp = self._casebook_interpreted = InterpretedFunction(self.fn)
+        return interp.run(*args, grid=grid, warmup=warmup, **kwargs)
+
+    return _set_attr(JITFunction, "run", run)
+
+
+# ---------------------------------------------------------------- one launch
+
+def launch_wrapper(session: Session, inner):
+    """``GridExecutor.__call__`` (already instrumented) with each launch judged."""
+    def __call__(executor, *args_dev, **kwargs):
+        session.launches += 1
+        where = launch_site(session.root)
+        launch = Launch(session, getattr(executor.fn, "__name__", "?"), _tensors(args_dev, kwargs))
+        run = lambda: inner(executor, *args_dev, **kwargs)  # noqa: E731
+        try:
+            launch.first(run)
+            if launch.poisoned and session.config.masked:
+                launch.masked_lanes(run)
+            if session.config.orders and launch.tensors:
+                launch.orders(run)
+        finally:
+            launch.hits()
+            session.record([{**hit, **where, "test": session.context} for hit in launch.found])
+    return __call__
+
+
+class Launch:
+    """One launch: its tensors before it ran, what the instrumented run recorded, the re-runs."""
+
+    def __init__(self, session: Session, kernel: str, tensors: list):
+        self.session, self.rec, self.kernel, self.tensors = session, session.rec, kernel, tensors
+        cfg = session.config
+        self.pre = [t.clone() for t in tensors] if (cfg.masked or cfg.orders) else None
+        self.poisoned = False
+        self.found: list[dict] = []
+        self.float_atomics = 0
+
+    def first(self, run) -> None:
+        """The instrumented run: bounds, races, poison in masked lanes; what it recorded, kept."""
+        from harness.run.interp_instrument import GridLimitError
+
+        rec = self.rec
+        kept = (rec.oob, rec.races, list(rec.poison_lines), list(rec.dot_lines), rec.poisoned_loads,
+                rec.float_atomics)
+        rec.oob, rec.races = {}, []
+        rec.poison_lines.clear()
+        rec.dot_lines.clear()
+        try:
+            run()
+        except GridLimitError as e:
+            self.found.append({"code": "P403", "kernel": self.kernel, "line": "", "axis": e.hit["axis"],
+                               "grid": list(e.hit["grid"]), "programs_on_axis": e.hit["programs"],
+                               "limit": e.hit["limit"]})
+            raise
+        finally:
+            self.oob, self.races = rec.oob, rec.races
+            self.poison_lines, self.dot_lines = list(rec.poison_lines), list(rec.dot_lines)
+            self.poisoned = rec.poisoned_loads > kept[4]
+            self.float_atomics = rec.float_atomics - kept[5]
+            rec.oob = {**kept[0], **rec.oob}
+            rec.races = kept[1] + rec.races
+            rec.poison_lines[:] = list(dict.fromkeys(kept[2] + self.poison_lines))
+            rec.dot_lines[:] = list(dict.fromkeys(kept[3] + self.dot_lines))
+
+    def hits(self) -> None:
+        """What the first run recorded, as hits (before the re-runs' own)."""
+        for (kind, tensor, side, line), hit in sorted(self.oob.items(), key=lambda kv: kv[0][3]):
+            self.found.append({"code": OOB_CODES[kind], "kernel": hit["kernel"], "line": line, "kind": kind,
+                               "tensor": tensor, "side": side, "elements": hit["elements"], "lanes": hit["lanes"],
+                               "programs": [hit["pid"]]})
+        seen = set()
+        for r in self.races:
+            if (r["store_line"], r["other_line"]) in seen:
+                continue
+            seen.add((r["store_line"], r["other_line"]))
+            self.found.append({"code": "P301", "kernel": r["kernel"], "line": r["store_line"],
+                               "other_line": r["other_line"], "other_kind": r["other_kind"],
+                               "address": r["address"], "addresses": r["addresses"],
+                               "programs": [r["store_pid"], r["other_pid"]]})
+        for line in self.dot_lines:
+            self.found.append({"code": "P204", "kernel": self.kernel, "line": line})
+
+    def _rerun(self, run, **options) -> list:
+        """The launch again from the inputs it started with, nothing recorded; its tensors after."""
+        rec = self.rec
+        saved = {k: getattr(rec.options, k) for k in options}
+        kept_oob, kept_races = rec.oob, rec.races
+        for t, p in zip(self.tensors, self.pre):
+            t.copy_(p)
+        try:
+            for k, v in options.items():
+                setattr(rec.options, k, v)
+            rec.oob, rec.races = {}, []
+            run()
+        finally:
+            for k, v in saved.items():
+                setattr(rec.options, k, v)
+            rec.oob, rec.races = kept_oob, kept_races
+        return self.tensors
+
+    def masked_lanes(self, run) -> None:
+        """Run again with 0 in the masked lanes; what differs from the poisoned run entered the result."""
+        poisoned = [t.clone() for t in self.tensors]
+        self._rerun(run, poison_masked=False, race=False)
+        diff = _differences(self.tensors, poisoned)
+        if diff:
+            lines = self.poison_lines or ["?"]
+            self.found.append({"code": "P203", "kernel": self.kernel, "line": lines[0], "lines": lines,
+                               "differ": diff})
+
+    def orders(self, run) -> None:
+        """Reversed and shuffled program orders against the order the program goes on with."""
+        kept = [t.clone() for t in self.tensors]
+        for order in ("reverse", SHUFFLE_SEED):
+            self._rerun(run, order=order, race=False, poison_masked=False)
+            diff = _differences(self.tensors, kept)
+            if diff:
+                code = "P303" if self.float_atomics else "P302"
+                self.found.append({"code": code, "kernel": self.kernel, "line": "", "differ": diff,
+                                   "order": "reversed" if order == "reverse" else f"shuffled (seed {order})"})
+                break
+        for t, k in zip(self.tensors, kept):
+            t.copy_(k)
+
+
+OOB_CODES = {"store": "P101", "load": "P102", "atomic": "P103"}
+
+
+def _differences(after: list, before: list) -> dict:
+    """{argument index: elements that differ}, NaN equal to NaN."""
+    out = {}
+    for i, (a, b) in enumerate(zip(after, before)):
+        if a.is_floating_point() or a.is_complex():
+            same = (a == b) | (a.isnan() & b.isnan())
+        else:
+            same = a == b
+        n = int((~same).sum())
+        if n:
+            out[i] = n
+    return out
+
+
+def _tensors(args, kwargs) -> list:
+    """The torch tensors among a launch's arguments (a ``triton.reinterpret`` wrapper's base)."""
+    import torch
+
+    out = []
+    for a in list(args) + list(kwargs.values()):
+        if not isinstance(a, torch.Tensor) and isinstance(getattr(a, "base", None), torch.Tensor):
+            a = a.base
+        if isinstance(a, torch.Tensor) and not any(a is t for t in out):
+            out.append(a)
+    return out
+
+
+_SKIP: tuple = ()
+
+
+def _skipped() -> tuple:
+    global _SKIP
+    if not _SKIP:
+        import importlib.util
+
+        dirs = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]  # harness/
+        for name in ("triton", "torch", "numpy", "_pytest", "pluggy"):
+            spec = importlib.util.find_spec(name)
+            if spec is not None and spec.origin:
+                dirs.append(os.path.dirname(spec.origin))
+        dirs.append(os.path.dirname(os.__file__) + os.sep)  # the standard library (runpy, contextlib)
+        _SKIP = tuple(dirs)
+    return _SKIP
+
+
+def launch_site(root: str | None) -> dict:
+    """Where the user's code launched the kernel: the innermost frame outside Triton, torch,
+    pytest and the harness (``launched_at``), and the line of the test or script it came from
+    (``called_from``) where that is another frame."""
+    from harness.run.interp_instrument import _short
+
+    skip = _skipped()
+    frames = []
+    f = sys._getframe(1)
+    while f is not None:
+        name = f.f_code.co_filename
+        if not name.startswith("<") and not os.path.abspath(name).startswith(skip):
+            frames.append((os.path.abspath(name), f.f_lineno))
+        f = f.f_back
+    if not frames:
+        return {"launched_at": "?", "called_from": ""}
+    first = f"{_short(frames[0][0])}:{frames[0][1]}"
+    origin = next((f"{_short(p)}:{n}" for p, n in frames if root and p == root), "")
+    return {"launched_at": first, "called_from": origin if origin != first else ""}

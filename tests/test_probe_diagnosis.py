@@ -37,7 +37,7 @@ def test_each_case_is_named_first_by_its_declared_evidence_or_shares_it_with_the
     specs = [s for s in _specs() if s.diagnosis]
     assert len(specs) >= 30
     for spec in specs:
-        d = diagnose([], {e: "observed" for e in spec.diagnosis})
+        d = diagnose([Finding("P201", "reference", "interpreter", "wrong")], {e: "observed" for e in spec.diagnosis})
         assert d, spec.slug
         first = d[0]
         same = {s.defect for s in specs if set(s.diagnosis) == set(spec.diagnosis)}
@@ -49,6 +49,8 @@ def test_no_evidence_and_an_error_is_no_known_trap():
     assert d == [{"defect": None, "case": None, "title": "no known trap matches",
                   "evidence": ["reference: at n=3: wrong"], "confidence": 0.0}]
     assert diagnose([]) == []
+    info = Finding("P303", "order", "interpreter", "float atomics: last bits differ", severity="info")
+    assert diagnose([info], {"atomic-order": "last bits"}) == []  # information alone names no trap
 
 
 def test_a_direct_observation_outranks_a_differential_one():

@@ -22,14 +22,35 @@ def _modules(target) -> list:
     return mods
 
 
+def _kernels():
+    """The classes a ``@triton.jit`` function is, compiled or interpreted."""
+    from triton.runtime.jit import JITFunction
+
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+    except ImportError:  # an older Triton
+        return (JITFunction,)
+    return (JITFunction, InterpretedFunction)
+
+
+def _source(fn) -> str:
+    import inspect
+
+    src = getattr(fn, "src", None)
+    if src:
+        return src
+    try:
+        return inspect.getsource(getattr(fn, "fn", fn))
+    except (OSError, TypeError):
+        return ""
+
+
 def kernel_facts(target) -> dict:
     """{"atomics": bool, "autotune": bool, "unreset_atomics": [kernel names]} over every
     ``@triton.jit`` function the modules hold; ``unreset_atomics``: autotuned kernels with
     atomics in their source and neither ``reset_to_zero`` nor ``restore_value`` (nor a
     ``pre_hook`` that could reset them)."""
     from triton.runtime.autotuner import Autotuner
-    from triton.runtime.jit import JITFunction
-
     from harness.run.triton_compat import _wrapped
 
     atomics = autotune = False
@@ -38,14 +59,13 @@ def kernel_facts(target) -> dict:
         if isinstance(obj, Autotuner):
             autotune = True
             fn = obj.fn
-            while not isinstance(fn, JITFunction) and hasattr(fn, "fn"):  # heuristics inside autotune
+            while not isinstance(fn, _kernels()) and hasattr(fn, "fn"):  # heuristics inside autotune
                 fn = fn.fn
-            src = getattr(fn, "src", "") or ""
+            src = _source(fn)
             hooked = getattr(obj, "reset_to_zero", None) or getattr(obj, "restore_value", None) \
                 or any(getattr(c, "pre_hook", None) for c in getattr(obj, "configs", []) or [])
             if "atomic_" in src and not hooked:
                 unreset.append(getattr(fn, "__name__", "?"))
-        if isinstance(obj, JITFunction):
-            src = getattr(obj, "src", "") or ""
-            atomics = atomics or "atomic_" in src
+        if isinstance(obj, _kernels()):
+            atomics = atomics or "atomic_" in _source(obj)
     return {"atomics": atomics, "autotune": autotune, "unreset_atomics": sorted(set(unreset))}

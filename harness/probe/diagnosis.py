@@ -40,7 +40,7 @@ RULES = (
     _r("out-of-bounds-write", "oob-store", 0.9),
     _r("out-of-bounds-read", "oob-load", 0.85, "oob-store"),
     _r("out-of-bounds-read", "oob-load oob-store", 0.6),
-    _r("overflow", "grid-limit", 0.9),
+    _r("degenerate-size", "grid-limit", 0.9),  # "past a hardware limit" (DEFECTS)
     _r("overflow", "large-only", 0.9),
     _r("overflow", "debug-assert", 0.8),
     _r("overflow", "nonfinite magnitude", 0.85, "oob-load oob-store"),

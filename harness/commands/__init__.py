@@ -5,4 +5,4 @@ Importing a command module must not import torch or triton (``--help`` and ``lis
 stay fast): heavy imports go inside the functions that run kernels.
 """
 
-COMMANDS = ["list", "case", "record", "bench", "new", "check", "detect", "report", "probe", "bugs", "sanitize"]
+COMMANDS = ["list", "case", "record", "bench", "new", "check", "detect", "report", "probe", "bugs", "sanitize", "lint"]

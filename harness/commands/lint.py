@@ -1,0 +1,61 @@
+"""``python -m harness lint PATH...``: the casebook's traps found by reading the code, no inputs, no GPU.
+
+One line per finding, ``path:line:col: CODE message [cases/<slug>]``; ``--format json`` or ``sarif``
+(SARIF 2.1.0, for GitHub code scanning) instead. docs/lint-rules.md lists the rules.
+
+Exit status: 0 no finding, 1 findings, 2 bad input: an unknown rule in --select/--ignore, a path that
+does not exist, or a file that cannot be read or parsed (one line on stderr each; the other files are
+still linted and their findings printed). 2 wins over 1: a run that could not read every file cannot
+vouch for the code, and CI should say so rather than report a partial result as the whole.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from harness.errors import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, UsageError
+
+
+def split_codes(values: list[str] | None) -> list[str] | None:
+    if not values:
+        return None
+    return [c.strip() for v in values for c in v.split(",") if c.strip()]
+
+
+def run(args) -> int:
+    from harness.lint import engine, output
+
+    select, ignore = split_codes(args.select), split_codes(args.ignore)
+    unknown = engine.unknown_codes((select or []) + (ignore or []))
+    if unknown:
+        raise UsageError(f"no lint rule is called {', '.join(unknown)} (python -m harness lint --list shows them)")
+    if args.list:
+        for r in engine.selected(["ALL"]):
+            print(f"{r.code}  {r.name:34} {r.confidence:6} {'preview ' if r.preview else ''}{r.summary}")
+        return EXIT_OK
+    if not args.paths:
+        raise UsageError("name at least one file or folder to lint")
+    result = engine.lint_paths(args.paths, select, ignore)
+    for e in result.errors:
+        print(e, file=sys.stderr, flush=True)
+    print(output.FORMATS[args.format](result))
+    if result.errors:
+        return EXIT_USAGE
+    return EXIT_MISMATCH if result.findings else EXIT_OK
+
+
+def register(sub) -> None:
+    p = sub.add_parser("lint", help="find the casebook's traps in kernel source code: ast only, no GPU, no inputs",
+                       description="Reads Python files (no import), finds @triton.jit kernels and their launches, "
+                                   "and reports the casebook's traps, one line each: path:line:col: CODE message "
+                                   "[cases/<slug>]. docs/lint-rules.md lists the rules. Exit 0 clean, 1 findings, "
+                                   "2 bad input (a file that does not parse: the others are still linted).")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (folders: every .py under them)")
+    p.add_argument("--format", choices=["text", "json", "sarif"], default="text",
+                   help="text (default), json, or sarif (SARIF 2.1.0, for GitHub code scanning)")
+    p.add_argument("--select", action="append", metavar="CODES",
+                   help="only these rules (codes or prefixes, comma-separated: TL1,TL301; ALL for every rule, "
+                        "preview ones included); default: every rule that is not preview")
+    p.add_argument("--ignore", action="append", metavar="CODES", help="leave these rules out (codes or prefixes)")
+    p.add_argument("--list", action="store_true", help="list the rules and exit")
+    p.set_defaults(func=run)

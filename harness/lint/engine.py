@@ -1,0 +1,175 @@
+"""Run the rules over files: ``lint_file(path)``, ``lint_source(text)``, ``lint_paths(paths)``.
+
+A finding on a line that says ``# casebook: noqa`` (every rule) or ``# casebook: noqa TL101,TL203``
+(those rules) is dropped; the comment may sit on the line the finding names or on the
+last line of the statement it is in. A file that cannot be read or parsed is one
+``LintError``; the other files are still linted. A rule that raises is one ``LintError``
+naming it, and the file's other rules still run.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from harness.lint import rules as _rules  # noqa: F401  (registers every rule)
+from harness.lint.model import Module
+from harness.lint.registry import RULES, Rule
+
+CASES_URL = os.environ.get("CASEBOOK_DOCS_URL", "https://github.com/kyolebu/triton-misadventures/blob/main/")
+NOQA = re.compile(r"#\s*casebook:\s*noqa\b(?::?\s*(?P<codes>[A-Z]{2}\d{3}(?:\s*,\s*[A-Z]{2}\d{3})*))?")
+SKIP_DIRS = {"__pycache__", "node_modules", "site-packages"}
+
+
+@dataclass
+class LintFinding:
+    path: str
+    line: int
+    col: int  # 1-based, as editors count
+    code: str
+    name: str
+    message: str
+    cases: tuple[str, ...]
+    confidence: str
+    end_line: int | None = None
+    end_col: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}:{self.col}: {self.code} {self.message} [cases/{self.cases[0]}]"
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["cases"] = list(self.cases)
+        d["help"] = help_uri(self.cases)
+        return d
+
+
+@dataclass
+class LintError:
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"error: {self.path}: {self.message}"
+
+
+@dataclass
+class LintRun:
+    findings: list[LintFinding] = field(default_factory=list)
+    errors: list[LintError] = field(default_factory=list)
+    files: int = 0
+    lines: int = 0
+    seconds: float = 0.0
+    rules: list[Rule] = field(default_factory=list)
+
+
+def help_uri(cases: tuple[str, ...]) -> str:
+    return f"{CASES_URL}cases/{cases[0]}/README.md" if cases else f"{CASES_URL}docs/lint-rules.md"
+
+
+def selected(select: list[str] | None = None, ignore: list[str] | None = None) -> list[Rule]:
+    """The rules that run: every non-preview rule, or those ``select`` names by code prefix
+    (``ALL`` is every rule, preview included), less those ``ignore`` names."""
+    def named(r: Rule, prefixes) -> bool:
+        return any(p == "ALL" or r.code.startswith(p) or r.name == p for p in prefixes)
+
+    chosen = [r for r in RULES if named(r, select)] if select else [r for r in RULES if not r.preview]
+    return sorted((r for r in chosen if not (ignore and named(r, ignore))), key=lambda r: r.code)
+
+
+def unknown_codes(names: list[str]) -> list[str]:
+    """The names in ``--select``/``--ignore`` that match no rule."""
+    return [p for p in names if p != "ALL" and not any(r.code.startswith(p) or r.name == p for r in RULES)]
+
+
+def suppressed(lines: list[str], finding: LintFinding) -> bool:
+    for number in {finding.line, finding.end_line or finding.line}:
+        if 0 < number <= len(lines):
+            m = NOQA.search(lines[number - 1])
+            if m and (not m.group("codes") or finding.code in re.split(r"\s*,\s*", m.group("codes"))):
+                return True
+    return False
+
+
+def lint_module(module: Module, rules: list[Rule], errors: list[LintError] | None = None) -> list[LintFinding]:
+    out, seen = [], set()
+    for r in rules:
+        try:
+            hits = list(r.check(module))
+        except Exception as e:  # a rule must never take the others down with it
+            if errors is None:
+                raise
+            errors.append(LintError(module.path, f"rule {r.code} ({r.name}) crashed: {type(e).__name__}: {e}"))
+            continue
+        for node, message, *case in hits:  # a hit may name the one case it is most like
+            cases = tuple(case) + tuple(c for c in r.cases if c not in case)
+            f = LintFinding(module.path, node.lineno, node.col_offset + 1, r.code, r.name, message, cases,
+                            r.confidence, getattr(node, "end_lineno", None), (getattr(node, "end_col_offset", 0) or 0) + 1)
+            if (f.line, f.col, f.code) not in seen and not suppressed(module.lines, f):
+                seen.add((f.line, f.col, f.code))
+                out.append(f)
+    return sorted(out, key=lambda f: (f.line, f.col, f.code))
+
+
+def lint_source(source: str, path: str = "<string>", select=None, ignore=None) -> list[LintFinding]:
+    """The findings in ``source`` (raises SyntaxError if it does not parse)."""
+    return lint_module(Module(source, path), selected(select, ignore))
+
+
+def lint_file(path, select=None, ignore=None) -> list[LintFinding]:
+    """The findings in one file: the public API the probe uses. Raises OSError, UnicodeDecodeError
+    or SyntaxError for a file that cannot be linted."""
+    path = Path(path)
+    return lint_source(path.read_text(encoding="utf-8"), str(path), select, ignore)
+
+
+def python_files(paths: list[str], errors: list[LintError]) -> list[Path]:
+    """The .py files named, and those under the folders named (hidden folders skipped), sorted."""
+    out = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            for root, dirs, files in os.walk(p):
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
+                out += [Path(root) / f for f in sorted(files) if f.endswith(".py")]
+        elif p.is_file():
+            out.append(p)
+        else:
+            errors.append(LintError(str(p), "no such file or folder"))
+    return out
+
+
+def lint_paths(paths: list[str], select=None, ignore=None) -> LintRun:
+    """Lint every Python file in ``paths``; files that do not mention triton are counted, not parsed."""
+    run = LintRun(rules=selected(select, ignore))
+    start = time.perf_counter()
+    for path in python_files(paths, run.errors):
+        shown = display(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            run.errors.append(LintError(shown, f"cannot be read: {type(e).__name__}: {e}"))
+            continue
+        run.files += 1
+        run.lines += text.count("\n") + (not text.endswith("\n") and bool(text))
+        if "triton" not in text:
+            continue
+        try:
+            module = Module(text, shown)
+        except (SyntaxError, ValueError) as e:
+            where = f":{e.lineno}" if getattr(e, "lineno", None) else ""
+            run.errors.append(LintError(shown + where, f"does not parse: {getattr(e, 'msg', e)}"))
+            continue
+        run.findings += lint_module(module, run.rules, run.errors)
+    run.seconds = time.perf_counter() - start
+    return run
+
+
+def display(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return str(path)

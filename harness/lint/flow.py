@@ -1,0 +1,199 @@
+"""Data flow inside one kernel, flow-insensitive and ``ast`` only.
+
+``Flow.atoms(expr)`` says what an integer expression is built from, as a set of atoms:
+
+- ``("pid",)``: a ``tl.program_id``; ``("loop", v)``: the loop variable ``v``;
+- ``("arange", B)``: a ``tl.arange(0, B)`` (B is the source text of its length);
+- ``("stride", B)``: something that varies by program or iteration, times ``B`` (``pid * BLOCK``,
+  a ``range(0, n, BLOCK)`` loop variable, a pointer advanced by ``BLOCK * stride`` in a loop);
+- ``("tile", B)``: an ``arange(0, B)`` added to a ``stride`` of the same ``B``: offsets that
+  walk a tensor a block at a time, and so run past its end when the size is not a multiple;
+- ``("load", line)``: a value read from memory; ``("param", name)``: a kernel argument.
+
+``%`` by anything drops the arange and tile atoms (the result wraps into range).
+``Flow.sources(expr)`` walks an expression and, through names, what they were assigned.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Callable, Iterator
+
+from harness.lint.model import Kernel, Module
+
+PIDLIKE = ("pid", "loop")
+RANGES = ("range", "static_range")
+
+
+def key(node: ast.AST) -> str:
+    return ast.unparse(node)
+
+
+class Flow:
+    def __init__(self, module: Module, kernel: Kernel):
+        self.m, self.k, self.fn = module, kernel, kernel.node
+        self.nodes = list(ast.walk(self.fn))  # every node of the kernel, walked once
+        self.parents = {c: p for p in self.nodes for c in ast.iter_child_nodes(p)}
+        self._calls: dict[str, list[ast.Call]] = {}
+        for n in self.nodes:
+            name = module.tl_call(n)
+            if name:
+                self._calls.setdefault(name, []).append(n)
+        self.env: dict[str, list[tuple[ast.expr, frozenset]]] = {}
+        self.loop_atoms: dict[str, frozenset] = {}
+        self._memo: dict[int, frozenset] = {}
+        self._open: set[str] = set()
+        self._build()
+
+    # ---------------------------------------------------------------- building
+
+    def _build(self) -> None:
+        for node in self.nodes:
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    self._bind(t, node.value, frozenset())
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                self._bind(node.target, node.value, frozenset())
+            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                value = ast.copy_location(ast.BinOp(node.target, node.op, node.value), node)
+                self.parents[value] = node  # so that in_loop and ancestors see where it is
+                extra = frozenset()
+                if self.in_loop(node) and isinstance(node.op, ast.Add):
+                    extra = frozenset(("stride", n.id) for n in ast.walk(node.value) if isinstance(n, ast.Name))
+                self.env.setdefault(node.target.id, []).append((value, extra))
+            elif isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+                self.loop_atoms[node.target.id] = self._loop(node)
+
+    def _bind(self, target, value, extra) -> None:
+        if isinstance(target, ast.Name):
+            self.env.setdefault(target.id, []).append((value, extra))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for i, t in enumerate(target.elts):
+                part = value.elts[i] if isinstance(value, (ast.Tuple, ast.List)) and i < len(value.elts) else value
+                self._bind(t, part, extra)
+
+    def _loop(self, node: ast.For) -> frozenset:
+        atoms = {("loop", node.target.id)}
+        it = node.iter
+        if isinstance(it, ast.Call) and (self.m.tl_call(it) in RANGES or key(it.func) == "range"):
+            if len(it.args) >= 3:
+                atoms.add(("stride", key(it.args[2])))
+            for a in it.args[:2]:
+                atoms |= {x for x in self.atoms(a) if x[0] == "pid"}
+        return frozenset(atoms)
+
+    # ---------------------------------------------------------------- questions
+
+    def in_loop(self, node: ast.AST) -> bool:
+        return any(isinstance(p, (ast.For, ast.While)) for p in self.ancestors(node))
+
+    def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
+        node = self.parents.get(node)
+        while node is not None:
+            yield node
+            node = self.parents.get(node)
+
+    def atoms(self, node: ast.AST) -> frozenset:
+        if id(node) not in self._memo:
+            self._memo[id(node)] = frozenset(self._atoms(node))
+        return self._memo[id(node)]
+
+    def _atoms(self, node: ast.AST) -> set:
+        if isinstance(node, ast.Name):
+            return self._name(node.id)
+        if isinstance(node, ast.Call):
+            return self._call(node)
+        if isinstance(node, ast.BinOp):
+            left, right = self.atoms(node.left), self.atoms(node.right)
+            if isinstance(node.op, ast.Mod):
+                return {a for a in left | right if a[0] not in ("arange", "tile")} | {("wrapped",)}
+            out = set(left | right)
+            if isinstance(node.op, ast.Mult):
+                for side, other in ((left, node.right), (right, node.left)):
+                    if any(a[0] in PIDLIKE for a in side) and isinstance(other, (ast.Name, ast.Constant, ast.Attribute)):
+                        out.add(("stride", key(other)))
+            elif isinstance(node.op, (ast.Add, ast.Sub)):
+                out |= promote(left, right)
+            return out
+        if isinstance(node, ast.Subscript):
+            return set(self.atoms(node.value))
+        out = set()
+        for child in ast.iter_child_nodes(node):
+            out |= self.atoms(child)
+        return out
+
+    def _name(self, name: str) -> set:
+        if name in self._open:
+            return set()
+        out = set(self.loop_atoms.get(name, ()))
+        if name in self.k.params and name not in self.env:
+            out.add(("param", name))
+        self._open.add(name)
+        try:
+            for value, extra in self.env.get(name, ()):
+                out |= self.atoms(value) | extra
+        finally:
+            self._open.discard(name)
+        out |= promote(out, out)
+        return out
+
+    def _call(self, node: ast.Call) -> set:
+        name = self.m.tl_call(node)
+        if name == "program_id":
+            return {("pid",)}
+        if name == "arange" and len(node.args) >= 2:
+            lo, hi = node.args[0], node.args[1]
+            length = key(hi) if isinstance(lo, ast.Constant) and lo.value == 0 else f"{key(hi)} - {key(lo)}"
+            return {("arange", length)}
+        if name == "load":
+            return {("load", node.lineno)}
+        if (name or "").startswith("atomic_"):  # the old value: a ticket differs from program to program
+            return {("load", node.lineno), ("pid",)}
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cast") and name is None:
+            return set(self.atoms(node.func.value))
+        out = set()
+        for a in list(node.args) + [k.value for k in node.keywords]:
+            out |= self.atoms(a)
+        return out
+
+    def sources(self, node: ast.AST, stop: Callable[[ast.AST], bool] = lambda n: False) -> Iterator[ast.AST]:
+        """Every node of ``node`` and, through the names in it, of what they were assigned."""
+        seen_names, stack = set(), [node]
+        while stack:
+            n = stack.pop()
+            yield n
+            if stop(n):
+                continue
+            if isinstance(n, ast.Name) and n.id in self.env and n.id not in seen_names:
+                seen_names.add(n.id)
+                stack.extend(v for v, _ in self.env[n.id])
+            else:
+                stack.extend(ast.iter_child_nodes(n))
+
+    def calls(self, *names: str) -> Iterator[ast.Call]:
+        """Every ``tl.<name>(...)`` call in the kernel, in source order."""
+        found = [c for name in names for c in self._calls.get(name, ())]
+        return iter(sorted(found, key=lambda c: (c.lineno, c.col_offset)) if len(names) > 1 else found)
+
+
+def promote(left, right) -> set:
+    """``stride B`` on one side and ``arange B`` on the other make a ``tile B``."""
+    strides = {a[1] for a in left | right if a[0] == "stride"}
+    return {("tile", a[1]) for a in left | right if a[0] == "arange" and a[1] in strides and
+            (("stride", a[1]) in left and a in right or ("stride", a[1]) in right and a in left or left is right)}
+
+
+def arg(call: ast.Call, index: int, name: str) -> ast.expr | None:
+    """The argument ``name`` of a call, given by keyword or at position ``index``."""
+    for k in call.keywords:
+        if k.arg == name:
+            return k.value
+    return call.args[index] if len(call.args) > index else None
+
+
+def flows(module: Module) -> list[Flow]:
+    """One ``Flow`` per kernel of the module, built once and shared by every rule."""
+    cached = getattr(module, "_flows", None)
+    if cached is None:
+        cached = module._flows = [Flow(module, k) for k in module.kernels.values()]
+    return cached

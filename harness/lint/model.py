@@ -1,0 +1,243 @@
+"""What ``lint`` reads from one Python file, with ``ast`` only: the kernels and their launches.
+
+Nothing here imports the user's code, torch or Triton. A *kernel* is a function decorated
+with ``@triton.jit`` (also under ``@triton.autotune`` / ``@triton.heuristics``, or wrapped
+as ``name = triton.jit(fn)``); a *launch* is ``kernel[grid](...)`` anywhere in the same file,
+and the function it sits in is its *launcher*.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Autotune:
+    """The ``@triton.autotune(...)`` of a kernel, as far as it can be read literally."""
+
+    node: ast.Call
+    key: list[str] | None  # None: not a literal list
+    reset_to_zero: list[str] = field(default_factory=list)
+    restore_value: list[str] = field(default_factory=list)
+    tuned: set[str] = field(default_factory=set)  # the Config kwargs' names
+    prune: str | None = None  # the name of the early_config_prune function
+
+
+@dataclass
+class Kernel:
+    name: str
+    node: ast.FunctionDef
+    params: list[str]
+    constexprs: set[str]
+    autotune: Autotune | None = None
+    heuristics: set[str] = field(default_factory=set)
+    launches: list["Launch"] = field(default_factory=list)
+
+
+@dataclass
+class Launch:
+    """``kernel[grid](args)`` in ``launcher`` (None at module level)."""
+
+    kernel: Kernel
+    node: ast.Call
+    grid: ast.expr
+    launcher: ast.FunctionDef | None
+    args: dict[str, ast.expr]  # kernel parameter -> the expression passed
+
+    def grid_axes(self) -> list[ast.expr] | None:
+        """The grid's axes as expressions (a lambda's body; a name assigned a tuple), or None."""
+        grid = self.resolve(self.grid)
+        if isinstance(grid, ast.Lambda):
+            grid = grid.body
+        if isinstance(grid, (ast.Tuple, ast.List)):
+            return list(grid.elts)
+        return None
+
+    def resolve(self, node: ast.expr) -> ast.expr:
+        """A name assigned once in the launcher, replaced by what it was assigned."""
+        if isinstance(node, ast.Name) and self.launcher is not None:
+            values = assignments(self.launcher).get(node.id, [])
+            if len(values) == 1:
+                return values[0]
+        return node
+
+
+_ASSIGNMENTS: dict[int, tuple[ast.AST, dict]] = {}
+
+
+def assignments(fn: ast.AST) -> dict[str, list[ast.expr]]:
+    """Every value assigned to each plain name in ``fn`` (tuple unpacking gives subscripts); cached."""
+    hit = _ASSIGNMENTS.get(id(fn))
+    if hit is not None and hit[0] is fn:
+        return hit[1]
+    if len(_ASSIGNMENTS) > 4096:
+        _ASSIGNMENTS.clear()
+    out: dict[str, list[ast.expr]] = {}
+    _ASSIGNMENTS[id(fn)] = (fn, out)
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                _bind(target, node.value, out)
+        elif isinstance(node, (ast.AnnAssign,)) and node.value is not None:
+            _bind(node.target, node.value, out)
+    return out
+
+
+def _bind(target: ast.expr, value: ast.expr, out: dict) -> None:
+    if isinstance(target, ast.Name):
+        out.setdefault(target.id, []).append(value)
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for i, t in enumerate(target.elts):
+            if isinstance(t, ast.Name):
+                part = value.elts[i] if isinstance(value, (ast.Tuple, ast.List)) and i < len(value.elts) else \
+                    ast.copy_location(ast.Subscript(value=value, slice=ast.Constant(i), ctx=ast.Load()), value)
+                out.setdefault(t.id, []).append(part)
+
+
+def dotted(node: ast.AST) -> str:
+    """``a.b.c`` for a chain of attributes on a name, '' otherwise."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
+
+
+class Module:
+    """One parsed file: its kernels, their launches, the names Triton goes by."""
+
+    def __init__(self, source: str, path: str = "<string>"):
+        self.path, self.source = path, source
+        self.tree = ast.parse(source, filename=path)
+        self.nodes = list(ast.walk(self.tree))  # walked once; the rules reuse it
+        self.lines = source.splitlines()
+        self.triton_names, self.tl_names, self.from_triton = {"triton"}, {"tl"}, {}
+        self._imports()
+        self._tl_prefixes = tuple(p + "." for p in sorted(
+            self.tl_names | {f"{t}.language" for t in self.triton_names}, key=len, reverse=True))
+        self._tl_memo: dict[int, str | None] = {}
+        self.functions = {n.name: n for n in self.nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self.constants = {t.id: n.value for n in self.tree.body if isinstance(n, ast.Assign)
+                          for t in n.targets if isinstance(t, ast.Name)}
+        self.kernels: dict[str, Kernel] = {}
+        self._kernels()
+        self.launches: list[Launch] = []
+        self._launches()
+
+    def _imports(self) -> None:
+        for node in self.nodes:
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name == "triton":
+                        self.triton_names.add(a.asname or "triton")
+                    elif a.name == "triton.language":
+                        self.tl_names.add(a.asname or "triton.language")
+            elif isinstance(node, ast.ImportFrom) and node.module in ("triton", "triton.language"):
+                for a in node.names:
+                    if node.module == "triton" and a.name == "language":
+                        self.tl_names.add(a.asname or "language")
+                    else:
+                        self.from_triton[a.asname or a.name] = a.name
+
+    def triton_attr(self, node: ast.AST) -> str | None:
+        """``'jit'`` for ``triton.jit`` or a ``jit`` imported from triton; None for anything else."""
+        name = dotted(node)
+        head, _, last = name.rpartition(".")
+        if head in self.triton_names:
+            return last
+        if not head and name in self.from_triton:
+            return self.from_triton[name]
+        return None
+
+    def tl_call(self, node: ast.AST) -> str | None:
+        """``'load'`` for ``tl.load(...)`` (``tl.math.exp2`` gives 'exp2'); None for other calls."""
+        if not isinstance(node, ast.Call):
+            return None
+        if id(node) not in self._tl_memo:
+            name = dotted(node.func)
+            self._tl_memo[id(node)] = name.rsplit(".", 1)[-1] if name.startswith(self._tl_prefixes) else None
+        return self._tl_memo[id(node)]
+
+    def _kernels(self) -> None:
+        for fn in self.functions.values():
+            kernel = self._kernel_of(fn, fn.decorator_list)
+            if kernel:
+                self.kernels[fn.name] = kernel
+        for node in self.tree.body:  # name = triton.jit(fn)
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and node.value.args:
+                inner = node.value.args[0]
+                if self.triton_attr(node.value.func) == "jit" and isinstance(inner, ast.Name) \
+                        and inner.id in self.functions and isinstance(node.targets[0], ast.Name):
+                    k = Kernel(node.targets[0].id, self.functions[inner.id], *self._params(self.functions[inner.id]))
+                    self.kernels.setdefault(k.name, k)
+
+    def _kernel_of(self, fn, decorators) -> Kernel | None:
+        kinds = {self.triton_attr(d.func if isinstance(d, ast.Call) else d): d for d in decorators}
+        if "jit" not in kinds:
+            return None
+        kernel = Kernel(fn.name, fn, *self._params(fn))
+        if isinstance(kinds.get("autotune"), ast.Call):
+            kernel.autotune = read_autotune(kinds["autotune"])
+            kernel.constexprs |= kernel.autotune.tuned
+        if isinstance(kinds.get("heuristics"), ast.Call) and kinds["heuristics"].args:
+            arg = kinds["heuristics"].args[0]
+            if isinstance(arg, ast.Dict):
+                kernel.heuristics = {k.value for k in arg.keys if isinstance(k, ast.Constant)}
+                kernel.constexprs |= kernel.heuristics
+        return kernel
+
+    def _params(self, fn) -> tuple[list[str], set[str]]:
+        args = fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
+        const = {a.arg for a in args if a.annotation is not None and dotted(a.annotation).endswith("constexpr")}
+        return [a.arg for a in args], const
+
+    def _launches(self) -> None:
+        calls = [n for n in self.nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript)]
+        if not calls or not self.kernels:
+            return
+        parents = {child: node for node in self.nodes for child in ast.iter_child_nodes(node)}
+        for node in calls:
+            name = dotted(node.func.value).rsplit(".", 1)[-1]
+            kernel = self.kernels.get(name)
+            if kernel is None:
+                continue
+            launcher = parents.get(node)
+            while launcher is not None and not isinstance(launcher, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                launcher = parents.get(launcher)
+            args = dict(zip(kernel.params, node.args))
+            args.update({k.arg: k.value for k in node.keywords if k.arg})
+            launch = Launch(kernel, node, node.func.slice, launcher, args)
+            kernel.launches.append(launch)
+            self.launches.append(launch)
+
+
+def read_autotune(call: ast.Call) -> Autotune:
+    kw = {k.arg: k.value for k in call.keywords if k.arg}
+    at = Autotune(call, literal_strings(kw.get("key")) if "key" in kw else None)
+    at.reset_to_zero = literal_strings(kw.get("reset_to_zero")) or []
+    at.restore_value = literal_strings(kw.get("restore_value")) or []
+    configs = kw.get("configs", call.args[0] if call.args else None)
+    for node in ast.walk(configs) if configs is not None else ():
+        if isinstance(node, ast.Call) and dotted(node.func).endswith("Config"):
+            first = node.args[0] if node.args else None
+            if isinstance(first, ast.Dict):
+                at.tuned |= {k.value for k in first.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    prune = kw.get("prune_configs_by")
+    if isinstance(prune, ast.Dict):
+        for k, v in zip(prune.keys, prune.values):
+            if isinstance(k, ast.Constant) and k.value == "early_config_prune" and isinstance(v, ast.Name):
+                at.prune = v.id
+    return at
+
+
+def literal_strings(node: ast.AST | None) -> list[str] | None:
+    """``["a", "b"]`` as a list of str; a single string as a one-item list; None if not literal."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, (ast.List, ast.Tuple)) and all(isinstance(e, ast.Constant) for e in node.elts):
+        return [e.value for e in node.elts if isinstance(e.value, str)]
+    return None

@@ -1,0 +1,59 @@
+"""TL101: a load or store of block offsets with no mask on one of their axes."""
+
+from __future__ import annotations
+
+from harness.lint.flow import flows
+from harness.lint.registry import HIGH, rule
+from harness.lint.rules._common import exact_width, is_none, memory_ops, under_if
+
+BAD = '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, x + tl.load(y_ptr + offs))
+'''
+
+GOOD = '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x + tl.load(y_ptr + offs, mask=mask), mask=mask)
+'''
+
+
+@rule("TL101", "unmasked-tile-access", cases=("add-missing-mask", "matmul-k-tail", "attention-seq-tail",
+                                               "conv2d-channel-mask"),
+      confidence=HIGH, bad=BAD, good=GOOD,
+      summary="tl.load/tl.store of offsets that walk a tensor block by block (pid * BLOCK + tl.arange(0, BLOCK), "
+              "or a loop that steps by BLOCK) with no mask on that axis")
+def check(module):
+    """The last block of a size that is not a multiple of BLOCK holds lanes past the end: without a mask
+    they read and write neighbouring memory. Quiet when the axis is masked (by any comparison of its
+    offsets), when every launch passes the block size as the tensor's own size (``D=x.shape[1]``), wrapped with ``%`` (the matmul tutorial's rows), or under an ``if`` (an EVEN_K-style guard
+    that lint cannot read)."""
+    for flow in flows(module):
+        for call, kind, pointer, mask in memory_ops(flow):
+            tiles = {a[1] for a in flow.atoms(pointer) if a[0] == "tile" and not exact_width(flow, a[1])}
+            if not tiles or under_if(flow, call):
+                continue
+            if is_none(mask):
+                like = "matmul-k-tail" if flow.in_loop(call) else "add-missing-mask"
+                yield call, (f"tl.{kind} of block offsets (tl.arange(0, {sorted(tiles)[0]}) stepped per program or "
+                             f"iteration) with no mask: the last, partial block {'reads' if kind == 'load' else 'writes'}"
+                             f" past the end of the tensor"), like
+                continue
+            covered = {a[1] for a in flow.atoms(mask) if a[0] in ("arange", "tile")}
+            missing = sorted(tiles - covered)
+            if covered and missing:
+                axis = f"tl.arange(0, {missing[0]})"
+                yield call, (f"the mask of this tl.{kind} does not cover the block axis {axis}: lanes past the end "
+                             f"of that axis are still {'read' if kind == 'load' else 'written'}"), "conv2d-channel-mask"

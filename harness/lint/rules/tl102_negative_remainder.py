@@ -1,0 +1,48 @@
+"""TL102: ``%`` or ``//`` on a difference that can be negative, used as an address."""
+
+from __future__ import annotations
+
+import ast
+
+from harness.lint.flow import flows
+from harness.lint.registry import MEDIUM, rule
+from harness.lint.rules._common import memory_ops
+
+BAD = '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def roll_kernel(x_ptr, out_ptr, n, shift, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    src = (offs - shift) % n
+    tl.store(out_ptr + offs, tl.load(x_ptr + src, mask=offs < n), mask=offs < n)
+'''
+
+GOOD = BAD.replace("(offs - shift) % n", "(offs - shift + n) % n")
+
+
+@rule("TL102", "negative-remainder", cases=("c-style-division-negative",), confidence=MEDIUM, bad=BAD, good=GOOD,
+      summary="(a - b) % n or (a - b) // n on tensor offsets, used in an address: Triton's % and // truncate "
+              "toward zero, as in C")
+def check(module):
+    """Python's ``%`` takes the sign of the divisor; Triton's integer ``%`` and ``//`` on tensors follow C, so
+    ``(i - shift) % n`` is negative where ``i < shift`` and the address lands before the tensor. Fires when
+    the left operand is a subtraction of a runtime value from offsets (tl.arange or a program id) and the
+    result reaches a load or store address; quiet for ``(a - b + n) % n``."""
+    for flow in flows(module):
+        pointers = [p for _, _, p, _ in memory_ops(flow)]
+        reached = {id(n) for p in pointers for n in flow.sources(p)}
+        for node in flow.nodes:
+            if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mod, ast.FloorDiv))
+                    and isinstance(node.left, ast.BinOp) and isinstance(node.left.op, ast.Sub)):
+                continue
+            minuend, subtrahend = flow.atoms(node.left.left), node.left.right
+            if isinstance(subtrahend, ast.Constant) or id(node) not in reached:
+                continue
+            if any(a[0] in ("arange", "tile", "pid", "loop") for a in minuend) and \
+                    not any(a[0] in ("arange", "tile") for a in flow.atoms(subtrahend)):
+                op = "%" if isinstance(node.op, ast.Mod) else "//"
+                yield node, (f"{ast.unparse(node)}: Triton's {op} truncates toward zero (C, not Python), so it is "
+                             f"negative wherever {ast.unparse(node.left.left)} < {ast.unparse(subtrahend)}, and "
+                             f"the address lands before the tensor (add the divisor first: (a - b + n) {op} n)")

@@ -1,0 +1,36 @@
+"""TL202: a masked tl.load padded with ``other=0`` feeding a max or argmax."""
+
+from __future__ import annotations
+
+import ast
+
+from harness.lint.registry import HIGH, rule
+from harness.lint.rules.tl201_masked_load_no_other import padded_reductions
+
+BAD = '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def softmax_kernel(out_ptr, in_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(in_ptr + row * stride + cols, mask=cols < n_cols, other=0.0)
+    num = tl.exp(x - tl.max(x, axis=0))
+    tl.store(out_ptr + row * stride + cols, num / tl.sum(num, axis=0), mask=cols < n_cols)
+'''
+
+GOOD = BAD.replace("other=0.0", 'other=-float("inf")')
+
+
+@rule("TL202", "padding-zero-max", cases=("softmax-mask-fill-zero",), confidence=HIGH, bad=BAD, good=GOOD,
+      summary="a masked tl.load padded with other=0 whose value reaches tl.max, tl.min, tl.argmax or tl.argmin")
+def check(module):
+    """0 is the identity of a sum, not of a max: a row of negative scores padded with 0 has the max 0, and a
+    softmax then also adds ``exp(0 - 0)`` for every padding lane to the denominator. Quiet for other=-inf,
+    and where the value passes through ``tl.where``, ``tl.abs``, ``tl.exp``, ``x * x`` (never negative, so
+    0 cannot win a max) or ``tl.dot``."""
+    for red, load in padded_reductions(module, explicit_zero=True):
+        name = ast.unparse(red.func).rsplit(".", 1)[-1]
+        yield red, (f"tl.{name} over a tl.load (line {load.lineno}) whose masked lanes are filled with 0: the "
+                    f"padding can win the {name}; fill with -float('inf') for a max (+inf for a min)")

@@ -1,0 +1,44 @@
+"""TL302: an in-place update in an autotuned kernel, its tensor not in restore_value."""
+
+from __future__ import annotations
+
+from harness.lint.flow import flows
+from harness.lint.registry import HIGH, rule
+from harness.lint.rules._common import memory_ops, pointer_param
+
+BAD = '''
+import triton
+import triton.language as tl
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 256}), triton.Config({"BLOCK": 1024})], key=["n"])
+@triton.jit
+def add_inplace_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(x_ptr + offs, x + tl.load(y_ptr + offs, mask=mask), mask=mask)
+'''
+
+GOOD = BAD.replace('key=["n"])', 'key=["n"], restore_value=["x_ptr"])')
+
+
+@rule("TL302", "autotune-inplace-no-restore", cases=("inplace-autotune",), confidence=HIGH, bad=BAD, good=GOOD,
+      summary="an @triton.autotune kernel that loads a tensor and stores back into it, which restore_value "
+              "does not name")
+def check(module):
+    """An in-place update (``x += y``, an optimizer step, a residual add) repeated by every benchmarking
+    launch of the first call: the caller's tensor comes back updated hundreds of times.
+    ``restore_value=["x_ptr"]`` makes the autotuner copy it before each timing launch and put it back."""
+    for flow in flows(module):
+        at = flow.k.autotune
+        if at is None:
+            continue
+        safe = set(at.reset_to_zero) | set(at.restore_value)
+        loaded = {pointer_param(flow, p) for _, kind, p, _ in memory_ops(flow) if kind == "load"}
+        for call, kind, pointer, _ in memory_ops(flow):
+            param = pointer_param(flow, pointer) if kind == "store" else None
+            if param and param in loaded and param not in safe:
+                yield call, (f"stores into {param}, which this autotuned kernel also loads: an in-place update "
+                             f"that every benchmarking launch repeats; add restore_value=[{param!r}] to "
+                             f"@triton.autotune")
+                safe.add(param)

@@ -1,0 +1,90 @@
+"""TL304: a grid axis divided by one block size while the kernel steps that axis by another."""
+
+from __future__ import annotations
+
+import ast
+
+from harness.lint.flow import flows
+from harness.lint.registry import HIGH, rule
+from harness.lint.rules._common import module_int
+
+BAD = '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def transpose_kernel(x_ptr, out_ptr, M, N, stride_x, stride_o, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    tile = tl.load(x_ptr + rm[:, None] * stride_x + rn[None, :], mask=mask)
+    tl.store(out_ptr + rn[:, None] * stride_o + rm[None, :], tl.trans(tile), mask=tl.trans(mask))
+
+def transpose(x, out):
+    M, N = x.shape
+    grid = lambda meta: (triton.cdiv(M, meta["BLOCK_M"]), triton.cdiv(N, meta["BLOCK_M"]))
+    transpose_kernel[grid](x, out, M, N, x.stride(0), out.stride(0), BLOCK_M=64, BLOCK_N=32)
+'''
+
+GOOD = BAD.replace('triton.cdiv(N, meta["BLOCK_M"])', 'triton.cdiv(N, meta["BLOCK_N"])')
+
+
+def axis_blocks(flow) -> dict[int, set[str]]:
+    """For each grid axis, the block sizes the kernel multiplies ``tl.program_id(axis)`` by."""
+    pid_names = {}
+    for name, values in flow.env.items():
+        if len(values) == 1 and flow.m.tl_call(values[0][0]) == "program_id":
+            pid_names[name] = values[0][0]
+    out: dict[int, set[str]] = {}
+    for node in flow.nodes:
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            for side, other in ((node.left, node.right), (node.right, node.left)):
+                call = pid_names.get(side.id) if isinstance(side, ast.Name) else side
+                if flow.m.tl_call(call) == "program_id" and isinstance(other, ast.Name):
+                    axis = call.args[0] if call.args else next((k.value for k in call.keywords), None)
+                    if isinstance(axis, ast.Constant) and other.id in flow.k.constexprs:
+                        out.setdefault(axis.value, set()).add(other.id)
+    return out
+
+
+def divisor(node: ast.AST) -> ast.AST | None:
+    """``d`` of ``cdiv(n, d)`` or of ``(n + d - 1) // d``: the one divisor of a grid axis."""
+    found = [n.args[1] for n in ast.walk(node) if isinstance(n, ast.Call) and ast.unparse(n.func).endswith("cdiv")
+             and len(n.args) == 2]
+    found += [n.right for n in ast.walk(node) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.FloorDiv)]
+    return found[0] if len(found) == 1 else None
+
+
+def meta_name(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        return node.slice.value
+    return None
+
+
+@rule("TL304", "grid-block-mismatch", cases=("autotune-hides-partial-write",), confidence=HIGH, bad=BAD, good=GOOD,
+      summary="a grid axis divided by a block size other than the one the kernel multiplies that axis's "
+              "program id by")
+def check(module):
+    """``cdiv(N, meta["BLOCK_M"])`` for an axis whose programs each cover ``BLOCK_N`` columns launches the
+    wrong number of programs: too few leave part of the output unwritten (under autotune, only for some
+    configs, and hidden on the first call by the timing runs of the others). Compares names for meta
+    grids and numbers for fixed ones."""
+    for flow in flows(module):
+        blocks = axis_blocks(flow)
+        for launch in flow.k.launches:
+            for axis, expr in enumerate(launch.grid_axes() or []):
+                d = divisor(expr)
+                want = blocks.get(axis)
+                if d is None or not want:
+                    continue
+                name = meta_name(d)
+                if name is not None:
+                    wrong = name in flow.k.constexprs and name not in want
+                else:
+                    value = module_int(module, launch.resolve(d))
+                    passed = {module_int(module, launch.resolve(launch.args[b])) for b in want if b in launch.args}
+                    wrong = value is not None and passed and None not in passed and value not in passed
+                if wrong:
+                    yield d, (f"grid axis {axis} divides by {ast.unparse(d)}, but the kernel's program_id({axis}) "
+                              f"steps by {' or '.join(sorted(want))}: the launch has the wrong number of programs "
+                              f"on that axis")

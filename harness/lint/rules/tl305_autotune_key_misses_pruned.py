@@ -1,0 +1,61 @@
+"""TL305: an autotune key that leaves out an argument the config pruning reads."""
+
+from __future__ import annotations
+
+import ast
+
+from harness.lint.flow import flows
+from harness.lint.registry import HIGH, rule
+
+BAD = '''
+import triton
+import triton.language as tl
+
+def fits_row(configs, named_args, **kwargs):
+    block = triton.next_power_of_2(named_args["n_cols"])
+    return [c for c in configs if c.kwargs["BLOCK"] == block]
+
+@triton.autotune(configs=[triton.Config({"BLOCK": b}) for b in (256, 512, 1024)], key=["n_rows"],
+                 prune_configs_by={"early_config_prune": fits_row})
+@triton.jit
+def rms_kernel(x_ptr, out_ptr, n_rows, n_cols, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=0.0)
+    tl.store(out_ptr + row * stride + cols, x / tl.sqrt(tl.sum(x * x) / n_cols), mask=cols < n_cols)
+'''
+
+GOOD = BAD.replace('key=["n_rows"]', 'key=["n_rows", "n_cols"]')
+
+
+def pruned_reads(fn: ast.FunctionDef) -> set[str]:
+    """The argument names a pruning function reads: ``named_args["n"]``, ``nargs.get("n")``, ``kwargs["n"]``."""
+    out = set()
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str) \
+                and isinstance(n.value, ast.Name) and n.value.id in {a.arg for a in fn.args.args[1:]} | {
+                    fn.args.kwarg.arg if fn.args.kwarg else ""}:
+            out.add(n.slice.value)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "get" and n.args \
+                and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str):
+            out.add(n.args[0].value)
+    return out
+
+
+@rule("TL305", "autotune-key-misses-pruned-arg", cases=("autotune-key-missing-shape",), confidence=HIGH,
+      bad=BAD, good=GOOD,
+      summary="@triton.autotune's early_config_prune reads a kernel argument that key= does not list")
+def check(module):
+    """The autotuner caches one config per key. When the pruning keeps only the configs that are right for
+    ``n_cols`` and ``n_cols`` is not in the key, a second call with another ``n_cols`` reuses a config that
+    was never valid for it (a block narrower than the row). Everything the pruning reads belongs in the key."""
+    for flow in flows(module):
+        at = flow.k.autotune
+        fn = module.functions.get(at.prune) if at and at.prune else None
+        if fn is None or at.key is None:
+            continue
+        missing = sorted((pruned_reads(fn) & set(flow.k.params)) - set(at.key) - at.tuned)
+        if missing:
+            node = next((k.value for k in at.node.keywords if k.arg == "key"), at.node)
+            yield node, (f"the autotune key {at.key} leaves out {', '.join(missing)}, which {fn.name} (the config "
+                         f"pruning) reads: a config pruned for one {missing[0]} is reused for another")

@@ -1,0 +1,56 @@
+"""TL402: the number of rows on grid axis 1 or 2, which CUDA caps at 65,535."""
+
+from __future__ import annotations
+
+import ast
+
+from harness.lint.registry import MEDIUM, rule
+from harness.lint.rules._common import from_shape
+
+BAD = '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def row_scale_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK: tl.constexpr):
+    cols = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    row = tl.program_id(1)
+    x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols)
+    tl.store(out_ptr + row * stride + cols, 2 * x, mask=cols < n_cols)
+
+def row_scale(x, out):
+    n_rows, n_cols = x.shape
+    row_scale_kernel[(triton.cdiv(n_cols, 64), n_rows)](x, out, n_cols, x.stride(0), BLOCK=64)
+'''
+
+GOOD = BAD.replace("(triton.cdiv(n_cols, 64), n_rows)", "(n_rows, triton.cdiv(n_cols, 64))").replace(
+    "tl.program_id(0) * BLOCK", "tl.program_id(1) * BLOCK").replace("row = tl.program_id(1)", "row = tl.program_id(0)")
+
+
+def leading_size(launch, node: ast.AST) -> bool:
+    """``x.shape[0]``, ``x.size(0)``, ``len(x)``, or the first name of ``rows, cols = x.shape``."""
+    if isinstance(node, ast.Name) and launch.launcher is not None:
+        for n in ast.walk(launch.launcher):
+            if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Tuple) and n.targets[0].elts and \
+                    isinstance(n.targets[0].elts[0], ast.Name) and n.targets[0].elts[0].id == node.id and \
+                    isinstance(n.value, ast.Attribute) and n.value.attr == "shape":
+                return True
+        node = launch.resolve(node)
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value == 0:
+        return from_shape(launch, node)
+    return isinstance(node, ast.Call) and ast.unparse(node.func).endswith(".size") and \
+        [ast.unparse(a) for a in node.args] == ["0"]
+
+
+@rule("TL402", "grid-rows-on-y", cases=("grid-y-over-65535",), confidence=MEDIUM, bad=BAD, good=GOOD,
+      summary="a tensor's row count (x.shape[0], the first of rows, cols = x.shape) as grid axis 1 or 2")
+def check(module):
+    """CUDA allows 2**31 - 1 programs along grid axis 0 but only 65,535 along axes 1 and 2; past that the
+    launch fails with 'invalid argument' (the interpreter has no such limit). Put the dimension that grows
+    with the data (tokens, rows) on axis 0. Fires only for a bare leading dimension on axis 1 or 2."""
+    for launch in module.launches:
+        axes = launch.grid_axes() or []
+        for i, axis in enumerate(axes[1:3], start=1):
+            if leading_size(launch, axis):
+                yield axis, (f"grid axis {i} is {ast.unparse(axis)}, a row count: CUDA launches at most 65,535 "
+                             f"programs on axes 1 and 2, so past 65,535 rows the launch fails; put it on axis 0")

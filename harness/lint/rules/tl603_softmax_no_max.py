@@ -1,0 +1,48 @@
+"""TL603: exp of loaded values, summed and divided by, with no max subtracted."""
+
+from __future__ import annotations
+
+import ast
+
+from harness.lint.flow import arg, flows
+from harness.lint.registry import HIGH, rule
+
+BAD = '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def softmax_kernel(x_ptr, out_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf"))
+    num = tl.exp(x)
+    tl.store(out_ptr + row * stride + cols, num / tl.sum(num, axis=0), mask=cols < n_cols)
+'''
+
+GOOD = BAD.replace("num = tl.exp(x)", "num = tl.exp(x - tl.max(x, axis=0))")
+
+
+@rule("TL603", "softmax-no-max-subtraction", cases=("softmax-no-max-subtraction",), confidence=HIGH, bad=BAD,
+      good=GOOD,
+      summary="tl.exp/tl.exp2 of loaded values, summed with tl.sum and used as a divisor, with no max subtracted "
+              "first")
+def check(module):
+    """``exp(x)`` overflows fp32 once x > 88.7: the sum is inf and the softmax is NaN and zeros. Subtracting
+    the row max first makes every exponent <= 0 and changes nothing else. Quiet when the exponent contains
+    any subtraction (``x - m``, an online softmax's ``qk - m_ij``)."""
+    for flow in flows(module):
+        divisors = [n.right for n in flow.nodes if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)]
+        sums = [s for s in flow.calls("sum") if any(n is s for d in divisors for n in flow.sources(d))]
+        for s in sums:
+            for e in flow.sources(arg(s, 0, "input") or s):
+                if flow.m.tl_call(e) not in ("exp", "exp2") or not e.args:
+                    continue
+                inside = list(flow.sources(e.args[0]))
+                if any(flow.m.tl_call(n) == "load" for n in inside) and not any(
+                        isinstance(n, ast.BinOp) and isinstance(n.op, ast.Sub) or flow.m.tl_call(n) in (
+                            "max", "maximum", "minimum", "clamp", "where") for n in inside):
+                    yield e, (f"tl.{flow.m.tl_call(e)} of the loaded values with no max subtracted, summed on line "
+                              f"{s.lineno} and divided by: it overflows to inf for inputs above ~88, and the result "
+                              f"is NaN; subtract tl.max(x, axis=0) first")
+                    break

@@ -1,0 +1,50 @@
+"""TL702: a program spins on a flag another program sets, chosen by tl.program_id."""
+
+from __future__ import annotations
+
+import ast
+
+from harness.lint.flow import arg, flows
+from harness.lint.registry import HIGH, rule
+
+BAD = '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def chained_kernel(x_ptr, flag_ptr, n, BLOCK: tl.constexpr):
+    blk = tl.program_id(0)
+    ready = tl.atomic_add(flag_ptr + blk - 1, 0)
+    while ready == 0:
+        ready = tl.atomic_add(flag_ptr + blk - 1, 0)
+    tl.atomic_xchg(flag_ptr + blk, 1)
+'''
+
+GOOD = BAD.replace("blk = tl.program_id(0)", "blk = tl.atomic_add(flag_ptr + n, 1)  # a ticket: blocks in start order")
+
+POLLS = ("atomic_add", "atomic_cas", "atomic_or", "atomic_and", "atomic_xchg", "atomic_max", "atomic_min", "load")
+
+
+@rule("TL702", "spin-wait-on-program-order", cases=("spin-lock-no-ordering",), confidence=HIGH, bad=BAD, good=GOOD,
+      summary="a while loop that polls an address derived from tl.program_id (a flag another program sets)")
+def check(module):
+    """Nothing guarantees that program ``i + 1`` (or ``i - 1``) has started, or ever will while program ``i``
+    occupies its SM: a chain of programs that wait on each other by program id can hang. Take the order
+    from a ticket (``tl.atomic_add(counter, 1)``), which only running programs can draw. Quiet when the
+    polled address comes from an atomic ticket."""
+    for flow in flows(module):
+        for loop in (n for n in flow.nodes if isinstance(n, ast.While)):
+            polls = [c for c in ast.walk(loop) if flow.m.tl_call(c) in POLLS and
+                     (flow.m.tl_call(c) != "load" or any(k.arg == "volatile" for k in c.keywords))]
+            polls += [v for n in ast.walk(loop.test) if isinstance(n, ast.Name) for v, _ in flow.env.get(n.id, ())
+                      if flow.m.tl_call(v) in POLLS]
+            for c in polls:
+                pointer = arg(c, 0, "pointer")
+                nodes = list(flow.sources(pointer)) if pointer is not None else []
+                by_pid = any(flow.m.tl_call(n) == "program_id" for n in nodes)
+                ticket = any((flow.m.tl_call(n) or "").startswith("atomic_") for n in nodes)
+                if by_pid and not ticket:
+                    yield loop, (f"spins on {ast.unparse(pointer)}, set by another program chosen by its program id: "
+                                 f"programs are not started in order, so the one it waits for may never run; take "
+                                 f"the order from an atomic ticket instead")
+                    break

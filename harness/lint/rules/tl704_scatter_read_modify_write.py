@@ -1,0 +1,47 @@
+"""TL704: a load, an update and a store at data-dependent addresses, not atomic."""
+
+from __future__ import annotations
+
+import ast
+
+from harness.lint.flow import arg, flows
+from harness.lint.registry import HIGH, rule
+from harness.lint.rules._common import memory_ops
+
+BAD = '''
+import triton
+import triton.language as tl
+
+@triton.jit
+def histogram_kernel(x_ptr, hist_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    bins = tl.load(x_ptr + offs, mask=mask, other=0)
+    counts = tl.load(hist_ptr + bins, mask=mask)
+    tl.store(hist_ptr + bins, counts + 1, mask=mask)
+'''
+
+GOOD = BAD.replace("""    counts = tl.load(hist_ptr + bins, mask=mask)
+    tl.store(hist_ptr + bins, counts + 1, mask=mask)""", "    tl.atomic_add(hist_ptr + bins, 1, mask=mask)")
+
+
+@rule("TL704", "scatter-read-modify-write", cases=("histogram-lost-updates",), confidence=HIGH, bad=BAD, good=GOOD,
+      summary="tl.load and tl.store of the same address computed from loaded indices, the stored value computed "
+              "from the loaded one (hist[idx] += 1 written as load, add, store)")
+def check(module):
+    """Indices loaded from data repeat: lanes with the same index all load the same old value and all store
+    ``old + 1``, and other programs race on the same addresses. One ``tl.atomic_add(ptr + idx, 1)`` per
+    lane loses nothing."""
+    for flow in flows(module):
+        loads = {}
+        for call, kind, pointer, _ in memory_ops(flow):
+            indirect = any(a[0] == "load" for a in flow.atoms(pointer))
+            if kind == "load" and indirect:
+                loads[ast.unparse(pointer)] = call
+            elif kind == "store" and indirect and ast.unparse(pointer) in loads:
+                value = arg(call, 1, "value")
+                load = loads[ast.unparse(pointer)]
+                if value is not None and any(n is load for n in flow.sources(value)):
+                    yield call, (f"{ast.unparse(pointer)} is loaded (line {load.lineno}), updated and stored back at "
+                                 f"indices read from memory: lanes and programs with the same index lose each other's "
+                                 f"updates; use tl.atomic_add")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from typing import Iterator
 
 from harness.lint.flow import Flow, arg
@@ -98,10 +99,19 @@ def from_shape(launch: Launch, node: ast.AST, depth: int = 0) -> bool:
     return False
 
 
+BLOCKISH = re.compile(r"(?i)block|tile|chunk|split|(^|_)bs($|_)|bsz|^[xyzr]?bl?k?$|^b[mnkd]?$|^\d+$")
+
+
 def exact_width(flow: Flow, block: str) -> bool:
-    """Every launch passes the block size ``block`` as a tensor's own size: the block is the whole axis."""
+    """The block size ``block`` is (as far as lint can tell) a whole axis, not a block of it: every launch
+    passes a tensor's own size for it, or it has no block-like name (``D``, ``HEAD_DIM``) and no launch
+    rounds it up (``next_power_of_2``)."""
     launches = flow.k.launches
-    return bool(launches) and all(block in l.args and from_shape(l, l.args[block]) for l in launches)
+    if launches and all(block in l.args and from_shape(l, l.args[block]) for l in launches):
+        return True
+    if BLOCKISH.search(block):
+        return False
+    return not any(block in l.args and "next_power_of_2" in ast.unparse(l.args[block]) for l in launches)
 
 
 INT64 = ("int64", "uint64")

@@ -22,7 +22,8 @@ def total(x, out):
     sum_kernel[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), BLOCK=1024)
 '''
 
-GOOD = BAD.replace("tl.store(out_ptr, tl.sum(x))", "tl.atomic_add(out_ptr, tl.sum(x))")
+GOOD = BAD.replace("tl.store(out_ptr, tl.sum(x))", "tl.atomic_add(out_ptr, tl.sum(x))").replace(
+    "    sum_kernel[", "    out.zero_()\n    sum_kernel[")
 
 VARYING = ("pid", "loop", "arange", "tile")
 

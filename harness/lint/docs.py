@@ -1,0 +1,68 @@
+"""docs/lint-rules.md's generated part, from the registry: ``python -m harness.lint.rules`` prints it.
+
+A test keeps the file equal to it (like docs/check-rules.md for ``check``).
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from harness.lint.registry import FAMILIES, Rule
+from harness.lint.rules import all_rules
+
+BEGIN, END = "<!-- generated:lint-rules -->", "<!-- /generated:lint-rules -->"
+
+
+def cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def case_links(r: Rule, prefix: str = "../") -> str:
+    return ", ".join(f"[{c}]({prefix}cases/{c}/README.md)" for c in r.cases)
+
+
+def table() -> str:
+    rows = ["| code | name | confidence | finds | cases |", "|---|---|---|---|---|"]
+    for r in all_rules():
+        conf = f"{r.confidence} (preview)" if r.preview else r.confidence
+        rows.append(f"| [{r.code}](#{r.code.lower()}-{r.name}) | `{r.name}` | {conf} | {cell(r.summary)} | "
+                    f"{case_links(r)} |")
+    return "\n".join(rows)
+
+
+def by_case() -> str:
+    """Each case with the rules that come from it."""
+    cases: dict[str, list[Rule]] = {}
+    for r in all_rules():
+        for c in r.cases:
+            cases.setdefault(c, []).append(r)
+    rows = ["| case | rules |", "|---|---|"]
+    rows += [f"| [{c}](../cases/{c}/README.md) | " + ", ".join(
+        f"{r.code}{' (preview)' if r.preview else ''}" for r in rs) + " |" for c, rs in sorted(cases.items())]
+    return "\n".join(rows)
+
+
+def snippet_diff(r: Rule) -> str:
+    lines = difflib.unified_diff(r.bad.strip("\n").splitlines(), r.good.strip("\n").splitlines(), "bad", "good",
+                                 n=1, lineterm="")
+    return "\n".join(list(lines)[2:])
+
+
+def details() -> str:
+    out = []
+    family = None
+    for r in all_rules():
+        if r.code[:3] != family:
+            family = r.code[:3]
+            out.append(f"### {family}xx: {FAMILIES[family]}\n")
+        preview = " Preview: runs only when selected (`--select " + r.code + "` or `--select ALL`)." \
+            if r.preview else ""
+        out.append(f"#### {r.code} {r.name}\n\n{r.summary}.\n\n{r.why}\n\nConfidence: {r.confidence}.{preview} "
+                   f"From: {case_links(r)}.\n\nThe tests lint this pair: the rule fires on the first and not "
+                   f"on the second.\n\n```python\n{r.bad.strip()}\n```\n\n```diff\n{snippet_diff(r)}\n```\n")
+    return "\n".join(out)
+
+
+def generated() -> str:
+    return "\n".join([BEGIN, "", "## The rules", "", table(), "", "## Which rule comes from which case", "",
+                      by_case(), "", "## Each rule", "", details(), END])

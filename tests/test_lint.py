@@ -1,0 +1,125 @@
+"""``harness lint``: every rule on its bad and good snippet, the casebook's own kernels, the registry
+and its generated docs, and the public API the probe uses.
+
+The command line (formats, exit codes, noqa, --select/--ignore, SARIF against its schema, the
+pre-commit hook) is tested in tests/test_lint_cli.py.
+"""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.lint import LintFinding, lint_file, lint_paths, lint_source
+from harness.lint.docs import BEGIN, END, generated
+from harness.lint.registry import FAMILIES, HIGH, LOW, MEDIUM
+from harness.lint.rules import all_rules
+
+REPO = Path(__file__).resolve().parents[1]
+RULES = all_rules()
+CALIBRATION = {"calibration-looks-racy"}  # a case whose broken.py is correct on purpose
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
+def test_rule_fires_on_its_bad_snippet_and_not_on_its_good_one(rule):
+    bad = lint_source(rule.bad, "bad.py", select=[rule.code])
+    good = lint_source(rule.good, "good.py", select=[rule.code])
+    assert [f.code for f in bad] and {f.code for f in bad} == {rule.code}, (rule.code, bad)
+    assert good == [], (rule.code, [str(f) for f in good])
+    for f in bad:
+        assert f.message and f.line >= 1 and f.col >= 1 and f.cases[0] in rule.cases
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.code)
+def test_rule_declares_what_the_docs_and_sarif_need(rule):
+    assert rule.code[:3] in FAMILIES and rule.name and rule.summary and rule.why
+    assert rule.confidence in (HIGH, MEDIUM, LOW) and (rule.confidence != LOW or rule.preview)
+    for slug in rule.cases:
+        assert (REPO / "cases" / slug / "README.md").is_file(), f"{rule.code} names a case that is not there: {slug}"
+    ast.parse(rule.bad), ast.parse(rule.good)
+
+
+def test_codes_and_names_are_unique_and_the_good_snippets_are_clean_under_every_rule():
+    assert len({r.code for r in RULES}) == len(RULES) == len({r.name for r in RULES})
+    assert len([r for r in RULES if not r.preview]) >= 15
+    for r in RULES:
+        noisy = [str(f) for f in lint_source(r.good, "good.py")]
+        assert noisy == [], (r.code, noisy)
+
+
+def test_docs_are_the_registry_as_generated():
+    doc = (REPO / "docs" / "lint-rules.md").read_text()
+    start, end = doc.index(BEGIN), doc.index(END) + len(END)
+    assert doc[start:end] == generated(), "docs/lint-rules.md: paste the output of python -m harness.lint.rules"
+
+
+def casebook_findings():
+    files = sorted(p for p in (REPO / "cases").glob("*/*.py") if p.name != "case.py" and not p.parent.name.startswith("_"))
+    return {p: lint_file(p) for p in files}
+
+
+def test_the_casebook_no_fixed_kernel_is_flagged_and_at_least_30_broken_ones_are():
+    found = casebook_findings()
+    flagged_correct = {str(p.relative_to(REPO)): [f.code for f in fs] for p, fs in found.items()
+                       if fs and (p.name != "broken.py" or p.parent.name in CALIBRATION)}
+    assert flagged_correct == {}
+    caught = {p.parent.name for p, fs in found.items() if fs and p.name == "broken.py"}
+    assert len(caught) >= 30, sorted(caught)
+    for p, fs in found.items():  # each hit names the case it was found in, or a rule from it
+        if p.name == "broken.py" and fs:
+            assert any(p.parent.name in f.cases for f in fs), (p, [f.code for f in fs])
+
+
+def test_public_api_for_the_probe(tmp_path):
+    path = tmp_path / "k.py"
+    path.write_text(RULES[0].bad)
+    findings = lint_file(path)
+    assert findings and all(isinstance(f, LintFinding) for f in findings)
+    f = findings[0]
+    assert (f.code, f.line, f.col) == ("TL101", 8, 9) and f.cases == ("add-missing-mask",) + f.cases[1:]
+    assert f.confidence == HIGH and "mask" in f.message
+    assert str(f).startswith(f"{path}:8:9: TL101 ") and str(f).endswith("[cases/add-missing-mask]")
+    assert lint_file(path, ignore=["TL1"]) == [] and lint_file(path, select=["TL2"]) == []
+
+
+def test_linting_never_imports_the_code_nor_torch_nor_triton(tmp_path):
+    (tmp_path / "k.py").write_text("import triton\nraise SystemExit('imported!')\n" + RULES[0].bad)
+    code = (f"import sys\nfrom harness.lint import lint_paths\nr = lint_paths([{str(tmp_path)!r}])\n"
+            f"print(len(r.findings), sorted(m for m in ('torch', 'triton') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.split() == ["3", "[]"], out.stdout + out.stderr
+
+
+def test_kernels_under_autotune_heuristics_aliases_and_jit_calls_are_found():
+    src = '''
+import triton as tr
+from triton import language as lang, jit
+
+@tr.heuristics({"EVEN": lambda a: a["n"] % 8 == 0})
+@jit
+def k1(x_ptr, n, BLOCK: lang.constexpr, EVEN: lang.constexpr):
+    offs = lang.program_id(0) * BLOCK + lang.arange(0, BLOCK)
+    lang.store(x_ptr + offs, 1.0)
+
+def k2_py(x_ptr, n, BLOCK: lang.constexpr):
+    offs = lang.program_id(0) * BLOCK + lang.arange(0, BLOCK)
+    lang.store(x_ptr + offs, 1.0)
+
+k2 = tr.jit(k2_py)
+'''
+    assert [(f.code, f.line) for f in lint_source(src)] == [("TL101", 9), ("TL101", 13)]
+
+
+def test_a_guard_lint_cannot_read_keeps_it_quiet():
+    src = RULES[0].bad.replace("def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):",
+                               "def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):")
+    src = src.replace("    x = tl.load(x_ptr + offs)\n", "    if EVEN:\n        x = tl.load(x_ptr + offs)\n")
+    assert [f.line for f in lint_source(src, select=["TL101"])] == [10, 10]
+
+
+def test_time_per_thousand_lines_is_small():
+    run = lint_paths([str(REPO / "cases")])
+    assert run.files >= 129 and run.lines > 4000
+    assert run.seconds < 10, run.seconds  # measured in docs/lint-measurements.md; generous for a busy CI

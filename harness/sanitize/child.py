@@ -40,8 +40,6 @@ def _user_traceback(e: BaseException) -> None:
 
 
 def _run_python(job: dict) -> int:
-    import runpy
-
     from harness.sanitize.session import Config, Session, Sink
 
     kind, target = job["kind"], job["target"]
@@ -60,22 +58,40 @@ def _run_python(job: dict) -> int:
     else:
         sys.path.insert(0, os.path.dirname(os.path.abspath(target)))
         sys.argv = [target, *job["args"]]
+    if job.get("backend") == "gpu":  # compute-sanitizer watches from outside
+        _gpu_setup()
+        return _run_target(kind, target)
     root = target if kind == "script" else None
     with Session(Config(**job["config"]), root=root, sink=Sink(os.environ[RESULTS_ENV])) as session:
         try:
-            if kind == "module":
-                runpy.run_module(target, run_name="__main__", alter_sys=True)
-            else:
-                runpy.run_path(target, run_name="__main__")
-            code = 0
-        except SystemExit as e:
-            code = _exit_code(e)
-        except Exception as e:  # noqa: BLE001: the user's program raised: as Python reports it
-            _user_traceback(e)
-            code = 1
+            return _run_target(kind, target)
         finally:
             session.close_sink()
-    return code
+
+
+def _run_target(kind: str, target: str) -> int:
+    """``python SCRIPT`` or ``python -m MODULE`` in this process: its exit status."""
+    import runpy
+
+    try:
+        if kind == "module":
+            runpy.run_module(target, run_name="__main__", alter_sys=True)
+        else:
+            runpy.run_path(target, run_name="__main__")
+        return 0
+    except SystemExit as e:
+        return _exit_code(e)
+    except Exception as e:  # noqa: BLE001: the user's program raised: as Python reports it
+        _user_traceback(e)
+        return 1
+
+
+def _gpu_setup() -> None:
+    """Triton's instrumented kernels (TRITON_INSTRUMENTATION_MODE) need a scratch allocator."""
+    if os.environ.get("TRITON_INSTRUMENTATION_MODE"):
+        from harness.run.triton_compat import install_scratch_allocator
+
+        install_scratch_allocator()
 
 
 def _plugin_registered() -> bool:
@@ -89,6 +105,9 @@ def _plugin_registered() -> bool:
 def _run_pytest(job: dict) -> int:
     import pytest
 
+    if job.get("backend") == "gpu":
+        _gpu_setup()
+        return int(pytest.main(list(job["args"])))
     config = job["config"]
     args = [] if _plugin_registered() else ["-p", PLUGIN]
     args += [f"--casebook-sanitize={job['mode']}"]

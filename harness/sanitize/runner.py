@@ -58,38 +58,50 @@ def parse_command(words: list[str], module: list[str] | None) -> Job:
     return Job("script", head, rest)
 
 
-def _environment(job: Job, results: str) -> dict:
+def _environment(job: Job, results: str, backend: str) -> dict:
     env = dict(os.environ)
     env[RESULTS_ENV] = results
-    env[JOB_ENV] = json.dumps({**asdict(job), "config": asdict(job.config)})
+    env[JOB_ENV] = json.dumps({**asdict(job), "config": asdict(job.config), "backend": backend})
     env["TRITON_INTERPRET"] = "1"
     env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
                                                             if p])
     return env
 
 
-def run(job: Job, *, quiet_stdout: bool = False) -> Outcome:
+def run(job: Job, *, quiet_stdout: bool = False, backend: str = "interpreter") -> Outcome:
     """Run the job's command under the sanitizer; its output goes to this terminal (to stderr
-    where ``quiet_stdout``: stdout is then the caller's, for JSON)."""
+    where ``quiet_stdout``: stdout is then the caller's, for JSON). ``backend`` gpu: on the GPU
+    under compute-sanitizer (``harness.sanitize.gpu``)."""
     from harness.sanitize import findings as F
 
     with tempfile.TemporaryDirectory(prefix="casebook-sanitize-") as tmp:
-        results = os.path.join(tmp, "hits.jsonl")
-        proc = WORKERS.start([sys.executable, "-m", "harness.sanitize.child"], env=_environment(job, results),
-                             stdout=sys.stderr if quiet_stdout else None)
-        if proc is None:
-            raise KeyboardInterrupt  # the harness is stopping
-        try:
-            code = proc.wait()
-        finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-            WORKERS.done(proc)
+        results, log = os.path.join(tmp, "hits.jsonl"), os.path.join(tmp, "compute-sanitizer.log")
+        env, prefix = _environment(job, results, backend), []
+        if backend == "gpu":
+            from harness.sanitize import gpu
+
+            env, prefix = gpu.environment(env), gpu.wrapper(log)
+        code = _wait(WORKERS.start(prefix + [sys.executable, "-m", "harness.sanitize.child"], env=env,
+                                   stdout=sys.stderr if quiet_stdout else None))
         hits, launches = read_sink(results)
+        if backend == "gpu" and os.path.exists(log):
+            hits += gpu.parse(Path(log).read_text(errors="replace"))
     died = ""
     if code < 0:
         died = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
         code = 128 - code
     found = F.collect(hits)
     return Outcome(EXIT_MISMATCH if F.errors(found) else code, found, launches, died)
+
+
+def _wait(proc) -> int:
+    """The child's exit status; its process group killed if this process is interrupted."""
+    if proc is None:
+        raise KeyboardInterrupt  # the harness is stopping
+    try:
+        return proc.wait()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        WORKERS.done(proc)

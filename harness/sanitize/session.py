@@ -11,10 +11,12 @@ CPU, list grids, ``and``/``or`` between masks, libdevice), fakes CUDA where ther
   recorded and not performed (a load reads poison, a store is dropped), so the process never
   corrupts its heap;
 - race: a plain store to an address another program of the launch also touches;
-- masked lanes: where a ``tl.load`` without ``other=`` had masked-off lanes, the launch is run
-  again from the same inputs with 0 there instead of poison (NaN, the integer maximum); tensors
-  that differ mean those lanes entered the result (a warning, the probe's P203). The run the
-  program goes on with is the one with 0, the plain interpreter's;
+- masked lanes: a ``tl.load`` without ``other=`` reads poison (NaN, the integer maximum) in its
+  masked-off lanes. Where that poison may have reached a tensor (a new NaN in a float tensor,
+  or a tensor that is not float), the launch is run again from the same inputs with 0 there,
+  the plain interpreter's value, and the program goes on with that run; tensors that differ
+  mean those lanes entered the result (a warning, the probe's P203). Elsewhere the poisoned
+  run is kept: it holds what a run with 0 would;
 - ``orders`` (opt-in): the launch again in reversed and shuffled program order, compared;
 - ``tf32`` (opt-in): fp32 ``tl.dot`` rounded like TF32, as on an NVIDIA GPU.
 
@@ -54,8 +56,11 @@ class Session:
         self._stack: ExitStack | None = None
 
     def __enter__(self) -> "Session":
-        os.environ["TRITON_INTERPRET"] = "1"
         stack = ExitStack()
+        before = os.environ.get("TRITON_INTERPRET")
+        stack.callback(lambda: os.environ.pop("TRITON_INTERPRET", None) if before is None
+                       else os.environ.__setitem__("TRITON_INTERPRET", before))
+        os.environ["TRITON_INTERPRET"] = "1"
         try:
             self._install(stack)
         except BaseException:
@@ -82,6 +87,10 @@ class Session:
         c = self.config
         options = I.Options(memcheck=c.memcheck, race=c.race, poison_masked=c.masked, tf32=c.tf32)
         self.rec = stack.enter_context(I.instrumented(options))
+        stack.callback(_set_attr(I, "find_races", quick_races(I.find_races, [], (I.STORE,))))
+        if hasattr(I, "cross_program_writes"):  # the same shortcut where the recorder counts shared writes
+            stack.callback(_set_attr(I, "cross_program_writes", quick_races(I.cross_program_writes, 0,
+                                                                            (I.STORE, I.ATOMIC))))
         stack.callback(_set_attr(_executor(), "__call__", launch_wrapper(self, _executor().__call__)))
         stack.callback(_interpret_compiled())
 
@@ -148,6 +157,47 @@ def read_sink(path: str) -> tuple[list[dict], int | None]:
     except FileNotFoundError:
         pass
     return hits, launches
+
+
+def quick_races(original, nothing, kinds: tuple):
+    """``interp_instrument.find_races`` (or another per-launch analysis of the recorded accesses
+    that concerns only addresses written by an access of ``kinds`` and finds ``nothing`` unless
+    one is touched by two programs), made quick: the original sorts every (address, program) row
+    of the launch, most of a launch's time. Here only the accesses to written addresses are kept;
+    where none of those is touched by two programs the answer is ``nothing``, else the original
+    runs on those accesses alone. Either way the result is the original's."""
+    def quick(launch, *args, **kwargs):
+        written = _written_only(launch, kinds) if launch.accesses else None
+        return nothing if written is None else original(written, *args, **kwargs)
+    return quick
+
+
+def _written_only(launch, kinds: tuple):
+    """``launch`` with only its accesses to addresses that some access of ``kinds`` writes, or
+    None where no such address is touched by two programs."""
+    import dataclasses
+
+    import numpy as np
+
+    writes = [a for a, _, k, *_ in launch.accesses if k in kinds]
+    if not writes:
+        return None
+    written = np.unique(np.concatenate(writes).astype(np.int64))
+    kept = []
+    for a, p, *rest in launch.accesses:
+        i = np.searchsorted(written, a.astype(np.int64, copy=False))
+        i[i == written.size] = 0
+        m = written[i] == a.astype(np.int64, copy=False)
+        if m.any():
+            kept.append((a[m], p, *rest))
+    addrs = np.concatenate([a for a, *_ in kept]).astype(np.int64)
+    pids = np.concatenate([np.full(a.size, p, dtype=np.int64) for a, p, *_ in kept])
+    lo, n = int(addrs.min()), int(pids.max()) + 1
+    if (int(addrs.max()) - lo + 1) * n < 2**62:  # an (address, program) pair fits one integer
+        at = np.unique((addrs - lo) * n + pids) // n
+        if not (at[1:] == at[:-1]).any():
+            return None
+    return dataclasses.replace(launch, accesses=kept)
 
 
 def _executor():
@@ -274,8 +324,19 @@ class Launch:
             rec.oob, rec.races = kept_oob, kept_races
         return self.tensors
 
+    def poison_may_show(self) -> bool:
+        """Whether poison in masked lanes may have reached a tensor: a float tensor holding a NaN it
+        did not hold before, or any tensor that is not float (an integer's poison leaves no mark).
+        Where not, the poisoned run is as good as one with 0 and is kept without a second run."""
+        for t, p in zip(self.tensors, self.pre):
+            if not t.is_floating_point() or bool((t.isnan() & ~p.isnan()).any()):
+                return True
+        return False
+
     def masked_lanes(self, run) -> None:
         """Run again with 0 in the masked lanes; what differs from the poisoned run entered the result."""
+        if not self.poison_may_show():
+            return
         poisoned = [t.clone() for t in self.tensors]
         self._rerun(run, poison_masked=False, race=False)
         diff = _differences(self.tensors, poisoned)

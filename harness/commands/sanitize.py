@@ -22,6 +22,7 @@ from harness.errors import EXIT_MISMATCH
 def run(args) -> int:
     from harness.sanitize import findings as F
     from harness.sanitize.runner import parse_command
+    from harness.sanitize.runner import run as run_job
     from harness.sanitize.session import Config
 
     job = parse_command(args.target, args.module)
@@ -30,11 +31,8 @@ def run(args) -> int:
     if args.backend == "gpu":
         from harness.sanitize import gpu
 
-        outcome = gpu.run(job, quiet_stdout=args.json)
-    else:
-        from harness.sanitize.runner import run as run_job
-
-        outcome = run_job(job, quiet_stdout=args.json)
+        gpu.require()
+    outcome = run_job(job, quiet_stdout=args.json, backend=args.backend)
     sys.stdout.flush()
     if outcome.signal:
         print(f"sanitize: the command was killed by {outcome.signal}", file=sys.stderr, flush=True)

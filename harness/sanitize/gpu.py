@@ -101,11 +101,12 @@ def wrapper(log: str) -> list[str]:
     return cmd + ["--log-file", log]
 
 
-def run(job, *, quiet_stdout: bool = False):
-    """The job on the GPU under compute-sanitizer; an ``runner.Outcome``."""
+def require() -> None:
+    """A GPU and compute-sanitizer, or a UsageError that says which is missing."""
+    from harness.detectors.sanitizer import compute_sanitizer
     from harness.run.backends import cuda_available
-    from harness.sanitize import runner
 
     if not cuda_available():
         raise UsageError("sanitize --backend gpu: no CUDA GPU is available here (use --backend interpreter)")
-    return runner.run(job, quiet_stdout=quiet_stdout, backend="gpu")
+    if compute_sanitizer() is None:
+        raise UsageError("sanitize --backend gpu: compute-sanitizer not found (put it on PATH or set CUDA_HOME)")

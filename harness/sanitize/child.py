@@ -48,20 +48,21 @@ def _run_python(job: dict) -> int:
 
         sys.path.insert(0, os.getcwd())
         try:
-            found = importlib.util.find_spec(target) is not None
+            found = importlib.util.find_spec(target)
         except (ImportError, ValueError):
-            found = False
-        if not found:
+            found = None
+        if found is None:
             print(f"error: sanitize: no module named {target!r}", file=sys.stderr)
             return 2
         sys.argv = [target, *job["args"]]
+        root = found.origin
     else:
         sys.path.insert(0, os.path.dirname(os.path.abspath(target)))
         sys.argv = [target, *job["args"]]
+        root = target
     if job.get("backend") == "gpu":  # compute-sanitizer watches from outside
         _gpu_setup()
         return _run_target(kind, target)
-    root = target if kind == "script" else None
     with Session(Config(**job["config"]), root=root, sink=Sink(os.environ[RESULTS_ENV])) as session:
         try:
             return _run_target(kind, target)

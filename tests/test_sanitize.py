@@ -1,0 +1,266 @@
+"""``python -m harness sanitize`` and ``pytest --casebook-sanitize`` (issue #21) on a small user
+suite written for ``device="cuda"`` (tests/sanitize_fixtures): the unmasked add is an
+out-of-bounds load and store at its lines with add-missing-mask named, the sum into out[0] a
+store race with a store-race case named, the masked add and the row kernel nothing; exit 1.
+The same per test from the pytest plugin; scripts and modules; the exit status; bad input;
+Ctrl-C; the plugin inert without its option; compute-sanitizer's report read back; fake CUDA."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SUITE = "tests/sanitize_fixtures"
+KERNELS = f"{SUITE}/kernels.py"
+PLUGIN = ["-p", "harness.sanitize.pytest_plugin"]  # the entry point's own name: one plugin either way
+QUIET = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
+
+
+def run(args, cwd=ROOT, timeout=300):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("TRITON_INTERPRET", None)
+    return subprocess.run([sys.executable, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def sanitize(*args, cwd=ROOT):
+    out = run(["-m", "harness", "sanitize", "--json", *args], cwd=cwd)
+    return out, json.loads(out.stdout)
+
+
+def by_line(doc) -> dict:
+    return {(f["code"], f["line"]): f for f in doc["findings"]}
+
+
+@pytest.fixture(scope="module")
+def suite_run():
+    return sanitize("pytest", SUITE, *QUIET)
+
+
+def test_the_suite_survives_and_exits_1(suite_run):
+    out, doc = suite_run
+    assert out.returncode == 1, out.stderr[-2000:]
+    assert "passed" in out.stderr and "failed" in out.stderr  # pytest ran to its end (its output on stderr with --json)
+    assert doc["launches"] == 6  # add x2, sum, three row sums
+
+
+def test_unmasked_add_is_an_out_of_bounds_load_and_store_at_its_lines(suite_run):
+    found = by_line(suite_run[1])
+    loads = [found[("P102", f"{KERNELS}:{n}")] for n in (16, 17)]
+    store = found[("P101", f"{KERNELS}:18")]
+    assert {f["tensor"] for f in loads} == {"x_ptr", "y_ptr"} and store["tensor"] == "out_ptr"
+    assert all(f["severity"] == "error" and f["side"] == "past the end" and f["elements"] == 24
+               for f in loads + [store])
+    assert "add-missing-mask" in [c["slug"] for c in store["cases"]]
+    assert store["programs"] == ["3"]
+    assert store["launched_at"] == [f"{KERNELS}:48"]
+    assert store["called_from"] == [f"{SUITE}/test_kernels.py:19"]
+    assert store["tests"] == [f"{SUITE}/test_kernels.py::test_add_unmasked"]
+
+
+def test_the_sum_into_out0_is_a_store_race_at_its_line(suite_run):
+    race = by_line(suite_run[1])[("P301", f"{KERNELS}:34")]
+    assert race["severity"] == "error" and race["programs"] == ["0", "1"]
+    assert "out_ptr[0]" in race["message"]
+    assert {"sum-reduction-store-race", "nrm2-race"} <= {c["slug"] for c in race["cases"]}
+    assert race["tests"] == [f"{SUITE}/test_kernels.py::test_total"]
+
+
+def test_the_masked_add_and_the_row_kernel_raise_nothing(suite_run):
+    doc = suite_run[1]
+    assert sorted({f["code"] for f in doc["findings"]}) == ["P101", "P102", "P301"]
+    tests = {t.split("::")[-1] for f in doc["findings"] for t in f["tests"]}
+    assert tests == {"test_add_unmasked", "test_total"}
+
+
+def outcomes(stdout: str) -> dict:
+    """test name -> PASSED/FAILED from pytest's -rA summary."""
+    out = {}
+    for line in stdout.splitlines():
+        for word in ("PASSED", "FAILED"):
+            if line.startswith(word + " "):
+                out[line.split()[1].split("::")[-1]] = word
+    return out
+
+
+def test_the_pytest_plugin_fails_the_tests_that_made_errors():
+    out = run(["-m", "pytest", *PLUGIN, "--casebook-sanitize", SUITE, *QUIET, "-rA"])
+    got = outcomes(out.stdout)
+    assert got.pop("test_add_unmasked") == "FAILED" and got.pop("test_total") == "FAILED", out.stdout[-3000:]
+    assert set(got.values()) == {"PASSED"} and len(got) == 4
+    assert "casebook sanitize: P102 out-of-bounds load at tests/sanitize_fixtures/kernels.py:16" in out.stdout
+    assert "casebook sanitize: 6 launches checked: 4 errors, 0 warnings, 0 notes" in out.stdout
+    assert out.returncode == 1
+
+
+def test_the_pytest_plugin_in_report_mode_only_reports():
+    out = run(["-m", "pytest", *PLUGIN, "--casebook-sanitize=report", SUITE, *QUIET, "-rA"])
+    got = outcomes(out.stdout)
+    assert got["test_add_unmasked"] == "PASSED" and got["test_total"] == "FAILED"  # its own assert
+    assert "P101 error: out-of-bounds store" in out.stdout and "add-missing-mask" in out.stdout
+
+
+def test_the_plugin_is_inert_without_its_option(tmp_path):
+    (tmp_path / "test_light.py").write_text(
+        "import os, sys\n"
+        "def test_nothing_heavy():\n"
+        "    assert 'torch' not in sys.modules and 'triton' not in sys.modules\n"
+        "    assert 'TRITON_INTERPRET' not in os.environ\n"
+        "    assert not any(m.startswith('harness.sanitize.') and m != 'harness.sanitize.pytest_plugin'\n"
+        "                   for m in sys.modules)\n")
+    out = run(["-m", "pytest", *PLUGIN, str(tmp_path), *QUIET], cwd=tmp_path)
+    assert out.returncode == 0, out.stdout[-2000:]
+    help_text = run(["-m", "pytest", *PLUGIN, "--help"], cwd=tmp_path).stdout
+    assert "--casebook-sanitize" in help_text and "--casebook-sanitize-orders" in help_text
+
+
+def test_a_script_is_checked_at_its_own_line():
+    out, doc = sanitize(f"{SUITE}/script_add.py")
+    assert out.returncode == 1
+    assert "max error" in out.stderr  # the script's own output, on stderr with --json
+    store = by_line(doc)[("P101", f"{KERNELS}:18")]
+    assert store["called_from"] == [f"{SUITE}/script_add.py:9"]
+
+
+def test_the_exit_status_is_the_commands_own_without_errors():
+    out, doc = sanitize(f"{SUITE}/script_clean.py")
+    assert out.returncode == 3 and doc["findings"] == [] and doc["launches"] == 2
+
+
+def test_masked_lanes_without_other_that_reach_the_result_are_a_warning():
+    out, doc = sanitize(f"{SUITE}/script_masked_other.py")
+    assert out.returncode == 0
+    (f,) = doc["findings"]
+    assert f["code"] == "P203" and f["severity"] == "warning"
+    assert f["line"] == f"{SUITE}/script_masked_other.py:13"
+    assert "masked-load-no-other" in [c["slug"] for c in f["cases"]]
+
+
+def test_a_module_with_program_orders():
+    out, doc = sanitize("--orders", "-m", "script_race", cwd=ROOT / SUITE)
+    assert out.returncode == 1
+    codes = {f["code"] for f in doc["findings"]}
+    assert codes == {"P301", "P302"}
+    assert by_line(doc)[("P301", "kernels.py:34")]["called_from"] == ["script_race.py:7"]
+
+
+@pytest.mark.parametrize("args, says", [
+    ([], "name what to run"),
+    (["no_such_script.py"], "no such script: no_such_script.py"),
+    (["-m", "no_such_module_here"], "no module named 'no_such_module_here'"),
+    (["--backend", "gpu", "pytest"], "sanitize --backend gpu:"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, says):
+    if args[:2] == ["--backend", "gpu"]:
+        import torch
+
+        if torch.cuda.is_available():
+            pytest.skip("a GPU is here")
+    out = run(["-m", "harness", "sanitize", *args])
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0] and "Traceback" not in out.stderr
+
+
+def test_ctrl_c_leaves_no_process_behind(tmp_path):
+    pid_file = tmp_path / "pid"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "sanitize", f"{SUITE}/script_sleep.py", str(pid_file)],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    child = int(pid_file.read_text())
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and err.strip().splitlines()[-1] == "error: interrupted"
+    time.sleep(0.5)
+    with pytest.raises(ProcessLookupError):
+        os.kill(child, 0)
+
+
+SAMPLE = """\
+========= COMPUTE-SANITIZER
+========= Invalid __global__ write of size 4 bytes
+=========     at add_unmasked_kernel+0x2b0 in {root}/tests/sanitize_fixtures/kernels.py:18
+=========     by thread (232,0,0) in block (3,0,0)
+=========     Address 0x7f3c2e800fa0 is out of bounds
+=========     and is 1 bytes after the nearest allocation at 0x7f3c2e800000 of size 4000 bytes
+=========     Saved host backtrace up to driver entry point at kernel launch time
+=========     Host Frame: [0x2e90c5] in libcuda.so.1
+=========
+========= Invalid __global__ read of size 4 bytes
+=========     at add_unmasked_kernel+0x1a0 in {root}/tests/sanitize_fixtures/kernels.py:16
+=========     by thread (232,0,0) in block (3,0,0)
+=========     Address 0x7f3c2e801fa0 is out of bounds
+=========     and is 1 bytes after the nearest allocation at 0x7f3c2e801000 of size 4000 bytes
+=========
+========= Invalid __global__ write of size 4 bytes
+=========     at add_unmasked_kernel+0x2b0 in {root}/tests/sanitize_fixtures/kernels.py:18
+=========     by thread (233,0,0) in block (3,0,0)
+=========     Address 0x7f3c2e800fa4 is out of bounds
+=========     and is 5 bytes after the nearest allocation at 0x7f3c2e800000 of size 4000 bytes
+=========
+========= ERROR SUMMARY: 3 errors
+"""
+
+
+def test_compute_sanitizer_reports_map_back_to_kernel_lines(monkeypatch):
+    from harness.sanitize import findings as F
+    from harness.sanitize import gpu
+
+    monkeypatch.chdir(ROOT)
+    hits = gpu.parse(SAMPLE.format(root=ROOT))
+    assert [(h["code"], h["line"], h["programs"]) for h in hits] == [
+        ("P101", f"{KERNELS}:18", ["3"]), ("P102", f"{KERNELS}:16", ["3"]), ("P101", f"{KERNELS}:18", ["3"])]
+    found = F.collect(hits)
+    store = found[0]
+    assert (store.code, store.count, store.backend, store.kernel) == ("P101", 2, "gpu", "add_unmasked_kernel")
+    assert "add-missing-mask" in [c["slug"] for c in store.cases]
+    assert "1 bytes after an allocation of 4000 bytes" in store.message
+    assert gpu.parse("========= ERROR SUMMARY: 0 errors\n") == []
+
+
+def test_fake_cuda_answers_what_gpu_tests_ask():
+    import torch
+
+    from harness.sanitize import fakecuda
+
+    real = torch.cuda.is_available()
+    undo = fakecuda.install()
+    try:
+        x = torch.randn(4, device="cuda")
+        y = torch.ones(4).cuda()
+        assert x.is_cuda and x.device.type == "cuda" and torch.empty(2, device=x.device).is_cuda
+        assert torch.cuda.is_available() and torch.cuda.device_count() == 1
+        assert torch.cuda.get_device_properties(0).multi_processor_count > 0
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        with torch.cuda.stream(torch.cuda.Stream()):
+            start.record()
+            z = x + y
+            end.record()
+        torch.cuda.synchronize()
+        assert start.elapsed_time(end) >= 0 and z.shape == (4,)
+        assert torch.cuda.memory_allocated() == 0 and torch.cuda.max_memory_allocated() == 0
+        torch.cuda.reset_peak_memory_stats()
+        torch.cuda.manual_seed(0)
+        a = torch.randn(3, device="cuda")
+        torch.cuda.manual_seed(0)
+        assert torch.equal(a, torch.randn(3, device="cuda"))
+    finally:
+        undo()
+    assert torch.cuda.is_available() == real
+    assert torch.randn(2).device.type == "cpu"
+
+
+def test_sanitize_help_imports_neither_torch_nor_triton():
+    code = ("import contextlib, io, sys\nfrom harness.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    try:\n        main(['sanitize', '--help'])\n    except SystemExit:\n        pass\n"
+            "print(sorted(m for m in ('torch', 'triton') if m in sys.modules))")
+    assert run(["-c", code]).stdout.strip() == "[]"

@@ -122,6 +122,13 @@ def test_the_nonfinite_experiment_tells_zeros_inputs_and_magnitudes_apart(fixtur
     assert r.diagnosis[0]["defect"] == defect, r.text()
 
 
+def test_after_a_process_died_the_diagnosis_starts_at_the_sizes_it_died_at():
+    r = probe(str(DIAG / "dies.py"), detectors=["reference", "diagnose"])
+    assert [f.code for f in r.errors] == ["P001"], r.text()
+    status = {name: st for _, name, _, st in r.ran}
+    assert not status["diagnose"].startswith("skipped"), r.ran  # it ran (and died again, at n=100)
+
+
 def test_the_where_experiment_sees_the_access_outside_at_the_failing_sizes():
     """matmul-k-tail's broken kernel reads past K: with only the reference detector and the
     experiments (no memcheck detector), the diagnosis still names the load at its line."""

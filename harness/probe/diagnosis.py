@@ -43,7 +43,7 @@ RULES = (
     _r("degenerate-size", "grid-limit", 0.9),  # "past a hardware limit" (DEFECTS)
     _r("overflow", "large-only", 0.9),
     _r("overflow", "debug-assert", 0.8),
-    _r("overflow", "nonfinite magnitude", 0.85, "oob-load oob-store"),
+    _r("overflow", "nonfinite magnitude", 0.85, "oob-load oob-store layout"),
     _r("overflow", "nonfinite", 0.25, "tail masked-undefined oob-load layout many-programs nonfinite-input zero-input"),
     _r("autotune-accumulation", "autotune-first-call", 0.85),
     _r("autotune-accumulation", "autotuned-atomics accumulated", 0.9),

@@ -199,7 +199,11 @@ def _batch(args: dict, names: list, backend: str, timeout: float, say) -> tuple[
                 results[name] = ([Finding("P000", name, backend, "the worker stopped before this detector")],
                                  "error", 0.0)
             continue
+        died = todo[0]
         _died(results, todo, ev, proc, backend, timeout, time.monotonic() - t0, say)
+        found, status, _ = results[died]
+        if status == "crash" and "failing" not in args and any(f.severity == ERROR for f in found):
+            args = {**args, "failing": dict(ev["trying"] or {})}  # the diagnosis starts where it died
     return results, meta
 
 

@@ -33,6 +33,7 @@ import sys
 from harness.run.worker import Events, apply_memory_limit
 
 EXIT_LOAD, EXIT_RUN, EXIT_CONTEXT = 2, 3, 4
+BENCH_CALLS = 2  # calls per autotune config under the interpreter (harness.run.triton_compat.CPU_BENCH_CALLS)
 
 
 def detectors() -> dict:
@@ -65,6 +66,11 @@ def run(args: dict) -> int:
         from harness.probe.context import Context
         from harness.run.triton_compat import patched
 
+        from harness.run import triton_compat
+
+        # autotune under the interpreter: each config benchmarked in two calls (a warm-up and one
+        # timed), not do_bench's eight or more; its launches' side effects still precede the real one
+        triton_compat.CPU_BENCH_CALLS = BENCH_CALLS
         if (pad := (args.get("options") or {}).get("pad")) is not None:
             from harness.probe import execute
 
@@ -75,6 +81,8 @@ def run(args: dict) -> int:
                 return EXIT_LOAD
             ctx = Context(target, args["backend"], int(args.get("seed", 0)), "", counter,
                           dict(args.get("options") or {}), emit, list((args.get("options") or {}).get("blocks") or []))
+            if "failing" in args:  # an earlier process died at these sizes: the experiments start there
+                ctx.seen["failing"] = dict(args["failing"] or target.sizes)
             for name in args["detectors"]:
                 run_one(ctx, name, emit, float(args.get("timeout") or 120))
                 if ctx.backend == "gpu" and name != args["detectors"][-1] and not cuda_usable():

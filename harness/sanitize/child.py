@@ -63,11 +63,17 @@ def _run_python(job: dict) -> int:
     if job.get("backend") == "gpu":  # compute-sanitizer watches from outside
         _gpu_setup()
         return _run_target(kind, target)
-    with Session(Config(**job["config"]), root=root, sink=Sink(os.environ[RESULTS_ENV])) as session:
-        try:
-            return _run_target(kind, target)
-        finally:
-            session.close_sink()
+    session = Session(Config(**job["config"]), root=root, sink=Sink(os.environ[RESULTS_ENV]))
+    try:
+        session.__enter__()
+    except RuntimeError as e:  # this Triton's interpreter lacks what the instrumentation needs
+        print(f"error: sanitize: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
+        return 2
+    try:
+        return _run_target(kind, target)
+    finally:
+        session.close_sink()
+        session.__exit__(None, None, None)
 
 
 def _run_target(kind: str, target: str) -> int:

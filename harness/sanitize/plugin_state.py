@@ -22,7 +22,11 @@ class State:
                      orders=config.getoption("casebook_sanitize_orders"))
         self.results = os.environ.get(RESULTS_ENV) or None  # ``python -m harness sanitize`` prints the summary
         self.session = Session(cfg, sink=Sink(self.results) if self.results else None)
-        self.session.__enter__()
+        try:
+            self.session.__enter__()
+        except RuntimeError as e:  # this Triton's interpreter lacks what the instrumentation needs
+            self.session = None
+            raise pytest.UsageError(f"--casebook-sanitize: {e}") from None
         self.all_hits: list[dict] = []
         self.launches = 0
         config.add_cleanup(self.close)

@@ -7,7 +7,7 @@ compared with the reference and printed. Exit 0 whatever the result: the finding
 ``--time`` (for benchmarks/sanitize_cases.py) times the launcher's calls instead (the reference
 and the inputs outside the clock): the interpreter with
 the same CPU fixes and fake CUDA but no instrumentation, against the same calls inside the
-sanitizer's session, the fastest of five runs each way; one JSON line on stdout.
+sanitizer's session, the fastest of three runs each way; one JSON line on stdout.
 """
 
 import argparse
@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-REPEATS = 5  # the fastest of five, each way (the CPU is shared)
+REPEATS = 3  # the fastest of three, each way (the CPU is shared)
 sys.path.insert(0, str(ROOT))
 
 
@@ -58,19 +58,20 @@ def timed(slug: str, variant: str) -> dict:
     """The launcher's calls, plain interpreter then sanitized, on fresh copies of the same inputs."""
     from harness.run import triton_compat
     from harness.sanitize import fakecuda
-    from harness.sanitize.session import Session
+    from harness.sanitize.session import Session, bench_once
 
     os.environ["TRITON_INTERPRET"] = "1"
     spec, case, launcher = load(slug, variant)
     quiet = lambda *a: None  # noqa: E731
     plain, sanitized = [], []
     with triton_compat.patched(interpreter=True):
-        undo = fakecuda.install()
+        undo, undo_bench = fakecuda.install(), bench_once()
         try:
             calls(spec, case, launcher, inputs(spec, case), say=quiet)  # warm-up: the interpreter's rewrite
             for _ in range(REPEATS):
                 plain.append(calls(spec, case, launcher, inputs(spec, case), say=quiet))
         finally:
+            undo_bench()
             undo()
     with Session() as session:
         for _ in range(REPEATS):

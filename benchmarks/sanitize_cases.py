@@ -5,11 +5,13 @@ case's broken and fixed kernel launched on its case.py inputs from a plain scrip
 Per case and variant, one after another (the timings share no CPU with each other):
 
 1. ``python -m harness sanitize --json benchmarks/sanitize_case.py SLUG VARIANT``: the findings
-   with the default checks; and again with the opt-in ones (``--tf32 --orders``);
+   with the default checks; and again with the opt-in ones (``--tf32 --orders``) for the cases
+   whose evidence is TF32 or atomic order (every case with ``SANITIZE_ALL_OPT_IN=1``);
 2. ``python benchmarks/sanitize_case.py SLUG VARIANT --time``: the launcher's calls under the
    plain interpreter (the same CPU fixes and fake CUDA) and inside the sanitizer's session.
 
-Writes docs/measurements/sanitize-cases.md (the table and the counts) and sanitize-cases.json.
+Writes docs/measurements/sanitize-cases.md (the table and the counts) and sanitize-cases.json;
+``--render`` writes the .md again from the .json.
 Cases without interpreter sizes (``skip`` there) are listed and not run. ``--only SLUG,...``
 runs some; ``--timeout S`` (default 60) ends a run that takes longer (a hang).
 """
@@ -78,8 +80,10 @@ def measure(spec, timeout: float) -> dict:
     if "interpreter" not in spec.sizes or "skip" in spec.expect["interpreter"]:
         return {**row, "skipped": spec.skip_reason or "the case skips the interpreter"}
     for variant in ("broken", "fixed"):
+        opt_in = set(row["evidence"]) & OPT_IN or os.environ.get("SANITIZE_ALL_OPT_IN")
         row[variant] = {"default": findings(spec.slug, variant, [], timeout),
-                        "opt_in": findings(spec.slug, variant, ["--tf32", "--orders"], timeout),
+                        "opt_in": findings(spec.slug, variant, ["--tf32", "--orders"], timeout) if opt_in
+                        else {"status": "not run", "codes": []},
                         "time": timing(spec.slug, variant, timeout)}
         print(f"{spec.slug} {variant}: {row[variant]['default']['codes']} | opt-in "
               f"{row[variant]['opt_in']['codes']} | {row[variant]['time']}", flush=True)
@@ -104,8 +108,8 @@ def verdicts(row: dict) -> dict:
 
 
 def cell(result: dict) -> str:
-    if result.get("status") == "timeout":
-        return "timeout"
+    if result.get("status") in ("timeout", "not run"):
+        return result["status"]
     return ", ".join(result.get("codes", [])) or "none"
 
 
@@ -167,6 +171,22 @@ def environment() -> str:
             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
 
 
+def write(rows: list, env: str) -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "sanitize-cases.json").write_text(json.dumps({"environment": env, "rows": rows}, indent=1) + "\n")
+    text = ["# `sanitize` on every case", "",
+            "`python benchmarks/sanitize_cases.py`: each case's broken and fixed kernel launched on its case.py "
+            "inputs (`device=\"cuda\"`, the interpreter sizes) from a plain script, benchmarks/sanitize_case.py, "
+            "under `python -m harness sanitize` (the default checks; `--tf32 --orders` too where the case's "
+            "evidence is TF32 or atomic order); the time of the launcher's calls inside the sanitizer against the "
+            "plain interpreter with the same CPU fixes, fake CUDA and one-run autotune timing (the fastest of three "
+            "runs each way, after a warm-up call; the CPU is shared with other work, so single timings are noisy).",
+            "", f"Measured on {env}.", ""]
+    text += counts(rows) + [""] + table(rows)
+    (OUT / "sanitize-cases.md").write_text("\n".join(text) + "\n")
+    print("\n".join(counts(rows)))
+
+
 def main() -> int:
     from harness.core import discovery
     from harness.core.spec import load_spec
@@ -174,21 +194,17 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--only", default="")
     p.add_argument("--timeout", type=float, default=60.0)
+    p.add_argument("--render", action="store_true", help="write the .md again from sanitize-cases.json, running nothing")
     a = p.parse_args()
+    if a.render:
+        doc = json.loads((OUT / "sanitize-cases.json").read_text())
+        rows, env = (doc["rows"], doc["environment"]) if isinstance(doc, dict) else (doc, environment())
+        write(rows, env)
+        return 0
     only = {s for s in a.only.split(",") if s}
     specs = [load_spec(f) for f in discovery.case_folders()]
     rows = [measure(s, a.timeout) for s in specs if not only or s.slug in only]
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "sanitize-cases.json").write_text(json.dumps(rows, indent=1) + "\n")
-    text = ["# `sanitize` on every case", "",
-            "`python benchmarks/sanitize_cases.py`: each case's broken and fixed kernel launched on its case.py "
-            "inputs (`device=\"cuda\"`, the interpreter sizes) from a plain script, benchmarks/sanitize_case.py, "
-            "under `python -m harness sanitize` (default checks, then `--tf32 --orders`); the time of the "
-            "launcher's calls inside the sanitizer against the plain interpreter with the same CPU fixes and "
-            "fake CUDA (after a warm-up call).", "", f"Measured on {environment()}.", ""]
-    text += counts(rows) + [""] + table(rows)
-    (OUT / "sanitize-cases.md").write_text("\n".join(text) + "\n")
-    print("\n".join(counts(rows)))
+    write(rows, environment())
     return 0
 
 

@@ -264,3 +264,30 @@ def test_sanitize_help_imports_neither_torch_nor_triton():
             "    try:\n        main(['sanitize', '--help'])\n    except SystemExit:\n        pass\n"
             "print(sorted(m for m in ('torch', 'triton') if m in sys.modules))")
     assert run(["-c", code]).stdout.strip() == "[]"
+
+
+def test_the_quick_race_check_answers_as_the_full_one():
+    """``session.quick_races`` looks only at written elements, by one pass with an owner array: on
+    random launches (overlapping tensors, loads, stores, atomics, several programs) it must give
+    exactly what interp_instrument's own analyses give."""
+    import numpy as np
+
+    from harness.run import interp_instrument as I
+    from harness.sanitize.session import quick_races
+
+    rng = np.random.default_rng(0)
+    analyses = [(I.find_races, [], (I.STORE,))]
+    if hasattr(I, "cross_program_writes"):
+        analyses.append((I.cross_program_writes, 0, (I.STORE, I.ATOMIC)))
+    for trial in range(300):
+        base = 4096 * (1 + trial)
+        spans = {"a": I.Span("a", base, base + 64 * 4, 4), "b": I.Span("b", base + 1024, base + 1024 + 32 * 4, 4)}
+        launch = I.Launch("k", spans, (4, 1, 1))
+        for _ in range(int(rng.integers(1, 12))):
+            name = "a" if rng.random() < 0.6 else "b"
+            sp = spans[name]
+            n = (sp.hi - sp.lo) // 4
+            addrs = (sp.lo + 4 * rng.integers(0, n, size=int(rng.integers(1, 6)))).astype(np.uint64)
+            launch.accesses.append((addrs, int(rng.integers(0, 4)), int(rng.integers(0, 3)), f"k.py:{trial}", 0))
+        for original, nothing, kinds in analyses:
+            assert quick_races(original, nothing, kinds)(launch) == original(launch), trial

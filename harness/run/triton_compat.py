@@ -119,15 +119,22 @@ def _set_class_attr(cls, name: str, value) -> Callable[[], None]:
 
 
 def _cpu_benchmarker() -> Callable[[], None]:
+    return autotune_benchmarker(do_bench_cpu)
+
+
+def autotune_benchmarker(bench: Callable) -> Callable[[], None]:
+    """Every ``@triton.autotune`` that was given no ``do_bench`` of its own times its configs with
+    ``bench`` (``patched`` uses ``do_bench_cpu`` under the interpreter; ``harness sanitize`` one run
+    per config); returns the undo."""
     from triton.runtime import autotuner
 
-    class _CpuBenchmarker:  # a non-data descriptor, like the cached_property it replaces
+    class _Benchmarker:  # a non-data descriptor, like the cached_property it replaces
         def __get__(self, obj, objtype=None):
             if obj is None:
                 return self
-            return obj._do_bench if obj._do_bench is not None else do_bench_cpu
+            return obj._do_bench if obj._do_bench is not None else bench
 
-    return _set_class_attr(autotuner.Autotuner, "do_bench", _CpuBenchmarker())
+    return _set_class_attr(autotuner.Autotuner, "do_bench", _Benchmarker())
 
 
 def _one_element_index(self):

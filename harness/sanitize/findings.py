@@ -14,9 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.probe.findings import CODES, ERROR, INFO, WARNING, Finding, attach_cases
+from harness.probe.findings import CODES, ERROR, INFO, WARNING, Finding, attach_cases, case_specs
 
 SEVERITY = {"P203": WARNING, "P303": WARNING, "P204": INFO}
+# the [diagnosis] evidence (case.toml) that each code is: cases declaring it are named first
+EVIDENCE = {"P101": "oob-store", "P103": "oob-store", "P102": "oob-load", "P301": "race", "P302": "race",
+            "P303": "atomic-order", "P204": "tf32", "P403": "grid-limit"}
 
 
 @dataclass
@@ -78,9 +81,25 @@ def collect(hits: list[dict], cases: bool = True) -> list[SanitizeFinding]:
             if value and value not in values and len(values) < 5:
                 values.append(value)
     found = list(out.values())
-    if cases:
+    if cases and found:
         attach_cases(found)
+        _evidence_first(found)
     return found
+
+
+def _evidence_first(found: list) -> None:
+    """Each finding's cases: those of its defect class that declare what it observed as their
+    evidence, then other cases that declare it, then the rest of its defect class."""
+    by_evidence: dict = {}
+    for spec, readme in case_specs():
+        for ev in spec.diagnosis or []:
+            by_evidence.setdefault(ev, []).append({"slug": spec.slug, "title": spec.title, "readme": readme})
+    for f in found:
+        declared = by_evidence.get(EVIDENCE.get(f.code, ""), [])
+        same = {c["slug"] for c in f.cases}
+        first = [c for c in declared if c["slug"] in same] + [c for c in declared if c["slug"] not in same]
+        slugs = {c["slug"] for c in first}
+        f.cases = first + [c for c in f.cases if c["slug"] not in slugs]
 
 
 def headline(findings: list) -> str:

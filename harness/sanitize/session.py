@@ -4,7 +4,7 @@ by the instrumented interpreter (``harness.run.interp_instrument``) and judged, 
 ``Session(config)`` is a context: on entering it sets ``TRITON_INTERPRET=1`` (kernels decorated
 from then on are interpreted; a kernel compiled before is interpreted too, through
 ``JITFunction.run``), applies the interpreter fixes of ``triton_compat.patched`` (autotune on the
-CPU, list grids, ``and``/``or`` between masks, libdevice), fakes CUDA where there is no GPU
+CPU, each config timed by one run; list grids, ``and``/``or`` between masks, libdevice), fakes CUDA where there is no GPU
 (``fakecuda``), and wraps each launch. A launch is run with:
 
 - memcheck: each load, store and atomic lane outside the tensor its pointer came from is
@@ -80,6 +80,7 @@ class Session:
         from harness.run import triton_compat
 
         stack.enter_context(triton_compat.patched(interpreter=True))
+        stack.callback(bench_once())
         if self._fake_cuda():
             from harness.sanitize import fakecuda
 
@@ -167,9 +168,64 @@ def quick_races(original, nothing, kinds: tuple):
     where none of those is touched by two programs the answer is ``nothing``, else the original
     runs on those accesses alone. Either way the result is the original's."""
     def quick(launch, *args, **kwargs):
-        written = _written_only(launch, kinds) if launch.accesses else None
+        if not launch.accesses or not _may_share(launch, kinds):
+            return nothing
+        written = _written_only(launch, kinds)
         return nothing if written is None else original(written, *args, **kwargs)
     return quick
+
+
+MAX_OWNED = 2**27  # elements of the tensors a launch writes that ``_may_share`` keeps an owner for
+
+
+def _may_share(launch, kinds: tuple) -> bool:
+    """False where no element that an access of ``kinds`` writes is touched by two programs: one
+    pass over the accesses with the program that wrote each element of the written tensors, in
+    arrays as long as those tensors (element granularity: two accesses to one element, even to
+    different bytes of it, count as shared). True where some element is, or where that cannot be
+    told this way (an address outside every tensor argument, tensors too large)."""
+    import numpy as np
+
+    spans = sorted(launch.spans.values(), key=lambda sp: sp.lo)
+    if not spans:
+        return True
+    los = np.array([sp.lo for sp in spans], dtype=np.int64)
+    owners: dict = {}
+
+    def place(a):
+        a = a.astype(np.int64, copy=False)
+        i = np.searchsorted(los, a, side="right") - 1
+        if (i < 0).any() or i.min() != i.max():  # outside every tensor, or across tensors: one at a time
+            return None
+        sp = spans[int(i[0])]
+        return (sp, (a - sp.lo) // sp.itemsize) if (a < sp.hi).all() else None
+
+    for a, p, k, *_ in launch.accesses:  # who wrote what
+        if k not in kinds:
+            continue
+        at = place(a)
+        if at is None:
+            return True
+        sp, idx = at
+        if sp.name not in owners:
+            n = (sp.hi - sp.lo) // sp.itemsize + 1
+            if sum(o.size for o in owners.values()) + n > MAX_OWNED:
+                return True
+            owners[sp.name] = np.full(n, -1, dtype=np.int64)
+        w = owners[sp.name][idx]
+        if ((w != -1) & (w != p)).any():
+            return True
+        owners[sp.name][idx] = p
+    for a, p, k, *_ in launch.accesses:  # who else touched it
+        at = place(a)
+        if at is None:
+            return True
+        sp, idx = at
+        if sp.name in owners:
+            w = owners[sp.name][idx]
+            if ((w != -1) & (w != p)).any():
+                return True
+    return False
 
 
 def _written_only(launch, kinds: tuple):
@@ -198,6 +254,17 @@ def _written_only(launch, kinds: tuple):
         if not (at[1:] == at[:-1]).any():
             return None
     return dataclasses.replace(launch, accesses=kept)
+
+
+def bench_once():
+    """``@triton.autotune`` times each config by one run (``fakecuda.do_bench_once``), not by the
+    many runs of ``triton_compat.do_bench_cpu``: every config is still launched and checked, and a
+    timing means nothing under the interpreter. A benchmarker the kernel's author passed is kept.
+    Returns the undo."""
+    from harness.run.triton_compat import autotune_benchmarker
+    from harness.sanitize.fakecuda import do_bench_once
+
+    return autotune_benchmarker(do_bench_once)
 
 
 def _executor():

@@ -10,7 +10,8 @@
   walk a tensor a block at a time, and so run past its end when the size is not a multiple;
 - ``("load", line)``: a value read from memory; ``("param", name)``: a kernel argument.
 
-``%`` by anything drops the arange and tile atoms (the result wraps into range).
+``%`` and ``//`` by anything drop the arange and tile atoms (the result wraps into range, or is
+compressed: lint cannot follow it).
 ``Flow.sources(expr)`` walks an expression and, through names, what they were assigned.
 """
 
@@ -100,12 +101,12 @@ class Flow:
 
     def _atoms(self, node: ast.AST) -> set:
         if isinstance(node, ast.Name):
-            return self._name(node.id)
+            return self._name(node.id, node)
         if isinstance(node, ast.Call):
             return self._call(node)
         if isinstance(node, ast.BinOp):
             left, right = self.atoms(node.left), self.atoms(node.right)
-            if isinstance(node.op, ast.Mod):
+            if isinstance(node.op, (ast.Mod, ast.FloorDiv)):  # wrapped, or compressed: no longer a block axis
                 return {a for a in left | right if a[0] not in ("arange", "tile")} | {("wrapped",)}
             out = set(left | right)
             if isinstance(node.op, ast.Mult):
@@ -122,7 +123,8 @@ class Flow:
             out |= self.atoms(child)
         return out
 
-    def _name(self, name: str) -> set:
+    def _name(self, name: str, use: ast.Name | None = None) -> set:
+        """The atoms of what ``name`` holds where ``use`` reads it (every assignment when ``use`` is None)."""
         if name in self._open:
             return set()
         out = set(self.loop_atoms.get(name, ()))
@@ -130,7 +132,11 @@ class Flow:
             out.add(("param", name))
         self._open.add(name)
         try:
-            for value, extra in self.env.get(name, ()):
+            values = self.env.get(name, ())
+            if use is not None and values:
+                reaching = {id(v) for v in self.reaching(use)}
+                values = [(v, e) for v, e in values if id(v) in reaching]
+            for value, extra in values:
                 out |= self.atoms(value) | extra
         finally:
             self._open.discard(name)
@@ -157,18 +163,46 @@ class Flow:
         return out
 
     def sources(self, node: ast.AST, stop: Callable[[ast.AST], bool] = lambda n: False) -> Iterator[ast.AST]:
-        """Every node of ``node`` and, through the names in it, of what they were assigned."""
-        seen_names, stack = set(), [node]
+        """Every node of ``node`` and, through the names in it, of what they were assigned there
+        (``reaching``: the assignments that can reach that use)."""
+        seen, stack = set(), [node]
         while stack:
             n = stack.pop()
             yield n
             if stop(n):
                 continue
-            if isinstance(n, ast.Name) and n.id in self.env and n.id not in seen_names:
-                seen_names.add(n.id)
-                stack.extend(v for v, _ in self.env[n.id])
+            if isinstance(n, ast.Name) and n.id in self.env:
+                for v in self.reaching(n):
+                    if id(v) not in seen:
+                        seen.add(id(v))
+                        stack.append(v)
             else:
                 stack.extend(ast.iter_child_nodes(n))
+
+    def reaching(self, use: ast.Name) -> list[ast.expr]:
+        """The values assigned to ``use.id`` that can reach this use: the last assignment before it in a
+        block that encloses it (earlier ones are overwritten), any later-nested one before it (an ``if``
+        may or may not run), and, inside a loop, the loop's own assignments after it (the next iteration)."""
+        values = [v for v, _ in self.env.get(use.id, ())]
+        line = getattr(use, "lineno", None)
+        if line is None or use not in self.parents:
+            return values
+        enclosing = set(map(id, self.ancestors(use)))
+        loops = [a for a in self.ancestors(use) if isinstance(a, (ast.For, ast.While))]
+        before = [v for v in values if v.lineno < line]
+        dominating = [v for v in before if id(self.block_of(v)) in enclosing]
+        last = max(dominating, key=lambda v: v.lineno) if dominating else None
+        out = [v for v in before if last is None or v is last or v.lineno > last.lineno]
+        for loop in loops:
+            out += [v for v in values if v.lineno >= line and loop.lineno <= v.lineno <= loop.end_lineno]
+        return out
+
+    def block_of(self, value: ast.AST) -> ast.AST:
+        """What holds the statement that assigns ``value``: the function, a loop, an ``if``, a ``with``."""
+        stmt = self.parents.get(value, value)
+        while stmt is not None and not isinstance(stmt, ast.stmt):
+            stmt = self.parents.get(stmt)
+        return self.parents.get(stmt, self.fn)
 
     def calls(self, *names: str) -> Iterator[ast.Call]:
         """Every ``tl.<name>(...)`` call in the kernel, in source order."""

@@ -22,6 +22,12 @@ class Autotune:
     restore_value: list[str] = field(default_factory=list)
     tuned: set[str] = field(default_factory=set)  # the Config kwargs' names
     prune: str | None = None  # the name of the early_config_prune function
+    hooked: set[str] = field(default_factory=set)  # names a Config's pre_hook resets (init_to_zero(["a_ptr"]))
+    opaque_hook: bool = False  # some pre_hook lint cannot read: it may reset anything
+
+    def resets(self, name: str) -> bool:
+        """The autotuner (or a config's pre_hook) puts ``name`` back before each launch."""
+        return name in self.reset_to_zero or name in self.restore_value or name in self.hooked or self.opaque_hook
 
 
 @dataclass
@@ -181,7 +187,7 @@ class Module:
             return None
         kernel = Kernel(fn.name, fn, *self._params(fn))
         if isinstance(kinds.get("autotune"), ast.Call):
-            kernel.autotune = read_autotune(kinds["autotune"])
+            kernel.autotune = read_autotune(kinds["autotune"], self.functions)
             kernel.constexprs |= kernel.autotune.tuned
         if isinstance(kinds.get("heuristics"), ast.Call) and kinds["heuristics"].args:
             arg = kinds["heuristics"].args[0]
@@ -215,18 +221,35 @@ class Module:
             self.launches.append(launch)
 
 
-def read_autotune(call: ast.Call) -> Autotune:
+def read_autotune(call: ast.Call, functions: dict | None = None) -> Autotune:
+    """What ``@triton.autotune(...)`` says; configs built (or pruned) by a function of the same file are
+    read in that function too (its Config kwargs, its pre_hooks)."""
     kw = {k.arg: k.value for k in call.keywords if k.arg}
     at = Autotune(call, literal_strings(kw.get("key")) if "key" in kw else None)
     at.reset_to_zero = literal_strings(kw.get("reset_to_zero")) or []
     at.restore_value = literal_strings(kw.get("restore_value")) or []
     configs = kw.get("configs", call.args[0] if call.args else None)
-    for node in ast.walk(configs) if configs is not None else ():
+    hooks = [kw["pre_hook"]] if "pre_hook" in kw else []
+    helpers = [functions[n.id] for n in ast.walk(configs) if isinstance(n, ast.Name) and n.id in (functions or {})] \
+        if configs is not None else []
+    prune = kw.get("prune_configs_by")
+    if isinstance(prune, ast.Dict):
+        helpers += [functions[n.id] for v in prune.values for n in ast.walk(v)
+                    if isinstance(n, ast.Name) and n.id in (functions or {})]
+    for node in [n for root in [configs] + helpers if root is not None for n in ast.walk(root)]:
         if isinstance(node, ast.Call) and dotted(node.func).endswith("Config"):
             first = node.args[0] if node.args else None
             if isinstance(first, ast.Dict):
                 at.tuned |= {k.value for k in first.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
-    prune = kw.get("prune_configs_by")
+            hooks += [k.value for k in node.keywords if k.arg == "pre_hook"]
+    for hook in hooks:
+        if isinstance(hook, ast.IfExp):  # init_to_zero("c") if split_k > 1 else None
+            hook = hook.body
+        names = [n.value for n in ast.walk(hook) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+        if isinstance(hook, ast.Call) and names:
+            at.hooked |= set(names)
+        elif not (isinstance(hook, ast.Constant) and hook.value is None):
+            at.opaque_hook = True
     if isinstance(prune, ast.Dict):
         for k, v in zip(prune.keys, prune.values):
             if isinstance(k, ast.Constant) and k.value == "early_config_prune" and isinstance(v, ast.Name):

@@ -103,11 +103,12 @@ BLOCKISH = re.compile(r"(?i)block|tile|chunk|split|(^|_)bs($|_)|bsz|^[xyzr]?bl?k
 
 
 def exact_width(flow: Flow, block: str) -> bool:
-    """The block size ``block`` is (as far as lint can tell) a whole axis, not a block of it: every launch
-    passes a tensor's own size for it, or it has no block-like name (``D``, ``HEAD_DIM``) and no launch
+    """The block size ``block`` is (as far as lint can tell) a whole axis, not a block of it: it is 1, every launch
+    passes a tensor's own size for it (or 1), or it has no block-like name (``D``, ``HEAD_DIM``) and no launch
     rounds it up (``next_power_of_2``)."""
     launches = flow.k.launches
-    if launches and all(block in l.args and from_shape(l, l.args[block]) for l in launches):
+    if block == "1" or launches and all(block in l.args and (from_shape(l, l.args[block]) or module_int(
+            flow.m, l.resolve(l.args[block])) == 1) for l in launches):
         return True
     if BLOCKISH.search(block):
         return False
@@ -138,3 +139,54 @@ def int32_products(flow: Flow, expr: ast.AST):
             if runtime and any(flow.m.tl_call(s) == "program_id" for s in flow.sources(side, lambda x: widened(flow, x))):
                 yield n
                 break
+
+
+def scalar_operand(flow: Flow, node: ast.AST) -> bool:
+    """A number, or a kernel argument or name that holds no block (no tl.arange, no loaded tensor)."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp):
+        return scalar_operand(flow, node.operand)
+    atoms = flow.atoms(node)
+    return isinstance(node, (ast.Name, ast.Attribute)) and not any(a[0] in ("arange", "tile", "load") for a in atoms)
+
+
+def value_chain(flow: Flow, expr: ast.AST, stop=lambda n: False) -> Iterator[ast.AST]:
+    """The nodes that ``expr`` *is*, give or take a scale: through names (reaching assignments),
+    ``x[:, None]``, ``x.to(...)``, unary minus, and arithmetic with a number or a scalar argument
+    (``x * scale``, ``x - 1``). Not through arithmetic with another block, nor calls."""
+    seen, stack = set(), [expr]
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        yield n
+        if stop(n):
+            continue
+        if isinstance(n, ast.Name) and n.id in flow.env:
+            stack.extend(flow.reaching(n))
+        elif isinstance(n, ast.Subscript):
+            stack.append(n.value)
+        elif isinstance(n, ast.UnaryOp):
+            stack.append(n.operand)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("to", "cast") \
+                and flow.m.tl_call(n) is None:
+            stack.append(n.func.value)
+        elif isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+            if scalar_operand(flow, n.right):
+                stack.append(n.left)
+            elif scalar_operand(flow, n.left):
+                stack.append(n.right)
+
+
+def divisibility_checked(flow: Flow, block: str) -> bool:
+    """Every launch's launcher asserts or tests a remainder by this block (``assert M % BLOCK_M == 0``):
+    the sizes are multiples of it, and the last block is never partial."""
+    def checked(launch: Launch) -> bool:
+        names = {block} | ({ast.unparse(launch.args[block])} if block in launch.args else set())
+        return launch.launcher is not None and any(
+            isinstance(n, (ast.Assert, ast.If)) and any(isinstance(b, ast.BinOp) and isinstance(b.op, ast.Mod) and
+                                                         ast.unparse(b.right) in names for b in ast.walk(n.test))
+            for n in ast.walk(launch.launcher))
+    return bool(flow.k.launches) and all(checked(l) for l in flow.k.launches)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from harness.lint.flow import flows
 from harness.lint.registry import HIGH, rule
-from harness.lint.rules._common import exact_width, is_none, memory_ops, under_if
+from harness.lint.rules._common import divisibility_checked, exact_width, is_none, memory_ops, under_if
 
 BAD = '''
 import triton
@@ -38,11 +38,12 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 def check(module):
     """The last block of a size that is not a multiple of BLOCK holds lanes past the end: without a mask
     they read and write neighbouring memory. Quiet when the axis is masked (by any comparison of its
-    offsets), when every launch passes the block size as the tensor's own size (``D=x.shape[1]``), wrapped with ``%`` (the matmul tutorial's rows), or under an ``if`` (an EVEN_K-style guard
+    offsets), when every launcher asserts the size is a multiple of the block (``assert M % BLOCK_M == 0``), when every launch passes the block size as the tensor's own size (``D=x.shape[1]``), wrapped with ``%`` (the matmul tutorial's rows), or under an ``if`` (an EVEN_K-style guard
     that lint cannot read)."""
     for flow in flows(module):
         for call, kind, pointer, mask in memory_ops(flow):
-            tiles = {a[1] for a in flow.atoms(pointer) if a[0] == "tile" and not exact_width(flow, a[1])}
+            tiles = {a[1] for a in flow.atoms(pointer) if a[0] == "tile" and not exact_width(flow, a[1])
+                     and not divisibility_checked(flow, a[1])}
             if not tiles or under_if(flow, call):
                 continue
             if is_none(mask):

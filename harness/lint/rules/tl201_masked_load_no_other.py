@@ -6,7 +6,7 @@ import ast
 
 from harness.lint.flow import arg, flows
 from harness.lint.registry import HIGH, rule
-from harness.lint.rules._common import REDUCE_MAX, is_none, is_zero, masked_loads, nonneg_stop
+from harness.lint.rules._common import REDUCE_MAX, is_none, is_zero, masked_loads, value_chain
 
 BAD = '''
 import triton
@@ -24,26 +24,20 @@ GOOD = BAD.replace("mask=cols < vocab)", 'mask=cols < vocab, other=-float("inf")
 
 
 def padded_reductions(module, explicit_zero: bool):
-    """(reduction call, load call) where a masked load whose padding is 0 (``other=0`` given when
-    ``explicit_zero``, no ``other=`` otherwise) reaches a max/min/argmax/argmin, not through tl.where,
-    tl.dot, a reduction, or (for max) a function that is never negative."""
+    """(reduction call, load call) where what a max/min/argmax/argmin reduces *is* a masked load whose
+    padding is 0 (``other=0`` given when ``explicit_zero``, no ``other=`` otherwise), give or take a scale
+    or an offset by a number (``value_chain``): not through tl.where, a call (tl.abs, tl.exp: never
+    negative), nor arithmetic with another block."""
     for flow in flows(module):
         loads = {id(c): c for c, other in masked_loads(flow)
                  if (not is_none(other) and is_zero(other)) == explicit_zero and (explicit_zero or other is None)}
         if not loads:
             continue
-        nonneg = nonneg_stop(flow)
         for red in flow.calls(*REDUCE_MAX):
             value = arg(red, 0, "input")
             if value is None:
                 continue
-            is_max = flow.m.tl_call(red) in ("max", "argmax")
-
-            def stop(n, red=red, is_max=is_max):
-                name = flow.m.tl_call(n)
-                return n is not red and (name in ("where", "dot", "sum", "cumsum", "load") or
-                                         name in REDUCE_MAX or (is_max and nonneg(n)))
-            for n in flow.sources(value, stop):
+            for n in value_chain(flow, value):
                 if id(n) in loads:
                     yield red, loads[id(n)]
                     break
@@ -53,9 +47,10 @@ def padded_reductions(module, explicit_zero: bool):
       summary="a masked tl.load with no other= whose value reaches tl.max, tl.min, tl.argmax or tl.argmin")
 def check(module):
     """Masked lanes of a ``tl.load`` without ``other=`` are undefined, and 0 on today's GPUs: 0 beats every
-    negative value in a max (log-probabilities, scores) and every positive one in a min. Quiet when the
-    value passes through ``tl.where`` (the padding is replaced), ``tl.abs``/``tl.exp``/``x * x`` (for a max:
-    the values are then never negative), ``tl.dot`` or another reduction."""
+    negative value in a max (log-probabilities, scores) and every positive one in a min. Fires only when
+    the reduced value is the load itself, give or take a scale or an offset by a number; quiet when it
+    passes through ``tl.where`` (the padding is replaced), any call (``tl.abs``, ``tl.exp``: never
+    negative), or arithmetic with another block."""
     for red, load in padded_reductions(module, explicit_zero=False):
         name = ast.unparse(red.func).rsplit(".", 1)[-1]
         yield red, (f"tl.{name} over a tl.load (line {load.lineno}) with a mask and no other=: the masked lanes "

@@ -28,8 +28,8 @@ GOOD = BAD.replace("other=0.0", 'other=-float("inf")')
 def check(module):
     """0 is the identity of a sum, not of a max: a row of negative scores padded with 0 has the max 0, and a
     softmax then also adds ``exp(0 - 0)`` for every padding lane to the denominator. Quiet for other=-inf,
-    and where the value passes through ``tl.where``, ``tl.abs``, ``tl.exp``, ``x * x`` (never negative, so
-    0 cannot win a max) or ``tl.dot``."""
+    and where the reduced value is not the load itself (give or take a scale): through ``tl.where``, a call
+    such as ``tl.abs`` or ``tl.exp`` (never negative, so 0 cannot win a max), or another block."""
     for red, load in padded_reductions(module, explicit_zero=True):
         name = ast.unparse(red.func).rsplit(".", 1)[-1]
         yield red, (f"tl.{name} over a tl.load (line {load.lineno}) whose masked lanes are filled with 0: the "

@@ -6,7 +6,7 @@ import ast
 
 from harness.lint.flow import arg, flows
 from harness.lint.registry import HIGH, rule
-from harness.lint.rules._common import is_zero, masked_loads
+from harness.lint.rules._common import is_zero, masked_loads, value_chain
 
 BAD = '''
 import triton
@@ -32,17 +32,13 @@ REDUCTIONS = ("sum", "max", "min", "argmax", "argmin", "cumsum", "reduce")
       summary="a division by a masked load padded with 0, reduced over the block: 0 / 0 is NaN in the padding")
 def check(module):
     """The padding lanes of ``q`` are 0 (``other=0`` or none), so ``p / q`` is ``0 / 0 = NaN`` there, and a
-    reduction over the block is NaN. Fires when the divisor is (a name for) such a load and the quotient
+    reduction over the block is NaN. Fires when the divisor is such a load (give or take a scale: not a
+    reduction of it, nor ``q + eps``) and the quotient
     reaches a reduction without ``tl.where``; quiet with other=1 or a ``tl.where(mask, p / q, 0)``."""
     for flow in flows(module):
         zero_loads = {id(c) for c, other in masked_loads(flow) if is_zero(other)}
-        stop = lambda n: flow.m.tl_call(n) in ("where", "load", "dot") or n is not None and \
-            isinstance(n, ast.BinOp) and not isinstance(n.op, (ast.Div, ast.Mult))  # noqa: E731
-        divs = []
-        for node in flow.nodes:
-            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and \
-                    any(id(n) in zero_loads for n in flow.sources(node.right, stop)):
-                divs.append(node)
+        divs = [node for node in flow.nodes if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and
+                any(id(n) in zero_loads for n in value_chain(flow, node.right))]
         for red in flow.calls(*REDUCTIONS):
             value = arg(red, 0, "input")
             hit = value is not None and next((d for d in divs for n in flow.sources(

@@ -30,17 +30,17 @@ ACCUMULATING = ("atomic_add", "atomic_sub", "atomic_xor")
 def check(module):
     """On the first call for a key, the autotuner launches every config many times to time it, on the
     caller's tensors; each launch adds into the same output, so the first call returns the sum over
-    hundreds of launches. ``reset_to_zero=["out_ptr"]`` zeroes it before each. Quiet for atomic_max,
+    hundreds of launches. ``reset_to_zero=["out_ptr"]`` zeroes it before each. Quiet when a config's
+    ``pre_hook`` names it (``init_to_zero(["out_ptr"])``) or is a hook lint cannot read; quiet for atomic_max,
     atomic_min, atomic_and/or, atomic_xchg and atomic_cas, which a repeated launch does not change."""
     for flow in flows(module):
         at = flow.k.autotune
         if at is None:
             continue
-        safe = set(at.reset_to_zero) | set(at.restore_value)
         for call in flow.calls(*ACCUMULATING):
             target = arg(call, 0, "pointer")
             param = pointer_param(flow, target) if target is not None else None
-            if param and param not in safe:
+            if param and not at.resets(param):
                 yield call, (f"tl.{flow.m.tl_call(call)} into {param} in an autotuned kernel: every benchmarking "
                              f"launch of the first call adds into it again; add reset_to_zero=[{param!r}] to "
                              f"@triton.autotune"), "splitk-matmul-autotune" if "dot" in module.source else "nrm2-atomics"

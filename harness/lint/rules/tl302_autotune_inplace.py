@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.lint.flow import flows
+from harness.lint.flow import arg, flows
 from harness.lint.registry import HIGH, rule
 from harness.lint.rules._common import memory_ops, pointer_param
 
@@ -28,16 +28,27 @@ GOOD = BAD.replace('key=["n"])', 'key=["n"], restore_value=["x_ptr"])')
 def check(module):
     """An in-place update (``x += y``, an optimizer step, a residual add) repeated by every benchmarking
     launch of the first call: the caller's tensor comes back updated hundreds of times.
-    ``restore_value=["x_ptr"]`` makes the autotuner copy it before each timing launch and put it back."""
+    ``restore_value=["x_ptr"]`` makes the autotuner copy it before each timing launch and put it back.
+    Fires when the kernel reads the tensor before it first writes it and stores a value computed from what
+    it read; a scratch buffer written before it is read is left alone."""
     for flow in flows(module):
         at = flow.k.autotune
         if at is None:
             continue
-        safe = set(at.reset_to_zero) | set(at.restore_value)
-        loaded = {pointer_param(flow, p) for _, kind, p, _ in memory_ops(flow) if kind == "load"}
+        safe = {p for p in flow.k.params if at.resets(p)}
+        first, loads = {}, {}
+        for call, kind, pointer, _ in memory_ops(flow):
+            param = pointer_param(flow, pointer)
+            first.setdefault(param, kind)
+            if kind == "load":
+                loads.setdefault(param, []).append(call)
         for call, kind, pointer, _ in memory_ops(flow):
             param = pointer_param(flow, pointer) if kind == "store" else None
-            if param and param in loaded and param not in safe:
+            if not param or param in safe or first.get(param) != "load":
+                continue
+            value = arg(call, 1, "value")
+            mine = {id(c) for c in loads.get(param, ())}
+            if value is not None and any(id(n) in mine for n in flow.sources(value)):
                 yield call, (f"stores into {param}, which this autotuned kernel also loads: an in-place update "
                              f"that every benchmarking launch repeats; add restore_value=[{param!r}] to "
                              f"@triton.autotune")

@@ -42,19 +42,33 @@ def pruned_reads(fn: ast.FunctionDef) -> set[str]:
     return out
 
 
+def sizes(flow) -> set[str]:
+    """The kernel arguments used as sizes: compared (``cols < n_cols``) or bounding a loop. Tensors are not
+    (the autotuner keys on their dtypes by itself)."""
+    out = set()
+    for n in flow.nodes:
+        if isinstance(n, ast.Compare) or isinstance(n, ast.Call) and (ast.unparse(n.func) == "range" or
+                                                                     flow.m.tl_call(n) in ("range", "cdiv")):
+            out |= {x.id for x in ast.walk(n) if isinstance(x, ast.Name) and x.id in flow.k.params}
+    return out - flow.k.constexprs
+
+
 @rule("TL305", "autotune-key-misses-pruned-arg", cases=("autotune-key-missing-shape",), confidence=HIGH,
       bad=BAD, good=GOOD,
       summary="@triton.autotune's early_config_prune reads a kernel argument that key= does not list")
 def check(module):
     """The autotuner caches one config per key. When the pruning keeps only the configs that are right for
     ``n_cols`` and ``n_cols`` is not in the key, a second call with another ``n_cols`` reuses a config that
-    was never valid for it (a block narrower than the row). Everything the pruning reads belongs in the key."""
+    was never valid for it (a block narrower than the row). Everything the pruning reads belongs in the key.
+    Quiet when the key names a bucket of the argument (``M_CLOSEST`` for ``M``): that is deliberate; only
+    arguments the kernel uses as sizes count (a tensor's dtype is in the autotuner's key by itself)."""
     for flow in flows(module):
         at = flow.k.autotune
         fn = module.functions.get(at.prune) if at and at.prune else None
         if fn is None or at.key is None:
             continue
-        missing = sorted((pruned_reads(fn) & set(flow.k.params)) - set(at.key) - at.tuned)
+        tokens = {t for k in at.key for t in k.split("_")}  # M_CLOSEST: a bucket of M, named for it
+        missing = sorted((pruned_reads(fn) & sizes(flow)) - set(at.key) - at.tuned - tokens)
         if missing:
             node = next((k.value for k in at.node.keywords if k.arg == "key"), at.node)
             yield node, (f"the autotune key {at.key} leaves out {', '.join(missing)}, which {fn.name} (the config "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from harness.lint.registry import MEDIUM, rule
 from harness.lint.rules._common import from_shape
@@ -27,19 +28,25 @@ GOOD = BAD.replace("(triton.cdiv(n_cols, 64), n_rows)", "(n_rows, triton.cdiv(n_
     "tl.program_id(0) * BLOCK", "tl.program_id(1) * BLOCK").replace("row = tl.program_id(1)", "row = tl.program_id(0)")
 
 
+ROWS = re.compile(r"(?i)rows|tokens|^m$|^n_?m$|seqs|num_seq")
+
+
 def leading_size(launch, node: ast.AST) -> bool:
-    """``x.shape[0]``, ``x.size(0)``, ``len(x)``, or the first name of ``rows, cols = x.shape``."""
-    if isinstance(node, ast.Name) and launch.launcher is not None:
-        for n in ast.walk(launch.launcher):
-            if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Tuple) and n.targets[0].elts and \
-                    isinstance(n.targets[0].elts[0], ast.Name) and n.targets[0].elts[0].id == node.id and \
-                    isinstance(n.value, ast.Attribute) and n.value.attr == "shape":
-                return True
-        node = launch.resolve(node)
-    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value == 0:
-        return from_shape(launch, node)
-    return isinstance(node, ast.Call) and ast.unparse(node.func).endswith(".size") and \
-        [ast.unparse(a) for a in node.args] == ["0"]
+    """The rows of a matrix: the first name of ``rows, cols = x.shape`` (two names: a 2-D tensor, whose
+    leading dimension is tokens or rows, not a batch), or ``x.shape[0]`` / ``x.size(0)`` bound to a name
+    that says rows or tokens."""
+    if not isinstance(node, ast.Name) or launch.launcher is None:
+        return False
+    for n in ast.walk(launch.launcher):
+        if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Tuple) and len(n.targets[0].elts) == 2 and \
+                isinstance(n.targets[0].elts[0], ast.Name) and n.targets[0].elts[0].id == node.id and \
+                isinstance(n.value, ast.Attribute) and n.value.attr == "shape":
+            return True
+    value = launch.resolve(node)
+    first = isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant) and value.slice.value == 0 \
+        and from_shape(launch, value) or isinstance(value, ast.Call) and ast.unparse(value.func).endswith(".size") \
+        and [ast.unparse(a) for a in value.args] == ["0"]
+    return bool(first) and ROWS.search(node.id) is not None
 
 
 @rule("TL402", "grid-rows-on-y", cases=("grid-y-over-65535",), confidence=MEDIUM, bad=BAD, good=GOOD,
@@ -47,7 +54,8 @@ def leading_size(launch, node: ast.AST) -> bool:
 def check(module):
     """CUDA allows 2**31 - 1 programs along grid axis 0 but only 65,535 along axes 1 and 2; past that the
     launch fails with 'invalid argument' (the interpreter has no such limit). Put the dimension that grows
-    with the data (tokens, rows) on axis 0. Fires only for a bare leading dimension on axis 1 or 2."""
+    with the data (tokens, rows) on axis 0. Fires only for the row count of a matrix (``rows, cols = x.shape``,
+    or ``n_rows = x.shape[0]``) on axis 1 or 2: a batch or a head count is left alone."""
     for launch in module.launches:
         axes = launch.grid_axes() or []
         for i, axis in enumerate(axes[1:3], start=1):

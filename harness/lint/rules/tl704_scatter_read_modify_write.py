@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from harness.lint.flow import arg, flows
-from harness.lint.registry import HIGH, rule
+from harness.lint.registry import MEDIUM, rule
 from harness.lint.rules._common import memory_ops
 
 BAD = '''
@@ -25,17 +25,32 @@ GOOD = BAD.replace("""    counts = tl.load(hist_ptr + bins, mask=mask)
     tl.store(hist_ptr + bins, counts + 1, mask=mask)""", "    tl.atomic_add(hist_ptr + bins, 1, mask=mask)")
 
 
-@rule("TL704", "scatter-read-modify-write", cases=("histogram-lost-updates",), confidence=HIGH, bad=BAD, good=GOOD,
+def vector_of_indices(flow, pointer) -> bool:
+    """The address holds a block of indices loaded from memory (``hist_ptr + bins``, ``bins`` a loaded
+    block), not one loaded offset per program (a row start), where lanes cannot collide."""
+    stop = lambda n: flow.m.tl_call(n) == "load"  # noqa: E731
+    for n in flow.sources(pointer, stop):
+        if flow.m.tl_call(n) == "load" and n is not None:
+            inner = arg(n, 0, "pointer")
+            if inner is not None and any(a[0] in ("arange", "tile") for a in flow.atoms(inner)):
+                return True
+    return False
+
+
+@rule("TL704", "scatter-read-modify-write", cases=("histogram-lost-updates",), confidence=MEDIUM, bad=BAD,
+      good=GOOD,
       summary="tl.load and tl.store of the same address computed from loaded indices, the stored value computed "
               "from the loaded one (hist[idx] += 1 written as load, add, store)")
 def check(module):
     """Indices loaded from data repeat: lanes with the same index all load the same old value and all store
     ``old + 1``, and other programs race on the same addresses. One ``tl.atomic_add(ptr + idx, 1)`` per
-    lane loses nothing."""
+    lane loses nothing. Fires only for a block of indices (loaded at ``tl.arange`` offsets); an offset
+    loaded once per program (a row start) cannot collide between lanes. Medium: an API that promises unique
+    indices (xformers' scaled_index_add says so) makes the plain load-add-store correct."""
     for flow in flows(module):
         loads = {}
         for call, kind, pointer, _ in memory_ops(flow):
-            indirect = any(a[0] == "load" for a in flow.atoms(pointer))
+            indirect = vector_of_indices(flow, pointer)
             if kind == "load" and indirect:
                 loads[ast.unparse(pointer)] = call
             elif kind == "store" and indirect and ast.unparse(pointer) in loads:

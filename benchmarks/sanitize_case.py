@@ -7,7 +7,8 @@ compared with the reference and printed. Exit 0 whatever the result: the finding
 ``--time`` (for benchmarks/sanitize_cases.py) times the launcher's calls instead (the reference
 and the inputs outside the clock): the interpreter with
 the same CPU fixes and fake CUDA but no instrumentation, against the same calls inside the
-sanitizer's session, the fastest of three runs each way; one JSON line on stdout.
+sanitizer's session, by turns, each after a warm-up call, the fastest of four each way; one JSON line
+on stdout.
 """
 
 import argparse
@@ -18,7 +19,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-REPEATS = 3  # the fastest of three, each way (the CPU is shared)
+REPEATS = 4  # the fastest of four, each way, by turns (the CPU is shared)
 sys.path.insert(0, str(ROOT))
 
 
@@ -55,7 +56,9 @@ def calls(spec, case, launcher, args, say=print) -> float:
 
 
 def timed(slug: str, variant: str) -> dict:
-    """The launcher's calls, plain interpreter then sanitized, on fresh copies of the same inputs."""
+    """The launcher's calls, plain interpreter and sanitized by turns on fresh inputs, each turn a
+    warm-up call and a timed one, the fastest of each (taking turns keeps a machine whose load
+    drifts from favouring either)."""
     from harness.run import triton_compat
     from harness.sanitize import fakecuda
     from harness.sanitize.session import Session, bench_once
@@ -63,22 +66,30 @@ def timed(slug: str, variant: str) -> dict:
     os.environ["TRITON_INTERPRET"] = "1"
     spec, case, launcher = load(slug, variant)
     quiet = lambda *a: None  # noqa: E731
+
+    def plain_run() -> float:
+        with triton_compat.patched(interpreter=True):
+            undo, undo_bench = fakecuda.install(), bench_once()
+            try:
+                calls(spec, case, launcher, inputs(spec, case), say=quiet)  # warm: the patches' first rewrite
+                return calls(spec, case, launcher, inputs(spec, case), say=quiet)
+            finally:
+                undo_bench()
+                undo()
+
+    def sanitized_run() -> tuple:
+        with Session() as session:
+            calls(spec, case, launcher, inputs(spec, case), say=quiet)
+            before = session.launches
+            return calls(spec, case, launcher, inputs(spec, case), say=quiet), session.launches - before
+
     plain, sanitized = [], []
-    with triton_compat.patched(interpreter=True):
-        undo, undo_bench = fakecuda.install(), bench_once()
-        try:
-            calls(spec, case, launcher, inputs(spec, case), say=quiet)  # warm-up: the interpreter's rewrite
-            for _ in range(REPEATS):
-                plain.append(calls(spec, case, launcher, inputs(spec, case), say=quiet))
-        finally:
-            undo_bench()
-            undo()
-    with Session() as session:
-        for _ in range(REPEATS):
-            sanitized.append(calls(spec, case, launcher, inputs(spec, case), say=quiet))
-    plain, sanitized = min(plain), min(sanitized)
-    return {"case": slug, "variant": variant, "plain_s": plain, "sanitized_s": sanitized,
-            "launches": session.launches // REPEATS}
+    for _ in range(REPEATS):
+        plain.append(plain_run())
+        seconds, launches = sanitized_run()
+        sanitized.append(seconds)
+    return {"case": slug, "variant": variant, "plain_s": min(plain), "sanitized_s": min(sanitized),
+            "launches": launches}
 
 
 def main() -> int:

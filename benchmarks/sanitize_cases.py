@@ -179,8 +179,9 @@ def write(rows: list, env: str) -> None:
             "inputs (`device=\"cuda\"`, the interpreter sizes) from a plain script, benchmarks/sanitize_case.py, "
             "under `python -m harness sanitize` (the default checks; `--tf32 --orders` too where the case's "
             "evidence is TF32 or atomic order); the time of the launcher's calls inside the sanitizer against the "
-            "plain interpreter with the same CPU fixes, fake CUDA and one-run autotune timing (the fastest of three "
-            "runs each way, after a warm-up call; the CPU is shared with other work, so single timings are noisy).",
+            "plain interpreter with the same CPU fixes, fake CUDA and one-run autotune timing (four runs each way, "
+            "taken by turns, each after a warm-up call, the fastest of each; the CPU is shared with other work, so single "
+            "timings are noisy).",
             "", f"Measured on {env}.", ""]
     text += counts(rows) + [""] + table(rows)
     (OUT / "sanitize-cases.md").write_text("\n".join(text) + "\n")

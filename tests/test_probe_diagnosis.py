@@ -145,6 +145,10 @@ def test_an_autotuned_kernel_adding_atomically_without_reset_is_autotune_accumul
                  {"autotuned-atomics": "k: autotuned, atomics, no reset_to_zero", "atomics": "yes",
                   "accumulated": "the wrong elements are 12x the reference", "atomic-order": "last bits"})
     assert d[0]["defect"] == "autotune-accumulation", d
+    p114 = Finding("P114", "reference", "gpu", "right only when the buffers the launcher allocated start at 0")
+    d = diagnose([p114], {"autotuned-atomics": "k: autotuned, atomics, no reset_to_zero", "atomics": "yes"})
+    assert d[0]["defect"] == "autotune-accumulation", d
+    assert diagnose([p114])[0]["defect"] == "uninitialized-accumulator"
 
 
 def test_order_dependence_with_atomics_and_no_plain_store_race_is_memory_ordering():
@@ -153,6 +157,10 @@ def test_order_dependence_with_atomics_and_no_plain_store_race_is_memory_orderin
     assert d[0]["defect"] == "memory-ordering", d
     d = diagnose([Finding("P302", "order", "interpreter", "program order 'reverse' against in order: differ")])
     assert d[0]["defect"] == "store-race", d
+    on_gpu = Finding("P501", "repeat", "gpu", "3 distinct results in 3 identical runs (and some of them are wrong)")
+    assert diagnose([on_gpu], {"atomics": "the kernels use atomics"})[0]["defect"] == "memory-ordering"
+    last_bits = Finding("P501", "repeat", "gpu", "3 distinct results in 3 identical runs", severity="warning")
+    assert diagnose([last_bits], {"atomics": "the kernels use atomics"})[0]["defect"] == "atomic-nondeterminism"
 
 
 def test_a_small_error_alone_is_not_precision_loss():
@@ -164,6 +172,18 @@ def test_a_small_error_alone_is_not_precision_loss():
     d = diagnose([Finding("P201", "reference", "interpreter", "at n=3: wrong")],
                  {"small-error": "relative error 0.01", "error-grows": "0.01 then 0.04"})
     assert d[0]["defect"] == "precision-loss", d
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("slug, evidence", [("matmul-tf32-default", "tf32"), ("matmul-k-tail", "oob-load")])
+def test_the_gpu_experiments_establish_tf32_and_reads_past_a_tensor(slug, evidence):
+    """On a GPU: Triton's fp32 default set to ieee (tf32), NaN against 0 in the guard bands (bands)."""
+    spec = load_spec(ROOT / "cases" / slug)
+    r = probe(str(spec.path / "broken.py"), inputs=str(spec.path / "case.py"), launcher=spec.launcher,
+              detectors=["reference", "shapes", "diagnose"], backends=["gpu"])
+    seen = r.meta["gpu"]["seen"].get("evidence", {})
+    assert evidence in seen, r.to_json()
+    assert r.diagnosis[0]["defect"] == spec.defect, r.text()
 
 
 def test_the_json_has_a_top_level_diagnosis_best_first():

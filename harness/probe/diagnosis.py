@@ -47,6 +47,7 @@ RULES = (
     _r("overflow", "nonfinite", 0.25, "tail masked-undefined oob-load layout many-programs nonfinite-input zero-input"),
     _r("autotune-accumulation", "autotune-first-call", 0.85),
     _r("autotune-accumulation", "autotuned-atomics accumulated", 0.9),
+    _r("autotune-accumulation", "autotuned-atomics uninitialized", 0.85),
     _r("autotune-accumulation", "autotuned-atomics", 0.55, "oob-store oob-load layout tail many-programs"),
     _r("autotune-accumulation", "accumulated", 0.5, "many-programs"),
     _r("stride-assumption", "layout", 0.85),
@@ -97,6 +98,8 @@ def evidence_of(findings: list, observed: dict | None = None) -> dict[str, list[
         elif f.code == "P301" and ", a load at" in f.message:
             out.setdefault("read-write-race", []).append(f"{f.detector}: {f.message}"[:300])
             name = "race"
+        elif f.code == "P501" and "are wrong" in f.message:  # wrong in some runs: scheduling, not rounding
+            name = "order"
         elif f.code == "P601":
             m = f.message.lower()
             name = "oob-store" if "write" in m else "oob-load" if "read" in m else ""

@@ -1,0 +1,48 @@
+"""Outside its tensors? On a GPU there is no bounds check to run, but every input sits between
+guard bands: the failing sizes run once with NaN in the bands and once with 0. A result that
+changes between the two read what lies past a tensor; a band that changed was written. (Under
+the interpreter the "where" experiment sees the access itself, at its line.)"""
+
+from __future__ import annotations
+
+from harness.probe import execute as X
+from harness.probe.context import fmt
+from harness.probe.experiments import Experiment
+
+
+def run(ctx, failing: dict) -> dict:
+    import torch
+
+    if ctx.backend != "gpu" or not X.PAD:
+        return {}
+    t = ctx.target
+    ctx.trying = failing
+    try:
+        inputs = X.make(t, failing, ctx.seed, ctx.backend)
+        ref = X.reference(t, inputs)
+    except Exception:  # noqa: BLE001  make_inputs or the reference declined these sizes
+        return {}
+    nan = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref)
+    if nan.error is not None:
+        return {}
+    ev = {}
+    if past := nan.guard.get("wrote_past_end"):
+        ev["oob-store"] = f"at {fmt(failing)}: wrote into the guard bands past {', '.join(map(repr, past))}"
+    if "atomics" not in ctx.seen:
+        from harness.probe.kernels import kernel_facts
+
+        ctx.seen.update(kernel_facts(t))
+    if ctx.seen.get("atomics"):  # atomics' order changes results between any two runs: no comparison
+        return ev
+    zero = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref, finite=True)
+    if zero.error is None and nan.out is not None and zero.out is not None and hasattr(nan.out, "shape") \
+            and nan.out.shape == zero.out.shape:
+        a, b = nan.out.double(), zero.out.double()
+        differ = ~((a == b) | (torch.isnan(a) & torch.isnan(b)))
+        if bool(differ.any()):
+            ev["oob-load"] = f"at {fmt(failing)}: {int(differ.sum())} result elements change with what the guard " \
+                             f"bands around the inputs hold (NaN or 0): the kernel reads past a tensor"
+    return ev
+
+
+EXPERIMENT = Experiment("bands", "reads or writes past its tensors, seen through guard bands (GPU)?", run, rank=-1)

@@ -1,0 +1,73 @@
+"""TF32? On a GPU, ``tl.dot`` of fp32 operands with the default ``input_precision`` rounds its
+inputs to TF32 (10 bits of mantissa). The failing sizes run once more with Triton's fp32
+default set to "ieee" (``TRITON_F32_DEFAULT``), the kernels compiled afresh into a cache of
+their own: right then, and the kernel's precision is TF32's. (Under the interpreter the
+reference detector emulates the rounding and tells the same thing: P204.)"""
+
+from __future__ import annotations
+
+import contextlib
+
+from harness.probe.context import fmt
+from harness.probe.experiments import Experiment, outcome
+
+
+def _jitted(target) -> list:
+    from harness.probe.kernels import _kernels, _modules
+    from harness.run.triton_compat import _wrapped
+
+    return [o for o in _wrapped(*_modules(target)) if isinstance(o, _kernels())]
+
+
+def _forget(kernels) -> None:
+    for k in kernels:  # the compiled binaries a launch would reuse
+        for attr in ("device_caches", "cache"):
+            c = getattr(k, attr, None)
+            if hasattr(c, "clear"):
+                c.clear()
+
+
+@contextlib.contextmanager
+def ieee(target):
+    import os
+    import tempfile
+
+    from triton import knobs
+
+    kernels = _jitted(target)
+    old_default, old_dir, old_env = knobs.language.fp32_default, knobs.cache.dir, os.environ.get("TRITON_F32_DEFAULT")
+    with tempfile.TemporaryDirectory(prefix="casebook-ieee-") as d:
+        try:
+            knobs.language.fp32_default, knobs.cache.dir = "ieee", d
+            os.environ["TRITON_F32_DEFAULT"] = "ieee"
+            _forget(kernels)
+            yield
+        finally:
+            knobs.language.fp32_default, knobs.cache.dir = old_default, old_dir
+            if old_env is None:
+                os.environ.pop("TRITON_F32_DEFAULT", None)
+            else:
+                os.environ["TRITON_F32_DEFAULT"] = old_env
+            _forget(kernels)
+
+
+def run(ctx, failing: dict) -> dict:
+    if ctx.backend != "gpu":
+        return {}
+    src = " ".join(getattr(k, "src", "") or "" for k in _jitted(ctx.target))
+    if ".dot(" not in src:
+        return {}
+    if outcome(ctx, failing)[0] != "wrong":
+        return {}
+    try:
+        with ieee(ctx.target):
+            state = outcome(ctx, failing)[0]
+    except (ImportError, AttributeError):  # a Triton without these knobs
+        return {}
+    if state == "right":
+        return {"tf32": f"wrong at {fmt(failing)}; right with Triton's fp32 default input_precision set to "
+                        f"'ieee' (TRITON_F32_DEFAULT=ieee): tl.dot's TF32 rounding"}
+    return {}
+
+
+EXPERIMENT = Experiment("tf32", "right once tl.dot's fp32 inputs are not rounded to TF32 (GPU)?", run, rank=5)

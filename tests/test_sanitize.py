@@ -291,3 +291,13 @@ def test_the_quick_race_check_answers_as_the_full_one():
             launch.accesses.append((addrs, int(rng.integers(0, 4)), int(rng.integers(0, 3)), f"k.py:{trial}", 0))
         for original, nothing, kinds in analyses:
             assert quick_races(original, nothing, kinds)(launch) == original(launch), trial
+
+
+def test_a_grid_past_cudas_limit_raises_as_on_a_gpu_and_is_reported():
+    out, doc = sanitize(f"{SUITE}/script_grid.py")
+    assert out.returncode == 1
+    (f,) = doc["findings"]
+    assert (f["code"], f["severity"], f["line"]) == ("P403", "error", f"{SUITE}/script_grid.py:14")
+    assert f["cases"][0]["slug"] == "grid-y-over-65535"
+    assert f"GridLimitError: fill_kernel: grid (1, 70000, 1)" in out.stderr
+    assert f"(launched at {SUITE}/script_grid.py:14)" in out.stderr

@@ -306,7 +306,7 @@ def launch_wrapper(session: Session, inner):
         launch = Launch(session, getattr(executor.fn, "__name__", "?"), _tensors(args_dev, kwargs))
         run = lambda: inner(executor, *args_dev, **kwargs)  # noqa: E731
         try:
-            launch.first(run)
+            launch.first(run, where)
             if launch.poisoned and session.config.masked:
                 launch.masked_lanes(run)
             if session.config.orders and launch.tensors:
@@ -328,8 +328,9 @@ class Launch:
         self.found: list[dict] = []
         self.float_atomics = 0
 
-    def first(self, run) -> None:
-        """The instrumented run: bounds, races, poison in masked lanes; what it recorded, kept."""
+    def first(self, run, where: dict) -> None:
+        """The instrumented run: bounds, races, poison in masked lanes; what it recorded, kept. A
+        grid CUDA would refuse raises, as the launch would on a GPU, naming the user's line."""
         from harness.run.interp_instrument import GridLimitError
 
         rec = self.rec
@@ -344,7 +345,7 @@ class Launch:
             self.found.append({"code": "P403", "kernel": self.kernel, "line": "", "axis": e.hit["axis"],
                                "grid": list(e.hit["grid"]), "programs_on_axis": e.hit["programs"],
                                "limit": e.hit["limit"]})
-            raise
+            raise GridLimitError({**e.hit, "line": where["launched_at"]}) from None
         finally:
             self.oob, self.races = rec.oob, rec.races
             self.poison_lines, self.dot_lines = list(rec.poison_lines), list(rec.dot_lines)

@@ -206,7 +206,12 @@ SAMPLE = """\
 =========     Address 0x7f3c2e800fa4 is out of bounds
 =========     and is 5 bytes after the nearest allocation at 0x7f3c2e800000 of size 4000 bytes
 =========
-========= ERROR SUMMARY: 3 errors
+========= Invalid __global__ read of size 4
+=========     at 0x000001a0 in {root}/tests/sanitize_fixtures/kernels.py:17:add_unmasked_kernel
+=========     by thread (232,0,0) in block (3,0,0)
+=========     Address 0x7f3c2e802fa0 is out of bounds
+=========
+========= ERROR SUMMARY: 4 errors
 """
 
 
@@ -217,7 +222,9 @@ def test_compute_sanitizer_reports_map_back_to_kernel_lines(monkeypatch):
     monkeypatch.chdir(ROOT)
     hits = gpu.parse(SAMPLE.format(root=ROOT))
     assert [(h["code"], h["line"], h["programs"]) for h in hits] == [
-        ("P101", f"{KERNELS}:18", ["3"]), ("P102", f"{KERNELS}:16", ["3"]), ("P101", f"{KERNELS}:18", ["3"])]
+        ("P101", f"{KERNELS}:18", ["3"]), ("P102", f"{KERNELS}:16", ["3"]), ("P101", f"{KERNELS}:18", ["3"]),
+        ("P102", f"{KERNELS}:17", ["3"])]  # the last in the older form of the "at" line
+    assert {h["kernel"] for h in hits} == {"add_unmasked_kernel"}
     found = F.collect(hits)
     store = found[0]
     assert (store.code, store.count, store.backend, store.kernel) == ("P101", 2, "gpu", "add_unmasked_kernel")

@@ -30,7 +30,10 @@ import re
 from harness.errors import UsageError
 
 _BLOCK = re.compile(r"^=+ (Invalid __global__ (read|write|atomic)[^\n]*)\n((?:=+ {2,}[^\n]*\n?)*)", re.M)
-_AT = re.compile(r"at (?:0x[0-9a-f]+ in )?([\w$.]+?)(?:\+0x[0-9a-f]+)?(?: in (\S+?):(\d+))?\s*$", re.M)
+# "at add_kernel+0x2b0 in /x/k.py:24" (2022 and later; C++ names with their arguments), or
+# "at 0x000002b0 in /x/k.py:24:add_kernel" (older)
+_AT = [re.compile(r"at (?P<fn>[^\s(+]+)(?:\([^)]*\))?\+0x[0-9a-f]+(?: in (?P<file>\S+):(?P<line>\d+))?"),
+       re.compile(r"at 0x[0-9a-f]+ in (?P<file>[^\s:]+):(?P<line>\d+):(?P<fn>[^\s(]+)")]
 _BLOCK_ID = re.compile(r"in block \((\d+),(\d+),(\d+)\)")
 _NEAREST = re.compile(r"is (\d+) bytes (after|before) the nearest allocation at (0x[0-9a-f]+) of size (\d+) bytes")
 _GSAN = re.compile(r"(GSan[^\n]*)")
@@ -60,9 +63,9 @@ def parse(text: str) -> list[dict]:
     hits = []
     for m in _BLOCK.finditer(text):
         head, kind, body = m.group(1), m.group(2), m.group(3)
-        at = _AT.search(body)
-        kernel = at.group(1) if at else "?"
-        line = _where(at.group(2), at.group(3)) if at and at.group(2) else ""
+        at = next((m for m in (p.search(body) for p in _AT) if m), None)
+        kernel = at.group("fn") if at else "?"
+        line = _where(at.group("file"), at.group("line")) if at and at.group("file") else ""
         near = _NEAREST.search(body)
         side = ("past the end" if near.group(2) == "after" else "before the start") if near else "outside"
         far = f"{near.group(1)} bytes {near.group(2)} an allocation of {near.group(4)} bytes" if near else \

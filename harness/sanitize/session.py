@@ -175,7 +175,7 @@ def quick_races(original, nothing, kinds: tuple):
     return quick
 
 
-MAX_OWNED = 2**27  # elements of the tensors a launch writes that ``_may_share`` keeps an owner for
+MAX_OWNED = 2**25  # elements of the written tensors ``_may_share`` keeps an owner for (int32: 128 MiB)
 
 
 def _may_share(launch, kinds: tuple) -> bool:
@@ -187,7 +187,7 @@ def _may_share(launch, kinds: tuple) -> bool:
     import numpy as np
 
     spans = sorted(launch.spans.values(), key=lambda sp: sp.lo)
-    if not spans:
+    if not spans or launch.grid[0] * launch.grid[1] * launch.grid[2] >= 2**31:  # no tensor; program ids past int32
         return True
     los = np.array([sp.lo for sp in spans], dtype=np.int64)
     owners: dict = {}
@@ -211,7 +211,7 @@ def _may_share(launch, kinds: tuple) -> bool:
             n = (sp.hi - sp.lo) // sp.itemsize + 1
             if sum(o.size for o in owners.values()) + n > MAX_OWNED:
                 return True
-            owners[sp.name] = np.full(n, -1, dtype=np.int64)
+            owners[sp.name] = np.full(n, -1, dtype=np.int32)
         w = owners[sp.name][idx]
         if ((w != -1) & (w != p)).any():
             return True

@@ -175,15 +175,20 @@ def test_a_small_error_alone_is_not_precision_loss():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("slug, evidence", [("matmul-tf32-default", "tf32"), ("matmul-k-tail", "oob-load")])
-def test_the_gpu_experiments_establish_tf32_and_reads_past_a_tensor(slug, evidence):
-    """On a GPU: Triton's fp32 default set to ieee (tf32), NaN against 0 in the guard bands (bands)."""
+@pytest.mark.parametrize("slug, evidence, named", [("matmul-tf32-default", "tf32", True),
+                                                   ("matmul-k-tail", "oob-load", True),
+                                                   ("histogram-lost-updates", "order", False)])
+def test_the_gpu_experiments_establish_tf32_reads_past_a_tensor_and_scheduling(slug, evidence, named):
+    """On a GPU: Triton's fp32 default set to ieee (tf32), NaN against 0 in the guard bands (bands),
+    three runs at the failing sizes (runs: a GPU shows no read-write race, so lost updates read as
+    a scheduling-dependent result, not as that case)."""
     spec = load_spec(ROOT / "cases" / slug)
     r = probe(str(spec.path / "broken.py"), inputs=str(spec.path / "case.py"), launcher=spec.launcher,
               detectors=["reference", "shapes", "diagnose"], backends=["gpu"])
     seen = r.meta["gpu"]["seen"].get("evidence", {})
     assert evidence in seen, r.to_json()
-    assert r.diagnosis[0]["defect"] == spec.defect, r.text()
+    if named:
+        assert r.diagnosis[0]["defect"] == spec.defect, r.text()
 
 
 def test_the_json_has_a_top_level_diagnosis_best_first():

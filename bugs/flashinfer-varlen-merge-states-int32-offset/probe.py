@@ -29,9 +29,11 @@ def launch_fixed(v, s, indptr):
     return _mod("fixed").variable_length_merge_states(v, s, indptr)[0]
 
 
-def make_inputs(*, device, gen, seq_len=64, per=2, num_heads=4, head_dim=32):
+def make_inputs(*, device, gen, seq_len=16, per=2, num_heads=2, head_dim=16):
     """seq_len index sets of per consecutive states each: v (seq_len * per, heads, head_dim) fp16,
-    s its log2-sum-exp (float32)."""
+    s its log2-sum-exp (float32). Small defaults: the kernel walks every element one scalar at a
+    time (tl.range over head_dim, heads and the set, a state_merge call each), which the
+    interpreter pays for element by element; the bug needs 2**31 elements (--large, on a GPU)."""
     rows = seq_len * per
     v = torch.randn(rows, num_heads, head_dim, generator=gen, dtype=torch.float32).to(torch.float16)
     s = torch.randn(rows, num_heads, generator=gen) * 4

@@ -71,8 +71,17 @@ def launch_fixed(x, w_q, scales):
     return _run(_mod("fixed"), x, w_q, scales)
 
 
+# gemlite's contract: "in_features should be divisible by 32 or the group_size"
+# (GemLiteLinearTriton.__init__ in gemlite/core.py, MIN_SIZE = 32, in 0.5.1 and 0.5.1.post1):
+# gemm_INT_kernel loads W_q with no mask along K. Other K are outside it: refused here, so shape
+# fuzzing does not try them.
+K_MULTIPLE = 32
+
+
 def make_inputs(*, device, gen, m=16, n=128, k=128):
     """x (m, k) fp16; w_q (k, n) int8; scales (1, n) fp16: W = w_q * scales per output channel."""
+    if k % K_MULTIPLE:
+        raise ValueError(f"k={k}: gemlite needs in_features divisible by {K_MULTIPLE} (gemlite/core.py)")
     x = torch.randn(m, k, generator=gen).to(torch.float16)
     w_q = torch.randint(-127, 128, (k, n), generator=gen, dtype=torch.int8)
     scales = (torch.rand(1, n, generator=gen) * 0.01 + 0.002).to(torch.float16)

@@ -57,7 +57,16 @@ def _unpack(w_q, k):
     return q.reshape(k, -1)
 
 
+# gemlite's contract (GemLiteLinearTriton.__init__ in gemlite/core.py of 0.4.7 and 0.4.8):
+# "in_features should be divisible by 32 or the group_size" (MIN_SIZE = 32) and "Only group_size >=
+# 32 is supported". Other sizes are outside it (the kernel's config pruner keeps no config for a
+# group of 1): refused here, so shape fuzzing does not try them.
+MIN_SIZE, MIN_GROUP = 32, 32
+
+
 def make_inputs(*, device, gen, n=512, k=256, group_size=64):
+    if k % MIN_SIZE or group_size < MIN_GROUP or k % group_size:
+        raise ValueError(f"k={k}, group_size={group_size}: outside gemlite's contract (gemlite/core.py)")
     q = torch.randint(0, 2 ** W_NBITS, (k, n), generator=gen)
     scales = (torch.rand(k // group_size, n, generator=gen) * 0.02 + 0.005).to(torch.float16)
     zeros = (torch.rand(k // group_size, n, generator=gen) * 2 + 7).to(torch.float16)

@@ -50,4 +50,8 @@ def reference(x, conv_state, weight, bias):
     return torch.cat([out.reshape(-1), new_state.reshape(-1)])
 
 
-FUZZ = {"batch": (1, 8), "dim": (1, 600), "seqlen": (1, 3)}
+# width 2 to 4: causal_conv1d_update's kernel computes with KERNEL_WIDTH 2, 3 and 4 only (STEP 5 of
+# _causal_conv1d_update_kernel in causal_conv1d_triton.py, still so in sglang 0.5.8; a width of 5
+# loads a fourth state column it never uses), the widths of the CUDA causal_conv1d it ports
+# ("causal_conv1d only supports width between 2 and 4") and of Mamba's d_conv (4)
+FUZZ = {"batch": (1, 8), "dim": (1, 600), "seqlen": (1, 3), "width": (2, 4)}

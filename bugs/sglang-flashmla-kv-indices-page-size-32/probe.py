@@ -48,10 +48,19 @@ def launch_fixed(req_to_token, req_pool_indices, seq_lens, page_size):
     return _run(_mod("fixed"), req_to_token, req_pool_indices, seq_lens, page_size)
 
 
-FUZZ = {"bs": (1, 8), "max_len": (1, 9000)}
+FUZZ = {"bs": (1, 8), "max_len": (1, 9000), "page_size": (32, 64)}
+
+
+# The TRT-LLM MLA backend runs with a page size of 32 or 64 only (sglang's server_args: "TensorRT-LLM
+# MLA only supports page_size of 32 or 64", any other is changed to 64), and its block padding
+# (_calc_padded_blocks: 128 // page_size) is 0 past 128. Other page sizes are outside its contract:
+# refused here, so shape fuzzing tries 32 and 64.
+PAGE_SIZES = (32, 64)
 
 
 def make_inputs(*, device, gen, bs=4, max_len=3000, page_size=64, pool_reqs=8):
+    if page_size not in PAGE_SIZES:
+        raise ValueError(f"page_size={page_size}: the TRT-LLM MLA backend takes {PAGE_SIZES}")
     pages_per_req = triton.cdiv(max_len, page_size)
     n_pages = pool_reqs * pages_per_req + 1
     order = torch.randperm(n_pages - 1, generator=gen) + 1  # page 0 is kept free, as the pool keeps slot 0

@@ -59,6 +59,8 @@ def _summary(report, entry) -> dict:
         "detectors": sorted({f.detector for f in probs}), "codes": sorted({f.code for f in probs}),
         "first": {"code": first.code, "detector": first.detector, "message": first.message[:240],
                   "line": first.line} if first else None,
+        "error_findings": [{"code": f.code, "detector": f.detector, "message": f.message[:400]}
+                           for f in errors[:20]],  # matched against the entry's [[fixed_known]]
         "diagnosis": diagnosis,
         "diagnosis_first_right": bool(diagnosis) and diagnosis[0] == entry.defect,
         "diagnosis_top3_right": entry.defect in diagnosis[:3],
@@ -205,9 +207,38 @@ def combine(entries: dict, rows: list, backend: str, verified: dict) -> list:
             out.append(line)
             continue
         line.update(project=e.project, kind=e.kind, defect=e.defect, case=e.case, shows_on=e.shows_on,
-                    visible=visible(e, backend), buggy=b, fixed=f)
+                    visible=visible(e, backend), buggy=b, fixed=f,
+                    fixed_known=known_on_fixed(e, f["probe"], backend))
         out.append(line)
     return out
+
+
+def _matches(known: dict, finding: dict) -> bool:
+    detectors = [d.strip() for d in str(finding.get("detector", "")).split(",")]
+    return (finding.get("code") == known["code"]
+            and (not known.get("detector") or known["detector"] in detectors)
+            and (not known.get("match") or known["match"] in str(finding.get("message", ""))))
+
+
+def known_on_fixed(entry, probe_row: dict, backend: str) -> str | None:
+    """Why the probe's errors on the fixed version are true (the entry's ``[[fixed_known]]``), when
+    every one of them is a finding recorded there for this backend; None otherwise (no error, or
+    one that is not recorded: a false alarm)."""
+    known = [k for k in getattr(entry, "fixed_known", []) if backend in k.get("backends", (backend,))]
+    if not known or not probe_row or not probe_row.get("errors"):
+        return None
+    found = probe_row.get("error_findings")
+    if found is None:  # a row recorded before the findings were kept: its first finding, if the only one
+        found = [probe_row["first"]] if probe_row.get("errors") == 1 and probe_row.get("first") else None
+    if not found or not all(any(_matches(k, f) for k in known) for f in found):
+        return None
+    used = [k for k in known if any(_matches(k, f) for f in found)]
+    return "; ".join(f"{k['code']}: {k['why']}" for k in used)
+
+
+def false_alarm(line: dict) -> bool:
+    """The probe reported an error on the fixed version that is not a recorded true finding."""
+    return bool(line["fixed"]["probe"]["errors"]) and not line.get("fixed_known")
 
 
 def visible(entry, backend: str) -> bool:
@@ -227,7 +258,8 @@ def totals(lines: list, peers: tuple = PEERS) -> dict:
         "entries": len(lines), "could_not_run": len(lines) - len(ran),
         "visible": len(vis), "caught_visible": sum(x["buggy"]["probe"]["caught"] for x in vis),
         "caught_all": len(caught), "ran": len(ran),
-        "false_alarms": sum(x["fixed"]["probe"]["errors"] > 0 for x in ran),
+        "false_alarms": sum(false_alarm(x) for x in ran),
+        "fixed_true_findings": sum(bool(x.get("fixed_known")) for x in ran),
         "fixed_warnings": sum(x["fixed"]["probe"]["warnings"] > 0 and not x["fixed"]["probe"]["errors"] for x in ran),
         "diagnosis_first": sum(x["buggy"]["probe"]["diagnosis_first_right"] for x in caught),
         "diagnosis_top3": sum(x["buggy"]["probe"]["diagnosis_top3_right"] for x in caught),

@@ -20,7 +20,12 @@ What the file holds (``bugs/README.md`` has the whole format and an example):
 - ``[verify]``: ``sizes`` (make_inputs keywords at which the bug shows), ``detector``
   (the probe detector that must see it: "reference" by default, "memcheck" for an
   out-of-bounds access that changes no output), ``ci`` (false: too heavy to download or
-  run in CI, which verifies the other interpreter-visible entries).
+  run in CI, which verifies the other interpreter-visible entries);
+- ``[[fixed_known]]``: a finding the probe makes on the fixed version that is true (another
+  defect the fix left in place, shown by the float64 reference or an access out of bounds):
+  ``code``, ``why``, ``detector``, ``match`` (a piece of its message), ``sizes``, ``backends``.
+  The scoreboard counts it as a true finding on the fixed version, not a false alarm, when
+  every error the probe reports there is one of these.
 """
 
 from __future__ import annotations
@@ -71,6 +76,7 @@ class Entry:
     pip_args: list = field(default_factory=list)
     pip_env: dict = field(default_factory=dict)
     verify: dict = field(default_factory=dict)
+    fixed_known: list = field(default_factory=list)  # what the fixed version really gets wrong ([[fixed_known]])
 
     @property
     def glue(self) -> Path:
@@ -177,6 +183,33 @@ def _verify(meta: dict, where: str) -> dict:
     return {**v, "detector": det}
 
 
+def _fixed_known(meta: dict, where: str) -> list:
+    """``[[fixed_known]]`` (or one ``[fixed_known]`` table): findings the probe makes on the fixed
+    version that are true, shown to be (another defect the fix left in place, not this bug):
+    ``code`` (P101...), ``why`` (one line: what is wrong and how it was shown), and to match the
+    finding, ``detector`` and ``match`` (a piece of its message); ``sizes`` (where it shows) and
+    ``backends`` (where the probe makes it; both by default)."""
+    raw = meta.get("fixed_known", [])
+    items = [raw] if isinstance(raw, dict) else raw
+    if not isinstance(items, list) or not all(isinstance(k, dict) for k in items):
+        raise ManifestError(f"{where}: [[fixed_known]] must be tables")
+    out = []
+    for k in items:
+        if not re.fullmatch(r"P\d{3}", str(k.get("code", ""))):
+            raise ManifestError(f"{where}: [[fixed_known]] code must be a finding code such as P401")
+        if not isinstance(k.get("why"), str) or not k["why"].strip():
+            raise ManifestError(f"{where}: [[fixed_known]] why must say what the fixed version gets wrong")
+        for key in ("detector", "match"):
+            if not isinstance(k.get(key, ""), str):
+                raise ManifestError(f"{where}: [[fixed_known]] {key} must be a string")
+        if not isinstance(k.get("sizes", {}), dict):
+            raise ManifestError(f"{where}: [[fixed_known]] sizes must be a table of make_inputs arguments")
+        backends = _words(k.get("backends", list(BACKENDS)), BACKENDS, "[[fixed_known]] backend", where)
+        out.append({"code": k["code"], "why": " ".join(k["why"].split()), "detector": k.get("detector", ""),
+                    "match": k.get("match", ""), "sizes": dict(k.get("sizes", {})), "backends": backends})
+    return out
+
+
 def read(folder: Path) -> Entry:
     """The entry in ``folder`` (its bug.toml and probe.py), checked; ManifestError if not usable."""
     folder = Path(folder)
@@ -211,7 +244,8 @@ def read(folder: Path) -> Entry:
                  str(meta.get("case", "")), _words(meta.get("triggers", []), TRIGGERS, "trigger", where),
                  _words(meta.get("shows_on", []), BACKENDS, "shows_on", where), strings["summary"],
                  {k: str(v) for k, v in links.items()}, buggy, fixed, src.get("module", ""), src.get("files", []),
-                 src.get("kernel", ""), src.get("pip_args", []), src.get("pip_env", {}), _verify(meta, where))
+                 src.get("kernel", ""), src.get("pip_args", []), src.get("pip_env", {}), _verify(meta, where),
+                 _fixed_known(meta, where))
 
 
 def root() -> Path:

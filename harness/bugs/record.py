@@ -61,6 +61,8 @@ def _totals_table(totals: dict, peers: tuple) -> list:
             f"| bugs caught, of all that ran | {_pct(t['caught_all'], t['ran'])} | {blank} |",
             f"| false alarms on fixed versions | {t['false_alarms']} of {t['ran']} | "
             + " | ".join(f"{tp[p]['false_alarms']} of {tp[p]['ran']}" for p in peers) + " |",
+            f"| true findings on fixed versions (bug.toml [[fixed_known]]) | "
+            f"{t.get('fixed_true_findings', 0)} of {t['ran']} | {blank} |",
             f"| right defect class named first, of bugs caught | {_pct(t['diagnosis_first'], t['caught_all'])} | {blank} |",
             f"| ... in the first three | {_pct(t['diagnosis_top3'], t['caught_all'])} | {blank} |",
             f"| seconds per probe: median, max | {t['median_s']}, {t['max_s']} | {blank} |", ""]
@@ -69,6 +71,8 @@ def _totals_table(totals: dict, peers: tuple) -> list:
 def _by_class(lines: list) -> list:
     from tabulate import tabulate
 
+    from harness.bugs.board import false_alarm
+
     classes: dict = {}
     for x in lines:
         if "error" not in x and x["visible"]:
@@ -76,7 +80,7 @@ def _by_class(lines: list) -> list:
             c[0] += 1
             c[1] += x["buggy"]["probe"]["caught"]
             c[2] += x["buggy"]["probe"]["diagnosis_first_right"]
-            c[3] += bool(x["fixed"]["probe"]["errors"])
+            c[3] += false_alarm(x)
     return ["## By defect class (bugs visible here)", "",
             tabulate([[d, *c] for d, c in sorted(classes.items())],
                      headers=["defect", "entries", "probe caught", "named first", "false alarm on fixed"],
@@ -94,7 +98,9 @@ def _entry_row(x: dict, peers: tuple) -> list:
             (f"{_cell(b['probe'])} ({first.get('detector')}): {first.get('message', '')[:120]}{where}"
              if b["probe"]["caught"] else "quiet"),
             ", ".join(b["probe"]["diagnosis"][:3]),
-            _cell(f["probe"]) + (f" ({', '.join(f['probe']['codes'])})" if f["probe"]["caught"] else ""),
+            (f"**true finding** {', '.join(f['probe']['codes'])} (bug.toml [[fixed_known]]: {x['fixed_known'][:100]})"
+             if x.get("fixed_known") else
+             _cell(f["probe"]) + (f" ({', '.join(f['probe']['codes'])})" if f["probe"]["caught"] else "")),
             f"{b['probe']['seconds']} / {f['probe']['seconds']}"] + [f"{_cell(b.get(p))} / {_cell(f.get(p))}"
                                                                      for p in peers]
 

@@ -170,6 +170,7 @@ def fetch(package: str, version: str, files: list, pip_args: list | None = None,
 def _stub(name: str, attrs: dict) -> None:
     """``sys.modules[name]``: a module with ``attrs``. Its parents are the real ones where they
     can be found (the cache's folder is on ``sys.path`` by then), stub packages otherwise."""
+    import importlib.machinery
     import importlib.util
 
     parts = name.split(".")
@@ -181,6 +182,10 @@ def _stub(name: str, attrs: dict) -> None:
         mod = importlib.import_module(sub) if found else types.ModuleType(sub)
         if not found:
             mod.__path__ = []  # a package, so children can be stubbed too
+            # a spec, as an imported module has: importlib.util.find_spec(name) on a module in
+            # sys.modules without one raises ValueError ("psutil.__spec__ is None"), where glue asks
+            # whether an optional dependency is installed
+            mod.__spec__ = importlib.machinery.ModuleSpec(sub, None, is_package=True)
             sys.modules[sub] = mod
         if i > 1:
             setattr(sys.modules[".".join(parts[:i - 1])], parts[i - 1], mod)

@@ -239,34 +239,58 @@ def _guard_inputs(inputs: dict, finite: bool = False) -> tuple[dict, list]:
     return given, bands
 
 
+def band_fill(dtype):
+    """The guard bands' fill around a zeroed allocation: finite and small for floats, so that an
+    atomic_add past the end changes it (a NaN absorbs the add; a large value, -31337 in fp16 with
+    its ulp of 16, absorbs a small one), and an odd power of two no result is likely to store."""
+    from harness.core import guards
+
+    return -0.0078125 if dtype.is_floating_point else guards._CANARY.get(dtype, guards.default_poison(dtype))
+
+
 @contextlib.contextmanager
 def poisoned_allocations(canary=None):
     """``torch.empty``, ``empty_like`` and ``Tensor.new_empty`` return poison inside canary padding
     (``canary``: a function of the dtype giving another fill, for a second run that tells elements
-    never written from elements that happen to equal the poison)."""
+    never written from elements that happen to equal the poison); ``torch.zeros``, ``zeros_like``
+    and ``Tensor.new_zeros`` return zeros inside poison guard bands (a write past a zeroed
+    accumulator, an atomic_add output, shows as a write outside; 0 is what it holds, so it is never
+    "never written")."""
     import torch
 
     from harness.core import guards
 
-    originals = {"empty": torch.empty, "empty_like": torch.empty_like}
-    new_empty = torch.Tensor.new_empty
+    originals = {"empty": torch.empty, "empty_like": torch.empty_like, "zeros": torch.zeros,
+                 "zeros_like": torch.zeros_like}
+    new_empty, new_zeros = torch.Tensor.new_empty, torch.Tensor.new_zeros
+
+    def plain(t, kwargs) -> bool:
+        return kwargs.get("out") is not None or not t.is_contiguous() or t.numel() == 0 or t.requires_grad
 
     def wrap(original):
         def alloc(*args, **kwargs):
             t = original(*args, **kwargs)
-            if kwargs.get("out") is not None or not t.is_contiguous() or t.numel() == 0 or t.requires_grad:
+            if plain(t, kwargs):
                 return t
             fill = guards.default_poison(t.dtype) if canary is None else canary(t.dtype)
             return guards.output(t.shape, t.dtype, t.device, pad=PAD, canary=fill)
         return alloc
 
+    def wrap_zeros(original):  # zeros inside guard bands: a write past them shows, like an input's
+        def alloc(*args, **kwargs):
+            t = original(*args, **kwargs)
+            return t if plain(t, kwargs) else guards.guarded(t, t.device, pad=PAD, poison=band_fill(t.dtype))
+        return alloc
+
     torch.empty, torch.empty_like = wrap(originals["empty"]), wrap(originals["empty_like"])
-    torch.Tensor.new_empty = wrap(new_empty)
+    torch.zeros, torch.zeros_like = wrap_zeros(originals["zeros"]), wrap_zeros(originals["zeros_like"])
+    torch.Tensor.new_empty, torch.Tensor.new_zeros = wrap(new_empty), wrap_zeros(new_zeros)
     try:
         yield
     finally:
         torch.empty, torch.empty_like = originals["empty"], originals["empty_like"]
-        torch.Tensor.new_empty = new_empty
+        torch.zeros, torch.zeros_like = originals["zeros"], originals["zeros_like"]
+        torch.Tensor.new_empty, torch.Tensor.new_zeros = new_empty, new_zeros
 
 
 def _shares(out, inputs: dict) -> str:

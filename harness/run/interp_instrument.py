@@ -110,8 +110,10 @@ class Recorder:
 
     options: Options
     launches: int = 0
+    programs: int = 0  # programs of every launch, counted in a dry run too (a run's cost under the interpreter)
     oob: dict = field(default_factory=dict)  # (kind, tensor, side, line) -> {"lanes", "elements", "pid", ...}
     races: list = field(default_factory=list)
+    cross_program: int = 0  # addresses one program wrote (store or atomic) and another touched (race recording)
     atomics: int = 0
     float_atomics: int = 0
     tf32_dots: int = 0
@@ -415,6 +417,22 @@ def find_races(launch: Launch, limit: int = 5) -> list[dict]:
     return out
 
 
+def cross_program_writes(launch: Launch) -> int:
+    """How many addresses one program of the launch writes (a store or an atomic) and another
+    program also touches: 0 means the programs share nothing they write, so no program order can
+    change what the launch computes."""
+    import numpy as np
+
+    if not launch.accesses:
+        return 0
+    addrs = np.concatenate([a for a, *_ in launch.accesses]).astype(np.uint64)
+    pids = np.concatenate([np.full(a.size, p, dtype=np.uint64) for a, p, *_ in launch.accesses])
+    kinds = np.concatenate([np.full(a.size, k, dtype=np.int8) for a, _, k, *_ in launch.accesses])
+    pairs = np.unique(np.stack([addrs, pids], axis=1), axis=0)
+    shared_addrs, n = np.unique(pairs[:, 0], return_counts=True)
+    return int(np.intersect1d(shared_addrs[n > 1], addrs[kinds != LOAD]).size)
+
+
 def _race(launch: Launch, addr: int, first: int, second: int, total: int) -> dict:
     _, p1, _, line1, _ = launch.accesses[first]
     _, p2, k2, line2, _ = launch.accesses[second]
@@ -424,6 +442,30 @@ def _race(launch: Launch, addr: int, first: int, second: int, total: int) -> dic
                                   p // (launch.grid[0] * launch.grid[1])))
     return {"kernel": launch.kernel, "address": where, "store_pid": unflat(p1), "store_line": line1,
             "other_pid": unflat(p2), "other_kind": KIND_NAMES[k2], "other_line": line2, "addresses": total}
+
+
+def derived_tag(op: str, args, TensorHandle):
+    """The tensor a pointer made by the builder method ``op`` from ``args`` points into (None: not one tensor, so the
+    pointer is checked against every tensor argument). Most ops derive it from their one tagged
+    operand. A ``tl.where`` between pointers into two tensors (``x = tl.where(is_v, v_ptr, q_ptr)``)
+    points into the one its condition picks: where the condition is the same in every lane, that
+    operand's tensor; where it differs between lanes, no single one."""
+    import numpy as np
+
+    tagged = [a for a in args if isinstance(a, TensorHandle) and TAG in a.attr]
+    if not tagged:
+        return None
+    if op == "create_select" and len(args) >= 3:
+        cond, lhs, rhs = args[:3]
+        tags = {getattr(x, "attr", {}).get(TAG) for x in (lhs, rhs)}
+        if len(tags) > 1:
+            c = np.asarray(getattr(cond, "data", cond))
+            if c.all():
+                return getattr(lhs, "attr", {}).get(TAG)
+            if not c.any():
+                return getattr(rhs, "attr", {}).get(TAG)
+            return None
+    return tagged[0].attr[TAG]
 
 
 class _Patches:
@@ -450,7 +492,7 @@ class _Patches:
         self.set(B, "create_dot", self.dot(B.create_dot))
         for name in _PROPAGATE:
             if hasattr(B, name):
-                self.set(B, name, self.propagating(getattr(B, name)))
+                self.set(B, name, self.propagating(getattr(B, name), name))
         for name in _POINTER_HANDLES:
             handle = getattr(self.interp, name, None)
             if handle is not None and hasattr(handle, "materialize_pointers"):
@@ -462,16 +504,15 @@ class _Patches:
             u()
         self.undo.clear()
 
-    def propagating(self, original):
+    def propagating(self, original, name: str = ""):
         TensorHandle = self.interp.TensorHandle
 
         def method(builder, *args, **kwargs):
             out = original(builder, *args, **kwargs)
             if isinstance(out, TensorHandle) and TAG not in out.attr:
-                for a in args:
-                    if isinstance(a, TensorHandle) and TAG in a.attr:
-                        out.attr[TAG] = a.attr[TAG]
-                        break
+                tag = derived_tag(name, args, TensorHandle)
+                if tag is not None:
+                    out.attr[TAG] = tag
             return out
         return method
 
@@ -587,11 +628,14 @@ def grid_call(rec: Recorder, interp):
             grid = self.grid(args) if callable(self.grid) else self.grid
             grid = tuple(grid) + (1,) * (3 - len(grid))
             check_grid(rec, getattr(self.fn, "__name__", "?"), grid)  # past CUDA's limits: raises
+            rec.programs += int(grid[0]) * int(grid[1]) * int(grid[2])
             if rec.options.dry_run:
                 return
             interp.interpreter_builder.set_grid_dim(*grid)
             rec.current = Launch(getattr(self.fn, "__name__", "?"), _spans(tensors), grid)
             rec.launches += 1
+            plain_patch = interp._patch_lang
+            interp._patch_lang = patched_once(plain_patch, self.fn)
             try:
                 for idx in _program_order(grid, rec.options.order):
                     interp.interpreter_builder.set_grid_idx(*idx)
@@ -601,14 +645,35 @@ def grid_call(rec: Recorder, interp):
                 if triton.knobs.compilation.front_end_debugging:
                     raise
                 raise interp.InterpreterError(repr(e)) from e
+            finally:
+                interp._patch_lang = plain_patch
             if rec.options.race:
                 rec.races.extend(find_races(rec.current))
+                rec.cross_program += cross_program_writes(rec.current)
         finally:
             rec.current = None
             if patch_scope is not None:
                 patch_scope.restore()
         self._restore_args_dev(args_dev, args_hst, kwargs, kwargs_hst)
     return __call__
+
+
+def patched_once(patch_lang, kernel):
+    """``_patch_lang`` for the programs of one launch: the interpreter patches ``triton.language``
+    again at every call of a ``@triton.jit`` function from the kernel (``inspect.getmembers`` over
+    the whole module, about a millisecond each; a third of the time of a kernel that calls a small
+    helper in its loops), and drops what that returns. Within one launch nothing undoes the patch,
+    so each function's first call patches and later calls of it do nothing (the launch's own
+    patch, of ``kernel``, is already in place)."""
+    done = {id(kernel)}
+
+    def once(fn, *args, **kwargs):
+        if id(fn) in done:
+            return None
+        done.add(id(fn))
+        return patch_lang(fn, *args, **kwargs)
+    once.casebook_patched_once = True
+    return once
 
 
 GRID_LIMITS = (2**31 - 1, 65_535, 65_535)  # CUDA's programs per grid axis (x, y, z)

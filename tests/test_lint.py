@@ -108,6 +108,10 @@ def k2_py(x_ptr, n, BLOCK: lang.constexpr):
     lang.store(x_ptr + offs, 1.0)
 
 k2 = tr.jit(k2_py)
+
+def launch(x, n):
+    k1[(tr.cdiv(n, 256),)](x, n, BLOCK=256)
+    k2[(tr.cdiv(n, 256),)](x, n, BLOCK=256)
 '''
     assert [(f.code, f.line) for f in lint_source(src)] == [("TL101", 9), ("TL101", 13)]
 

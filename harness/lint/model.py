@@ -199,6 +199,8 @@ class Module:
     def _params(self, fn) -> tuple[list[str], set[str]]:
         args = fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
         const = {a.arg for a in args if a.annotation is not None and dotted(a.annotation).endswith("constexpr")}
+        const |= {n.target.id for n in ast.walk(fn) if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
+                  and dotted(n.annotation).endswith("constexpr")}  # X: tl.constexpr = ... inside the kernel
         return [a.arg for a in args], const
 
     def _launches(self) -> None:

@@ -182,11 +182,87 @@ def value_chain(flow: Flow, expr: ast.AST, stop=lambda n: False) -> Iterator[ast
 
 def divisibility_checked(flow: Flow, block: str) -> bool:
     """Every launch's launcher asserts or tests a remainder by this block (``assert M % BLOCK_M == 0``):
-    the sizes are multiples of it, and the last block is never partial."""
-    def checked(launch: Launch) -> bool:
-        names = {block} | ({ast.unparse(launch.args[block])} if block in launch.args else set())
-        return launch.launcher is not None and any(
-            isinstance(n, (ast.Assert, ast.If)) and any(isinstance(b, ast.BinOp) and isinstance(b.op, ast.Mod) and
-                                                         ast.unparse(b.right) in names for b in ast.walk(n.test))
-            for n in ast.walk(launch.launcher))
-    return bool(flow.k.launches) and all(checked(l) for l in flow.k.launches)
+    the sizes are multiples of it, and the last block is never partial. For a kernel with no launch in
+    its file, an assert by a name like the block (``block_size`` for ``BLOCK_SIZE``) in any function."""
+    def asserts(root: ast.AST, names: set[str]) -> bool:
+        return any(isinstance(n, (ast.Assert, ast.If)) and any(
+            isinstance(b, ast.BinOp) and isinstance(b.op, ast.Mod) and ast.unparse(b.right).lower() in names
+            for b in ast.walk(n.test)) for n in ast.walk(root))
+
+    launches = flow.k.launches
+    if not launches:  # launched from elsewhere (a wrapper, a namespace): an assert anywhere in the file counts
+        kernels = {id(k.node) for k in flow.m.kernels.values()}
+        return any(asserts(fn, {block.lower()}) for fn in flow.m.functions.values() if id(fn) not in kernels)
+    return all(l.launcher is not None and asserts(l.launcher, {block.lower()} | (
+        {ast.unparse(l.args[block]).lower()} if block in l.args else set())) for l in launches)
+
+
+def axis_blocks(flow) -> dict[int, set[str]]:
+    """For each grid axis, the block sizes the kernel multiplies ``tl.program_id(axis)`` by."""
+    pid_names = {}
+    for name, values in flow.env.items():
+        if len(values) == 1 and flow.m.tl_call(values[0][0]) == "program_id":
+            pid_names[name] = values[0][0]
+    out: dict[int, set[str]] = {}
+    for node in flow.nodes:
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            for side, other in ((node.left, node.right), (node.right, node.left)):
+                call = pid_names.get(side.id) if isinstance(side, ast.Name) else side
+                if flow.m.tl_call(call) == "program_id" and isinstance(other, ast.Name):
+                    axis = call.args[0] if call.args else next((k.value for k in call.keywords), None)
+                    if isinstance(axis, ast.Constant) and other.id in flow.k.constexprs:
+                        out.setdefault(axis.value, set()).add(other.id)
+    return out
+
+
+def masked_blocks(flow: Flow) -> set[str]:
+    """The block sizes whose ``tl.arange`` some mask of the kernel compares: axes it knows can be partial."""
+    cached = getattr(flow, "_masked_blocks", None)
+    if cached is None:
+        cached = flow._masked_blocks = {a[1] for _, _, _, mask in memory_ops(flow) if not is_none(mask)
+                                        for a in flow.atoms(mask) if a[0] in ("arange", "tile")}
+    return cached
+
+
+def unused_sizes(flow: Flow) -> list[str]:
+    """Runtime scalar arguments the kernel never reads (not pointers, strides or constexprs): ``n`` in a
+    vector add that forgot its mask."""
+    used = {n.id for n in flow.nodes if isinstance(n, ast.Name)}
+    return [p for p in flow.k.params if p not in used and p not in flow.k.constexprs and "ptr" not in p.lower()
+            and "stride" not in p.lower() and not p.startswith("_")]
+
+
+def rounds_up(node: ast.AST) -> bool:
+    """``cdiv(a, b)`` or ``(a + b - 1) // b`` somewhere in ``node``: a count that includes a partial block."""
+    return any(isinstance(n, ast.Call) and ast.unparse(n.func).endswith("cdiv") or
+               isinstance(n, ast.BinOp) and isinstance(n.op, ast.FloorDiv) and isinstance(n.left, ast.BinOp)
+               and isinstance(n.left.op, (ast.Add, ast.Sub)) for n in ast.walk(node))
+
+
+def partial_block_possible(flow: Flow, call: ast.AST, block: str) -> bool:
+    """Evidence in the file that the block axis ``block`` can end in a partial block: the kernel masks it
+    elsewhere, or counts its tiles with ``tl.cdiv(N, block)``; a loop that steps the
+    access (its variable is in the address, or it advances the pointer) runs to a runtime bound (or
+    counts with cdiv); or a launch's grid axis for it rounds up (cdiv)."""
+    if block in masked_blocks(flow) or any(  # the kernel counts its own tiles rounding up: cdiv(N, BLOCK_N)
+            flow.m.tl_call(n) == "cdiv" and len(n.args) == 2 and ast.unparse(n.args[1]) == block for n in flow.nodes):
+        return True
+    pointer = call.args[0] if getattr(call, "args", None) else call
+    touched = {a[1] for a in flow.atoms(pointer) if a[0] == "loop"} | {
+        n.target.id for n in flow.nodes if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)
+        and any(isinstance(x, ast.Name) and x.id == block for x in ast.walk(n.value))}
+    for loop in (a for a in flow.ancestors(call) if isinstance(a, ast.For)):
+        it = loop.iter
+        steps = isinstance(loop.target, ast.Name) and loop.target.id in touched or any(
+            isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id in touched
+            for n in ast.walk(loop))
+        if steps and isinstance(it, ast.Call) and it.args and (rounds_up(it) or len(it.args) >= 2 and any(
+                isinstance(n, ast.Name) and n.id in flow.k.params and n.id not in flow.k.constexprs
+                for n in ast.walk(it.args[1]))):
+            return True
+    axes = [axis for axis, blocks in axis_blocks(flow).items() if block in blocks]
+    for launch in flow.k.launches:
+        grid = launch.grid_axes() or []
+        if any(axis < len(grid) and rounds_up(launch.resolve(grid[axis])) for axis in axes):
+            return True
+    return False

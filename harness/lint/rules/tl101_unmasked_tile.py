@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from harness.lint.flow import flows
 from harness.lint.registry import HIGH, rule
-from harness.lint.rules._common import divisibility_checked, exact_width, is_none, memory_ops, under_if
+from harness.lint.rules._common import (divisibility_checked, exact_width, is_none, memory_ops,
+                                        partial_block_possible, under_if)
 
 BAD = '''
 import triton
@@ -15,6 +16,9 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)
     tl.store(out_ptr + offs, x + tl.load(y_ptr + offs))
+
+def add(x, y, out):
+    add_kernel[(triton.cdiv(out.numel(), 1024),)](x, y, out, out.numel(), BLOCK=1024)
 '''
 
 GOOD = '''
@@ -27,6 +31,9 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     mask = offs < n
     x = tl.load(x_ptr + offs, mask=mask)
     tl.store(out_ptr + offs, x + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+def add(x, y, out):
+    add_kernel[(triton.cdiv(out.numel(), 1024),)](x, y, out, out.numel(), BLOCK=1024)
 '''
 
 
@@ -37,13 +44,16 @@ def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
               "or a loop that steps by BLOCK) with no mask on that axis")
 def check(module):
     """The last block of a size that is not a multiple of BLOCK holds lanes past the end: without a mask
-    they read and write neighbouring memory. Quiet when the axis is masked (by any comparison of its
+    they read and write neighbouring memory. Fires only with evidence in the file that the last block can
+    be partial: the kernel masks that axis elsewhere or counts its tiles with ``tl.cdiv``, loops over it up
+    to a runtime bound, or is launched on a grid that rounds up (``cdiv``) on it; a kernel that never
+    masks an axis it is launched on exactly (a fixed head dimension, a packed format) is left alone. Quiet when the axis is masked (by any comparison of its
     offsets), when every launcher asserts the size is a multiple of the block (``assert M % BLOCK_M == 0``), when every launch passes the block size as the tensor's own size (``D=x.shape[1]``), wrapped with ``%`` (the matmul tutorial's rows), or under an ``if`` (an EVEN_K-style guard
     that lint cannot read)."""
     for flow in flows(module):
         for call, kind, pointer, mask in memory_ops(flow):
             tiles = {a[1] for a in flow.atoms(pointer) if a[0] == "tile" and not exact_width(flow, a[1])
-                     and not divisibility_checked(flow, a[1])}
+                     and not divisibility_checked(flow, a[1]) and partial_block_possible(flow, call, a[1])}
             if not tiles or under_if(flow, call):
                 continue
             if is_none(mask):

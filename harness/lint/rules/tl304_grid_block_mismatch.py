@@ -6,7 +6,7 @@ import ast
 
 from harness.lint.flow import flows
 from harness.lint.registry import HIGH, rule
-from harness.lint.rules._common import module_int
+from harness.lint.rules._common import axis_blocks, module_int
 
 BAD = '''
 import triton
@@ -27,24 +27,6 @@ def transpose(x, out):
 '''
 
 GOOD = BAD.replace('triton.cdiv(N, meta["BLOCK_M"])', 'triton.cdiv(N, meta["BLOCK_N"])')
-
-
-def axis_blocks(flow) -> dict[int, set[str]]:
-    """For each grid axis, the block sizes the kernel multiplies ``tl.program_id(axis)`` by."""
-    pid_names = {}
-    for name, values in flow.env.items():
-        if len(values) == 1 and flow.m.tl_call(values[0][0]) == "program_id":
-            pid_names[name] = values[0][0]
-    out: dict[int, set[str]] = {}
-    for node in flow.nodes:
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-            for side, other in ((node.left, node.right), (node.right, node.left)):
-                call = pid_names.get(side.id) if isinstance(side, ast.Name) else side
-                if flow.m.tl_call(call) == "program_id" and isinstance(other, ast.Name):
-                    axis = call.args[0] if call.args else next((k.value for k in call.keywords), None)
-                    if isinstance(axis, ast.Constant) and other.id in flow.k.constexprs:
-                        out.setdefault(axis.value, set()).add(other.id)
-    return out
 
 
 def divisor(node: ast.AST) -> ast.AST | None:

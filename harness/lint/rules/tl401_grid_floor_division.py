@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import ast
 
+from harness.lint.flow import flows
 from harness.lint.model import dotted
 from harness.lint.registry import HIGH, rule
+from harness.lint.rules._common import axis_blocks, masked_blocks, module_int
 
 BAD = '''
 import triton
@@ -36,7 +38,8 @@ def floor_divisions(expr: ast.AST):
     """``a // b`` that is not the ceil-division idiom ``(a + b - 1) // b``, nor a division by 1 or 2**k of a
     product (``B * H // 2``); ``int(a / b)`` too."""
     for n in ast.walk(expr):
-        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.FloorDiv) and not isinstance(n.left, ast.BinOp) \
+        ceil = isinstance(n, ast.BinOp) and isinstance(n.left, ast.BinOp) and isinstance(n.left.op, (ast.Add, ast.Sub))
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.FloorDiv) and not ceil \
                 and not (isinstance(n.right, ast.Constant) and n.right.value in (1,)):
             yield n
         elif isinstance(n, ast.Call) and dotted(n.func) == "int" and n.args and isinstance(n.args[0], ast.BinOp) \
@@ -44,16 +47,41 @@ def floor_divisions(expr: ast.AST):
             yield n
 
 
+def exact(launch, n: ast.AST, module) -> bool:
+    """A division lint can see is exact: two numbers (module constants included) that divide, or a
+    dividend built as ``something * divisor`` (``padded = cdiv(n, B) * B``)."""
+    if not isinstance(n, ast.BinOp):
+        return False
+    a, b = module_int(module, n.left), module_int(module, n.right)
+    if a is not None and b:
+        return a % b == 0
+    left = launch.resolve(n.left)
+    return isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mult) and ast.unparse(n.right) in (
+        ast.unparse(left.left), ast.unparse(left.right))
+
+
 @rule("TL401", "grid-floor-division", cases=("grid-floor-division",), confidence=HIGH, bad=BAD, good=GOOD,
       summary="a launch grid computed with n // BLOCK (or int(n / BLOCK)): rounds down")
 def check(module):
     """``n // BLOCK`` programs cover ``n - n % BLOCK`` elements: the partial last block gets no program and
     its outputs are never written (for ``n < BLOCK``, nothing is). ``triton.cdiv(n, BLOCK)`` rounds up, and
-    the kernel's mask handles the tail. Quiet where the launcher asserts or tests ``n % BLOCK``."""
-    for launch in module.launches:
-        if divisible_checked(launch):
+    the kernel's mask handles the tail. Fires only for a grid axis whose block the kernel masks (it
+    expects a partial block there: the launcher drops it); quiet where the launcher asserts or tests
+    ``n % BLOCK``, and for kernels that assume exact multiples (no mask on that axis)."""
+    for flow in flows(module):
+        blocks, masked = axis_blocks(flow), masked_blocks(flow)
+        for launch in flow.k.launches:
+            if divisible_checked(launch):
+                continue
+            for i, axis in enumerate(launch.grid_axes() or []):
+                if not blocks.get(i, set()) & masked:  # the kernel does not handle a partial block there
+                    continue
+                yield from floor_hits(launch, axis, module)
+
+
+def floor_hits(launch, axis, module):
+    for n in floor_divisions(launch.resolve(axis)):
+        if exact(launch, n, module):
             continue
-        for axis in launch.grid_axes() or []:
-            for n in floor_divisions(launch.resolve(axis)):
-                yield n, (f"the grid's {ast.unparse(n)} rounds down: the partial last block gets no program and "
-                          f"its elements are never computed; use triton.cdiv")
+        yield n, (f"the grid's {ast.unparse(n)} rounds down, while the kernel masks a partial block on that axis: "
+                  f"the partial last block gets no program and its elements are never computed; use triton.cdiv")

@@ -23,6 +23,15 @@ def softmax_kernel(x_ptr, out_ptr, stride, n_cols, BLOCK: tl.constexpr):
 GOOD = BAD.replace("num = tl.exp(x)", "num = tl.exp(x - tl.max(x, axis=0))")
 
 
+def nonpositive(flow, node) -> bool:
+    """``-tl.abs(x)``, ``-(x * x)``, ``-tl.exp(x)``: an exponent that is never positive cannot overflow."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = node.operand
+        return flow.m.tl_call(inner) in ("abs", "exp", "exp2", "sqrt") or isinstance(inner, ast.BinOp) and \
+            isinstance(inner.op, ast.Mult) and ast.dump(inner.left) == ast.dump(inner.right)
+    return False
+
+
 @rule("TL603", "softmax-no-max-subtraction", cases=("softmax-no-max-subtraction",), confidence=HIGH, bad=BAD,
       good=GOOD,
       summary="tl.exp/tl.exp2 of loaded values, summed with tl.sum and used as a divisor, with no max subtracted "
@@ -30,13 +39,15 @@ GOOD = BAD.replace("num = tl.exp(x)", "num = tl.exp(x - tl.max(x, axis=0))")
 def check(module):
     """``exp(x)`` overflows fp32 once x > 88.7: the sum is inf and the softmax is NaN and zeros. Subtracting
     the row max first makes every exponent <= 0 and changes nothing else. Quiet when the exponent contains
-    any subtraction (``x - m``, an online softmax's ``qk - m_ij``)."""
+    any subtraction (``x - m``, an online softmax's ``qk - m_ij``) or is never positive (``-tl.abs(x)``)."""
     for flow in flows(module):
         divisors = [n.right for n in flow.nodes if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)]
         sums = [s for s in flow.calls("sum") if any(n is s for d in divisors for n in flow.sources(d))]
         for s in sums:
             for e in flow.sources(arg(s, 0, "input") or s):
                 if flow.m.tl_call(e) not in ("exp", "exp2") or not e.args:
+                    continue
+                if nonpositive(flow, e.args[0]):
                     continue
                 inside = list(flow.sources(e.args[0]))
                 if any(flow.m.tl_call(n) == "load" for n in inside) and not any(

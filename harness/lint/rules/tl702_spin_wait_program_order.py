@@ -30,14 +30,15 @@ POLLS = ("atomic_add", "atomic_cas", "atomic_or", "atomic_and", "atomic_xchg", "
 def check(module):
     """Nothing guarantees that program ``i + 1`` (or ``i - 1``) has started, or ever will while program ``i``
     occupies its SM: a chain of programs that wait on each other by program id can hang. Take the order
-    from a ticket (``tl.atomic_add(counter, 1)``), which only running programs can draw. Quiet when the
-    polled address comes from an atomic ticket."""
+    from a ticket (``tl.atomic_add(counter, 1)``), which only running programs can draw. A poll is an atomic,
+    or a volatile load, re-read inside the loop; quiet when the polled address comes from an atomic ticket."""
     for flow in flows(module):
         for loop in (n for n in flow.nodes if isinstance(n, ast.While)):
+            inside = lambda c, loop=loop: loop.lineno <= c.lineno <= loop.end_lineno  # noqa: E731
             polls = [c for c in ast.walk(loop) if flow.m.tl_call(c) in POLLS and
                      (flow.m.tl_call(c) != "load" or any(k.arg == "volatile" for k in c.keywords))]
             polls += [v for n in ast.walk(loop.test) if isinstance(n, ast.Name) for v, _ in flow.env.get(n.id, ())
-                      if flow.m.tl_call(v) in POLLS]
+                      if flow.m.tl_call(v) in POLLS and inside(v)]  # re-read on every turn: a spin
             for c in polls:
                 pointer = arg(c, 0, "pointer")
                 nodes = list(flow.sources(pointer)) if pointer is not None else []

@@ -24,6 +24,17 @@ def rotate_kernel(x_ptr, out_ptr, D: tl.constexpr):
 GOOD = BAD.replace("    partner = ", "    tl.debug_barrier()\n    partner = ")
 
 
+def exclusive(flow, a: ast.AST, b: ast.AST) -> bool:
+    """``a`` and ``b`` sit in the two branches of one ``if``/``else``: never both in one program."""
+    for node in flow.ancestors(a):
+        if isinstance(node, ast.If):
+            in_body = any(x is a for s in node.body for x in ast.walk(s))
+            other = node.orelse if in_body else node.body
+            if any(x is b for s in other for x in ast.walk(s)):
+                return True
+    return False
+
+
 @rule("TL703", "store-then-load-no-barrier", cases=("store-then-load-no-barrier",), confidence=MEDIUM, bad=BAD,
       good=GOOD,
       summary="tl.store to a tensor, then a tl.load of the same tensor at other offsets, with no tl.debug_barrier "
@@ -32,7 +43,7 @@ def check(module):
     """The lanes of one program are spread over warps that run independently: a value another warp stored a
     line earlier may not be in memory yet when this warp loads it. ``tl.debug_barrier()`` between the store
     and the load (and before the next overwrite) orders them. Quiet when the load reads exactly the
-    addresses the same lanes stored."""
+    addresses the same lanes stored, or the two sit in the two branches of one ``if``/``else``."""
     for flow in flows(module):
         ops = sorted(memory_ops(flow), key=lambda o: (o[0].lineno, o[0].col_offset))
         barriers = [c.lineno for c in flow.calls("debug_barrier")]
@@ -43,7 +54,7 @@ def check(module):
                 stores.append((call, param, ast.unparse(pointer)))
             elif kind == "load" and param:
                 for s, sparam, spointer in stores:
-                    if sparam == param and spointer != ast.unparse(pointer) and \
+                    if sparam == param and spointer != ast.unparse(pointer) and not exclusive(flow, s, call) and \
                             not any(s.lineno <= b <= call.lineno for b in barriers) and not flow.in_loop(call):
                         yield call, (f"loads {param} at other offsets than the store on line {s.lineno} wrote, with no "
                                      f"tl.debug_barrier() between: lanes of other warps may not have stored yet")

@@ -208,12 +208,12 @@ class Boom(Detector):
 def test_evaluate_covers_every_detector_and_survives_a_broken_one(monkeypatch):
     found = D.evaluate(ev([trial(close=False)]))
     assert list(found) == [d.name for d in D.DETECTORS if d.check is not None]
-    assert found["memcheck"] == D.Finding(D.NA, "runs on a GPU only")
+    assert found["memcheck"] == D.DetectorResult(D.NA, "runs on a GPU only")
     assert found["triton-debug"].status == D.NA and "ignores TRITON_DEBUG" in found["triton-debug"].reason
-    assert D.evaluate(ev([trial()], backend="gpu"))["triton-viz"] == D.Finding(D.NA, "runs on the CPU interpreter only")
-    assert D.evaluate(ev([trial()]), skip=frozenset({"canary"}))["canary"] == D.Finding(D.NOT_RUN, "skipped (--skip)")
+    assert D.evaluate(ev([trial()], backend="gpu"))["triton-viz"] == D.DetectorResult(D.NA, "runs on the CPU interpreter only")
+    assert D.evaluate(ev([trial()]), skip=frozenset({"canary"}))["canary"] == D.DetectorResult(D.NOT_RUN, "skipped (--skip)")
     monkeypatch.setattr(D, "DETECTORS", D.DETECTORS + [Boom()])
-    assert D.evaluate(ev([trial()]))["boom"] == D.Finding(D.NOT_RUN, "detector failed: ValueError: bad")
+    assert D.evaluate(ev([trial()]))["boom"] == D.DetectorResult(D.NOT_RUN, "detector failed: ValueError: bad")
     plans = detect.extra_runs(SPEC, "interpreter")  # one detector's broken plan costs its own run only
     assert plans["boom"] == "not run: detector failed: RuntimeError: no plan" and "first-call" in plans
 

@@ -1,6 +1,6 @@
 """``check``'s validator: small named rules over a read-only view of one case folder.
 
-- ``problem``   Finding (what a rule reports), Problem (a printed line), ERROR/WARNING, ``shown``
+- ``problem``   Violation (what a rule reports), Problem (a printed line), ERROR/WARNING, ``shown``
 - ``folder``    CaseFolder: one folder, each file read and parsed once
 - ``metadata``  every bad field of case.toml, from one pass over the parsed dict
 - ``readme``    the write-up, parsed once through ``harness.core.markdown``

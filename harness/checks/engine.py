@@ -12,7 +12,7 @@ from pathlib import Path
 
 from harness.checks.casebook import Casebook
 from harness.checks.folder import CaseFolder, InterpreterRun
-from harness.checks.problem import Finding, Problem, locate
+from harness.checks.problem import Violation, Problem, locate
 from harness.checks.registry import CRASHED, Rule
 from harness.checks.rules import all_rules
 from harness.errors import error_line
@@ -38,7 +38,7 @@ class CaseReport:
         return [p.code for p in self.problems]
 
 
-def problem(rule: Rule, case: CaseFolder, finding: Finding) -> Problem:
+def problem(rule: Rule, case: CaseFolder, finding: Violation) -> Problem:
     return Problem(rule.code, rule.level, locate(case.prefix, finding), finding.what, finding.fix,
                    finding.file, finding.line)
 
@@ -50,7 +50,7 @@ def apply(rule: Rule, case: CaseFolder) -> list[Problem]:
     try:
         return [problem(rule, case, f) for f in rule.check(case)]
     except Exception as e:  # never a traceback: a malformed folder is one more line
-        crash = Finding(None, f"the rule {rule.code} ({rule.name}) could not finish: {error_line(e)}",
+        crash = Violation(None, f"the rule {rule.code} ({rule.name}) could not finish: {error_line(e)}",
                         "fix the problems above; if it persists, report it against the harness")
         return [problem(CRASHED, case, crash)]
 

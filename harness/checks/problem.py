@@ -1,4 +1,4 @@
-"""What a rule reports: a ``Finding`` (file, line, what, fix); the engine makes it a ``Problem``.
+"""What a rule reports: a ``Violation`` (file, line, what, fix); the engine makes it a ``Problem``.
 
 A problem is printed as one line, the same shape as a compiler's or ruff's::
 
@@ -14,7 +14,7 @@ ERROR, WARNING = "error", "warning"
 
 
 @dataclass(frozen=True)
-class Finding:
+class Violation:
     """One thing a rule found: in ``file`` (relative to the case folder, None for the folder itself)."""
 
     file: str | None
@@ -45,6 +45,6 @@ def shown(path: Path) -> str:
         return str(path)
 
 
-def locate(prefix: str, finding: Finding) -> str:
+def locate(prefix: str, finding: Violation) -> str:
     """``cases/<slug>/<file>:<line>``: where a finding is, for the printed line."""
     return prefix + (f"/{finding.file}" if finding.file else "") + (f":{finding.line}" if finding.line else "")

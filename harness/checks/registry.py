@@ -1,9 +1,9 @@
-"""The rules of ``check``: each a function of a ``CaseFolder`` that yields ``Finding``s.
+"""The rules of ``check``: each a function of a ``CaseFolder`` that yields ``Violation``s.
 
 A rule is declared where it is written::
 
     @rule("C301", "section-empty", ERROR, needs=("readme",), why="...")
-    def section_empty(case: CaseFolder) -> Iterator[Finding]:
+    def section_empty(case: CaseFolder) -> Iterator[Violation]:
         '''A section that must hold text has none.'''
 
 ``code`` is stable (a test or a reviewer may cite it); the hundreds are the family
@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
-from harness.checks.problem import ERROR, WARNING, Finding
+from harness.checks.problem import ERROR, WARNING, Violation
 
 FAMILIES = {
     "C1": "files",
@@ -51,7 +51,7 @@ class Rule:
     name: str  # section-empty
     level: str  # ERROR or WARNING
     needs: tuple[str, ...]
-    check: Callable[..., Iterable[Finding]]
+    check: Callable[..., Iterable[Violation]]
     why: str
 
     @property
@@ -90,7 +90,7 @@ def rule(code: str, name: str, level: str, *, needs: tuple[str, ...] = (), why: 
     return register
 
 
-def crashed(case) -> Iterable[Finding]:
+def crashed(case) -> Iterable[Violation]:
     """A rule raised instead of answering (the engine reports it; the folder's other rules still run)."""
     return ()
 

@@ -2,7 +2,7 @@
 
 A detector looks at what one variant did on one backend (its ``Evidence``: the main
 run's events and, for some detectors, one extra run of its own) and returns a
-``Finding``: ``flagged``, ``quiet``, ``n/a`` (it does not apply there) or ``not run``
+``DetectorResult``: ``flagged``, ``quiet``, ``n/a`` (it does not apply there) or ``not run``
 (it could not run here: no GPU, tool missing), with a one-line reason.
 
 A detector *catches* a case when it flags the broken kernel; flagging the fixed
@@ -27,7 +27,7 @@ WHERE = ("both", "gpu", "interpreter", "across")
 
 
 @dataclass
-class Finding:
+class DetectorResult:
     status: str
     reason: str
     source: str = ""  # set when the finding comes from an older recorded run
@@ -39,7 +39,7 @@ class Finding:
         return d
 
     @classmethod
-    def from_json(cls, d: dict) -> "Finding":
+    def from_json(cls, d: dict) -> "DetectorResult":
         return cls(d.get("status", NOT_RUN), d.get("reason", ""), d.get("source", ""))
 
 

@@ -12,7 +12,7 @@ import importlib
 import pkgutil
 
 from harness.detectors.base import (  # noqa: F401  (re-exported: readers of findings use them)
-    FLAGGED, NA, NOT_RUN, QUIET, WHERE, AcrossDetector, Detector, Evidence, Finding, short)
+    FLAGGED, NA, NOT_RUN, QUIET, WHERE, AcrossDetector, Detector, Evidence, DetectorResult, short)
 
 # Modules of this package that hold no detector (and ``session`` imports this one).
 INFRASTRUCTURE = frozenset({"base", "registry", "session", "viz_worker"})
@@ -64,23 +64,23 @@ def applies(det: Detector, backend: str) -> bool:
     return det.applies(backend)
 
 
-def evaluate(ev: Evidence, skip: frozenset = frozenset()) -> dict[str, Finding]:
+def evaluate(ev: Evidence, skip: frozenset = frozenset()) -> dict[str, DetectorResult]:
     """Every per-backend detector on one variant's evidence; one bad check never stops the others."""
     out = {}
     for det in DETECTORS:
         if det.check is None:
             continue
         if det.name in skip:
-            out[det.name] = Finding(NOT_RUN, "skipped (--skip)")
+            out[det.name] = DetectorResult(NOT_RUN, "skipped (--skip)")
             continue
         if (why := det.not_applicable(ev.backend)) is not None:
-            out[det.name] = Finding(NA, why)
+            out[det.name] = DetectorResult(NA, why)
             continue
         try:
             status, reason = det.check(ev)
         except Exception as e:  # a detector's own bug is one line, not a traceback
             status, reason = NOT_RUN, f"detector failed: {type(e).__name__}: {e}"
-        out[det.name] = Finding(status, short(reason))
+        out[det.name] = DetectorResult(status, short(reason))
     return out
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Iterator
 
 from harness.checks.folder import CaseFolder
-from harness.checks.problem import ERROR, Finding
+from harness.checks.problem import ERROR, Violation
 from harness.checks.registry import rule
 
 
@@ -32,12 +32,12 @@ def not_as_declared(case: CaseFolder, run) -> list:
 
 @rule("C601", "interpreter-setup-failed", ERROR, needs=("run",),
       why="a case that cannot import its files or build its inputs shows nothing about its kernel")
-def interpreter_setup_failed(case: CaseFolder) -> Iterator[Finding]:
+def interpreter_setup_failed(case: CaseFolder) -> Iterator[Violation]:
     """A variant's run failed before its kernel ran (an import error, make_inputs raised ...)."""
     for run in case.interpreter.runs:
         if run.status == "error" and not_as_declared(case, run):
             file, line = setup_file(case, run)
-            yield Finding(file, f"the {run.variant} run failed to set up under the interpreter: {run.message}",
+            yield Violation(file, f"the {run.variant} run failed to set up under the interpreter: {run.message}",
                           show(case), line)
 
 
@@ -47,36 +47,36 @@ def detail(run, v) -> str:
 
 @rule("C602", "interpreter-fixed-not-ok", ERROR, needs=("run",),
       why="the fixed kernel is the lesson's answer: it must match the reference wherever it runs")
-def interpreter_fixed_not_ok(case: CaseFolder) -> Iterator[Finding]:
+def interpreter_fixed_not_ok(case: CaseFolder) -> Iterator[Violation]:
     """Under the interpreter, the fixed kernel (or fast.py's) did not match the reference on every trial."""
     for run in case.interpreter.runs:
         if run.variant == "broken" or run.status == "error":
             continue
         for v in not_as_declared(case, run):
             call = f", call {v.call}," if case.spec.calls > 1 else ""
-            yield Finding(f"{run.variant}.py", f"under the interpreter{call} the {run.variant} kernel was "
+            yield Violation(f"{run.variant}.py", f"under the interpreter{call} the {run.variant} kernel was "
                           f"{v.observed}{detail(run, v)}, not ok", "it must match the reference on every trial "
                           f"(bitwise alike when deterministic = true); {show(case)}")
 
 
 @rule("C603", "interpreter-broken-not-as-declared", ERROR, needs=("run",),
       why="[expect] interpreter is what pytest asserts; a case that does something else fails everyone's tests")
-def interpreter_broken_not_as_declared(case: CaseFolder) -> Iterator[Finding]:
+def interpreter_broken_not_as_declared(case: CaseFolder) -> Iterator[Violation]:
     """Under the interpreter, the broken kernel did not do what [expect] interpreter declares."""
     for run in case.interpreter.runs:
         if run.variant != "broken" or run.status == "error":
             continue
         for v in not_as_declared(case, run):
             call = f", call {v.call}," if case.spec.calls > 1 else ""
-            yield Finding("broken.py", f"under the interpreter{call} the broken kernel was {v.observed}"
+            yield Violation("broken.py", f"under the interpreter{call} the broken kernel was {v.observed}"
                           f"{detail(run, v)}, but case.toml declares {v.expected}",
                           f"make it show the bug, or declare what it does in [expect] interpreter; {show(case)}")
 
 
 @rule("C604", "interpreter-run-failed", ERROR, needs=("run",),
       why="check must say when it could not run a case, rather than pass it unrun")
-def interpreter_run_failed(case: CaseFolder) -> Iterator[Finding]:
+def interpreter_run_failed(case: CaseFolder) -> Iterator[Violation]:
     """The harness could not run the case under the interpreter, or could not judge the run."""
     if case.interpreter.error:
-        yield Finding(None, f"the interpreter run could not be judged: {case.interpreter.error}",
+        yield Violation(None, f"the interpreter run could not be judged: {case.interpreter.error}",
                       f"python -m harness case {case.slug} --backend interpreter -v")

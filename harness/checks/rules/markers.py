@@ -13,7 +13,7 @@ import re
 from typing import Iterator
 
 from harness.checks.folder import CaseFolder
-from harness.checks.problem import ERROR, WARNING, Finding
+from harness.checks.problem import ERROR, WARNING, Violation
 from harness.checks.registry import rule
 from harness.core import lessons
 
@@ -38,7 +38,7 @@ def todo_fix(case: CaseFolder, name: str, line: int) -> str:
 
 @rule("C401", "todo-left", ERROR,
       why="the scaffold from 'harness new' marks everything still to write with TODO; a finished case has none")
-def todo_left(case: CaseFolder) -> Iterator[Finding]:
+def todo_left(case: CaseFolder) -> Iterator[Violation]:
     """A file still says TODO."""
     for name, text in case.text.items():
         for i, line in enumerate(text.splitlines(), 1):
@@ -46,7 +46,7 @@ def todo_left(case: CaseFolder) -> Iterator[Finding]:
             if m:
                 snippet = line[m.start():].strip().rstrip("\"'")
                 snippet = snippet if len(snippet) <= 60 else snippet[:57] + "..."
-                yield Finding(name, f"still says '{snippet}'", todo_fix(case, name, i), i)
+                yield Violation(name, f"still says '{snippet}'", todo_fix(case, name, i), i)
 
 
 def markers(case: CaseFolder, name: str) -> Iterator[tuple[int, str, str, str]]:
@@ -57,68 +57,68 @@ def markers(case: CaseFolder, name: str) -> Iterator[tuple[int, str, str, str]]:
             yield line, code, m.group(1), m.group(2)
 
 
-def marker_missing(case: CaseFolder, name: str) -> Iterator[Finding]:
+def marker_missing(case: CaseFolder, name: str) -> Iterator[Violation]:
     want = OWN[name][0]
     if not any(kind == want for _, _, kind, _ in markers(case, name)):
         what = "faulty line with '# BUG: why'" if want == "BUG" else "changed line with '# FIX: why'"
-        yield Finding(name, f"no '# {want}:' marker", f"end each {what}")
+        yield Violation(name, f"no '# {want}:' marker", f"end each {what}")
 
 
 @rule("C402", "bug-marker-missing", ERROR, needs=("broken.py",),
       why="the report and the reader find the fault by its marker; a broken.py without one hides it")
-def bug_marker_missing(case: CaseFolder) -> Iterator[Finding]:
+def bug_marker_missing(case: CaseFolder) -> Iterator[Violation]:
     """broken.py has no '# BUG:' marker."""
     yield from marker_missing(case, "broken.py")
 
 
 @rule("C403", "fix-marker-missing", ERROR, needs=("fixed.py",),
       why="the marker shows which lines the fix changes, and why")
-def fix_marker_missing(case: CaseFolder) -> Iterator[Finding]:
+def fix_marker_missing(case: CaseFolder) -> Iterator[Violation]:
     """fixed.py has no '# FIX:' marker."""
     yield from marker_missing(case, "fixed.py")
 
 
 @rule("C404", "marker-without-code", ERROR,
       why="a marker is about the line it ends; on a line of its own it points at nothing")
-def marker_without_code(case: CaseFolder) -> Iterator[Finding]:
+def marker_without_code(case: CaseFolder) -> Iterator[Violation]:
     """A '# BUG:' or '# FIX:' marker stands on a line with no code."""
     for name, (want, _) in OWN.items():
         for line, code, kind, _ in markers(case, name) if name in case.trees else ():
             if kind == want and not code:
-                yield Finding(name, f"the '# {want}:' marker is on a line with no code",
+                yield Violation(name, f"the '# {want}:' marker is on a line with no code",
                               "put it at the end of the line it is about", line)
 
 
 @rule("C405", "marker-wrong-file", ERROR,
       why="'# BUG:' in fixed.py (or '# FIX:' in broken.py) is almost always a copy left over from the other file")
-def marker_wrong_file(case: CaseFolder) -> Iterator[Finding]:
+def marker_wrong_file(case: CaseFolder) -> Iterator[Violation]:
     """broken.py has a '# FIX:' marker, or fixed.py a '# BUG:' one."""
     for name, (want, other) in OWN.items():
         for line, _, kind, _ in markers(case, name) if name in case.trees else ():
             if kind != want:
-                yield Finding(name, f"a '# {kind}:' marker in {name}",
+                yield Violation(name, f"a '# {kind}:' marker in {name}",
                               f"mark lines '# {want}: why' here; '# {kind}:' belongs in {other}", line)
 
 
 @rule("C406", "bug-marker-without-reason", WARNING, needs=("broken.py",),
       why="the reason is the lesson: '# BUG:' alone says where, not what goes wrong")
-def bug_marker_without_reason(case: CaseFolder) -> Iterator[Finding]:
+def bug_marker_without_reason(case: CaseFolder) -> Iterator[Violation]:
     """A '# BUG' marker gives no reason after it."""
     for line, _, kind, why in markers(case, "broken.py"):
         if kind == "BUG" and not why.strip():
-            yield Finding("broken.py", "the '# BUG' marker gives no reason", "write '# BUG: why'", line)
+            yield Violation("broken.py", "the '# BUG' marker gives no reason", "write '# BUG: why'", line)
 
 
-def lesson_findings(case: CaseFolder, kind: str) -> Iterator[Finding]:
+def lesson_findings(case: CaseFolder, kind: str) -> Iterator[Violation]:
     """The problems of one kind that ``lessons.marker_problems`` finds, as findings."""
     for p in case.marker_problems:
         if p.rule == kind:
-            yield Finding(p.file, p.what, p.fix, p.line)
+            yield Violation(p.file, p.what, p.fix, p.line)
 
 
 @rule("C407", "fix-line-unchanged", WARNING, needs=("broken.py", "fixed.py"),
       why="a '# FIX:' marker belongs on a line the fix changed; on an unchanged line it misleads")
-def fix_line_unchanged(case: CaseFolder) -> Iterator[Finding]:
+def fix_line_unchanged(case: CaseFolder) -> Iterator[Violation]:
     """A line marked '# FIX:' is one the fix keeps unchanged from broken.py (its code, markers cut, lines up
     with broken.py's in the diff)."""
     yield from lesson_findings(case, "fix-on-kept-line")
@@ -141,7 +141,7 @@ def beside_insertions(case: CaseFolder) -> set[int]:
 @rule("C408", "bug-on-kept-line", ERROR, needs=("broken.py", "fixed.py"),
       why="the '# BUG:' lines are the lesson's 'before': the reader looks for them in the diff, "
           "so they must be lines the fix changes; context belongs in a '# NOTE:'")
-def bug_on_kept_line(case: CaseFolder) -> Iterator[Finding]:
+def bug_on_kept_line(case: CaseFolder) -> Iterator[Violation]:
     """A '# BUG:' marks a line that fixed.py keeps unchanged (a fix that only adds lines may have it on a line
     next to where it adds them)."""
     allowed = beside_insertions(case)
@@ -150,7 +150,7 @@ def bug_on_kept_line(case: CaseFolder) -> Iterator[Finding]:
 
 @rule("C409", "fix-without-reason", ERROR, needs=("broken.py", "fixed.py"),
       why="the reason is the lesson: '# FIX' alone says where, not why the change is enough")
-def fix_without_reason(case: CaseFolder) -> Iterator[Finding]:
+def fix_without_reason(case: CaseFolder) -> Iterator[Violation]:
     """A '# FIX' marker gives no reason after it (nothing, or only punctuation)."""
     yield from lesson_findings(case, "fix-without-reason")
 
@@ -158,7 +158,7 @@ def fix_without_reason(case: CaseFolder) -> Iterator[Finding]:
 @rule("C410", "change-without-fix", ERROR, needs=("broken.py", "fixed.py"),
       why="every place the fix changes is part of the lesson; an unmarked change is one the reader cannot tell "
           "from the point")
-def change_without_fix(case: CaseFolder) -> Iterator[Finding]:
+def change_without_fix(case: CaseFolder) -> Iterator[Violation]:
     """Lines of fixed.py differ from broken.py, and none of them carries a '# FIX:' marker (where fixed.py has
     none at all, C403 says so instead)."""
     if any(kind == "FIX" for _, _, kind, _ in markers(case, "fixed.py")):
@@ -168,7 +168,7 @@ def change_without_fix(case: CaseFolder) -> Iterator[Finding]:
 @rule("C411", "deletion-without-bug", ERROR, needs=("broken.py", "fixed.py"),
       why="what the fix deletes was part of the bug; without a '# BUG:' there, the diff shows a removal no "
           "marker explains")
-def deletion_without_bug(case: CaseFolder) -> Iterator[Finding]:
+def deletion_without_bug(case: CaseFolder) -> Iterator[Violation]:
     """The fix deletes lines of broken.py, and none of them carries a '# BUG:' marker (where broken.py has none
     at all, C402 says so instead)."""
     if any(kind == "BUG" for _, _, kind, _ in markers(case, "broken.py")):

@@ -6,7 +6,7 @@ import re
 from typing import Iterator
 
 from harness.checks.folder import CaseFolder
-from harness.checks.problem import ERROR, WARNING, Finding
+from harness.checks.problem import ERROR, WARNING, Violation
 from harness.checks.registry import rule
 from harness.core import lessons, snippets
 from harness.core.recorded import marker
@@ -30,27 +30,27 @@ BACKENDS = ("gpu", "interpreter")
 
 @rule("C301", "section-empty", ERROR, needs=("readme",),
       why="the report publishes the write-up; a heading with nothing under it is a hole in the casebook")
-def section_empty(case: CaseFolder) -> Iterator[Finding]:
+def section_empty(case: CaseFolder) -> Iterator[Violation]:
     """A section that must hold text (What you would write, Why, The fix, How to catch it, Seen in the wild)
     has none of its own: only blanks and HTML comments."""
     for heading, fix in NEED_TEXT.items():
         h = case.readme.heading(heading)
         if h is not None and not case.readme.body(heading):
-            yield Finding("README.md", f"the section '{heading}' is empty", fix, h.line)
+            yield Violation("README.md", f"the section '{heading}' is empty", fix, h.line)
 
 
 @rule("C302", "section-missing", ERROR, needs=("readme",),
       why="every write-up has the same sections, so readers and the report find the same things in each")
-def section_missing(case: CaseFolder) -> Iterator[Finding]:
+def section_missing(case: CaseFolder) -> Iterator[Violation]:
     """A heading of the template is missing from README.md."""
     for heading in SECTIONS:
         if case.readme.heading(heading) is None:
-            yield Finding("README.md", f"no section '{heading}'", "add it: the template is in CONTRIBUTING.md")
+            yield Violation("README.md", f"no section '{heading}'", "add it: the template is in CONTRIBUTING.md")
 
 
 @rule("C303", "fix-without-diff", ERROR, needs=("readme",),
       why="the fix is shown as the minimal diff between broken.py and fixed.py; prose alone hides its size")
-def fix_without_diff(case: CaseFolder) -> Iterator[Finding]:
+def fix_without_diff(case: CaseFolder) -> Iterator[Violation]:
     """The section '## The fix' has no code block fenced as diff (```diff), nor a <!-- diff:... --> marker
     (C309 checks what a marker holds)."""
     h = case.readme.heading("## The fix")
@@ -58,14 +58,14 @@ def fix_without_diff(case: CaseFolder) -> Iterator[Finding]:
         return
     if DIFF_MARKER in case.readme.section_text("## The fix"):
         return  # an empty or unfillable diff block: C309 says so
-    yield Finding("README.md", "the section '## The fix' has no ```diff block",
+    yield Violation("README.md", "the section '## The fix' has no ```diff block",
                   f"put {DIFF_MARKER}broken.py:fixed.py --> and <!-- /diff --> there, on lines of their own, "
                   f"then python -m harness record {case.slug} --splice-only fills in the diff", h.line)
 
 
 @rule("C304", "recorded-markers-missing", ERROR, needs=("readme",),
       why="'python -m harness record' writes the measured tables between these markers; without them it cannot")
-def recorded_markers_missing(case: CaseFolder) -> Iterator[Finding]:
+def recorded_markers_missing(case: CaseFolder) -> Iterator[Violation]:
     """A <!-- recorded:gpu -->, <!-- recorded:interpreter --> (or, with [bench], recorded:bench) marker pair is
     missing or out of order."""
     text = case.readme.text
@@ -73,7 +73,7 @@ def recorded_markers_missing(case: CaseFolder) -> Iterator[Finding]:
     for name in names:
         start, end = marker(name)
         if not (start in text and end in text and text.index(start) < text.index(end)):
-            yield Finding("README.md", f"no {start} ... {end} markers",
+            yield Violation("README.md", f"no {start} ... {end} markers",
                           f"put the pair on two lines under {MARKER_PLACES[name]}; "
                           "'python -m harness record' fills them in")
 
@@ -87,19 +87,19 @@ def title_heading(case: CaseFolder):
 
 @rule("C305", "title-heading-missing", ERROR, needs=("readme",),
       why="the write-up's first line is its title; the report and the index use it")
-def title_heading_missing(case: CaseFolder) -> Iterator[Finding]:
+def title_heading_missing(case: CaseFolder) -> Iterator[Violation]:
     """README.md does not start with '# <title>'."""
     if title_heading(case) is None:
-        yield Finding("README.md", "does not start with '# <title>'", "make the first line '# ' and the title", 1)
+        yield Violation("README.md", "does not start with '# <title>'", "make the first line '# ' and the title", 1)
 
 
 @rule("C306", "title-mismatch", WARNING, needs=("readme", "spec"),
       why="the list, the report and the write-up should name the trap the same way")
-def title_mismatch(case: CaseFolder) -> Iterator[Finding]:
+def title_mismatch(case: CaseFolder) -> Iterator[Violation]:
     """The README's '# ' heading differs from the title in case.toml."""
     h = title_heading(case)
     if h is not None and h.text != case.spec.title and not re.search(r"\bTODO\b", h.text):
-        yield Finding("README.md", "the heading differs from the title in case.toml", "use the same title in both",
+        yield Violation("README.md", "the heading differs from the title in case.toml", "use the same title in both",
                       h.line)
 
 
@@ -112,16 +112,16 @@ def summary_row(case: CaseFolder) -> int | None:
 
 @rule("C307", "summary-table-missing", WARNING, needs=("readme",),
       why="the summary table under the opening paragraph says at a glance what the case is and does")
-def summary_table_missing(case: CaseFolder) -> Iterator[Finding]:
+def summary_table_missing(case: CaseFolder) -> Iterator[Violation]:
     """README.md has no '| category | defect | ...' table with a row under its head."""
     if summary_row(case) is None:
-        yield Finding("README.md", "no summary table under the opening paragraph",
+        yield Violation("README.md", "no summary table under the opening paragraph",
                       "copy '| category | defect | broken on GPU | broken under the interpreter |' from the template")
 
 
 @rule("C308", "summary-table-mismatch", WARNING, needs=("readme", "spec"),
       why="the table is written by hand; when case.toml changes it goes stale")
-def summary_table_mismatch(case: CaseFolder) -> Iterator[Finding]:
+def summary_table_mismatch(case: CaseFolder) -> Iterator[Violation]:
     """The summary table's category, defect or declared behaviours differ from case.toml."""
     row, spec = summary_row(case), case.spec
     if row is None:
@@ -131,21 +131,21 @@ def summary_table_mismatch(case: CaseFolder) -> Iterator[Finding]:
     words = [{alt for v in spec.expect[b] for alt in v.split("|")} for b in BACKENDS]
     said = [set(re.findall(r"\b(" + "|".join(BEHAVIOURS) + r")\b", c)) for c in cells[2:4]]
     if cells[:2] != want or said != words:
-        yield Finding("README.md", "the summary table does not match case.toml", "make it say: " + " | ".join(
+        yield Violation("README.md", "the summary table does not match case.toml", "make it say: " + " | ".join(
             want + [spec.expect_text(b) for b in BACKENDS]), row + 1)
 
 
 @rule("C309", "code-block-stale", ERROR, needs=("readme",),
       why="the write-up's code is the files' code; a block filled before the files last changed shows code "
           "the case does not run")
-def code_block_stale(case: CaseFolder) -> Iterator[Finding]:
+def code_block_stale(case: CaseFolder) -> Iterator[Violation]:
     """A <!-- code:... --> or <!-- diff:... --> block of README.md is empty, is not what the files give now, or
     names what cannot be shown (an unknown file or function, a missing end marker)."""
     refresh = f"python -m harness record {case.slug} --splice-only fills it from the files"
     try:
         found = snippets.stale(case.readme.text, case.path)
     except (OSError, ValueError) as e:  # a named file that cannot be read as text
-        yield Finding("README.md", f"a code block cannot be filled: {e}", "save the files it names as UTF-8")
+        yield Violation("README.md", f"a code block cannot be filled: {e}", "save the files it names as UTF-8")
         return
     for line, what in found:
         if "have the same code" in what:
@@ -155,7 +155,7 @@ def code_block_stale(case: CaseFolder) -> Iterator[Finding]:
                    "--splice-only; CONTRIBUTING.md gives the marker syntax")
         else:
             fix = refresh
-        yield Finding("README.md", what, fix, line)
+        yield Violation("README.md", what, fix, line)
 
 
 LONG_FIX = 6  # changed code lines a fix may have without the write-up saying why
@@ -173,13 +173,13 @@ def says_why_long(prose: str) -> bool:
 @rule("C310", "long-fix-unexplained", WARNING, needs=("readme", "broken.py", "fixed.py"),
       why="the fix is the lesson, and a reviewer asks for the smallest one; a longer diff needs its reason "
           "beside it, or it hides the point")
-def long_fix_unexplained(case: CaseFolder) -> Iterator[Finding]:
+def long_fix_unexplained(case: CaseFolder) -> Iterator[Violation]:
     """The fix changes more than 6 code lines and no sentence of '## The fix' says why (a sentence that names
     its size, 'longer', 'eight lines' ..., and gives a reason, 'because' ...)."""
     h = case.readme.heading("## The fix")
     size = lessons.fix_size(case.text["broken.py"], case.text["fixed.py"])
     if h is None or size <= LONG_FIX or says_why_long(case.readme.prose("## The fix")):
         return
-    yield Finding("README.md", f"the fix changes {size} code lines (more than {LONG_FIX}) and '## The fix' "
+    yield Violation("README.md", f"the fix changes {size} code lines (more than {LONG_FIX}) and '## The fix' "
                   "does not say why", "make the fix smaller, or add a sentence there that says why it cannot be "
                   "('The diff is longer than most because ...')", h.line)

@@ -149,15 +149,36 @@ def test_order_is_skipped_where_no_program_touches_what_another_writes(tmp_path)
 
 
 def test_order_runs_a_larger_size_only_when_it_fits_the_deadline():
+    import signal
     import time
 
     from harness.probe.context import Context
-    from harness.probe.detectors.order import fits
+    from harness.probe.detectors.order import fits, until_deadline
 
     ctx = Context(target=None, backend="interpreter", seed=0, name="order")
     assert fits(ctx, 1e9)  # no deadline
     ctx.deadline = time.monotonic() + 10
     assert fits(ctx, 1.0) and not fits(ctx, 60.0)
+    # a run past the deadline is stopped there, quietly, and the worker's own timer (a hang) goes on
+    fired = []
+    old = signal.signal(signal.SIGALRM, lambda *a: fired.append(1))
+    signal.setitimer(signal.ITIMER_REAL, 30)
+    try:
+        ctx.deadline = time.monotonic() + 0.3
+        t0 = time.monotonic()
+        with until_deadline(ctx):
+            time.sleep(5)
+        assert time.monotonic() - t0 < 2
+        left, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 25 < left < 30 and not fired
+        ctx.deadline = time.monotonic() + 100  # a budget of its own, shorter than the deadline
+        t0 = time.monotonic()
+        with until_deadline(ctx, 0.3):
+            time.sleep(5)
+        assert time.monotonic() - t0 < 2 and not fired
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
 
 
 NESTED = """

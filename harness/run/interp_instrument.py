@@ -110,7 +110,7 @@ class Recorder:
 
     options: Options
     launches: int = 0
-    programs: int = 0  # programs of every launch, counted in a dry run too (a run's cost under the interpreter)
+    programs: dict = field(default_factory=dict)  # kernel -> programs of its latest launch (a dry run's too)
     oob: dict = field(default_factory=dict)  # (kind, tensor, side, line) -> {"lanes", "elements", "pid", ...}
     races: list = field(default_factory=list)
     cross_program: int = 0  # addresses one program wrote (store or atomic) and another touched (race recording)
@@ -628,7 +628,8 @@ def grid_call(rec: Recorder, interp):
             grid = self.grid(args) if callable(self.grid) else self.grid
             grid = tuple(grid) + (1,) * (3 - len(grid))
             check_grid(rec, getattr(self.fn, "__name__", "?"), grid)  # past CUDA's limits: raises
-            rec.programs += int(grid[0]) * int(grid[1]) * int(grid[2])
+            # the latest launch of each kernel: autotune's benchmarking launches come before the real one
+            rec.programs[getattr(self.fn, "__name__", "?")] = int(grid[0]) * int(grid[1]) * int(grid[2])
             if rec.options.dry_run:
                 return
             interp.interpreter_builder.set_grid_dim(*grid)

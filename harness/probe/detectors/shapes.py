@@ -284,9 +284,9 @@ PROGRAMS_FACTOR = 8  # a size whose launches run more programs than this many ti
 
 
 def programs(ctx: Context, sizes: dict) -> int | None:
-    """The programs the launcher's launches run at ``sizes``, counted in a dry run (grids only, no
-    program run), or None where they cannot be counted (make_inputs refuses the sizes, the launcher
-    raises, a GPU)."""
+    """The programs the launcher's kernels run at ``sizes`` (each kernel's latest launch: not
+    autotune's benchmarking launches before it), counted in a dry run (grids only, no program run),
+    or None where they cannot be counted (make_inputs refuses the sizes, the launcher raises, a GPU)."""
     from harness.run.worker import call_with
 
     if ctx.backend != "interpreter":
@@ -297,7 +297,7 @@ def programs(ctx: Context, sizes: dict) -> int | None:
             call_with(ctx.target.launcher, inputs)
     except Exception:  # noqa: BLE001  the run itself will say what is wrong
         return None
-    return rec.programs or None
+    return sum(rec.programs.values()) or None
 
 
 def too_many_programs(ctx: Context, sizes: dict, limits: dict) -> bool:

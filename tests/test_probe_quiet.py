@@ -304,6 +304,25 @@ def test_a_recorded_true_finding_on_the_fixed_version_is_not_a_false_alarm(tmp_p
     assert "**true finding** P401" in md
 
 
+def test_a_buggy_version_flagged_only_by_the_fixed_versions_recorded_finding_is_not_caught(tmp_path):
+    """The finding both versions share (another defect the fix left) is not this bug."""
+    from harness.bugs import board, record
+
+    e = _manifest(tmp_path, KNOWN)
+    shared = _row(("P401", "shapes", "wrote outside: smallest failing sizes n=1"))
+
+    def line(buggy):
+        return {"slug": "demo-entry", "visible": True, "defect": e.defect, "verified": True,
+                "buggy": {"probe": buggy}, "fixed": {"probe": shared},
+                "fixed_known": board.known_on_fixed(e, shared, "interpreter"),
+                "buggy_known_only": board.known_on_fixed(e, buggy, "interpreter")}
+    only_shared, own = line(shared), line(_row(("P401", "shapes", "wrote outside"), ("P201", "reference", "x")))
+    assert not board.caught(only_shared) and board.caught(own)
+    t = board.totals([only_shared, own], peers=())
+    assert (t["caught_visible"], t["caught_all"], t["false_alarms"]) == (1, 1, 0)
+    assert "not this bug" in record.scoreboard_md([only_shared, own], t, "interpreter", [], ())
+
+
 @pytest.mark.parametrize("extra, says", [
     ('[[fixed_known]]\ncode = "401"\nwhy = "w"\n', "code must be a finding code"),
     ('[[fixed_known]]\ncode = "P401"\n', "why must say"),

@@ -208,7 +208,8 @@ def combine(entries: dict, rows: list, backend: str, verified: dict) -> list:
             continue
         line.update(project=e.project, kind=e.kind, defect=e.defect, case=e.case, shows_on=e.shows_on,
                     visible=visible(e, backend), buggy=b, fixed=f,
-                    fixed_known=known_on_fixed(e, f["probe"], backend))
+                    fixed_known=known_on_fixed(e, f["probe"], backend),
+                    buggy_known_only=known_on_fixed(e, b["probe"], backend))
         out.append(line)
     return out
 
@@ -236,6 +237,12 @@ def known_on_fixed(entry, probe_row: dict, backend: str) -> str | None:
     return "; ".join(f"{k['code']}: {k['why']}" for k in used)
 
 
+def caught(line: dict) -> bool:
+    """The probe caught this entry's bug: an error on the buggy version that is not only the
+    fixed version's recorded true finding (which both versions share: not this bug)."""
+    return bool(line["buggy"]["probe"]["caught"]) and not line.get("buggy_known_only")
+
+
 def false_alarm(line: dict) -> bool:
     """The probe reported an error on the fixed version that is not a recorded true finding."""
     return bool(line["fixed"]["probe"]["errors"]) and not line.get("fixed_known")
@@ -252,17 +259,17 @@ def visible(entry, backend: str) -> bool:
 def totals(lines: list, peers: tuple = PEERS) -> dict:
     ran = [x for x in lines if "error" not in x]
     vis = [x for x in ran if x["visible"]]
-    caught = [x for x in ran if x["buggy"]["probe"]["caught"]]
+    flagged = [x for x in ran if caught(x)]
     seconds = [x[v]["probe"]["seconds"] for x in ran for v in ("buggy", "fixed")]
     t = {
         "entries": len(lines), "could_not_run": len(lines) - len(ran),
-        "visible": len(vis), "caught_visible": sum(x["buggy"]["probe"]["caught"] for x in vis),
-        "caught_all": len(caught), "ran": len(ran),
+        "visible": len(vis), "caught_visible": sum(caught(x) for x in vis),
+        "caught_all": len(flagged), "ran": len(ran),
         "false_alarms": sum(false_alarm(x) for x in ran),
         "fixed_true_findings": sum(bool(x.get("fixed_known")) for x in ran),
         "fixed_warnings": sum(x["fixed"]["probe"]["warnings"] > 0 and not x["fixed"]["probe"]["errors"] for x in ran),
-        "diagnosis_first": sum(x["buggy"]["probe"]["diagnosis_first_right"] for x in caught),
-        "diagnosis_top3": sum(x["buggy"]["probe"]["diagnosis_top3_right"] for x in caught),
+        "diagnosis_first": sum(x["buggy"]["probe"]["diagnosis_first_right"] for x in flagged),
+        "diagnosis_top3": sum(x["buggy"]["probe"]["diagnosis_top3_right"] for x in flagged),
         "median_s": round(statistics.median(seconds), 1) if seconds else None,
         "max_s": max(seconds) if seconds else None,
         "peers": {},

@@ -71,14 +71,14 @@ def _totals_table(totals: dict, peers: tuple) -> list:
 def _by_class(lines: list) -> list:
     from tabulate import tabulate
 
-    from harness.bugs.board import false_alarm
+    from harness.bugs.board import caught, false_alarm
 
     classes: dict = {}
     for x in lines:
         if "error" not in x and x["visible"]:
             c = classes.setdefault(x["defect"], [0, 0, 0, 0])
             c[0] += 1
-            c[1] += x["buggy"]["probe"]["caught"]
+            c[1] += caught(x)
             c[2] += x["buggy"]["probe"]["diagnosis_first_right"]
             c[3] += false_alarm(x)
     return ["## By defect class (bugs visible here)", "",
@@ -95,7 +95,9 @@ def _entry_row(x: dict, peers: tuple) -> list:
     where = f" at {first['line']}" if first.get("line") else ""
     return [x["slug"], x["defect"], "yes" if x["visible"] else "no",
             {True: "yes", False: "NO", None: "not recorded"}[x["verified"]],
-            (f"{_cell(b['probe'])} ({first.get('detector')}): {first.get('message', '')[:120]}{where}"
+            ("only the fixed version's recorded finding too (bug.toml [[fixed_known]]): not this bug"
+             if x.get("buggy_known_only") else
+             f"{_cell(b['probe'])} ({first.get('detector')}): {first.get('message', '')[:120]}{where}"
              if b["probe"]["caught"] else "quiet"),
             ", ".join(b["probe"]["diagnosis"][:3]),
             (f"**true finding** {', '.join(f['probe']['codes'])} (bug.toml [[fixed_known]]: {x['fixed_known'][:100]})"

@@ -94,7 +94,9 @@ def test_a_kernel_that_does_not_compile_says_so_and_names_no_case():
 
 @pytest.mark.parametrize("slug, evidence", [("layernorm-padding-variance", "tail"),
                                             ("noncontiguous-input", "layout"),
-                                            ("nrm2-global-sum", "many-programs")])
+                                            ("nrm2-global-sum", "many-programs"),
+                                            ("autotune-key-missing-shape", "autotune-reuse"),
+                                            ("atomic-accumulator-empty", "uninitialized")])
 def test_each_experiment_establishes_its_evidence_on_a_case_that_shows_it(slug, evidence):
     spec = load_spec(ROOT / "cases" / slug)
     r = probe(str(spec.path / "broken.py"), inputs=str(spec.path / "case.py"), launcher=spec.launcher,

@@ -120,6 +120,7 @@ EVIDENCE = {
     "autotune-first-call": "the first call (autotune's) is wrong and later calls right, or the other way round",
     "accumulated": "the result is a whole multiple of the reference: added several times",
     "atomics": "the kernels use atomics (the order of their updates is the hardware's)",
+    "autotune-reuse": "right when every launch tunes afresh: a tuned config reused where its key matched",
     "autotuned-atomics": "an autotuned kernel with atomics and no reset_to_zero: benchmarking runs add up",
     "empty": "a size of 0 is handled wrong",
     "grid-limit": "a grid axis past CUDA's limit at the sizes a GPU meets",

@@ -50,9 +50,10 @@ RULES = (
     _r("autotune-accumulation", "autotuned-atomics uninitialized", 0.85),
     _r("autotune-accumulation", "autotuned-atomics", 0.55, "oob-store oob-load layout tail many-programs"),
     _r("autotune-accumulation", "accumulated", 0.5, "many-programs"),
+    _r("autotune-config-reuse", "autotune-reuse", 0.85),
     _r("stride-assumption", "layout", 0.85),
     _r("precision-loss", "tf32", 0.9),
-    _r("precision-loss", "error-grows small-error", 0.7, "tail many-programs layout"),
+    _r("precision-loss", "error-grows small-error", 0.7, "tail layout"),
     _r("unwritten-output", "unwritten", 0.8, "oob-store"),
     _r("store-race", "race", 0.8, "read-write-race"),
     _r("lost-update", "race read-write-race", 0.8),
@@ -65,15 +66,16 @@ RULES = (
     _r("padding-contamination", "nonfinite-input", 0.7, "oob-load oob-store"),
     _r("padding-contamination", "tail nonfinite", 0.7, "oob-load oob-store unwritten magnitude"),
     _r("padding-contamination", "tail", 0.6, "oob-load oob-store unwritten magnitude"),
-    _r("partial-reduction", "many-programs", 0.55, "tail race layout"),
-    _r("wrong-combine", "many-programs", 0.45, "tail race layout"),
+    # parts of a reduction lost or combined wrong are far off; a small error that grows is rounding
+    _r("partial-reduction", "many-programs", 0.55, "tail race layout small-error"),
+    _r("wrong-combine", "many-programs", 0.45, "tail race layout small-error"),
     _r("uninitialized-accumulator", "uninitialized", 0.7),
     _r("degenerate-size", "empty", 0.6),
     _r("deadlock", "hang", 0.4),
     # what is left when no mechanism shows: wrong at every size tried, by more than rounding
     _r("wrong-formula", "wrong-everywhere", 0.3, "tail many-programs layout oob-store oob-load unwritten race order "
        "autotune-first-call tf32 accumulated grid-limit large-only uninitialized masked-undefined "
-       "error-grows autotuned-atomics atomic-order empty hang nonfinite-input zero-input magnitude"),
+       "error-grows autotuned-atomics autotune-reuse atomic-order empty hang nonfinite-input zero-input magnitude"),
 )
 RULE_DEFECTS = frozenset(r.defect for r in RULES)
 
@@ -105,7 +107,9 @@ def evidence_of(findings: list, observed: dict | None = None) -> dict[str, list[
             name = "oob-store" if "write" in m else "oob-load" if "read" in m else ""
         else:
             name = CODE_EVIDENCE.get(f.code, "")
-        if name and (f.severity != "info" or f.code == "P303"):
+        if f.code in ("P401", "P001") and f.severity != "info" and 0 in (f.sizes or {}).values():
+            out.setdefault("empty", []).append(f"{f.detector}: {f.message}"[:300])  # it failed at a size of 0
+        if name and f.severity != "info":
             where = f" at {f.line}" if f.line else ""
             out.setdefault(name, []).append(f"{f.detector}: {f.message}{where}"[:300])
     for name, text in (observed or {}).items():

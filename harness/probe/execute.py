@@ -35,6 +35,7 @@ class Call:
     returned: str = ""  # the input the result shares storage with, "" for a new tensor
     bench_launches: int = 0
     kept: list = field(default_factory=list)  # (name, bool mask): launcher-allocated elements still at their fill
+    allocated: int = 0  # tensors the launcher made with torch.empty (and friends): poison, not zeros
     parts: list = field(default_factory=list)  # (name, shape) of each output compared, where there are several
 
 
@@ -267,11 +268,14 @@ def poisoned_allocations(canary=None):
     def plain(t, kwargs) -> bool:
         return kwargs.get("out") is not None or not t.is_contiguous() or t.numel() == 0 or t.requires_grad
 
+    made = {"empty": 0}
+
     def wrap(original):
         def alloc(*args, **kwargs):
             t = original(*args, **kwargs)
             if plain(t, kwargs):
                 return t
+            made["empty"] += 1
             fill = guards.default_poison(t.dtype) if canary is None else canary(t.dtype)
             return guards.output(t.shape, t.dtype, t.device, pad=PAD, canary=fill)
         return alloc
@@ -286,7 +290,7 @@ def poisoned_allocations(canary=None):
     torch.zeros, torch.zeros_like = wrap_zeros(originals["zeros"]), wrap_zeros(originals["zeros_like"])
     torch.Tensor.new_empty, torch.Tensor.new_zeros = wrap(new_empty), wrap_zeros(new_zeros)
     try:
-        yield
+        yield made
     finally:
         torch.empty, torch.empty_like = originals["empty"], originals["empty_like"]
         torch.zeros, torch.zeros_like = originals["zeros"], originals["zeros_like"]
@@ -317,8 +321,9 @@ def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: 
         if counter is not None:
             counter.clear()
         try:
-            with poisoned_allocations(canary):
+            with poisoned_allocations(canary) as made:
                 out = call_with(target.launcher, given)
+            res.allocated = made["empty"]
             if backend == "gpu":
                 from harness.run.worker import sync_all_gpus
 

@@ -208,13 +208,13 @@ def _batch(args: dict, names: list, backend: str, timeout: float, say) -> tuple[
 
 
 def _died(results: dict, todo: list, ev: dict, proc, backend: str, timeout: float, dt: float, say) -> None:
-    """The detector the process died or hung in; after a hang on the GPU, the rest are not run (a
-    GPU kernel that never returns makes each of them wait as long)."""
+    """The detector the process died or hung in; after a hang the rest are not run (a kernel that
+    never returns makes each of them wait as long)."""
     name = todo.pop(0)
     partial = _kept(name, ev["findings"].get("reference" if _tool(name) else name, []))
     results[name] = (partial + [_ended(name, backend, proc, ev, timeout)], "hang" if proc.hung else "crash", dt)
     say(f"{backend} {name}: {results[name][1]} after {dt:.1f}s")
-    if proc.hung and backend == "gpu":
+    if proc.hung:  # the next detector's first call would hang the same way, and wait as long
         while todo:
             other = todo.pop(0)
             results[other] = ([Finding("P000", other, backend, f"not run: the kernel hung in the {name} detector",

@@ -83,8 +83,16 @@ def run(args: dict) -> int:
                           dict(args.get("options") or {}), emit, list((args.get("options") or {}).get("blocks") or []))
             if "failing" in args:  # an earlier process died at these sizes: the experiments start there
                 ctx.seen["failing"] = dict(args["failing"] or target.sizes)
+            hung = None
             for name in args["detectors"]:
-                run_one(ctx, name, emit, float(args.get("timeout") or 120))
+                if hung is not None:  # each would wait as long for a kernel that does not return
+                    emit(event="start", detector=name)
+                    emit(event="skipped", detector=name, reason=f"the kernel did not return in the {hung} detector")
+                    emit(event="end", detector=name)
+                    continue
+                found = run_one(ctx, name, emit, float(args.get("timeout") or 120))
+                if any(f.code == "P002" and f.severity == "error" for f in found):
+                    hung = name
                 if ctx.backend == "gpu" and name != args["detectors"][-1] and not cuda_usable():
                     return EXIT_CONTEXT
         emit(event="done")
@@ -134,7 +142,7 @@ def run_one(ctx, name: str, emit, timeout: float) -> None:
     if det.skip is not None and (why := det.skip(ctx)):
         emit(event="skipped", detector=name, reason=why)
         emit(event="end", detector=name)
-        return
+        return []
     reset_autotune_caches(ctx.target.kernel)  # each detector's first call tunes, as in a fresh process
     old = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, timeout)
@@ -160,6 +168,7 @@ def run_one(ctx, name: str, emit, timeout: float) -> None:
     for f in found:
         emit(event="finding", **f.to_json())
     emit(event="end", detector=name)
+    return found
 
 
 if __name__ == "__main__":

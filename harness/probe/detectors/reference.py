@@ -55,7 +55,7 @@ def run(ctx) -> list:
             return [ctx.finding("P204", f"with tl.dot rounded like TF32 (fp32 operands, default input_precision): "
                                         f"{wrong(c.cmp)}; without it the result matches",
                                 line=", ".join(rec.dot_lines))]
-    if c.kept:  # buffers the launcher allocated: is the result right when they start at 0?
+    if c.kept or c.allocated:  # buffers the launcher allocated: is the result right when they start at 0?
         zeroed, _ = call(canary=lambda dtype: 0, poison_masked=False)
         if zeroed.error is None and zeroed.cmp["close"]:
             return [ctx.finding("P114", f"right only when the buffers the launcher allocated (torch.empty) start at "

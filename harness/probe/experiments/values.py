@@ -24,13 +24,26 @@ def run(ctx, failing: dict) -> dict:
 
     import time
 
+    from harness.probe import execute as X
+
     t0 = time.monotonic()
-    state, c = outcome(ctx, failing)
+    try:
+        inputs = X.make(ctx.target, failing, ctx.seed, ctx.backend)
+    except Exception:  # noqa: BLE001  make_inputs declined these sizes
+        return {}
+    state, c = outcome(ctx, failing, inputs)
     took = time.monotonic() - t0
     if state != "wrong" or c is None or c.out is None or c.out.shape != c.ref.shape:
         return {}
     out, ref = c.out.reshape(-1).double(), c.ref.reshape(-1).double()
     ev = {}
+    before = inputs.get(c.returned) if c.returned else None  # the result is written into this input
+    if isinstance(before, torch.Tensor) and before.numel() == out.numel() and bool((before != 0).any()):
+        extra, held = out - ref, before.reshape(-1).double()
+        on = held != 0
+        if bool(torch.isclose(extra[on], held[on], rtol=1e-2, atol=1e-6 * max(1.0, float(ref.abs().max()))).all()):
+            ev["uninitialized"] = f"the result is the reference plus what '{c.returned}' held before the call: the " \
+                                  f"kernel adds into its output without zeroing it first"
     wrong = ~torch.isclose(out, ref, rtol=1e-3, atol=1e-6, equal_nan=True)
     n = int(wrong.sum())
     if n == 0 and not c.cmp.get("n_bad"):

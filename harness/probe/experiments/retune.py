@@ -1,0 +1,47 @@
+"""A tuned config reused where it does not fit? The autotuner keeps one config per value of its
+``key``; a launch whose key matches an earlier one reuses that config, even when an argument
+left out of the key (a row width the configs were pruned for) makes it wrong there. The failing
+sizes run once more with every autotuned kernel tuning afresh at each launch: right then, and
+the wrong result came from a reused config."""
+
+from __future__ import annotations
+
+import contextlib
+
+from harness.probe.context import fmt
+from harness.probe.experiments import Experiment, outcome
+
+
+@contextlib.contextmanager
+def fresh_tuning():
+    from triton.runtime.autotuner import Autotuner
+
+    original = Autotuner.run
+
+    def run(self, *args, **kwargs):
+        self.cache.clear()
+        return original(self, *args, **kwargs)
+
+    Autotuner.run = run
+    try:
+        yield
+    finally:
+        Autotuner.run = original
+
+
+def run(ctx, failing: dict) -> dict:
+    if "autotune" not in ctx.seen:
+        from harness.probe.kernels import kernel_facts
+
+        ctx.seen.update(kernel_facts(ctx.target))
+    if not ctx.seen.get("autotune") or outcome(ctx, failing)[0] != "wrong" or ctx.late():
+        return {}
+    with fresh_tuning():
+        state = outcome(ctx, failing)[0]
+    if state == "right":
+        return {"autotune-reuse": f"wrong at {fmt(failing)}; right when every launch tunes afresh: a config "
+                                  f"tuned for one launch was reused for another that shares its autotune key"}
+    return {}
+
+
+EXPERIMENT = Experiment("retune", "right when every launch tunes afresh (autotune key)?", run, rank=7)

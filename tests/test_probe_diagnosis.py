@@ -193,6 +193,18 @@ def test_the_gpu_experiments_establish_tf32_reads_past_a_tensor_and_scheduling(s
         assert r.diagnosis[0]["defect"] == spec.defect, r.text()
 
 
+def test_the_probe_shows_the_files_lint_findings_and_a_diagnosis_that_a_rule_agrees_with_says_so():
+    spec = load_spec(ROOT / "cases" / "add-missing-mask")
+    r = probe(str(spec.path / "broken.py"), inputs=str(spec.path / "case.py"), launcher=spec.launcher,
+              detectors=["reference", "memcheck"])
+    assert "TL101" in {x["code"] for x in r.lint}, r.to_json()["lint"]
+    assert any(e.startswith("lint agrees: TL101") for e in r.diagnosis[0]["evidence"]), r.diagnosis
+    assert "the source alone (harness lint):" in r.text() and r.to_json()["lint"] == r.lint
+    fixed = probe(str(spec.path / "fixed.py"), inputs=str(spec.path / "case.py"), launcher=spec.launcher,
+                  detectors=["reference"])
+    assert fixed.lint == [] and fixed.ok, fixed.text()
+
+
 def test_the_json_has_a_top_level_diagnosis_best_first():
     spec = load_spec(ROOT / "cases" / "noncontiguous-input")
     r = probe(str(spec.path / "broken.py"), inputs=str(spec.path / "case.py"), launcher=spec.launcher,

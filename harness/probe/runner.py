@@ -46,6 +46,7 @@ class ProbeReport:
     ran: list = field(default_factory=list)  # (backend, detector, seconds, status)
 
     diagnosis: list = field(default_factory=list)  # harness.probe.diagnosis.diagnose: best first
+    lint: list = field(default_factory=list)  # harness.lint's findings in the probed file (the source alone)
 
     @property
     def problems(self) -> list:
@@ -80,13 +81,17 @@ class ProbeReport:
         lines.append(table(self.findings))
         if links := case_links(self.findings):
             lines += ["", "casebook cases with the same defect:"] + [f"  {x}" for x in links]
+        if self.lint:
+            lines += ["", "the source alone (harness lint):"]
+            lines += [f"  {x['path']}:{x['line']}:{x['col']}: {x['code']} {x['message']} [cases/{x['cases'][0]}]"
+                      for x in self.lint]
         return "\n".join(lines)
 
     def to_json(self) -> dict:
         return {"file": self.file, "ok": self.ok, "errors": len(self.errors), "warnings": len(self.warnings),
                 "diagnosis": self.diagnosis, "seconds": round(self.seconds, 2), "meta": self.meta,
                 "ran": [{"backend": b, "detector": d, "seconds": round(s, 2), "status": st} for b, d, s, st in self.ran],
-                "findings": [f.to_json() for f in self.findings]}
+                "findings": [f.to_json() for f in self.findings], "lint": self.lint}
 
 
 class BackendUnavailable(Exception):
@@ -309,9 +314,36 @@ def probe(file: str, *, inputs: str | None = None, launcher: str = "launch", bac
     report.findings += _poison_only(report)
     report.findings += _backends_differ(report)
     attach_cases(report.findings)
-    report.diagnosis = _diagnose(report)
+    report.lint = _lint(file)
+    report.diagnosis = _agreeing(_diagnose(report), report.lint)
     report.seconds = time.monotonic() - t0
     return report
+
+
+def _lint(file: str) -> list:
+    """harness lint's findings in the probed file, as dicts ([] where it cannot be read)."""
+    from harness.lint import lint_file
+
+    try:
+        return [f.as_dict() for f in lint_file(file)]
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return []
+
+
+def _agreeing(diagnosis: list, lint: list) -> list:
+    """A diagnosis entry that a lint finding agrees with (the same case, or a case of the same
+    defect class) says so in its evidence."""
+    if not lint or not diagnosis:
+        return diagnosis
+    from harness.probe.findings import case_specs
+
+    defect = {spec.slug: spec.defect for spec, _ in case_specs()}
+    for d in diagnosis:
+        for x in lint:
+            if d["case"] in x["cases"] or (d["defect"] and d["defect"] in {defect.get(c) for c in x["cases"]}):
+                d["evidence"].append(f"lint agrees: {x['code']} at {x['path']}:{x['line']}: {x['message']}"[:300])
+                break
+    return diagnosis
 
 
 def _merge_meta(into: dict, meta: dict) -> None:

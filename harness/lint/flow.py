@@ -125,21 +125,21 @@ class Flow:
 
     def _name(self, name: str, use: ast.Name | None = None) -> set:
         """The atoms of what ``name`` holds where ``use`` reads it (every assignment when ``use`` is None)."""
-        if name in self._open:
-            return set()
         out = set(self.loop_atoms.get(name, ()))
         if name in self.k.params and name not in self.env:
             out.add(("param", name))
-        self._open.add(name)
-        try:
-            values = self.env.get(name, ())
-            if use is not None and values:
-                reaching = {id(v) for v in self.reaching(use)}
-                values = [(v, e) for v, e in values if id(v) in reaching]
-            for value, extra in values:
+        values = self.env.get(name, ())
+        if use is not None and values:
+            reaching = {id(v) for v in self.reaching(use)}
+            values = [(v, e) for v, e in values if id(v) in reaching]
+        for value, extra in values:
+            if id(value) in self._open:  # a definition that reaches itself (a loop): counted once
+                continue
+            self._open.add(id(value))
+            try:
                 out |= self.atoms(value) | extra
-        finally:
-            self._open.discard(name)
+            finally:
+                self._open.discard(id(value))
         out |= promote(out, out)
         return out
 

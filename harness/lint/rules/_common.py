@@ -239,14 +239,12 @@ def rounds_up(node: ast.AST) -> bool:
                and isinstance(n.left.op, (ast.Add, ast.Sub)) for n in ast.walk(node))
 
 
-def partial_block_possible(flow: Flow, call: ast.AST, block: str) -> bool:
-    """Evidence in the file that the block axis ``block`` can end in a partial block: the kernel masks it
-    elsewhere, or counts its tiles with ``tl.cdiv(N, block)``; a loop that steps the
-    access (its variable is in the address, or it advances the pointer) runs to a runtime bound (or
-    counts with cdiv); or a launch's grid axis for it rounds up (cdiv)."""
-    if block in masked_blocks(flow) or any(  # the kernel counts its own tiles rounding up: cdiv(N, BLOCK_N)
-            flow.m.tl_call(n) == "cdiv" and len(n.args) == 2 and ast.unparse(n.args[1]) == block for n in flow.nodes):
-        return True
+def partial_block_evidence(flow: Flow, call: ast.AST, block: str) -> str | None:
+    """How the file shows that the block axis ``block`` can end in a partial block. ``"strong"``: a launch's
+    grid axis for it rounds up (``cdiv``), or a loop that steps the access (its variable is in the address,
+    or it advances the pointer) runs to a runtime argument or counts with cdiv. ``"weak"``: only the kernel
+    itself says so: it masks that axis elsewhere, or counts its tiles with ``tl.cdiv(N, block)`` (buffers
+    padded to whole blocks, such as MoE's sorted token ids, look the same). None: no evidence."""
     pointer = call.args[0] if getattr(call, "args", None) else call
     touched = {a[1] for a in flow.atoms(pointer) if a[0] == "loop"} | {
         n.target.id for n in flow.nodes if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)
@@ -259,10 +257,36 @@ def partial_block_possible(flow: Flow, call: ast.AST, block: str) -> bool:
         if steps and isinstance(it, ast.Call) and it.args and (rounds_up(it) or len(it.args) >= 2 and any(
                 isinstance(n, ast.Name) and n.id in flow.k.params and n.id not in flow.k.constexprs
                 for n in ast.walk(it.args[1]))):
-            return True
+            return "strong"
     axes = [axis for axis, blocks in axis_blocks(flow).items() if block in blocks]
     for launch in flow.k.launches:
         grid = launch.grid_axes() or []
         if any(axis < len(grid) and rounds_up(launch.resolve(grid[axis])) for axis in axes):
-            return True
-    return False
+            return "strong"
+    if block in masked_blocks(flow) or any(
+            flow.m.tl_call(n) == "cdiv" and len(n.args) == 2 and ast.unparse(n.args[1]) == block for n in flow.nodes):
+        return "weak"
+    return None
+
+
+ALLOCATORS = ("empty", "zeros", "ones", "full", "empty_strided", "new_empty", "new_zeros", "new_full")
+
+
+def padded_allocation(flow: Flow, param: str | None) -> bool:
+    """Every launch passes for ``param`` a tensor its launcher allocates with a padded size: a shape that
+    names a padded size (``M_padded``, ``pad_m``) or rounds up (``cdiv(n, B) * B``). The author sized the
+    buffer for whole blocks, so writes of the last block's extra lanes stay inside it."""
+    launches = flow.k.launches
+    if not launches or param is None:
+        return False
+    for launch in launches:
+        passed = launch.args.get(param)
+        value = launch.resolve(passed) if isinstance(passed, ast.Name) else None
+        if not (isinstance(value, ast.Call) and dotted(value.func).rsplit(".", 1)[-1] in ALLOCATORS and value.args):
+            return False
+        shape = value.args[0]
+        names = {n.id.lower() for n in ast.walk(shape) if isinstance(n, ast.Name)}
+        if not (any("pad" in n for n in names) or rounds_up(shape) and any(
+                isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) for n in ast.walk(shape))):
+            return False
+    return True

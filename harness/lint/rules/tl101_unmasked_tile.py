@@ -5,7 +5,7 @@ from __future__ import annotations
 from harness.lint.flow import flows
 from harness.lint.registry import HIGH, rule
 from harness.lint.rules._common import (divisibility_checked, exact_width, is_none, memory_ops,
-                                        partial_block_possible, under_if)
+                                        padded_allocation, partial_block_evidence, pointer_param, under_if)
 
 BAD = '''
 import triton
@@ -44,17 +44,26 @@ def add(x, y, out):
               "or a loop that steps by BLOCK) with no mask on that axis")
 def check(module):
     """The last block of a size that is not a multiple of BLOCK holds lanes past the end: without a mask
-    they read and write neighbouring memory. Fires only with evidence in the file that the last block can
-    be partial: the kernel masks that axis elsewhere or counts its tiles with ``tl.cdiv``, loops over it up
-    to a runtime bound, or is launched on a grid that rounds up (``cdiv``) on it; a kernel that never
-    masks an axis it is launched on exactly (a fixed head dimension, a packed format) is left alone. Quiet when the axis is masked (by any comparison of its
+    they read and write neighbouring memory. Fires only with strong evidence in the file that the last
+    block can be partial: a launch whose grid rounds up (``cdiv``) on that axis, or a loop that steps the
+    access up to a runtime bound (TL106, preview, fires on weaker evidence); a kernel that never
+    masks an axis it is launched on exactly (a fixed head dimension, a packed format) is left alone, and
+    so is a store into a buffer the launcher allocates padded to whole blocks (``torch.empty((M_padded,
+    ...))``). Quiet when the axis is masked (by any comparison of its
     offsets), when every launcher asserts the size is a multiple of the block (``assert M % BLOCK_M == 0``), when every launch passes the block size as the tensor's own size (``D=x.shape[1]``), wrapped with ``%`` (the matmul tutorial's rows), or under an ``if`` (an EVEN_K-style guard
     that lint cannot read)."""
+    yield from unmasked_tiles(module, "strong")
+
+
+def unmasked_tiles(module, strength: str):
+    """The hits of TL101 (``strength`` "strong") or TL106 ("weak"): see partial_block_evidence."""
     for flow in flows(module):
         for call, kind, pointer, mask in memory_ops(flow):
+            if under_if(flow, call) or kind == "store" and padded_allocation(flow, pointer_param(flow, pointer)):
+                continue
             tiles = {a[1] for a in flow.atoms(pointer) if a[0] == "tile" and not exact_width(flow, a[1])
-                     and not divisibility_checked(flow, a[1]) and partial_block_possible(flow, call, a[1])}
-            if not tiles or under_if(flow, call):
+                     and not divisibility_checked(flow, a[1]) and partial_block_evidence(flow, call, a[1]) == strength}
+            if not tiles:
                 continue
             if is_none(mask):
                 like = "matmul-k-tail" if flow.in_loop(call) else "add-missing-mask"

@@ -29,20 +29,28 @@ GOOD = BAD.replace("    relu_kernel[", "    torch.cuda.current_stream().wait_str
 WAITS = {"wait_stream", "wait_event", "synchronize", "record_stream"}
 
 
+def queues_work(block: ast.With) -> bool:
+    """The ``with`` block does more than allocate (``torch.empty`` queues no kernel on the stream)."""
+    calls = [n for stmt in block.body for n in ast.walk(stmt) if isinstance(n, ast.Call)]
+    return any(dotted(c.func).rsplit(".", 1)[-1] not in ("empty", "empty_like", "empty_strided", "new_empty")
+               for c in calls)
+
+
 @rule("TL403", "launch-after-side-stream", cases=("stream-no-sync",), confidence=HIGH, bad=BAD, good=GOOD,
       summary="a launch after a `with torch.cuda.stream(...)` block, with no wait_stream/wait_event/synchronize "
               "between them")
 def check(module):
     """A Triton kernel runs on the current stream. Work queued inside ``with torch.cuda.stream(side):`` runs
     on ``side``, and nothing orders the two: the kernel may read the other work's output before it is
-    written. ``torch.cuda.current_stream().wait_stream(side)`` before the launch orders them."""
+    written. ``torch.cuda.current_stream().wait_stream(side)`` before the launch orders them. A block that
+    only allocates (``torch.empty`` on the other stream) queues nothing and is left alone."""
     for launch in module.launches:
         fn = launch.launcher
         if fn is None:
             continue
         blocks = [n for n in ast.walk(fn) if isinstance(n, ast.With) and any(
             isinstance(i.context_expr, ast.Call) and dotted(i.context_expr.func).endswith("cuda.stream")
-            for i in n.items) and n.end_lineno < launch.node.lineno]
+            for i in n.items) and n.end_lineno < launch.node.lineno and queues_work(n)]
         if not blocks:
             continue
         last = max(b.end_lineno for b in blocks)

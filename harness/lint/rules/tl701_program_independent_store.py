@@ -41,11 +41,13 @@ def one_program(launches) -> bool:
 def check(module):
     """Many programs store their own block's result to one address: the last writer wins, a different one
     from run to run on a GPU. Fires when the address has no program id, loop variable or tl.arange in it
-    and the stored value comes from loads that do; quiet under an ``if`` (``if pid == 0:``) and for
-    kernels launched on a grid of one program."""
+    and the stored value comes from loads that do; quiet under an ``if`` (``if pid == 0:``), for
+    kernels launched on a grid of one program, and for device functions that other kernels call."""
+    helpers = {n.func.id for k in module.kernels.values() for n in ast.walk(k.node)
+               if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
     for flow in flows(module):
-        if one_program(flow.k.launches):
-            continue
+        if one_program(flow.k.launches) or flow.k.name in helpers and not flow.k.launches:
+            continue  # a device function called by kernels: its caller's grid decides
         for call, kind, pointer, _ in memory_ops(flow):
             if kind != "store" or under_if(flow, call) or flow.in_loop(call):
                 continue

@@ -275,3 +275,20 @@ def test_an_empty_input_whose_reference_is_not_finite_is_information(tmp_path):
     r = probe(str(path), detectors=["shapes"], options={"fuzz_trials": 2})
     (f,) = r.by_code("P402")
     assert f.severity == "info" and "not finite" in f.message and r.ok, r.text()
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int16", "float16", "float32"])
+def test_elements_never_written_in_place_are_counted_in_any_dtype(dtype):
+    """The two fillings of an in-place result fit its dtype (a uint8 cache holds neither -31337
+    nor 27183: the check itself used to fail, and with it the shape fuzzing detector)."""
+    import types
+
+    import torch
+
+    from harness.probe import execute as X
+
+    def launch(cache):
+        cache[:5] = 1  # the first five written, the other three left as they were
+
+    target = types.SimpleNamespace(launcher=launch)
+    assert X.unwritten_in_place(target, {"cache": torch.zeros(8, dtype=getattr(torch, dtype))}, "cache") == 3

@@ -476,12 +476,18 @@ def unwritten_in_place(target, inputs: dict, name: str) -> int:
     from harness.run.worker import call_with
 
     kept = None
-    for fill in (-31337.25, 27183.5):
+    dtype = inputs[name].dtype
+    if dtype == torch.bool:
+        return 0
+    if dtype.is_floating_point:
+        fills = (-31337.25, 27183.5) if torch.finfo(dtype).max > 65504 else (-3.25, 2.75)  # fp8 and fp16 hold these
+    else:  # two values inside the integer type's range (a uint8 result holds neither -31337 nor 27183)
+        info = torch.iinfo(dtype)
+        fills = (info.min + 3, info.max - 3)
+    for fill in fills:
         given, _ = _guard_inputs(clone_inputs(inputs))
         t = given[name]
-        if t.dtype == torch.bool:
-            return 0
-        t.fill_(fill if t.dtype.is_floating_point else int(fill))
+        t.fill_(fill)
         before = t.clone()
         try:
             with guards.collecting(pad=PAD), poisoned_allocations():

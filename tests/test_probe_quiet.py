@@ -416,3 +416,16 @@ def test_shape_fuzzing_skips_sizes_that_run_many_times_the_defaults_programs(tmp
     assert not too_many_programs(ctx, {"n": 256, "chunk": 8}, limits)  # 32 programs: 8 x
     assert too_many_programs(ctx, {"n": 256, "chunk": 1}, limits)  # 256 programs
     assert not too_many_programs(ctx, {"n": 256, "chunk": 1}, {"exempt": lambda s: True})  # a threshold
+
+
+def test_each_size_alone_is_tried_cheapest_first():
+    """Under a time budget a flag at 1 (te-cross-entropy's weighted=1, the trigger) comes before a
+    row made longer; the one-at-a-time sizes ascend in volume."""
+    defaults = {"seq": 64, "vocab": 1000, "weighted": 0}
+    from harness.probe import fuzz
+
+    sizes = fuzz.plan(defaults, [1024], {"seq": (1, 64), "vocab": (2, 3000), "weighted": (0, 1)}, 0, 24)
+    alone = [s for s in sizes if sum(s[k] != defaults[k] for k in s) == 1]
+    first = alone[:4]
+    assert [fuzz._volume(s) for s in first] == sorted(fuzz._volume(s) for s in first), first
+    assert sizes.index({**defaults, "weighted": 1}) < sizes.index({**defaults, "vocab": 1023}), sizes[:6]

@@ -129,6 +129,7 @@ EVIDENCE = {
     "hang": "the kernel does not return",
     "crash": "the launcher raised or the process died",
     "wrong-everywhere": "most output elements are wrong at every size tried",
+    "wrong-values": "some output elements are wrong and finite (no mechanism shown: a formula's mistake)",
 }
 
 DEFAULT_TRIALS = {"gpu": 10, "interpreter": 3}

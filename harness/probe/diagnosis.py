@@ -36,6 +36,11 @@ def _r(defect: str, needs: str, confidence: float, unless: str = "") -> Rule:
     return Rule(defect, frozenset(needs.split()), confidence, frozenset(unless.split()))
 
 
+# every mechanism the detectors and experiments can show: a formula is blamed only when none did
+NO_MECHANISM = ("tail many-programs layout oob-store oob-load unwritten race order "
+                "autotune-first-call tf32 accumulated grid-limit large-only uninitialized masked-undefined "
+                "error-grows autotuned-atomics autotune-reuse atomic-order empty hang nonfinite-input zero-input magnitude")
+
 RULES = (
     _r("out-of-bounds-write", "oob-store", 0.9),
     _r("out-of-bounds-read", "oob-load", 0.85, "oob-store"),
@@ -72,11 +77,11 @@ RULES = (
     _r("uninitialized-accumulator", "uninitialized", 0.7),
     _r("degenerate-size", "empty", 0.6),
     _r("deadlock", "hang", 0.4),
-    # what is left when no mechanism shows: wrong at every size tried, by more than rounding
-    _r("wrong-formula", "wrong-everywhere", 0.3, "tail many-programs layout oob-store oob-load unwritten race order "
-       "autotune-first-call tf32 accumulated grid-limit large-only uninitialized masked-undefined "
-       "error-grows autotuned-atomics autotune-reuse atomic-order empty hang nonfinite-input zero-input magnitude"),
+    # what is left when the experiments show no mechanism: wrong values (most of them: more likely)
+    _r("wrong-formula", "wrong-everywhere", 0.3, NO_MECHANISM),
+    _r("wrong-formula", "wrong-values", 0.2, NO_MECHANISM),
 )
+
 RULE_DEFECTS = frozenset(r.defect for r in RULES)
 
 # finding code -> the evidence it is

@@ -49,6 +49,8 @@ def run(ctx, failing: dict) -> dict:
     if n == 0 and not c.cmp.get("n_bad"):
         return {}
     bad = c.cmp.get("n_bad", n)  # by the probe's own tolerance for this dtype and magnitude
+    if bad and bool(torch.isfinite(out).all()):
+        ev["wrong-values"] = f"{bad} of {out.numel()} elements wrong (finite) at {fmt(failing)}"
     if bad > 0.5 * out.numel():
         ev["wrong-everywhere"] = f"{bad} of {out.numel()} elements wrong at {fmt(failing)}"
     nz = wrong & (ref.abs() > 1e-6)

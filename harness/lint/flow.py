@@ -43,7 +43,8 @@ class Flow:
         self.env: dict[str, list[tuple[ast.expr, frozenset]]] = {}
         self.loop_atoms: dict[str, frozenset] = {}
         self._memo: dict[int, frozenset] = {}
-        self._open: set[str] = set()
+        self._open: set[int] = set()
+        self._reaching: dict[int, list] = {}
         self._build()
 
     # ---------------------------------------------------------------- building
@@ -183,6 +184,9 @@ class Flow:
         """The values assigned to ``use.id`` that can reach this use: the last assignment before it in a
         block that encloses it (earlier ones are overwritten), any later-nested one before it (an ``if``
         may or may not run), and, inside a loop, the loop's own assignments after it (the next iteration)."""
+        cached = self._reaching.get(id(use))
+        if cached is not None:
+            return cached
         values = [v for v, _ in self.env.get(use.id, ())]
         line = getattr(use, "lineno", None)
         if line is None or use not in self.parents:
@@ -195,6 +199,7 @@ class Flow:
         out = [v for v in before if last is None or v is last or v.lineno > last.lineno]
         for loop in loops:
             out += [v for v in values if v.lineno >= line and loop.lineno <= v.lineno <= loop.end_lineno]
+        self._reaching[id(use)] = out
         return out
 
     def block_of(self, value: ast.AST) -> ast.AST:

@@ -102,6 +102,18 @@ def from_shape(launch: Launch, node: ast.AST, depth: int = 0) -> bool:
 BLOCKISH = re.compile(r"(?i)block|tile|chunk|split|(^|_)bs($|_)|bsz|^[xyzr]?bl?k?$|^b[mnkd]?$|^\d+$")
 
 
+def per_block(fn):
+    """Memoize ``fn(flow, block)`` on the flow: it reads the whole file, and rules ask it for every access."""
+    def cached(flow: Flow, block: str) -> bool:
+        memo = flow.__dict__.setdefault(f"_{fn.__name__}", {})
+        if block not in memo:
+            memo[block] = fn(flow, block)
+        return memo[block]
+    cached.__doc__, cached.__name__ = fn.__doc__, fn.__name__
+    return cached
+
+
+@per_block
 def exact_width(flow: Flow, block: str) -> bool:
     """The block size ``block`` is (as far as lint can tell) a whole axis, not a block of it: it is 1, every launch
     passes a tensor's own size for it (or 1), or it has no block-like name (``D``, ``HEAD_DIM``) and no launch
@@ -180,6 +192,7 @@ def value_chain(flow: Flow, expr: ast.AST, stop=lambda n: False) -> Iterator[ast
                 stack.append(n.right)
 
 
+@per_block
 def divisibility_checked(flow: Flow, block: str) -> bool:
     """Every launch's launcher asserts or tests a remainder by this block (``assert M % BLOCK_M == 0``):
     the sizes are multiples of it, and the last block is never partial. For a kernel with no launch in
@@ -198,7 +211,14 @@ def divisibility_checked(flow: Flow, block: str) -> bool:
 
 
 def axis_blocks(flow) -> dict[int, set[str]]:
-    """For each grid axis, the block sizes the kernel multiplies ``tl.program_id(axis)`` by."""
+    """For each grid axis, the block sizes the kernel multiplies ``tl.program_id(axis)`` by (memoized)."""
+    if "_axis_blocks" in flow.__dict__:
+        return flow._axis_blocks
+    flow._axis_blocks = _axis_blocks(flow)
+    return flow._axis_blocks
+
+
+def _axis_blocks(flow) -> dict[int, set[str]]:
     pid_names = {}
     for name, values in flow.env.items():
         if len(values) == 1 and flow.m.tl_call(values[0][0]) == "program_id":

@@ -6,6 +6,7 @@ import ast
 
 from harness.lint.flow import arg, flows
 from harness.lint.registry import HIGH, rule
+from harness.lint.rules._common import value_chain
 
 BAD = '''
 import triton
@@ -42,7 +43,8 @@ def check(module):
     any subtraction (``x - m``, an online softmax's ``qk - m_ij``) or is never positive (``-tl.abs(x)``)."""
     for flow in flows(module):
         divisors = [n.right for n in flow.nodes if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)]
-        sums = [s for s in flow.calls("sum") if any(n is s for d in divisors for n in flow.sources(d))]
+        found = {id(n) for d in divisors for n in value_chain(flow, d)}  # the divisor is (a scale of) the sum
+        sums = [s for s in flow.calls("sum") if id(s) in found]
         for s in sums:
             for e in flow.sources(arg(s, 0, "input") or s):
                 if flow.m.tl_call(e) not in ("exp", "exp2") or not e.args:

@@ -78,7 +78,8 @@ def measure(spec, timeout: float) -> dict:
     row = {"case": spec.slug, "defect": spec.defect, "evidence": list(spec.diagnosis or []),
            "interpreter": spec.expect["interpreter"]}
     if "interpreter" not in spec.sizes or "skip" in spec.expect["interpreter"]:
-        return {**row, "skipped": spec.skip_reason or "the case skips the interpreter"}
+        why = spec.skip_reason.get("interpreter") if isinstance(spec.skip_reason, dict) else spec.skip_reason
+        return {**row, "skipped": why or "the case skips the interpreter"}
     for variant in ("broken", "fixed"):
         opt_in = set(row["evidence"]) & OPT_IN or os.environ.get("SANITIZE_ALL_OPT_IN")
         row[variant] = {"default": findings(spec.slug, variant, [], timeout),
@@ -120,17 +121,20 @@ def ratio(t: dict) -> float | None:
 
 
 def table(rows: list) -> list:
-    lines = ["| case | evidence | sanitizer should see it | broken: findings | broken: opt-in (--tf32 --orders) | "
+    lines = ["| case | evidence | interpreter (case.toml) | sanitizer should see it | broken: findings | broken: opt-in (--tf32 --orders) | "
              "fixed: findings | fixed: opt-in | plain s (broken/fixed) | sanitized / plain |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if "skipped" in r:
-            lines.append(f"| {r['case']} | {', '.join(r['evidence'])} | not run: {r['skipped'][:80]} | | | | | | |")
+            why = r["skipped"].get("interpreter", "") if isinstance(r["skipped"], dict) else r["skipped"]
+            lines.append(f"| {r['case']} | {', '.join(r['evidence'])} | {', '.join(r['interpreter'])} | not run: "
+                         f"{why[:90]} | | | | | | |")
             continue
         v, b, f = verdicts(r), r["broken"], r["fixed"]
         times = [x for x in (ratio(b["time"]), ratio(f["time"])) if x is not None]
         plain = "/".join(f"{t['plain_s']:.2f}" if "plain_s" in t else t.get("error", "?") for t in (b["time"], f["time"]))
-        lines.append(f"| {r['case']} | {', '.join(r['evidence'])} | {'yes' if v['should'] else 'no'} | "
+        lines.append(f"| {r['case']} | {', '.join(r['evidence'])} | {', '.join(r['interpreter'])} | "
+                     f"{'yes' if v['should'] else 'no'} | "
                      f"{cell(b['default'])} | {cell(b['opt_in'])} | {cell(f['default'])} | {cell(f['opt_in'])} | "
                      f"{plain} | {' / '.join(f'{x:.2f}x' for x in times) or '?'} |")
     return lines
@@ -145,11 +149,15 @@ def counts(rows: list) -> list:
     alarms = [c for c in v if v[c]["fixed_alarm"]]
     alarms_opt = [c for c in v if v[c]["fixed_alarm_opt_in"]]
     ratios = [x for r in run_rows for t in (r["broken"]["time"], r["fixed"]["time"]) if (x := ratio(t)) is not None]
+    rows_by = {r["case"]: r for r in run_rows}
+    shown = [c for c in should if set(rows_by[c]["interpreter"]) - {"hidden", "ok", "skip"}]
     out = [f"- cases run: {len(run_rows)} of {len(rows)} (the others skip the interpreter)",
            f"- broken kernels the sanitizer should see (their evidence is an out-of-bounds access, a race, a grid "
            f"past CUDA's limit, or with --tf32/--orders TF32 and atomic order): {len(should)}; reported: "
            f"{len(caught)}" + (f"; missed: {', '.join(sorted(set(should) - set(caught)))}" if set(should) - set(caught)
                                 else ""),
+           f"- of those, the ones whose case declares the interpreter shows the bug (not hidden there): {len(shown)}; "
+           f"reported: {len([c for c in shown if c in caught])}",
            f"- other broken kernels with an error or warning all the same: {len(beyond)}"
            + (f" ({', '.join(beyond)})" if beyond else ""),
            f"- fixed kernels with an error or warning: {len(alarms)}" + (f" ({', '.join(alarms)})" if alarms else "")

@@ -175,57 +175,54 @@ def quick_races(original, nothing, kinds: tuple):
     return quick
 
 
-MAX_OWNED = 2**25  # elements of the written tensors ``_may_share`` keeps an owner for (int32: 128 MiB)
+MAX_OWNED = 2**25  # elements of the written tensors ``_may_share`` keeps two int32 arrays for (256 MiB)
 
 
 def _may_share(launch, kinds: tuple) -> bool:
-    """False where no element that an access of ``kinds`` writes is touched by two programs: one
-    pass over the accesses with the program that wrote each element of the written tensors, in
-    arrays as long as those tensors (element granularity: two accesses to one element, even to
-    different bytes of it, count as shared). True where some element is, or where that cannot be
-    told this way (an address outside every tensor argument, tensors too large)."""
+    """False where no element that an access of ``kinds`` writes is touched by two programs: every
+    access at once, each address placed in its tensor, the lowest and highest program that touched
+    each element of the written tensors (arrays as long as those tensors; element granularity:
+    two accesses to one element, even to different bytes of it, count as shared). True where some
+    element is, or where that cannot be told this way (an address outside every tensor argument,
+    tensors too large). Asked twice per launch (races, shared writes): the answer is kept."""
+    present = {k for _, _, k, *_ in launch.accesses}
+    key = tuple(k for k in kinds if k in present)
+    kept = launch.__dict__.setdefault("_casebook_may_share", {})
+    if key not in kept:
+        kept[key] = _touched_by_two(launch, key)
+    return kept[key]
+
+
+def _touched_by_two(launch, kinds: tuple) -> bool:
     import numpy as np
 
-    spans = sorted(launch.spans.values(), key=lambda sp: sp.lo)
+    acc, spans = launch.accesses, sorted(launch.spans.values(), key=lambda sp: sp.lo)
+    if not kinds:
+        return False
     if not spans or launch.grid[0] * launch.grid[1] * launch.grid[2] >= 2**31:  # no tensor; program ids past int32
         return True
-    los = np.array([sp.lo for sp in spans], dtype=np.int64)
-    owners: dict = {}
-
-    def place(a):
-        a = a.astype(np.int64, copy=False)
-        i = np.searchsorted(los, a, side="right") - 1
-        if (i < 0).any() or i.min() != i.max():  # outside every tensor, or across tensors: one at a time
-            return None
-        sp = spans[int(i[0])]
-        return (sp, (a - sp.lo) // sp.itemsize) if (a < sp.hi).all() else None
-
-    for a, p, k, *_ in launch.accesses:  # who wrote what
-        if k not in kinds:
-            continue
-        at = place(a)
-        if at is None:
-            return True
-        sp, idx = at
-        if sp.name not in owners:
-            n = (sp.hi - sp.lo) // sp.itemsize + 1
-            if sum(o.size for o in owners.values()) + n > MAX_OWNED:
-                return True
-            owners[sp.name] = np.full(n, -1, dtype=np.int32)
-        w = owners[sp.name][idx]
-        if ((w != -1) & (w != p)).any():
-            return True
-        owners[sp.name][idx] = p
-    for a, p, k, *_ in launch.accesses:  # who else touched it
-        at = place(a)
-        if at is None:
-            return True
-        sp, idx = at
-        if sp.name in owners:
-            w = owners[sp.name][idx]
-            if ((w != -1) & (w != p)).any():
-                return True
-    return False
+    sizes = np.fromiter((a.size for a, *_ in acc), dtype=np.int64, count=len(acc))
+    addrs = np.concatenate([a for a, *_ in acc]).astype(np.int64)
+    pids = np.repeat(np.fromiter((p for _, p, *_ in acc), dtype=np.int32, count=len(acc)), sizes)
+    writes = np.repeat(np.fromiter((k in kinds for _, _, k, *_ in acc), dtype=bool, count=len(acc)), sizes)
+    los, his, items = (np.array([getattr(sp, f) for sp in spans], dtype=np.int64) for f in ("lo", "hi", "itemsize"))
+    at = np.searchsorted(los, addrs, side="right") - 1
+    if (at < 0).any() or (addrs >= his[np.maximum(at, 0)]).any():  # outside every tensor
+        return True
+    start, total = np.full(len(spans), -1, dtype=np.int64), 0
+    for s in np.unique(at[writes]):  # one dense run of elements per written tensor
+        start[s], total = total, total + int((his[s] - los[s]) // items[s]) + 1
+    if total > MAX_OWNED:
+        return True
+    keep = start[at] >= 0
+    at = at[keep]
+    g = start[at] + (addrs[keep] - los[at]) // items[at]
+    written = np.zeros(total, dtype=bool)
+    written[g[writes[keep]]] = True
+    low, high = np.full(total, np.iinfo(np.int32).max, dtype=np.int32), np.full(total, -1, dtype=np.int32)
+    np.minimum.at(low, g, pids[keep])
+    np.maximum.at(high, g, pids[keep])
+    return bool((written & (high > low)).any())
 
 
 def _written_only(launch, kinds: tuple):

@@ -45,4 +45,4 @@ def run(ctx, failing: dict) -> dict:
     return ev
 
 
-EXPERIMENT = Experiment("bands", "reads or writes past its tensors, seen through guard bands (GPU)?", run, rank=-1)
+EXPERIMENT = Experiment("bands", "reads or writes past its tensors, seen through guard bands (GPU)?", run, rank=-2)

@@ -70,4 +70,4 @@ def run(ctx, failing: dict) -> dict:
 
 
 EXPERIMENT = Experiment("nonfinite", "where does a NaN or Inf come from: the inputs, zeros, or magnitudes?", run,
-                        rank=4)
+                        rank=1)

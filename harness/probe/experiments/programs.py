@@ -27,4 +27,4 @@ def run(ctx, failing: dict) -> dict:
     return {}
 
 
-EXPERIMENT = Experiment("programs", "right with one program, wrong with several?", run, rank=1)
+EXPERIMENT = Experiment("programs", "right with one program, wrong with several?", run, rank=4)

@@ -36,8 +36,10 @@ def run(ctx, failing: dict) -> dict:
         ctx.seen.update(kernel_facts(ctx.target))
     if not ctx.seen.get("autotune") or outcome(ctx, failing)[0] != "wrong" or ctx.late():
         return {}
-    with fresh_tuning():
-        state = outcome(ctx, failing)[0]
+    from harness.probe import execute as X
+
+    with fresh_tuning():  # its own inputs: not the plain run the other experiments share
+        state = outcome(ctx, failing, X.make(ctx.target, failing, ctx.seed, ctx.backend))[0]
     if state == "right":
         return {"autotune-reuse": f"wrong at {fmt(failing)}; right when every launch tunes afresh: a config "
                                   f"tuned for one launch was reused for another that shares its autotune key"}

@@ -28,4 +28,4 @@ def run(ctx, failing: dict) -> dict:
     return {}
 
 
-EXPERIMENT = Experiment("tail", "wrong only off a block multiple?", run, rank=0)
+EXPERIMENT = Experiment("tail", "wrong only off a block multiple?", run, rank=3)

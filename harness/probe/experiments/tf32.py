@@ -60,8 +60,10 @@ def run(ctx, failing: dict) -> dict:
     if outcome(ctx, failing)[0] != "wrong":
         return {}
     try:
-        with ieee(ctx.target):
-            state = outcome(ctx, failing)[0]
+        from harness.probe import execute as X
+
+        with ieee(ctx.target):  # its own inputs: not the plain run the other experiments share
+            state = outcome(ctx, failing, X.make(ctx.target, failing, ctx.seed, ctx.backend))[0]
     except (ImportError, AttributeError):  # a Triton without these knobs
         return {}
     if state == "right":

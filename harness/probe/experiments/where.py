@@ -29,4 +29,4 @@ def run(ctx, failing: dict) -> dict:
     return ev
 
 
-EXPERIMENT = Experiment("where", "a load or store outside its tensor at the failing sizes?", run, rank=-1)
+EXPERIMENT = Experiment("where", "a load or store outside its tensor at the failing sizes?", run, rank=-2)

@@ -165,6 +165,13 @@ def test_order_dependence_with_atomics_and_no_plain_store_race_is_memory_orderin
     assert diagnose([last_bits], {"atomics": "the kernels use atomics"})[0]["defect"] == "atomic-nondeterminism"
 
 
+def test_accesses_outside_that_contiguous_inputs_remove_are_a_stride_assumption():
+    store = Finding("P101", "memcheck", "interpreter", "store past the end of 'x'", line="k.py:9")
+    assert diagnose([store])[0]["defect"] == "out-of-bounds-write"
+    d = diagnose([store], {"layout": "wrong with 'x' (strides (1, 64)); right with contiguous copies"})
+    assert d[0]["defect"] == "stride-assumption", d
+
+
 def test_a_small_error_alone_is_not_precision_loss():
     """Precision loss shows as an error that grows with the reduction's length (or TF32); a
     small error that does not grow is a wrong result like any other."""

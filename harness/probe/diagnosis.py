@@ -42,9 +42,10 @@ NO_MECHANISM = ("tail many-programs layout oob-store oob-load unwritten race ord
                 "error-grows autotuned-atomics autotune-reuse atomic-order empty hang nonfinite-input zero-input magnitude")
 
 RULES = (
-    _r("out-of-bounds-write", "oob-store", 0.9),
-    _r("out-of-bounds-read", "oob-load", 0.85, "oob-store"),
-    _r("out-of-bounds-read", "oob-load oob-store", 0.6),
+    # an access outside that contiguous copies of the inputs make go away is the stride assumption's doing
+    _r("out-of-bounds-write", "oob-store", 0.9, "layout"),
+    _r("out-of-bounds-read", "oob-load", 0.85, "oob-store layout"),
+    _r("out-of-bounds-read", "oob-load oob-store", 0.6, "layout"),
     _r("degenerate-size", "grid-limit", 0.9),  # "past a hardware limit" (DEFECTS)
     _r("overflow", "large-only", 0.9),
     _r("overflow", "debug-assert", 0.8),

@@ -107,7 +107,10 @@ def row(spec, backend: str = "interpreter", fuzz_trials: int = FUZZ_TRIALS, only
     if RECORD:
         flag = " --backend gpu" if backend == "gpu" else ""
         record(spec, broken, fixed, f"python examples/probe_cases.py --record{flag} {spec.slug}")
-    caught = "yes" if broken.errors else ("calibration: quiet, as it should be" if spec.calibration else "**no**")
+    hidden = all(x == "hidden" for x in spec.expect[backend])  # the bug cannot show on this backend
+    caught = "yes" if broken.errors else ("calibration: quiet, as it should be" if spec.calibration
+                                          else f"no (hidden on {backend}: the bug does not show here)" if hidden
+                                          else "**no**")
     notes = [f for f in fixed.findings if f not in fixed.problems]
     first = broken.diagnosis[0] if broken.diagnosis else None
     named = (f"{first['defect'] or first['title']}" + (f" ({first['case']})" if first["case"] else "")) if first else ""
@@ -172,12 +175,14 @@ def write(rows: list, specs: list, seconds: float, n_run: int, args) -> str:
                                     "warnings on fixed", "seconds broken / fixed"], tablefmt="github")
     skipped = [s.slug for s in specs if not runs_on(s, args.backend)]
     caught = sum(r[2] == "yes" for r in rows)
-    bugs = sum(not r[2].startswith(("calibration", "not run")) for r in rows)
+    bugs = sum(not r[2].startswith(("calibration", "not run", "no (hidden")) for r in rows)
+    hidden = [r[0][1:r[0].index("]")] for r in rows if r[2].startswith("no (hidden")]
     not_run = [r[0][1:r[0].index("]")] for r in rows if r[2].startswith("not run")]
     right = sum(r[5] == "yes" for r in rows)
     secs = sorted(float(x) for r in rows if "/" in r[8] for x in r[8].split(" / "))
     slowest = f"; seconds per probe: median {secs[len(secs) // 2]:.0f}, max {secs[-1]:.0f}" if secs else ""
-    summary = (f"\nCaught {caught} of {bugs} broken kernels; diagnosed as the case or its defect class first for "
+    summary = (f"\nCaught {caught} of the {bugs} broken kernels whose bug can show on this backend"
+               f"{' (hidden here: ' + ', '.join(hidden) + ')' if hidden else ''}; diagnosed as the case or its defect class first for "
                f"{right} of the {caught} caught; errors (false alarms) on "
                f"{sum(r[6] not in ('none', '') for r in rows)} fixed kernels, warnings on "
                f"{sum(bool(r[7]) for r in rows)}{slowest}. Not run ({args.backend}: skip): "

@@ -172,6 +172,13 @@ def test_accesses_outside_that_contiguous_inputs_remove_are_a_stride_assumption(
     assert d[0]["defect"] == "stride-assumption", d
 
 
+def test_a_second_call_wrong_after_a_right_first_is_an_unwritten_output_autotune_hid():
+    p502 = Finding("P502", "first-call", "interpreter", "the second call is wrong and the first is right: 3/8 differ")
+    assert diagnose([p502])[0]["defect"] == "unwritten-output"
+    p502 = Finding("P502", "first-call", "interpreter", "the first call is wrong and the second is right: 8/8 differ")
+    assert diagnose([p502])[0]["defect"] == "autotune-accumulation"
+
+
 def test_a_small_error_alone_is_not_precision_loss():
     """Precision loss shows as an error that grows with the reduction's length (or TF32); a
     small error that does not grow is a wrong result like any other."""

@@ -118,6 +118,7 @@ EVIDENCE = {
     "order": "the result depends on the order the programs run in",
     "atomic-order": "float atomics: results differ between orders or runs in their last bits",
     "autotune-first-call": "the first call (autotune's) is wrong and later calls right, or the other way round",
+    "first-call-right": "the first call (autotune's) is right and later calls wrong: the benchmarking runs did part of the work",
     "accumulated": "the result is a whole multiple of the reference: added several times",
     "atomics": "the kernels use atomics (the order of their updates is the hardware's)",
     "autotune-reuse": "right when every launch tunes afresh: a tuned config reused where its key matched",

@@ -38,7 +38,7 @@ def _r(defect: str, needs: str, confidence: float, unless: str = "") -> Rule:
 
 # every mechanism the detectors and experiments can show: a formula is blamed only when none did
 NO_MECHANISM = ("tail many-programs layout oob-store oob-load unwritten race order "
-                "autotune-first-call tf32 accumulated grid-limit large-only uninitialized masked-undefined "
+                "autotune-first-call first-call-right tf32 accumulated grid-limit large-only uninitialized masked-undefined "
                 "error-grows autotuned-atomics autotune-reuse atomic-order empty hang nonfinite-input zero-input magnitude")
 
 RULES = (
@@ -52,6 +52,7 @@ RULES = (
     _r("overflow", "nonfinite magnitude", 0.85, "oob-load oob-store layout"),
     _r("overflow", "nonfinite", 0.25, "tail masked-undefined oob-load layout many-programs nonfinite-input zero-input"),
     _r("autotune-accumulation", "autotune-first-call", 0.85),
+    _r("unwritten-output", "first-call-right", 0.85),
     _r("autotune-accumulation", "autotuned-atomics accumulated", 0.9),
     _r("autotune-accumulation", "autotuned-atomics uninitialized", 0.85),
     _r("autotune-accumulation", "autotuned-atomics", 0.55, "oob-store oob-load layout tail many-programs"),
@@ -106,6 +107,8 @@ def evidence_of(findings: list, observed: dict | None = None) -> dict[str, list[
         elif f.code == "P301" and ", a load at" in f.message:
             out.setdefault("read-write-race", []).append(f"{f.detector}: {f.message}"[:300])
             name = "race"
+        elif f.code == "P502" and f.message.startswith("the second call is wrong"):
+            name = "first-call-right"  # autotune's benchmarking runs did what the tuned config alone does not
         elif f.code == "P501" and "are wrong" in f.message:  # wrong in some runs: scheduling, not rounding
             name = "order"
         elif f.code == "P601":

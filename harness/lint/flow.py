@@ -30,7 +30,68 @@ def key(node: ast.AST) -> str:
     return ast.unparse(node)
 
 
-class Flow:
+class Reach:
+    """Where a kernel's nodes sit and which assignments reach a use: the part of ``Flow`` that walks
+    the tree. It needs ``self.fn``, ``self.parents`` and ``self.env`` (name -> [(value, extra)])."""
+
+    def in_loop(self, node: ast.AST) -> bool:
+        return any(isinstance(p, (ast.For, ast.While)) for p in self.ancestors(node))
+
+    def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
+        node = self.parents.get(node)
+        while node is not None:
+            yield node
+            node = self.parents.get(node)
+
+    def sources(self, node: ast.AST, stop: Callable[[ast.AST], bool] = lambda n: False) -> Iterator[ast.AST]:
+        """Every node of ``node`` and, through the names in it, of what they were assigned there
+        (``reaching``: the assignments that can reach that use)."""
+        seen, stack = set(), [node]
+        while stack:
+            n = stack.pop()
+            yield n
+            if stop(n):
+                continue
+            if isinstance(n, ast.Name) and n.id in self.env:
+                for v in self.reaching(n):
+                    if id(v) not in seen:
+                        seen.add(id(v))
+                        stack.append(v)
+            else:
+                stack.extend(ast.iter_child_nodes(n))
+
+    def reaching(self, use: ast.Name) -> list[ast.expr]:
+        """The values assigned to ``use.id`` that can reach this use: the last assignment before it in a
+        block that encloses it (earlier ones are overwritten), any later-nested one before it (an ``if``
+        may or may not run), and, inside a loop, the loop's own assignments after it (the next iteration)."""
+        cached = self._reaching.get(id(use))
+        if cached is not None:
+            return cached
+        values = [v for v, _ in self.env.get(use.id, ())]
+        line = getattr(use, "lineno", None)
+        if line is None or use not in self.parents:
+            return values
+        enclosing = set(map(id, self.ancestors(use)))
+        loops = [a for a in self.ancestors(use) if isinstance(a, (ast.For, ast.While))]
+        before = [v for v in values if v.lineno < line]
+        dominating = [v for v in before if id(self.block_of(v)) in enclosing]
+        last = max(dominating, key=lambda v: v.lineno) if dominating else None
+        out = [v for v in before if last is None or v is last or v.lineno > last.lineno]
+        for loop in loops:
+            out += [v for v in values if v.lineno >= line and loop.lineno <= v.lineno <= loop.end_lineno]
+        self._reaching[id(use)] = out
+        return out
+
+    def block_of(self, value: ast.AST) -> ast.AST:
+        """What holds the statement that assigns ``value``: the function, a loop, an ``if``, a ``with``."""
+        stmt = self.parents.get(value, value)
+        while stmt is not None and not isinstance(stmt, ast.stmt):
+            stmt = self.parents.get(stmt)
+        return self.parents.get(stmt, self.fn)
+
+
+
+class Flow(Reach):
     def __init__(self, module: Module, kernel: Kernel):
         self.m, self.k, self.fn = module, kernel, kernel.node
         self.nodes = list(ast.walk(self.fn))  # every node of the kernel, walked once
@@ -85,15 +146,6 @@ class Flow:
         return frozenset(atoms)
 
     # ---------------------------------------------------------------- questions
-
-    def in_loop(self, node: ast.AST) -> bool:
-        return any(isinstance(p, (ast.For, ast.While)) for p in self.ancestors(node))
-
-    def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
-        node = self.parents.get(node)
-        while node is not None:
-            yield node
-            node = self.parents.get(node)
 
     def atoms(self, node: ast.AST) -> frozenset:
         if id(node) not in self._memo:
@@ -162,52 +214,6 @@ class Flow:
         for a in list(node.args) + [k.value for k in node.keywords]:
             out |= self.atoms(a)
         return out
-
-    def sources(self, node: ast.AST, stop: Callable[[ast.AST], bool] = lambda n: False) -> Iterator[ast.AST]:
-        """Every node of ``node`` and, through the names in it, of what they were assigned there
-        (``reaching``: the assignments that can reach that use)."""
-        seen, stack = set(), [node]
-        while stack:
-            n = stack.pop()
-            yield n
-            if stop(n):
-                continue
-            if isinstance(n, ast.Name) and n.id in self.env:
-                for v in self.reaching(n):
-                    if id(v) not in seen:
-                        seen.add(id(v))
-                        stack.append(v)
-            else:
-                stack.extend(ast.iter_child_nodes(n))
-
-    def reaching(self, use: ast.Name) -> list[ast.expr]:
-        """The values assigned to ``use.id`` that can reach this use: the last assignment before it in a
-        block that encloses it (earlier ones are overwritten), any later-nested one before it (an ``if``
-        may or may not run), and, inside a loop, the loop's own assignments after it (the next iteration)."""
-        cached = self._reaching.get(id(use))
-        if cached is not None:
-            return cached
-        values = [v for v, _ in self.env.get(use.id, ())]
-        line = getattr(use, "lineno", None)
-        if line is None or use not in self.parents:
-            return values
-        enclosing = set(map(id, self.ancestors(use)))
-        loops = [a for a in self.ancestors(use) if isinstance(a, (ast.For, ast.While))]
-        before = [v for v in values if v.lineno < line]
-        dominating = [v for v in before if id(self.block_of(v)) in enclosing]
-        last = max(dominating, key=lambda v: v.lineno) if dominating else None
-        out = [v for v in before if last is None or v is last or v.lineno > last.lineno]
-        for loop in loops:
-            out += [v for v in values if v.lineno >= line and loop.lineno <= v.lineno <= loop.end_lineno]
-        self._reaching[id(use)] = out
-        return out
-
-    def block_of(self, value: ast.AST) -> ast.AST:
-        """What holds the statement that assigns ``value``: the function, a loop, an ``if``, a ``with``."""
-        stmt = self.parents.get(value, value)
-        while stmt is not None and not isinstance(stmt, ast.stmt):
-            stmt = self.parents.get(stmt)
-        return self.parents.get(stmt, self.fn)
 
     def calls(self, *names: str) -> Iterator[ast.Call]:
         """Every ``tl.<name>(...)`` call in the kernel, in source order."""

@@ -338,7 +338,8 @@ def test_a_bad_fixed_known_table_is_one_line(tmp_path, extra, says):
 def test_the_benchmarks_recorded_true_findings_read():
     from harness.bugs import manifest
 
-    for slug in ("bitsandbytes-4bit-odd-length-last-element", "vllm-unified-attention-softcap-overflow-nan"):
+    for slug in ("bitsandbytes-4bit-odd-length-last-element", "vllm-unified-attention-softcap-overflow-nan",
+                 "gemlite-gemv-revsplitk-autotune-atomic"):
         e = manifest.read(ROOT / "bugs" / slug)
         assert e.fixed_known and all(k["why"] for k in e.fixed_known)
 

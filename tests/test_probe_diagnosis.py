@@ -124,6 +124,18 @@ def test_the_nonfinite_experiment_tells_zeros_inputs_and_magnitudes_apart(fixtur
     assert r.diagnosis[0]["defect"] == defect, r.text()
 
 
+def test_the_equal_experiment_sees_two_sizes_mixed_up():
+    """causal-mask-wrong-corner aligns the causal mask to the wrong corner: right whenever the
+    query and key lengths are equal. The experiments start at the smallest sizes shape fuzzing
+    found wrong (quick runs), and name the two sizes."""
+    spec = load_spec(ROOT / "cases" / "causal-mask-wrong-corner")
+    r = probe(str(spec.path / "broken.py"), inputs=str(spec.path / "case.py"), launcher=spec.launcher,
+              detectors=["reference", "shapes", "diagnose"])
+    seen = r.meta["interpreter"]["seen"]["evidence"]
+    assert "s_k = s_q" in seen.get("equal-sizes", ""), seen
+    assert r.diagnosis[0]["case"] == "causal-mask-wrong-corner", r.text()
+
+
 def test_after_a_process_died_the_diagnosis_starts_at_the_sizes_it_died_at():
     r = probe(str(DIAG / "dies.py"), detectors=["reference", "diagnose"])
     assert [f.code for f in r.errors] == ["P001"], r.text()

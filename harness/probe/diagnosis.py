@@ -37,7 +37,7 @@ def _r(defect: str, needs: str, confidence: float, unless: str = "") -> Rule:
 
 
 # every mechanism the detectors and experiments can show: a formula is blamed only when none did
-NO_MECHANISM = ("tail many-programs layout oob-store oob-load unwritten race order "
+NO_MECHANISM = ("tail many-programs layout equal-sizes oob-store oob-load unwritten race order "
                 "autotune-first-call first-call-right tf32 accumulated grid-limit large-only uninitialized masked-undefined "
                 "error-grows autotuned-atomics autotune-reuse atomic-order empty hang nonfinite-input zero-input magnitude")
 
@@ -59,6 +59,7 @@ RULES = (
     _r("autotune-accumulation", "accumulated", 0.5, "many-programs"),
     _r("autotune-config-reuse", "autotune-reuse", 0.85),
     _r("stride-assumption", "layout", 0.85),
+    _r("mask-misalignment", "equal-sizes", 0.55, "tail layout oob-store oob-load many-programs"),
     _r("precision-loss", "tf32", 0.9),
     _r("precision-loss", "error-grows small-error", 0.7, "tail layout"),
     _r("unwritten-output", "unwritten", 0.8, "oob-store"),

@@ -46,4 +46,4 @@ def run(ctx, failing: dict) -> dict:
     return {}
 
 
-EXPERIMENT = Experiment("retune", "right when every launch tunes afresh (autotune key)?", run, rank=7)
+EXPERIMENT = Experiment("retune", "right when every launch tunes afresh (autotune key)?", run, rank=2)

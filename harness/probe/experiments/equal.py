@@ -1,0 +1,31 @@
+"""Two sizes mixed up? Wrong where two sizes differ and right once they are made equal (the
+larger of the two for both): the kernel uses one where the other belongs: a causal mask
+aligned to the wrong corner when the query and key lengths differ, an output assumed square,
+a stride of one axis used for the other."""
+
+from __future__ import annotations
+
+import itertools
+
+from harness.probe.context import fmt, int_sizes
+from harness.probe.experiments import Experiment, outcome
+
+PAIRS = 6  # pairs of sizes tried at most
+
+
+def run(ctx, failing: dict) -> dict:
+    sizes = {k: v for k, v in int_sizes(failing).items() if v >= 1}
+    if outcome(ctx, failing)[0] != "wrong":
+        return {}
+    for a, b in itertools.islice(((a, b) for a, b in itertools.combinations(sorted(sizes), 2)
+                                  if sizes[a] != sizes[b]), PAIRS):
+        if ctx.late():
+            break
+        v = max(sizes[a], sizes[b])  # raised, not lowered: lowering one could make it equal a third size
+        if outcome(ctx, {**failing, a: v, b: v})[0] == "right":
+            return {"equal-sizes": f"wrong at {fmt(failing)}; right with {a} = {b} = {v}: the kernel uses one of "
+                                   f"the two where the other belongs"}
+    return {}
+
+
+EXPERIMENT = Experiment("equal", "right once two sizes that differ are made equal?", run, rank=4)

@@ -308,3 +308,26 @@ def test_a_grid_past_cudas_limit_raises_as_on_a_gpu_and_is_reported():
     assert f["cases"][0]["slug"] == "grid-y-over-65535"
     assert f"GridLimitError: fill_kernel: grid (1, 70000, 1)" in out.stderr
     assert f"(launched at {SUITE}/script_grid.py:14)" in out.stderr
+
+
+def test_a_kernel_decorated_before_the_session_is_interpreted_and_checked(tmp_path):
+    """A ``@triton.jit`` made before ``TRITON_INTERPRET=1`` was set (a conftest that imported the
+    kernels first) is a compiled JITFunction: the session launches it through the interpreter."""
+    code = (
+        "import torch, triton, triton.language as tl\n"
+        "from triton.runtime.jit import JITFunction\n"
+        "@triton.jit\n"
+        "def k(x_ptr, BLOCK: tl.constexpr):\n"
+        "    o = tl.arange(0, BLOCK)\n"
+        "    tl.store(x_ptr + o, tl.load(x_ptr + o) + 1)\n"
+        "assert isinstance(k, JITFunction)\n"
+        "from harness.sanitize.session import Session\n"
+        "with Session() as s:\n"
+        "    x = torch.zeros(100, device='cuda')\n"
+        "    k[(1,)](x, BLOCK=128)\n"
+        "assert x.sum().item() == 100, x\n"
+        "print(sorted({h['code'] for h in s.hits}), s.launches)\n")
+    (tmp_path / "early.py").write_text(code)  # Triton reads a kernel's source from its file
+    out = run([str(tmp_path / "early.py")])
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "['P101', 'P102'] 1"

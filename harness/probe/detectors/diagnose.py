@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from harness.probe.detectors import Detector
 
-BUDGET_S = {"interpreter": 12.0, "gpu": 5.0}  # the experiments stop starting runs after this long
+BUDGET_S = {"interpreter": 20.0, "gpu": 8.0}  # the experiments stop starting runs after this long
 
 
 def run(ctx) -> list:

@@ -42,7 +42,7 @@ CODES = {
     "P303": ("float atomics: result depends on the order", "atomic-nondeterminism"),
     "P401": ("wrong at other sizes (shape fuzzing)", ""),
     "P402": ("empty input mishandled", "degenerate-size"),
-    "P403": ("grid past CUDA's limit on an axis", "overflow"),
+    "P403": ("grid past CUDA's limit on an axis", "degenerate-size"),
     "P404": ("wrong past 2**31 elements (int32 offsets)", "overflow"),
     "P501": ("repeat runs differ", "atomic-nondeterminism"),
     "P502": ("first call differs from later calls", "autotune-accumulation"),

@@ -186,8 +186,8 @@ def _fill_poison(base, salt: int, finite: bool) -> None:
     name = str(base.dtype).replace("torch.", "")
     if base.dtype == torch.bool:
         base.fill_(True)
-    elif finite and base.dtype.is_floating_point:
-        base.fill_(0.0)
+    elif finite:  # the second fill of a comparison: 0 (an int8 tensor's band must differ from the poison too)
+        base.fill_(0)
     elif name in _NAN_BITS:
         ity, bits = _NAN_BITS[name]
         base.view(getattr(torch, ity)).fill_(bits + salt)

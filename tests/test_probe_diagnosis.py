@@ -318,3 +318,14 @@ def test_elements_never_written_in_place_are_counted_in_any_dtype(dtype):
 
     target = types.SimpleNamespace(launcher=launch)
     assert X.unwritten_in_place(target, {"cache": torch.zeros(8, dtype=getattr(torch, dtype))}, "cache") == 3
+
+
+def test_a_detector_that_fails_is_a_warning_about_the_probe_not_an_error_about_the_kernel(tmp_path):
+    path = tmp_path / "refbad.py"
+    path.write_text("import torch\n"
+                    "def launch(x):\n    return x * 2\n"
+                    "def make_inputs(*, device, gen, n=4):\n    return {'x': torch.ones(n)}\n"
+                    "def reference(x):\n    return object()\n")
+    r = probe(str(path), detectors=["reference"])
+    (f,) = r.by_code("P000")
+    assert f.severity == WARNING and "the detector failed" in f.message and r.ok, r.text()

@@ -154,3 +154,38 @@ def test_a_run_in_which_the_harness_failed_is_not_recorded(make_case, tmp_path, 
     assert recorded_files(case) == before
     err = capsys.readouterr().err
     assert "not recorded, the harness could not run it" in err and "unchanged" in err
+
+
+def test_a_worker_that_asked_to_die_with_its_parent_does_when_the_parent_is_killed_with_sigkill(tmp_path):
+    """Workers run in sessions of their own; a harness killed with SIGKILL cleans nothing up, so a
+    worker (harness.sanitize.child) asks the kernel for SIGKILL when its parent dies."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("PR_SET_PDEATHSIG is Linux's")
+    pidfile = tmp_path / "child.pid"
+    child = ("import os, time; from harness.run.parent import die_with_parent; assert die_with_parent(); "
+             f"open({str(pidfile)!r}, 'w').write(str(os.getpid())); time.sleep(120)")
+    parent = ("import subprocess, sys, time; "
+              f"subprocess.Popen([sys.executable, '-c', {child!r}], start_new_session=True); time.sleep(120)")
+    root = Path(__file__).resolve().parents[1]
+    p = subprocess.Popen([sys.executable, "-c", parent], cwd=root)
+    for _ in range(200):
+        if pidfile.exists() and pidfile.read_text():
+            break
+        time.sleep(0.05)
+    pid = int(pidfile.read_text())
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    def alive() -> bool:  # a zombie nobody has reaped yet (PID 1 in a container may not) is dead
+        try:
+            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        except (OSError, IndexError):
+            return False
+
+    for _ in range(100):
+        if not alive():
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        pytest.fail("the worker outlived its SIGKILLed parent")
+    assert "die_with_parent()" in (root / "harness" / "sanitize" / "child.py").read_text()

@@ -124,6 +124,9 @@ def _run_pytest(job: dict) -> int:
 
 
 def main() -> int:
+    from harness.run.parent import die_with_parent
+
+    die_with_parent()  # the harness killed with SIGKILL must not leave the user's command running
     job = json.loads(os.environ.pop(JOB_ENV))
     if job["kind"] == "pytest":
         return _run_pytest(job)

@@ -55,6 +55,19 @@ def test_docs_are_the_registry_as_generated():
     assert doc[start:end] == generated(), "docs/lint-rules.md: paste the output of python -m harness.lint.rules"
 
 
+def test_each_case_write_up_names_the_lint_rules_that_flag_its_broken_kernel():
+    """The line that ends each case's "How to catch it" is generated (python -m harness.lint.rules
+    --cases) by linting the case now: a rule that stops flagging it, or a new one, shows here."""
+    from harness.lint.docs import CASE_BEGIN, CASE_END, case_block
+
+    for folder in sorted(p for p in (REPO / "cases").iterdir() if (p / "case.toml").is_file()):
+        text = (folder / "README.md").read_text()
+        assert CASE_BEGIN in text, f"{folder.name}: no lint line: run python -m harness.lint.rules --cases"
+        block = text[text.index(CASE_BEGIN):text.index(CASE_END) + len(CASE_END)]
+        assert block == case_block(folder), f"{folder.name}: run python -m harness.lint.rules --cases"
+        assert text.index("## How to catch it") < text.index(CASE_BEGIN), folder.name
+
+
 def casebook_findings():
     files = sorted(p for p in (REPO / "cases").glob("*/*.py") if p.name != "case.py" and not p.parent.name.startswith("_"))
     return {p: lint_file(p) for p in files}

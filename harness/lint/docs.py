@@ -66,3 +66,45 @@ def details() -> str:
 def generated() -> str:
     return "\n".join([BEGIN, "", "## The rules", "", table(), "", "## Which rule comes from which case", "",
                       by_case(), "", "## Each rule", "", details(), END])
+
+
+CASE_BEGIN, CASE_END = "<!-- generated:lint -->", "<!-- /generated:lint -->"
+
+
+def case_block(folder) -> str:
+    """The line each case's "How to catch it" ends with: which rules ``harness lint`` flags the
+    case's broken kernel with (linted now, from the registry), and whether the fixed one is clean."""
+    from pathlib import Path
+
+    from harness.lint.engine import lint_file
+
+    folder = Path(folder)
+    anchor = {r.code: f"../../docs/lint-rules.md#{r.code.lower()}-{r.name}" for r in all_rules()}
+    preview = {r.code for r in all_rules() if r.preview}
+    broken = lint_file(folder / "broken.py", select=["ALL"])
+    codes = sorted({f.code for f in broken})
+    by_default = [c for c in codes if c not in preview]
+    fixed_hits = sorted({f.code for f in lint_file(folder / "fixed.py")}) if (folder / "fixed.py").is_file() else []
+    if by_default:
+        lines = {c: min(f.line for f in broken if f.code == c) for c in by_default}
+        what = ", ".join(f"[{c}]({anchor[c]}) (broken.py:{lines[c]})" for c in by_default)
+        text = f"- **`harness lint`** (the source alone, no run) flags the broken kernel: {what}"
+    elif codes:
+        what = ", ".join(f"[{c}]({anchor[c]})" for c in codes)
+        text = (f"- **`harness lint`** (the source alone) flags the broken kernel only with preview rules "
+                f"({what}; `--select {','.join(codes)}`), which also fire on correct code")
+    else:
+        text = "- **`harness lint`** (the source alone) does not flag this kernel: the trap needs a run to show"
+    text += "; the fixed kernel is clean." if not fixed_hits else f"; the fixed kernel too ({', '.join(fixed_hits)})."
+    return f"{CASE_BEGIN}\n{text}\n{CASE_END}"
+
+
+def with_case_block(readme: str, block: str) -> str:
+    """``readme`` with its lint block replaced, or added at the end of "## How to catch it"."""
+    if CASE_BEGIN in readme and CASE_END in readme:
+        head, rest = readme.split(CASE_BEGIN, 1)
+        return head + block + rest.split(CASE_END, 1)[1]
+    start = readme.index("## How to catch it")
+    nxt = readme.find("\n## ", start + 1)
+    end = len(readme) if nxt < 0 else nxt
+    return readme[:end].rstrip("\n") + "\n" + block + "\n" + readme[end:]

@@ -19,6 +19,15 @@ ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "tests" / "probe_fixtures" / "severity"
 
 
+def _probe_file(path: Path, launch: str, make: str, reference: str, n: int, imports: str = "torch") -> Path:
+    """A probe file of one input ``x`` of size ``n``: the launcher's body, make_inputs' tensor, the reference."""
+    path.write_text(f"import {imports}\n"
+                    f"def launch(x):\n    {launch}\n"
+                    f"def make_inputs(*, device, gen, n={n}):\n    return {{'x': {make}}}\n"
+                    f"def reference(x):\n    return {reference}\n")
+    return path
+
+
 def _specs():
     return [load_spec(f) for f in discovery.case_folders()]
 
@@ -244,11 +253,8 @@ def test_the_json_has_a_top_level_diagnosis_best_first():
 
 
 def test_a_process_killed_from_outside_is_information_not_a_crash_of_the_kernel(tmp_path):
-    path = tmp_path / "oom.py"
-    path.write_text("import os, signal, torch\n"
-                    "def launch(x):\n    os.kill(os.getpid(), signal.SIGKILL)\n"
-                    "def make_inputs(*, device, gen, n=4):\n    return {'x': torch.zeros(n)}\n"
-                    "def reference(x):\n    return x\n")
+    path = _probe_file(tmp_path / "oom.py", "os.kill(os.getpid(), signal.SIGKILL)", "torch.zeros(n)", "x",
+                       n=4, imports="os, signal, torch")
     r = probe(str(path), detectors=["reference"])
     (f,) = r.by_code("P001")
     assert f.severity == "info" and "SIGKILL" in f.message and "out of memory" in f.message, r.text()
@@ -293,11 +299,8 @@ def test_scratch_never_written_is_information_when_the_result_is_right(tmp_path)
 
 
 def test_an_empty_input_whose_reference_is_not_finite_is_information(tmp_path):
-    path = tmp_path / "mean.py"
-    path.write_text("import torch\n"
-                    "def launch(x):\n    return torch.zeros(()) if x.numel() == 0 else x.mean()\n"
-                    "def make_inputs(*, device, gen, n=8):\n    return {'x': torch.randn(n, generator=gen)}\n"
-                    "def reference(x):\n    return x.double().mean()\n")
+    path = _probe_file(tmp_path / "mean.py", "return torch.zeros(()) if x.numel() == 0 else x.mean()",
+                       "torch.randn(n, generator=gen)", "x.double().mean()", n=8)
     r = probe(str(path), detectors=["shapes"], options={"fuzz_trials": 2})
     (f,) = r.by_code("P402")
     assert f.severity == "info" and "not finite" in f.message and r.ok, r.text()
@@ -321,11 +324,7 @@ def test_elements_never_written_in_place_are_counted_in_any_dtype(dtype):
 
 
 def test_a_detector_that_fails_is_a_warning_about_the_probe_not_an_error_about_the_kernel(tmp_path):
-    path = tmp_path / "refbad.py"
-    path.write_text("import torch\n"
-                    "def launch(x):\n    return x * 2\n"
-                    "def make_inputs(*, device, gen, n=4):\n    return {'x': torch.ones(n)}\n"
-                    "def reference(x):\n    return object()\n")
+    path = _probe_file(tmp_path / "refbad.py", "return x * 2", "torch.ones(n)", "object()", n=4)
     r = probe(str(path), detectors=["reference"])
     (f,) = r.by_code("P000")
     assert f.severity == WARNING and "the detector failed" in f.message and r.ok, r.text()

@@ -26,6 +26,7 @@ class Context:
     deadline: float | None = None  # time.monotonic() by which a long detector wraps up
     refused: list = field(default_factory=list)  # (sizes, why) where Triton would not compile the kernel
     seen: dict = field(default_factory=dict)  # what runs showed: atomics, autotune, poisoned loads (skips, diagnosis)
+    outcomes: dict = field(default_factory=dict)  # the experiments' plain runs by sizes (harness.probe.experiments.outcome)
 
     def finding(self, code: str, message: str, **kw) -> Finding:
         return Finding(code, self.name, self.backend, message, **kw)

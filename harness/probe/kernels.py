@@ -69,3 +69,13 @@ def kernel_facts(target) -> dict:
         if isinstance(obj, _kernels()):
             atomics = atomics or "atomic_" in _source(obj)
     return {"atomics": atomics, "autotune": autotune, "unreset_atomics": sorted(set(unreset))}
+
+
+def known_facts(ctx) -> dict:
+    """``ctx.seen`` with the source's facts (``kernel_facts``) added once; what a run already saw
+    (atomics counted by the instrumented interpreter) is kept over what the source says."""
+    seen = ctx.seen
+    if "unreset_atomics" not in seen:
+        for key, value in kernel_facts(ctx.target).items():
+            seen[key] = seen.get(key) or value
+    return seen

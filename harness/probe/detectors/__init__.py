@@ -86,9 +86,9 @@ def uses_atomics_or_autotune(ctx) -> str | None:
     if s.get("atomics") or s.get("autotune"):
         return None
     if "atomics" not in s:  # nothing ran yet in this process: ask the source
-        from harness.probe.kernels import kernel_facts
+        from harness.probe.kernels import known_facts
 
-        s.update(kernel_facts(ctx.target))
+        known_facts(ctx)
         if s.get("atomics") or s.get("autotune"):
             return None
     return "no atomics and no autotune in the kernels: identical runs give identical results"

@@ -35,10 +35,9 @@ def run(ctx) -> list:
             ran.append(name)
         except Exception as e:  # noqa: BLE001  one experiment failing leaves the others' evidence
             ran.append(f"{name} (failed: {error_line(e)})"[:200])
-    if "unreset_atomics" not in ctx.seen:
-        from harness.probe.kernels import kernel_facts
+    from harness.probe.kernels import known_facts
 
-        ctx.seen.update(kernel_facts(ctx.target))
+    known_facts(ctx)
     if ctx.seen.get("atomics"):
         evidence["atomics"] = "the kernels use atomics"
     if ctx.seen.get("unreset_atomics"):

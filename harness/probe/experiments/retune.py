@@ -30,11 +30,9 @@ def fresh_tuning():
 
 
 def run(ctx, failing: dict) -> dict:
-    if "autotune" not in ctx.seen:
-        from harness.probe.kernels import kernel_facts
+    from harness.probe.kernels import known_facts
 
-        ctx.seen.update(kernel_facts(ctx.target))
-    if not ctx.seen.get("autotune") or outcome(ctx, failing)[0] != "wrong" or ctx.late():
+    if not known_facts(ctx).get("autotune") or outcome(ctx, failing)[0] != "wrong" or ctx.late():
         return {}
     from harness.probe import execute as X
 

@@ -121,6 +121,64 @@ def test_the_checks_themselves_catch_a_cycle_and_an_upward_import(tmp_path):
     assert upward_imports(graph) == ["harness.core.b (layer 1) imports harness.cli (layer 6)"]
 
 
+def command_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Each command module that imports another command (what two commands share belongs a layer down)."""
+    def is_command(m):
+        return m.startswith("harness.commands.")
+    return sorted(f"{m} imports {d}" for m, deps in graph.items() if is_command(m) for d in deps if is_command(d))
+
+
+def test_no_command_imports_another():
+    found = command_imports(import_graph())
+    assert not found, "\n".join(found) + "\n(move what they share to harness/options.py or a lower layer)"
+
+
+VALIDATOR = "harness/core/spec.py"  # case.toml's one validator: spec.validate, whose first error parse_spec raises
+
+
+def _strings(tree: ast.AST) -> list[str]:
+    return [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+
+
+def validator_messages(tree: ast.Module) -> set[str]:
+    """The text of every message the validator gives (the literal parts of each FieldError(..., what))."""
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "FieldError"]
+    return {s.strip() for c in calls if len(c.args) == 3 for s in _strings(c.args[2]) if len(s.strip()) >= 20}
+
+
+def second_validators(root: Path = PACKAGE) -> list[str]:
+    """Modules other than the validator that build FieldErrors or repeat its messages (a mirrored schema)."""
+    messages = validator_messages(ast.parse((root.parent / VALIDATOR).read_text()))
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        name = path.relative_to(root.parent).as_posix()
+        if name == VALIDATOR:
+            continue
+        tree = ast.parse(path.read_text())
+        if any(isinstance(n, ast.Call) and getattr(n.func, "id", "") == "FieldError" for n in ast.walk(tree)):
+            found.append(f"{name} builds FieldErrors")
+        copied = sorted({m for s in _strings(tree) for m in messages if m in s})
+        found += [f"{name} repeats the validator's message {m!r}" for m in copied[:3]]
+    return found
+
+
+def test_case_toml_has_one_validator():
+    found = second_validators()
+    assert not found, "\n".join(found) + f"\n(case.toml is validated in {VALIDATOR} only: use spec.validate)"
+
+
+def test_the_one_validator_check_catches_a_mirror(tmp_path):
+    """The test above must be able to fail: a throw-away package whose checks copy a message."""
+    (tmp_path / "harness" / "core").mkdir(parents=True)
+    (tmp_path / "harness" / "checks").mkdir()
+    (tmp_path / VALIDATOR).write_text('def f(b):\n    return FieldError("run", "value", f"[run] {b} must be a whole number")\n')
+    (tmp_path / "harness" / "checks" / "meta.py").write_text('def g(b):\n    raise ValueError(f"[run] {b} must be a whole number")\n')
+    graph = {"harness.commands.report": {"harness.commands.detect", "harness.options"}}
+    assert second_validators(tmp_path / "harness") == [
+        "harness/checks/meta.py repeats the validator's message 'must be a whole number'"]
+    assert command_imports(graph) == ["harness.commands.report imports harness.commands.detect"]
+
+
 def _long_definitions():
     for path in sorted(PACKAGE.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):

@@ -18,14 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from harness.checks import engine, metadata
+from harness.checks import engine, folder as folder_module
 from harness.checks.folder import CaseFolder, InterpreterRun
 from harness.checks.problem import ERROR
 from harness.checks.registry import Rule
 from harness.checks.rules import all_rules, table
 from harness.core import lessons, snippets
 from harness.core.events import RunResult
-from harness.core.spec import SpecError, parse_spec
+from harness.core.spec import LIMITS, SpecError, parse_spec, validate
 from harness.core.verdict import CallVerdict
 
 REPO = Path(__file__).resolve().parents[1]
@@ -134,9 +134,12 @@ def test_C205_table_unknown_key(make_case):
 
 
 def test_C206_spec_rejected(make_case, monkeypatch):
-    """What parse_spec refuses and the field checks missed is still reported."""
-    monkeypatch.setattr(metadata, "field_errors", lambda meta: [])
-    only("C206", codes(make_case(fields={"category": "vibes"})))
+    """What parse_spec refuses when the validator found nothing (a fault in the harness) is still reported."""
+    def refuse(slug, path, meta):
+        raise SpecError(f"cases/{slug}/case.toml: refused for a reason the validator missed")
+
+    monkeypatch.setattr(folder_module, "parse_spec", refuse)
+    only("C206", codes(make_case()))
 
 
 def test_C207_unknown_field(make_case):
@@ -450,13 +453,17 @@ def test_rule_codes_are_stable_and_grouped_by_family():
                         "C6": "interpreter run", "C7": "slug", "C8": "copies between cases", "C9": "the harness"}
 
 
-# ---------------------------------------------------------------- metadata: one pass, as parse_spec judges
+# ---------------------------------------------------------------- metadata: one validator, the first error raised
 
 
 BAD_FIELDS = [
     {"title": 3}, {"title": "two\nlines"}, {"category": "vibes"}, {"defect": None}, {"launcher": "a b"},
     {"run": 3}, {"run": {"calls": 0}}, {"run": {"trials": 0}}, {"run": {"trials": {"tpu": 1}}},
     {"run": {"trials": {"gpu": 1.5}}}, {"run": {"timeout": "long"}}, {"run": {"gpus": True}}, {"run": {"x": 1}},
+    {"run": {"trials": 2**63 - 1}}, {"run": {"trials": {"gpu": LIMITS["trials"] + 1}}},
+    {"run": {"calls": LIMITS["calls"] + 1}}, {"run": {"timeout": LIMITS["timeout"] + 1}},
+    {"run": {"gpus": LIMITS["gpus"] + 1}}, {"compare": {"rtl": 1e-3}}, {"bench": {"sizes": [{}], "units": "GB/s"}},
+    {"diagnosis": {"evidence": ["tail"], "extra": 1}}, {"diagnosis": {"evidence": ["moon"]}}, {"diagnosis": 3},
     {"expect": None}, {"expect": "wrong"}, {"expect": {"gpu": None}}, {"expect": {"gpu": 3}},
     {"expect": {"gpu": ["wrong", "ok"]}}, {"expect": {"gpu": "wrong|explodes"}}, {"expect": {"gpu": "wrong|crash"}},
     {"expect": {"gpu": "skip"}}, {"expect": {"gpu": "ok", "interpreter": "hidden"}}, {"expect": {"x": 1}},
@@ -471,22 +478,24 @@ GOOD_FIELDS = [
     {"expect": {"gpu": "skip", "gpu_skip_reason": "needs 80 GB"}}, {"triggers": ["tail"]},
     {"run": {"trials": {"gpu": 2}, "timeout": 60, "gpus": 2}}, {"bench": {"unit": "GB/s", "sizes": [{"n": 1}]}},
     {"calibration": True, "expect": {"gpu": "ok", "interpreter": "ok"}}, {"sizes": {"sanitizer": {"n": 4}}},
+    {"run": {"trials": LIMITS["trials"], "calls": 1, "timeout": LIMITS["timeout"], "gpus": LIMITS["gpus"]}},
+    {"diagnosis": {"evidence": ["tail", "oob-store"]}},
 ]
 
 
 @pytest.mark.parametrize("fields", BAD_FIELDS + GOOD_FIELDS, ids=repr)
 def test_field_errors_agree_with_parse_spec(make_case, fields):
-    """One pass over the dict finds a problem exactly where parse_spec refuses the case."""
+    """The validator finds a problem exactly where parse_spec refuses the case, and parse_spec names the first."""
     meta = make_case.meta_with(fields)
     try:
         parse_spec(SLUG, Path(SLUG), meta)
         refused = None
     except SpecError as e:
         refused = str(e)
-    errors = metadata.field_errors(meta)
+    errors = validate(meta)
     assert bool(errors) == bool(refused), (errors, refused)
     if refused:
-        assert any(refused.endswith(e.what) for e in errors), (errors, refused)
+        assert refused.endswith(errors[0].what), (errors, refused)
     assert (fields in BAD_FIELDS) == bool(errors)
 
 
@@ -563,3 +572,20 @@ def test_functions_and_classes_stay_small(path):
             size = node.end_lineno - node.lineno + 1
             limit = 150 if isinstance(node, ast.ClassDef) else 60
             assert size <= limit, f"{path.name}: {node.name} is {size} lines"
+
+
+def test_unknown_keys_inside_every_table_are_errors(make_case):
+    for table_name in ("compare", "bench", "diagnosis"):
+        base = {"bench": {"sizes": [{"n": 4}]}, "diagnosis": {"evidence": ["tail"]}}.get(table_name, {})
+        found = codes(make_case(fields={table_name: {**base, "misspelt": 1}}))
+        assert found.count("C205") == 1 and "C206" not in found, (table_name, found)
+
+
+def test_a_diagnosis_table_is_read_not_an_unknown_field(make_case):
+    assert codes(make_case(fields={"diagnosis": {"evidence": ["tail"]}})) == []
+
+
+def test_a_huge_trial_count_is_refused_with_its_limit(make_case):
+    meta = make_case.meta_with({"run": {"trials": 2**63 - 1}})
+    with pytest.raises(SpecError, match=f"trials must be from 1 to {LIMITS['trials']}"):
+        parse_spec(SLUG, Path(SLUG), meta)

@@ -2,10 +2,10 @@
 
 - ``problem``   Violation (what a rule reports), Problem (a printed line), ERROR/WARNING, ``shown``
 - ``folder``    CaseFolder: one folder, each file read and parsed once
-- ``metadata``  every bad field of case.toml, from one pass over the parsed dict
 - ``readme``    the write-up, parsed once through ``harness.core.markdown``
 - ``registry``  Rule, ``@rule``, the families and what a rule may need
-- ``rules/``    the rules, one module per family (docs/check-rules.md is their table)
+- ``rules/``    the rules, one module per family (docs/check-rules.md is their table); case.toml's
+                fields are checked by the contract's one validator, ``harness.core.spec.validate``
 - ``engine``    ``check_folders``: read, run under the interpreter, apply every rule
 
 Nothing here imports torch or triton; the interpreter run imports the scheduler

@@ -20,13 +20,12 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from harness.checks import metadata
 from harness.checks.casebook import Casebook
 from harness.checks.problem import shown
 from harness.checks.pysource import comments
 from harness.checks.readme import Readme
 from harness.core import lessons
-from harness.core.spec import REQUIRED_FILES, CaseSpec, SpecError, parse_spec
+from harness.core.spec import REQUIRED_FILES, CaseSpec, FieldError, SpecError, parse_spec, validate
 from harness.errors import error_line
 
 KERNELS = ("broken.py", "fixed.py")
@@ -115,8 +114,9 @@ class CaseFolder:
         return self._toml[1]
 
     @cached_property
-    def field_errors(self) -> list[metadata.FieldError]:
-        return metadata.field_errors(self.meta) if self.meta is not None else []
+    def field_errors(self) -> list[FieldError]:
+        """Every bad field of case.toml, from the contract's one validator (``spec.validate``)."""
+        return validate(self.meta) if self.meta is not None else []
 
     @cached_property
     def _spec(self) -> tuple[CaseSpec | None, str | None]:

@@ -6,20 +6,14 @@ The runs and the records live in ``harness.detectors.session``; the detectors in
 
 from __future__ import annotations
 
-import argparse
-import os
-import sys
-import time
-
 from tabulate import tabulate
 
 from harness.core import table
 from harness.detectors import registry as D
-from harness.detectors.session import across, detect_cases, from_case_record, keep, load_record
+from harness.detectors.session import across, from_case_record, load_record
 from harness.errors import UsageError
-from harness.options import add_run_options, add_selection, finish, load_specs, positive_int
+from harness.options import add_detect_options, add_selection, finish, load_specs, run_detectors
 from harness.run.backends import resolve_backends
-from harness.run.scheduler import default_gpu_jobs
 
 
 def _cell(f: dict | None) -> str:
@@ -80,41 +74,6 @@ def as_expected(rec: dict) -> bool:
     variants = rec.get("variants", {}).values()
     return bool(variants) and all(v.get("status") != "error" and all(x.get("as_declared") for x in v["verdicts"])
                                   for v in variants)
-
-
-def detector_names(text: str) -> frozenset:
-    names = frozenset(n.strip() for n in text.split(",") if n.strip())
-    unknown = sorted(names - set(D.BY_NAME))
-    if unknown:
-        raise argparse.ArgumentTypeError(f"no detector {', '.join(unknown)} (there are {', '.join(D.BY_NAME)})")
-    return names
-
-
-def run_detectors(specs, backends, args) -> dict:
-    """detect_cases with the command line's options, timed on stderr."""
-    t0 = time.monotonic()
-    progress = (lambda m: print(f"  {m}", file=sys.stderr, flush=True)) if args.verbose else None
-    out = detect_cases(specs, backends, trials=args.trials, seed=args.seed, jobs=args.jobs, gpu_jobs=args.gpu_jobs,
-                       skip=args.skip, progress=progress, on_done=lambda spec, rec: keep(spec, rec, args.record))
-    print(f"ran {len(specs)} cases on {', '.join(backends)} in {time.monotonic() - t0:.0f}s", file=sys.stderr)
-    return out
-
-
-def add_detect_options(p) -> None:
-    add_run_options(p)
-    p.add_argument("--gpu-jobs", type=positive_int, default=default_gpu_jobs(),
-                   help="main GPU runs at once (default: the CPU count less 2, 2 to 12)")
-    p.set_defaults(jobs=max(2, min(16, os.cpu_count() or 2)))
-    for action in p._actions:
-        if action.dest == "jobs":
-            action.help = "interpreter runs and detector runs at once (default: the CPU count, 2 to 16)"
-    p.add_argument("--record", action="store_true",
-                   help="write cases/<slug>/recorded/detect-<backend>.json for the report, with the sha256 "
-                        "of the case files it ran on (the report calls a record stale when they change)")
-    p.add_argument("--skip", type=detector_names, default=frozenset(), metavar="NAMES",
-                   help=f"detectors not to run, comma-separated, of: {', '.join(D.BY_NAME)}; their earlier "
-                        "recorded findings are kept")
-    p.add_argument("-v", "--verbose", action="store_true", help="print each run as it finishes")
 
 
 def register(sub) -> None:

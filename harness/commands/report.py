@@ -5,10 +5,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from harness.commands.detect import add_detect_options, run_detectors
 from harness.core.discovery import REPO_ROOT
 from harness.errors import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, UsageError
-from harness.options import load_specs
+from harness.options import add_detect_options, load_specs, run_detectors
 from harness.report.pages import gather, stale_cases, write_report
 from harness.report.records import refresh_line
 from harness.run.backends import resolve_backends

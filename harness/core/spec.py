@@ -118,6 +118,7 @@ EVIDENCE = {
     "read-write-race": "a program loads an address another program stores to (read-modify-write, no atomics)",
     "order": "the result depends on the order the programs run in",
     "atomic-order": "float atomics: results differ between orders or runs in their last bits",
+    "atomic-rounding": "float atomics: orders that differ in their last bits, within tolerance (a warning, not an error's cause)",
     "autotune-first-call": "the first call (autotune's) is wrong and later calls right, or the other way round",
     "first-call-right": "the first call (autotune's) is right and later calls wrong: the benchmarking runs did part of the work",
     "accumulated": "the result is a whole multiple of the reference: added several times",
@@ -195,203 +196,299 @@ class CaseSpec:
         return " / ".join(f"call {i + 1}: {e}" for i, e in enumerate(exp))
 
 
-def _need(meta: dict, key: str, typ, where: str):
-    if key not in meta:
-        raise SpecError(f"{where}: missing field '{key}'")
-    val = meta[key]
-    if not isinstance(val, typ) or isinstance(val, bool) and typ is not bool:
-        raise SpecError(f"{where}: field '{key}' must be {typ.__name__}, got {type(val).__name__}")
-    return val
+# ---------------------------------------------------------------- the one validator of case.toml
+#
+# ``validate`` walks the parsed dict once and returns every bad field, each on its own;
+# a field whose check depends on another (``[expect]`` on ``[run] calls``) uses it only
+# when that one is good. ``parse_spec`` raises the first error, for the commands that
+# run a case; ``check`` shows them all. Each error has a kind, which picks check's rule:
+# a missing field (C202), a wrong type (C203), a value out of its vocabulary or range
+# (C204), a key a table does not know (C205).
+
+MISSING, TYPE, VALUE, KEY = "missing", "type", "value", "key"
+FIELDS = ("title", "category", "defect", "summary", "launcher", "seen_in", "triggers", "calibration",
+          "expect", "run", "compare", "sizes", "bench", "diagnosis")
+RUN_KEYS = ("calls", "trials", "timeout", "gpus")
+LIMITS = {"calls": 100, "trials": 1000, "timeout": 3600, "gpus": 64}  # [run]: the most each may be
+COMPARE_KEYS = ("rtol", "atol", "deterministic")
+BENCH_KEYS = ("unit", "torch", "sizes")
+SIZE_TABLES = BACKENDS + ("sanitizer",)
+REFERENCE = "see the case.toml reference in CONTRIBUTING.md"
+HINTS = {  # how to fix a bad field, by its top-level key
+    "title": 'title = "one line that names the trap"',
+    "category": "'python -m harness new --help' lists the categories and what each means",
+    "defect": "'python -m harness new --help' lists the defects and what each means",
+    "summary": 'summary = "one sentence: what goes wrong"',
+    "launcher": "the name of the function that broken.py and fixed.py both define",
+    "seen_in": 'seen_in = ["https://github.com/..."]',
+    "expect": "[expect] says what the broken kernel does: gpu = .. and interpreter = .., from "
+              + " | ".join(BEHAVIOURS),
+    "sizes": "[sizes.gpu] and [sizes.interpreter] hold make_inputs' keyword arguments",
+    "bench": "[bench] unit, torch and sizes: " + REFERENCE,
+    "triggers": "triggers = [...], from: " + ", ".join(TRIGGERS),
+    "calibration": "calibration = true or false",
+    "diagnosis": "[diagnosis] evidence = [...], from: " + ", ".join(EVIDENCE),
+}
 
 
-def _per_backend(value, default: dict, typ, name: str, where: str) -> dict:
-    if value is None:
-        return dict(default)
-    if isinstance(value, typ) and not isinstance(value, bool):
-        return {b: value for b in BACKENDS}
-    if isinstance(value, dict):
-        out = dict(default)
-        for k, v in value.items():
-            if k not in BACKENDS:
-                raise SpecError(f"{where}: [run] {name} has unknown backend '{k}' (use gpu, interpreter)")
-            if not isinstance(v, typ) or isinstance(v, bool):
-                raise SpecError(f"{where}: [run] {name}.{k} must be {typ.__name__}")
-            out[k] = v
-        return out
-    raise SpecError(f"{where}: [run] {name} must be a number or a table {{gpu = .., interpreter = ..}}")
+@dataclass(frozen=True)
+class FieldError:
+    """One bad field of a case.toml: where (dotted: 'run.trials'), its kind, and what is wrong."""
+
+    field: str
+    kind: str  # MISSING, TYPE, VALUE or KEY
+    what: str
+
+    @property
+    def fix(self) -> str:
+        return HINTS.get(self.field.split(".")[0], REFERENCE)
 
 
-def parse_bench(bench, where: str) -> dict | None:
-    """``[bench]``: unit (GB/s or TFLOP/s), the torch function it is timed against, and sizes."""
-    if bench is None:
-        return None
-    if not isinstance(bench, dict):
-        raise SpecError(f"{where}: [bench] must be a table")
-    unit = bench.get("unit", "GB/s")
-    if unit not in ("GB/s", "TFLOP/s"):
-        raise SpecError(f"{where}: [bench] unit must be \"GB/s\" or \"TFLOP/s\", got {unit!r}")
-    sizes = bench.get("sizes")
-    if not isinstance(sizes, list) or not sizes or not all(isinstance(s, dict) for s in sizes):
-        raise SpecError(f"{where}: [bench] sizes must be a list of tables of make_inputs arguments")
-    torch_name = bench.get("torch", "PyTorch")
-    if not isinstance(torch_name, str):
-        raise SpecError(f"{where}: [bench] torch must be a string (what the fixed kernel is timed against)")
-    return {"unit": unit, "torch": torch_name, "sizes": sizes}
+def is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _table(meta: dict, key: str, where: str) -> dict:
-    """``[key]`` as a dict ({} when absent); a SpecError when it is there but not a table."""
-    val = meta.get(key, {})
-    if not isinstance(val, dict):
-        raise SpecError(f"{where}: [{key}] must be a table, got {type(val).__name__}")
-    return val
+def is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _identity(meta: dict, where: str) -> dict:
-    out = {k: _need(meta, k, str, where) for k in ("title", "category", "defect", "summary", "launcher")}
-    for key, vocab in (("category", CATEGORIES), ("defect", DEFECTS)):
-        if out[key] not in vocab:
-            raise SpecError(f"{where}: {key} '{out[key]}' is not one of {', '.join(sorted(vocab))}")
-    if not out["launcher"].isidentifier():
-        raise SpecError(f"{where}: launcher '{out['launcher']}' is not a Python identifier")
-    for key in ("title", "summary"):
-        if "\n" in out[key].strip():
-            raise SpecError(f"{where}: {key} must be one line")
+def validate(meta: dict) -> list[FieldError]:
+    """Every bad field of ``meta`` (a parsed case.toml), at most one per field, in file order."""
+    out: list[FieldError] = []
+    out += _identity(meta)
+    calls = _run_table(meta, out)
+    expect = _expect_table(meta, calls, out)
+    out += _tags(meta)
+    calibration = meta.get("calibration", False)
+    if expect is not None and isinstance(calibration, bool):
+        shows = [v for vals in expect.values() for v in vals if not set(v.split("|")) <= {"ok", "hidden", "skip"}]
+        if calibration and shows:
+            out.append(FieldError("expect", VALUE, "a calibration case declares ok on every backend (it is not a bug)"))
+        if not calibration and not shows:
+            out.append(FieldError("expect", VALUE, "[expect] declares no backend where the bug shows "
+                                                   "(all ok/hidden/skip)"))
+    out += _sizes_table(meta) + _compare_table(meta) + _bench_table(meta)
     return out
 
 
-def _run(meta: dict, where: str) -> dict:
-    run = _table(meta, "run", where)
-    calls = run.get("calls", 1)
-    if not isinstance(calls, int) or isinstance(calls, bool) or calls < 1:
-        raise SpecError(f"{where}: [run] calls must be a whole number >= 1")
-    trials = _per_backend(run.get("trials"), DEFAULT_TRIALS, int, "trials", where)
-    if min(trials.values()) < 1:
-        raise SpecError(f"{where}: [run] trials must be >= 1")
-    timeout = _per_backend(run.get("timeout"), DEFAULT_TIMEOUT, int, "timeout", where)
-    if min(timeout.values()) < 1:
-        raise SpecError(f"{where}: [run] timeout must be >= 1 second")
-    gpus = run.get("gpus", 1)
-    if not isinstance(gpus, int) or isinstance(gpus, bool) or gpus < 1:
-        raise SpecError(f"{where}: [run] gpus must be a whole number >= 1")
-    unknown = sorted(set(run) - {"calls", "trials", "timeout", "gpus"})
+def _identity(meta: dict) -> list[FieldError]:
+    """title, category, defect, summary and launcher: strings, from their vocabularies."""
+    out = []
+    for key in ("title", "category", "defect", "summary", "launcher"):
+        val = meta.get(key)
+        vocab = {"category": CATEGORIES, "defect": DEFECTS}.get(key)
+        if key not in meta:
+            out.append(FieldError(key, MISSING, f"missing field '{key}'"))
+        elif not isinstance(val, str):
+            out.append(FieldError(key, TYPE, f"field '{key}' must be str, got {type(val).__name__}"))
+        elif vocab is not None and val not in vocab:
+            out.append(FieldError(key, VALUE, f"{key} '{val}' is not one of {', '.join(sorted(vocab))}"))
+        elif key == "launcher" and not val.isidentifier():
+            out.append(FieldError(key, VALUE, f"launcher '{val}' is not a Python identifier"))
+        elif key in ("title", "summary") and "\n" in val.strip():
+            out.append(FieldError(key, VALUE, f"{key} must be one line"))
+    return out
+
+
+def _table(meta: dict, key: str, out: list, keys: tuple | None = None) -> dict | None:
+    """``[key]`` ({} when absent), or None after noting that it is not a table; a key it does not know is noted."""
+    val = meta.get(key, {})
+    if not isinstance(val, dict):
+        out.append(FieldError(key, TYPE, f"[{key}] must be a table, got {type(val).__name__}"))
+        return None
+    unknown = sorted(set(val) - set(keys)) if keys is not None else []
     if unknown:
-        raise SpecError(f"{where}: [run] has unknown key '{unknown[0]}' (calls, trials, timeout, gpus)")
-    return {"calls": calls, "trials": trials, "timeout": timeout, "gpus": gpus}
+        out.append(FieldError(f"{key}.{unknown[0]}", KEY, f"[{key}] has unknown key '{unknown[0]}' "
+                                                           f"({', '.join(keys)})"))
+    return val
 
 
-def _behaviours(b: str, val, calls: int, where: str) -> list[str]:
+def _count(run: dict, name: str, floor: str = "") -> FieldError | None:
+    """``[run] <name>``: a whole number from 1 to its limit, or (trials, timeout) a table {gpu = .., interpreter = ..}."""
+    value, field, top = run.get(name), f"run.{name}", LIMITS[name]
+    if value is None:
+        return None
+    if isinstance(value, dict) and name in ("trials", "timeout"):
+        for k, v in value.items():
+            if k not in BACKENDS:
+                return FieldError(field, KEY, f"[run] {name} has unknown backend '{k}' (use gpu, interpreter)")
+            if not is_int(v):
+                return FieldError(field, TYPE, f"[run] {name}.{k} must be int")
+        values = list(value.values())
+    elif is_int(value):
+        values = [value]
+    elif name in ("trials", "timeout"):
+        return FieldError(field, TYPE, f"[run] {name} must be a number or a table {{gpu = .., interpreter = ..}}")
+    else:
+        return FieldError(field, TYPE, f"[run] {name} must be a whole number from 1 to {top}")
+    if values and not all(1 <= v <= top for v in values):
+        return FieldError(field, VALUE, f"[run] {name} must be from 1 to {top}{floor}")
+    return None
+
+
+def _run_table(meta: dict, out: list) -> int | None:
+    """Check ``[run]``; return ``calls`` when it is good (None when it is not)."""
+    run = _table(meta, "run", out, RUN_KEYS)
+    if run is None:
+        return None
+    errors = [_count(run, "calls"), _count(run, "trials"), _count(run, "timeout", " seconds"), _count(run, "gpus")]
+    out += [e for e in errors if e]
+    return None if errors[0] else run.get("calls", 1)
+
+
+def _behaviours(b: str, val, calls: int | None) -> tuple[list[str] | None, FieldError | None]:
     """One backend's declaration: a behaviour per call; 'wrong|crash' declares either."""
-    vals = [val] * calls if isinstance(val, str) else val
+    field = f"expect.{b}"
+    vals = [val] * (calls or 1) if isinstance(val, str) else val
     if not isinstance(vals, list) or not all(isinstance(v, str) for v in vals):
-        raise SpecError(f"{where}: [expect] {b} must be a behaviour or a list of them, one per call")
-    if len(vals) != calls:
-        raise SpecError(f"{where}: [expect] {b} lists {len(vals)} behaviours but [run] calls = {calls}")
+        return None, FieldError(field, TYPE, f"[expect] {b} must be a behaviour or a list of them, one per call")
+    if calls is not None and len(vals) != calls:
+        return None, FieldError(field, VALUE, f"[expect] {b} lists {len(vals)} behaviours but [run] calls = {calls}")
     for v in vals:
-        for alt in v.split("|"):
-            if alt not in BEHAVIOURS:
-                raise SpecError(f"{where}: [expect] {b} = '{v}' is not one of {', '.join(BEHAVIOURS)} "
-                                f"(or several joined by '|')")
-    return vals
+        if any(alt not in BEHAVIOURS for alt in v.split("|")):
+            return None, FieldError(field, VALUE, f"[expect] {b} = '{v}' is not one of {', '.join(BEHAVIOURS)} "
+                                                  f"(or several joined by '|')")
+    return vals, None
 
 
-def _expect(meta: dict, calls: int, where: str) -> tuple[dict, dict, dict]:
-    table = meta.get("expect")
-    if not isinstance(table, dict):
-        raise SpecError(f"{where}: missing table [expect] with gpu = .. and interpreter = ..")
-    known = set(BACKENDS) | {f"{b}_{k}" for b in BACKENDS for k in ("skip_reason", "why")}
-    unknown = sorted(set(table) - known)
-    if unknown:
-        raise SpecError(f"{where}: [expect] has unknown key '{unknown[0]}' ({', '.join(sorted(known))})")
-    expect, skip_reason, why = {}, {}, {}
+def _reason(exp: dict, b: str, vals: list[str]) -> FieldError | None:
+    """A 'skip' needs <b>_skip_reason, several behaviours ('wrong|crash') need <b>_why."""
+    if "skip" in vals and set(vals) != {"skip"}:
+        return FieldError(f"expect.{b}", VALUE, f"[expect] {b}: 'skip' applies to every call or none")
+    needs = []
+    if "skip" in vals:
+        needs.append((f"{b}_skip_reason", f"{b} = 'skip'"))
+    if any("|" in v for v in vals):
+        needs.append((f"{b}_why", f"{b} = '{'/'.join(vals)}' (several behaviours)"))
+    for key, what in needs:
+        text = exp.get(key)
+        if not isinstance(text, str) or not text.strip():
+            return FieldError(f"expect.{key}", MISSING, f"[expect] {what} needs {key} = \"why\"")
+    return None
+
+
+def _expect_table(meta: dict, calls: int | None, out: list) -> dict | None:
+    """Check ``[expect]``; return {backend: behaviours} when every backend is good."""
+    exp = meta.get("expect")
+    if not isinstance(exp, dict):
+        kind = MISSING if exp is None else TYPE
+        out.append(FieldError("expect", kind, "missing table [expect] with gpu = .. and interpreter = .."))
+        return None
+    _table(meta, "expect", out, BACKENDS + tuple(f"{b}_{k}" for b in BACKENDS for k in ("skip_reason", "why")))
+    good = {}
     for b in BACKENDS:
-        if b not in table:
-            raise SpecError(f"{where}: [expect] has no entry for backend '{b}'")
-        vals = expect[b] = _behaviours(b, table[b], calls, where)
-        if "skip" in vals:
-            if set(vals) != {"skip"}:
-                raise SpecError(f"{where}: [expect] {b}: 'skip' applies to every call or none")
-            skip_reason[b] = _reason(table, f"{b}_skip_reason", f"{b} = 'skip'", where)
-        if any("|" in v for v in vals):
-            why[b] = _reason(table, f"{b}_why", f"{b} = '{'/'.join(vals)}' (several behaviours)", where)
-    return expect, skip_reason, why
+        if b not in exp:
+            out.append(FieldError(f"expect.{b}", MISSING, f"[expect] has no entry for backend '{b}'"))
+            continue
+        vals, err = _behaviours(b, exp[b], calls)
+        err = err or _reason(exp, b, vals)
+        if err:
+            out.append(err)
+        else:
+            good[b] = vals
+    return good if len(good) == len(BACKENDS) and calls is not None else None
 
 
-def _reason(table: dict, key: str, what: str, where: str) -> str:
-    reason = table.get(key)
-    if not isinstance(reason, str) or not reason.strip():
-        raise SpecError(f"{where}: [expect] {what} needs {key} = \"why\"")
-    return reason
+def _names(value, field: str, vocab: dict, what: str) -> FieldError | None:
+    """A list of names from ``vocab`` (triggers, [diagnosis] evidence)."""
+    if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
+        return FieldError(field, TYPE, f"{what} must be a list of names")
+    bad = [t for t in value if t not in vocab]
+    if bad:
+        return FieldError(field, VALUE, f"{what.removesuffix('s')} '{bad[0]}' is not one of {', '.join(vocab)}")
+    return None
 
 
-def _compare(meta: dict, where: str) -> dict:
-    cmp_ = _table(meta, "compare", where)
-    rtol, atol = cmp_.get("rtol", 1e-5), cmp_.get("atol", 1e-6)
-    for name, v in (("rtol", rtol), ("atol", atol)):
-        if not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v < float("inf"):
-            raise SpecError(f"{where}: [compare] {name} must be a number >= 0")
-    deterministic = cmp_.get("deterministic", False)
-    if not isinstance(deterministic, bool):
-        raise SpecError(f"{where}: [compare] deterministic must be true or false")
-    return {"rtol": float(rtol), "atol": float(atol), "deterministic": deterministic}
-
-
-def _sizes(meta: dict, where: str) -> tuple[dict, dict]:
-    sizes = _table(meta, "sizes", where)
-    out = {}
-    for b in BACKENDS + ("sanitizer",):
-        s = sizes.get(b, {})
-        if not isinstance(s, dict) or not all(isinstance(k, str) and k.isidentifier() for k in s):
-            raise SpecError(f"{where}: [sizes.{b}] must be a table of make_inputs arguments")
-        out[b] = s
-    unknown = sorted(set(sizes) - set(out))
-    if unknown:
-        raise SpecError(f"{where}: [sizes] has unknown table '{unknown[0]}' (gpu, interpreter, sanitizer)")
-    return {b: out[b] for b in BACKENDS}, out["sanitizer"]
-
-
-def _tags(meta: dict, where: str) -> dict:
-    triggers = meta.get("triggers", [])
-    if not isinstance(triggers, list) or not all(isinstance(t, str) for t in triggers):
-        raise SpecError(f"{where}: triggers must be a list of names")
-    for t in triggers:
-        if t not in TRIGGERS:
-            raise SpecError(f"{where}: trigger '{t}' is not one of {', '.join(TRIGGERS)}")
-    calibration = meta.get("calibration", False)
-    if not isinstance(calibration, bool):
-        raise SpecError(f"{where}: calibration must be true or false")
+def _tags(meta: dict) -> list[FieldError]:
+    """triggers, calibration, seen_in and [diagnosis] evidence."""
+    out = [e for e in [_names(meta.get("triggers", []), "triggers", TRIGGERS, "triggers")] if e]
+    if not isinstance(meta.get("calibration", False), bool):
+        out.append(FieldError("calibration", TYPE, "calibration must be true or false"))
     seen_in = meta.get("seen_in", [])
     if not isinstance(seen_in, list) or not all(isinstance(u, str) for u in seen_in):
-        raise SpecError(f"{where}: seen_in must be a list of links")
-    diag = meta.get("diagnosis", {})
-    if not isinstance(diag, dict) or set(diag) - {"evidence"}:
-        raise SpecError(f"{where}: [diagnosis] takes one key, evidence = [names]")
-    evidence = diag.get("evidence", [])
-    if not isinstance(evidence, list) or not all(isinstance(t, str) for t in evidence):
-        raise SpecError(f"{where}: [diagnosis] evidence must be a list of names")
-    for t in evidence:
-        if t not in EVIDENCE:
-            raise SpecError(f"{where}: [diagnosis] evidence '{t}' is not one of {', '.join(EVIDENCE)}")
-    return {"triggers": triggers, "calibration": calibration, "seen_in": seen_in, "diagnosis": evidence}
+        out.append(FieldError("seen_in", TYPE, "seen_in must be a list of links"))
+    diagnosis = _table(meta, "diagnosis", out, ("evidence",))
+    if diagnosis is not None:
+        err = _names(diagnosis.get("evidence", []), "diagnosis.evidence", EVIDENCE, "[diagnosis] evidence")
+        out += [err] if err else []
+    return out
+
+
+def _sizes_table(meta: dict) -> list[FieldError]:
+    out: list[FieldError] = []
+    sizes = _table(meta, "sizes", out)
+    if sizes is None:
+        return out
+    for b in SIZE_TABLES:
+        s = sizes.get(b, {})
+        if not isinstance(s, dict) or not all(isinstance(k, str) and k.isidentifier() for k in s):
+            out.append(FieldError(f"sizes.{b}", TYPE, f"[sizes.{b}] must be a table of make_inputs arguments"))
+    unknown = sorted(set(sizes) - set(SIZE_TABLES))
+    if unknown:
+        out.append(FieldError(f"sizes.{unknown[0]}", KEY, f"[sizes] has unknown table '{unknown[0]}' "
+                                                           f"({', '.join(SIZE_TABLES)})"))
+    return out
+
+
+def _compare_table(meta: dict) -> list[FieldError]:
+    out: list[FieldError] = []
+    cmp_ = _table(meta, "compare", out, COMPARE_KEYS)
+    if cmp_ is None:
+        return out
+    for name, default in (("rtol", 1e-5), ("atol", 1e-6)):
+        v = cmp_.get(name, default)
+        if not is_number(v) or not 0 <= v < float("inf"):
+            out.append(FieldError(f"compare.{name}", VALUE if is_number(v) else TYPE,
+                                  f"[compare] {name} must be a number >= 0"))
+    if not isinstance(cmp_.get("deterministic", False), bool):
+        out.append(FieldError("compare.deterministic", TYPE, "[compare] deterministic must be true or false"))
+    return out
+
+
+def _bench_table(meta: dict) -> list[FieldError]:
+    """``[bench]``: unit (GB/s or TFLOP/s), the torch function it is timed against, and sizes."""
+    out: list[FieldError] = []
+    if "bench" not in meta or (bench := _table(meta, "bench", out, BENCH_KEYS)) is None:
+        return out
+    unit, sizes = bench.get("unit", "GB/s"), bench.get("sizes")
+    if unit not in ("GB/s", "TFLOP/s"):
+        out.append(FieldError("bench.unit", VALUE, f"[bench] unit must be \"GB/s\" or \"TFLOP/s\", got {unit!r}"))
+    if not isinstance(sizes, list) or not sizes or not all(isinstance(s, dict) for s in sizes):
+        out.append(FieldError("bench.sizes", TYPE if sizes else MISSING,
+                              "[bench] sizes must be a list of tables of make_inputs arguments"))
+    if not isinstance(bench.get("torch", "PyTorch"), str):
+        out.append(FieldError("bench.torch", TYPE, "[bench] torch must be a string (what the fixed kernel is timed against)"))
+    return out
+
+
+def _per_backend(value, default: dict) -> dict:
+    """A validated ``[run] trials`` or ``timeout``: one number for both backends, or a table over the defaults."""
+    if value is None:
+        return dict(default)
+    return {**default, **value} if isinstance(value, dict) else {b: value for b in BACKENDS}
 
 
 def parse_spec(slug: str, path: Path, meta: dict) -> CaseSpec:
-    """Check ``meta`` (the parsed case.toml) against the contract and build a CaseSpec."""
+    """Check ``meta`` (the parsed case.toml) with ``validate`` and build a CaseSpec; SpecError names the first error."""
     where = f"cases/{slug}/case.toml"
-    ident = _identity(meta, where)
-    run = _run(meta, where)
-    expect, skip_reason, why = _expect(meta, run["calls"], where)
-    tags = _tags(meta, where)
-    shows = [v for vals in expect.values() for v in vals if not set(v.split("|")) <= {"ok", "hidden", "skip"}]
-    if tags["calibration"] and shows:
-        raise SpecError(f"{where}: a calibration case declares ok on every backend (it is not a bug)")
-    if not tags["calibration"] and not shows:
-        raise SpecError(f"{where}: [expect] declares no backend where the bug shows (all ok/hidden/skip)")
-    sizes, sanitizer = _sizes(meta, where)
-    return CaseSpec(slug=slug, path=path, **ident, expect=expect, skip_reason=skip_reason, why=why,
-                    **_compare(meta, where), calls=run["calls"], trials=run["trials"], timeout=run["timeout"],
-                    gpus=run["gpus"], sizes=sizes, sanitizer_sizes=sanitizer, bench=parse_bench(meta.get("bench"), where),
-                    **tags, raw=meta)
+    errors = validate(meta)
+    if errors:
+        raise SpecError(f"{where}: {errors[0].what}")
+    run, exp, cmp_, sizes, bench = (meta.get(k, {}) for k in ("run", "expect", "compare", "sizes", "bench"))
+    calls = run.get("calls", 1)
+    expect = {b: [exp[b]] * calls if isinstance(exp[b], str) else list(exp[b]) for b in BACKENDS}
+    return CaseSpec(
+        slug=slug, path=path, **{k: meta[k] for k in ("title", "category", "defect", "summary", "launcher")},
+        expect=expect, skip_reason={b: exp[f"{b}_skip_reason"] for b in BACKENDS if "skip" in expect[b]},
+        why={b: exp[f"{b}_why"] for b in BACKENDS if any("|" in v for v in expect[b])},
+        rtol=float(cmp_.get("rtol", 1e-5)), atol=float(cmp_.get("atol", 1e-6)),
+        deterministic=cmp_.get("deterministic", False), calls=calls,
+        trials=_per_backend(run.get("trials"), DEFAULT_TRIALS), timeout=_per_backend(run.get("timeout"), DEFAULT_TIMEOUT),
+        gpus=run.get("gpus", 1), sizes={b: sizes.get(b, {}) for b in BACKENDS}, sanitizer_sizes=sizes.get("sanitizer", {}),
+        bench={"unit": bench.get("unit", "GB/s"), "torch": bench.get("torch", "PyTorch"), "sizes": bench["sizes"]}
+        if "bench" in meta else None,
+        seen_in=meta.get("seen_in", []), triggers=meta.get("triggers", []),
+        diagnosis=meta.get("diagnosis", {}).get("evidence", []), calibration=meta.get("calibration", False), raw=meta)
 
 
 def load_spec(path: Path) -> CaseSpec:

@@ -221,16 +221,14 @@ def test_the_interpreter_patches_the_language_once_per_function_per_launch(tmp_p
     assert interpreter._patch_lang.__name__ == "<lambda>"  # put back after the launch
 
 
-def test_autotune_under_the_probe_benchmarks_each_config_in_two_calls(monkeypatch):
+def test_autotune_under_the_probe_benchmarks_each_config_in_two_calls():
     from harness.probe import worker
     from harness.run import triton_compat
 
     calls = []
-    monkeypatch.setattr(triton_compat, "CPU_BENCH_CALLS", worker.BENCH_CALLS)
     assert worker.BENCH_CALLS == 2
-    out = triton_compat.do_bench_cpu(lambda: calls.append(1), quantiles=(0.5, 0.2, 0.8))
+    out = triton_compat.do_bench_cpu(lambda: calls.append(1), quantiles=(0.5, 0.2, 0.8), calls=worker.BENCH_CALLS)
     assert len(calls) == 2 and len(out) == 3
-    monkeypatch.setattr(triton_compat, "CPU_BENCH_CALLS", None)
     calls.clear()
     triton_compat.do_bench_cpu(lambda: calls.append(1))
     assert len(calls) > 2  # do_bench's own algorithm elsewhere

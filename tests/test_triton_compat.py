@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 
 from harness.run import triton_compat
+from harness.run.patching import Patcher
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -201,8 +202,8 @@ def test_the_interpreter_never_uses_the_listener():
     # Triton 3.8 and 3.9's autotuner fails under the interpreter when a listener is set,
     # and the interpreter calls no launch hook: the wrapper counts there.
     counter = triton_compat.TuningCounter()
-    undo = triton_compat._launch_counter(counter, interpreter=True)
-    undo()
+    with Patcher() as patcher:
+        triton_compat._launch_counter(counter, interpreter=True, patcher=patcher)
     assert counter.how == "wrapper"
 
 

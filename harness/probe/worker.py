@@ -33,7 +33,7 @@ import sys
 from harness.run.worker import Events, apply_memory_limit
 
 EXIT_LOAD, EXIT_RUN, EXIT_CONTEXT = 2, 3, 4
-BENCH_CALLS = 2  # calls per autotune config under the interpreter (harness.run.triton_compat.CPU_BENCH_CALLS)
+BENCH_CALLS = 2  # calls per autotune config under the interpreter (triton_compat.patched's bench_calls)
 
 
 def detectors() -> dict:
@@ -66,16 +66,13 @@ def run(args: dict) -> int:
         from harness.probe.context import Context
         from harness.run.triton_compat import patched
 
-        from harness.run import triton_compat
-
         # autotune under the interpreter: each config benchmarked in two calls (a warm-up and one
         # timed), not do_bench's eight or more; its launches' side effects still precede the real one
-        triton_compat.CPU_BENCH_CALLS = BENCH_CALLS
         if (pad := (args.get("options") or {}).get("pad")) is not None:
             from harness.probe import execute
 
             execute.PAD = int(pad)
-        with patched(interpreter=args["backend"] == "interpreter") as counter:
+        with patched(interpreter=args["backend"] == "interpreter", bench_calls=BENCH_CALLS) as counter:
             target = _load(args, emit)
             if target is None:
                 return EXIT_LOAD

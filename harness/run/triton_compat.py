@@ -51,7 +51,8 @@ real kernel needs it (the real-bug benchmark's glue asks for them by name):
 - ``fp8-rounding``: fp32/fp16 to fp8 conversions round to nearest even, through torch (3.7
   drops the carry into the exponent: 127 becomes 64).
 
-Cases stay plain Triton code.
+Every patch goes through a ``harness.run.patching.Patcher``: ``patched``'s is undone on leaving
+the block, ``interpreter_fixes``' is the process's ``for_good()`` one. Cases stay plain Triton code.
 """
 
 from __future__ import annotations
@@ -61,6 +62,8 @@ import statistics
 import time
 from contextlib import contextmanager
 from typing import Callable, Iterator
+
+from harness.run.patching import Patcher, for_good
 
 
 class TuningCounter:
@@ -81,17 +84,16 @@ class TuningCounter:
         self.pending.clear()
 
 
-CPU_BENCH_CALLS: int | None = None  # set (the probe: 2): each config benchmarked in that many calls, not do_bench's
-
-
-def do_bench_cpu(fn, warmup: float = 25, rep: float = 100, quantiles=None, return_mode: str = "mean"):
-    """``triton.testing.do_bench``'s algorithm, timed with ``time.perf_counter``; with
-    ``CPU_BENCH_CALLS`` set, one call and that many less one timed (the interpreter's timings
-    choose nothing a GPU would; the launches' side effects still happen before the real one)."""
-    if CPU_BENCH_CALLS is not None:
+def do_bench_cpu(fn, warmup: float = 25, rep: float = 100, quantiles=None, return_mode: str = "mean",
+                 calls: int | None = None):
+    """``triton.testing.do_bench``'s algorithm, timed with ``time.perf_counter``; with ``calls``
+    (the probe: 2, ``patched(bench_calls=)``), one call and that many less one timed (the
+    interpreter's timings choose nothing a GPU would; the launches' side effects still happen
+    before the real one)."""
+    if calls is not None:
         fn()
         times = []
-        for _ in range(max(1, CPU_BENCH_CALLS - 1)):
+        for _ in range(max(1, calls - 1)):
             t = time.perf_counter()
             fn()
             times.append((time.perf_counter() - t) * 1000)
@@ -117,28 +119,17 @@ def do_bench_cpu(fn, warmup: float = 25, rep: float = 100, quantiles=None, retur
             "all": list}[return_mode](times)
 
 
-def _set_class_attr(cls, name: str, value) -> Callable[[], None]:
-    """Set ``cls.name`` and return the function that puts the old one back."""
-    missing = object()
-    old = cls.__dict__.get(name, missing)
-    setattr(cls, name, value)
+def _cpu_benchmarker(patcher: Patcher, calls: int | None) -> None:
+    import functools
 
-    def undo():
-        if old is missing:
-            delattr(cls, name)
-        else:
-            setattr(cls, name, old)
-    return undo
+    autotune_benchmarker(functools.partial(do_bench_cpu, calls=calls) if calls is not None else do_bench_cpu,
+                         patcher)
 
 
-def _cpu_benchmarker() -> Callable[[], None]:
-    return autotune_benchmarker(do_bench_cpu)
-
-
-def autotune_benchmarker(bench: Callable) -> Callable[[], None]:
+def autotune_benchmarker(bench: Callable, patcher: Patcher) -> None:
     """Every ``@triton.autotune`` that was given no ``do_bench`` of its own times its configs with
     ``bench`` (``patched`` uses ``do_bench_cpu`` under the interpreter; ``harness sanitize`` one run
-    per config); returns the undo."""
+    per config), until ``patcher`` is undone."""
     from triton.runtime import autotuner
 
     class _Benchmarker:  # a non-data descriptor, like the cached_property it replaces
@@ -147,7 +138,7 @@ def autotune_benchmarker(bench: Callable) -> Callable[[], None]:
                 return self
             return obj._do_bench if obj._do_bench is not None else bench
 
-    return _set_class_attr(autotuner.Autotuner, "do_bench", _Benchmarker())
+    patcher.setattr(autotuner.Autotuner, "do_bench", _Benchmarker())
 
 
 def _one_element_index(self):
@@ -186,18 +177,13 @@ def index_patch(original: Callable) -> Callable:
     return patch
 
 
-def _index_fix() -> Callable[[], None]:
+def _index_fix(patcher: Patcher) -> None:
     from triton.runtime import interpreter
 
-    original = interpreter._patch_lang_tensor
-    interpreter._patch_lang_tensor = index_patch(original)
-
-    def undo():
-        interpreter._patch_lang_tensor = original
-    return undo
+    patcher.setattr(interpreter, "_patch_lang_tensor", index_patch(interpreter._patch_lang_tensor))
 
 
-def _bench_wrapper(counter: TuningCounter) -> Callable[[], None]:
+def _bench_wrapper(counter: TuningCounter, patcher: Patcher) -> None:
     """Wrap ``Autotuner._bench``: count each call of the kernel its benchmarker makes."""
     from triton.runtime import autotuner
 
@@ -216,13 +202,11 @@ def _bench_wrapper(counter: TuningCounter) -> Callable[[], None]:
             finally:
                 counter.calls.append(count[0])
 
-        self.__dict__["do_bench"] = counting  # shadows the (cached) property for this call
-        try:
+        with Patcher() as call:
+            call.setitem(self.__dict__, "do_bench", counting)  # shadows the (cached) property for this call
             return original(self, *args, config=config, **meta)
-        finally:
-            self.__dict__["do_bench"] = real
 
-    return _set_class_attr(autotuner.Autotuner, "_bench", _bench)
+    patcher.setattr(autotuner.Autotuner, "_bench", _bench)
 
 
 def public_tuning_hooks():
@@ -246,9 +230,8 @@ def _launch_name(metadata) -> str | None:
     return data.get("name") if isinstance(data, dict) else None
 
 
-def _listener_counter(counter: TuningCounter, autotuning, chain) -> Callable[[], None]:
-    """Count tuning launches with Triton's public hooks; return the function that removes them."""
-    had_own = "listener" in vars(autotuning)
+def _listener_counter(counter: TuningCounter, autotuning, chain, patcher: Patcher) -> None:
+    """Count tuning launches with Triton's public hooks, until ``patcher`` is undone."""
     previous = autotuning.listener
 
     def on_launch(metadata):
@@ -263,45 +246,38 @@ def _listener_counter(counter: TuningCounter, autotuning, chain) -> Callable[[],
             previous(fn=fn, cache_hit=cache_hit, **info)
 
     chain.add(on_launch)
-    autotuning.listener = listener
+    patcher.callback(lambda: chain.remove(on_launch))
+    patcher.setattr(autotuning, "listener", listener)
     counter.how = "listener"
 
-    def undo():
-        chain.remove(on_launch)
-        if had_own:
-            autotuning.listener = previous
-        else:
-            vars(autotuning).pop("listener", None)
-    return undo
 
-
-def _launch_counter(counter: TuningCounter, interpreter: bool) -> Callable[[], None]:
+def _launch_counter(counter: TuningCounter, interpreter: bool, patcher: Patcher) -> None:
     """The public hooks where they work (compiled launches, Triton 3.8+), else the wrapper."""
     hooks = None if interpreter else public_tuning_hooks()
     if hooks is not None:
-        return _listener_counter(counter, *hooks)
+        return _listener_counter(counter, *hooks, patcher)
     counter.how = "wrapper"
-    return _bench_wrapper(counter)
+    return _bench_wrapper(counter, patcher)
 
 
 @contextmanager
-def patched(interpreter: bool, on_compile: Callable[[str], None] | None = None) -> Iterator[TuningCounter]:
+def patched(interpreter: bool, on_compile: Callable[[str], None] | None = None,
+            bench_calls: int | None = None) -> Iterator[TuningCounter]:
     """Apply the patches this backend needs for the block; yield the tuning-launch counter.
-    ``on_compile("compiling")`` is called before each kernel compilation, ``on_compile("compiled")`` after."""
+    ``on_compile("compiling")`` is called before each kernel compilation, ``on_compile("compiled")`` after.
+    ``bench_calls``: under the interpreter, each autotune config benchmarked in that many calls
+    (``do_bench_cpu``), not do_bench's eight or more."""
     counter = TuningCounter()
-    undo = []
-    try:
+    with Patcher() as patcher:
         if interpreter:
-            undo.append(_cpu_benchmarker())
-            undo.append(_index_fix())
-            undo.extend(fix() for fix in EVERYDAY_FIXES.values())
-        undo.append(_launch_counter(counter, interpreter))
+            _cpu_benchmarker(patcher, bench_calls)
+            _index_fix(patcher)
+            for fix in EVERYDAY_FIXES.values():
+                fix(patcher)
+        _launch_counter(counter, interpreter, patcher)
         if on_compile is not None:
-            undo.append(_compile_hook(on_compile))
+            _compile_hook(on_compile, patcher)
         yield counter
-    finally:
-        for u in reversed(undo):
-            u()
 
 
 def _wrapped(*modules) -> Iterator[object]:
@@ -387,7 +363,7 @@ def install_scratch_allocator() -> bool:
     return True
 
 
-def _compile_hook(notify: Callable[[str], None]) -> Callable[[], None]:
+def _compile_hook(notify: Callable[[str], None], patcher: Patcher) -> None:
     """Call ``notify("compiling")`` before and ``notify("compiled")`` after each kernel
     compilation (``knobs.runtime.jit_cache_hook`` and ``jit_post_compile_hook``, each chained
     to any hook already set), so that a watchdog can tell a long compile from a hang."""
@@ -397,7 +373,7 @@ def _compile_hook(notify: Callable[[str], None]) -> Callable[[], None]:
         runtime = knobs.runtime
         before, after = runtime.jit_cache_hook, runtime.jit_post_compile_hook
     except (ImportError, AttributeError):  # no such hooks: nothing to report
-        return lambda: None
+        return
 
     def chain(previous, what: str):
         def hook(*args, **kwargs):  # Triton calls it with keyword arguments
@@ -406,21 +382,17 @@ def _compile_hook(notify: Callable[[str], None]) -> Callable[[], None]:
             return previous(*args, **kwargs) if previous else None
         return hook
 
-    runtime.jit_cache_hook = chain(before, "compiling")
-    runtime.jit_post_compile_hook = chain(after, "compiled")
-
-    def undo():
-        runtime.jit_cache_hook, runtime.jit_post_compile_hook = before, after
-    return undo
+    patcher.setattr(runtime, "jit_cache_hook", chain(before, "compiling"))
+    patcher.setattr(runtime, "jit_post_compile_hook", chain(after, "compiled"))
 
 
-def _scalar_cvt(kind: type, np_dtype: str, tl_name: str) -> Callable[[], None]:
+def _scalar_cvt(kind: type, np_dtype: str, tl_name: str) -> Callable[[Patcher], None]:
     """A kernel argument of Python type ``kind`` becomes a scalar of ``tl_name``, as compiled."""
     import numpy as np
     import triton.language as tl
     from triton.runtime import interpreter
 
-    def install():
+    def install(patcher: Patcher):
         plain, ty = interpreter._implicit_cvt, getattr(tl, tl_name)
 
         def cvt(arg):
@@ -428,11 +400,11 @@ def _scalar_cvt(kind: type, np_dtype: str, tl_name: str) -> Callable[[], None]:
                 return tl.tensor(interpreter.TensorHandle(np.array([arg], dtype=np_dtype), ty), ty)
             return plain(arg)
 
-        interpreter._implicit_cvt = cvt
+        patcher.setattr(interpreter, "_implicit_cvt", cvt)
     return install
 
 
-def _range_int32() -> None:
+def _range_int32(patcher: Patcher) -> None:
     import numpy as np
     import triton.language as tl
     from triton.runtime import interpreter
@@ -449,10 +421,10 @@ def _range_int32() -> None:
         if args and args[0] is not None:
             args[0].set_attr(lang, "range", int32_range)
 
-    interpreter._patch_lang_core = patch
+    patcher.setattr(interpreter, "_patch_lang_core", patch)
 
 
-def _fp8_rounding() -> None:
+def _fp8_rounding(patcher: Patcher) -> None:
     import numpy as np
     import torch
     from triton.runtime import interpreter
@@ -467,12 +439,12 @@ def _fp8_rounding() -> None:
         src = np.ascontiguousarray(input).astype(np.float32)
         return torch.from_numpy(src).to(dst).view(torch.uint8).numpy()
 
-    interpreter._convert_float = convert
+    patcher.setattr(interpreter, "_convert_float", convert)
 
 
 # ---- 4. what everyday kernels do that compiled Triton accepts and the plain interpreter gets wrong
 
-def _list_grid() -> Callable[[], None]:
+def _list_grid(patcher: Patcher) -> None:
     """``kernel[[n]](...)``: a grid given as a list (or a grid function returning one), which
     compiled Triton takes as it takes a tuple, becomes a tuple (the interpreter adds ``(1,) * k``
     to it and fails on a list)."""
@@ -483,7 +455,7 @@ def _list_grid() -> Callable[[], None]:
     def __init__(self, fn, arg_names, grid, *args, **kwargs):
         init(self, fn, arg_names, _tuple_grid(grid), *args, **kwargs)
 
-    return _set_class_attr(interpreter.GridExecutor, "__init__", __init__)
+    patcher.setattr(interpreter.GridExecutor, "__init__", __init__)
 
 
 def _tuple_grid(grid):
@@ -534,7 +506,7 @@ def not_op(value):
 _HELPERS = "_casebook_interpreter_ops"  # the name the rewritten kernels call bool_op and not_op by
 
 
-def _bool_ops() -> Callable[[], None]:
+def _bool_ops(patcher: Patcher) -> None:
     """Kernels rewritten by the interpreter (``FunctionRewriter``, which already rewrites
     assignments) get ``and``, ``or`` and ``not`` as compiled Triton has them (``bool_op``,
     ``not_op``). The interpreter's cache of rewritten kernels is emptied on the way in and out,
@@ -547,7 +519,7 @@ def _bool_ops() -> Callable[[], None]:
     rewriter, cache = getattr(interpreter, "FunctionRewriter", None), getattr(interpreter, "InterpretedFunction", None)
     if rewriter is None or not hasattr(rewriter, "ast_transformer") or not isinstance(
             getattr(cache, "rewritten_fn", None), dict):
-        return lambda: None  # another interpreter: leave it alone
+        return  # another interpreter: leave it alone
 
     def helper(attr):
         return ast.Attribute(value=ast.Name(id=_HELPERS, ctx=ast.Load()), attr=attr, ctx=ast.Load())
@@ -576,20 +548,13 @@ def _bool_ops() -> Callable[[], None]:
         def visit(self, tree):
             return original.visit(BoolOps().visit(tree))
 
-    had = hasattr(interpreter, _HELPERS)
-    setattr(interpreter, _HELPERS, types.SimpleNamespace(bool_op=bool_op, not_op=not_op))
-    undo_transformer = _set_class_attr(rewriter, "ast_transformer", Both())
+    patcher.setattr(interpreter, _HELPERS, types.SimpleNamespace(bool_op=bool_op, not_op=not_op))
+    patcher.callback(cache.rewritten_fn.clear)  # on the way out, after the transformer is put back
+    patcher.setattr(rewriter, "ast_transformer", Both())
     cache.rewritten_fn.clear()
 
-    def undo():
-        undo_transformer()
-        cache.rewritten_fn.clear()
-        if not had:
-            delattr(interpreter, _HELPERS)
-    return undo
 
-
-def _libdevice() -> Callable[[], None]:
+def _libdevice(patcher: Patcher) -> None:
     """``libdevice.exp(x)`` and the rest, from ``triton.language.extra.libdevice`` (stubs whose
     body is ``...``: the interpreter returns None for them), ``triton.language.extra.cuda.libdevice``
     and ``.hip.libdevice`` (which ask for a ``_semantic`` the interpreter does not give), or
@@ -603,14 +568,14 @@ def _libdevice() -> Callable[[], None]:
     B = interpreter.InterpreterBuilder
     semantic = getattr(interpreter, "interpreter_semantic", None)
     if semantic is None or not _extern_unsupported(B):
-        return lambda: None
+        return
     try:
         from triton.language.extra.cuda import libdevice as cuda
     except ImportError:
-        return lambda: None
+        return
     import triton.language as tl
 
-    undo = [_set_class_attr(B, "create_extern_elementwise", _extern_elementwise)]
+    patcher.setattr(B, "create_extern_elementwise", _extern_elementwise)
     swap = {}  # id(the function a kernel may hold) -> (it, what runs under the interpreter)
     builtins = {k: v for k, v in vars(cuda).items() if not k.startswith("_") and tl.core.is_builtin(v)}
     for mod in _libdevice_modules():
@@ -620,13 +585,8 @@ def _libdevice() -> Callable[[], None]:
                 continue
             run = _under_interpreter(real, semantic)
             swap[id(fn)] = (fn, run)
-            undo.append(_set_class_attr(mod, name, run))
-    undo.append(_swap_imported_names(swap))
-
-    def undo_all():
-        for u in reversed(undo):
-            u()
-    return undo_all
+            patcher.setattr(mod, name, run)
+    _swap_imported_names(swap, patcher)
 
 
 def _libdevice_modules() -> list:
@@ -652,7 +612,7 @@ def _under_interpreter(real, semantic):
     return run
 
 
-def _swap_imported_names(swap: dict) -> Callable[[], None]:
+def _swap_imported_names(swap: dict, patcher: Patcher) -> None:
     """``from triton.language.extra.libdevice import exp``: the kernel's module holds the function
     itself, which the module patch does not reach; ``_patch_lang``, run by the interpreter for
     every kernel and device function it calls, now swaps such names in the kernel's globals too
@@ -673,14 +633,13 @@ def _swap_imported_names(swap: dict) -> Callable[[], None]:
                     swapped.append((g, name, value))
         return scope
 
-    interpreter._patch_lang = patch_lang
-
-    def undo():
-        interpreter._patch_lang = plain
+    def unswap():  # a name the kernel's module has set again since is left as it is
         for g, name, value in reversed(swapped):
             if getattr(g.get(name), "casebook_libdevice", False):
                 g[name] = value
-    return undo
+
+    patcher.callback(unswap)  # after _patch_lang is put back
+    patcher.setattr(interpreter, "_patch_lang", patch_lang)
 
 
 def _extern_unsupported(builder_cls) -> bool:
@@ -866,8 +825,8 @@ def libdevice_numpy(symbol: str, np_ret):
 EVERYDAY_FIXES = {"list-grid": _list_grid, "bool-ops": _bool_ops, "libdevice": _libdevice}
 
 
-INTERPRETER_FIXES = {"bool-args": lambda: _scalar_cvt(bool, "bool", "int1")(),
-                     "float-args": lambda: _scalar_cvt(float, "float32", "float32")(),
+INTERPRETER_FIXES = {"bool-args": lambda patcher: _scalar_cvt(bool, "bool", "int1")(patcher),
+                     "float-args": lambda patcher: _scalar_cvt(float, "float32", "float32")(patcher),
                      "range-int32": _range_int32, "fp8-rounding": _fp8_rounding}
 _APPLIED: set = set()
 
@@ -881,5 +840,5 @@ def interpreter_fixes(*names: str) -> None:
         return
     for name in names:
         if name not in _APPLIED:
-            INTERPRETER_FIXES[name]()
+            INTERPRETER_FIXES[name](for_good())
             _APPLIED.add(name)

@@ -35,6 +35,8 @@ import contextlib
 import time
 from typing import Callable
 
+from harness.run.patching import Patcher
+
 CAPABILITY = (9, 0)
 NAME = "casebook fake CUDA (CPU, no GPU)"
 TOTAL_MEMORY = 80 * 2**30
@@ -189,28 +191,19 @@ def _mode():
     return CudaIsCpu()
 
 
-def _pretend_tensors(mode) -> Callable[[], None]:
-    """``is_cuda`` True; ``.device`` cuda:0 where the mode is in force. Returns the undo."""
+def _pretend_tensors(mode, patcher: Patcher) -> None:
+    """``is_cuda`` True; ``.device`` cuda:0 where the mode is in force, until ``patcher`` is undone."""
     import torch
     from torch.overrides import _get_current_function_mode_stack
 
-    shadowed = {name: torch.Tensor.__dict__.get(name) for name in ("is_cuda", "device")}
     pretend = torch.device("cuda", 0)
     real = torch._C.TensorBase.device.__get__
 
     def device(self):
         return pretend if mode in _get_current_function_mode_stack() else real(self)
 
-    torch.Tensor.is_cuda = property(lambda self: True)
-    torch.Tensor.device = property(device)
-
-    def undo():
-        for name, before in shadowed.items():
-            if before is not None:
-                setattr(torch.Tensor, name, before)
-            elif name in torch.Tensor.__dict__:
-                delattr(torch.Tensor, name)
-    return undo
+    patcher.setattr(torch.Tensor, "is_cuda", property(lambda self: True))
+    patcher.setattr(torch.Tensor, "device", property(device))
 
 
 class FakeDriver:
@@ -275,51 +268,34 @@ def do_bench_once(fn, *args, quantiles=None, return_mode="mean", **kwargs):
     return [ms] * len(quantiles) if quantiles else ms
 
 
-def _triton() -> Callable[[], None]:
-    """The stand-in driver where none is active, and ``do_bench`` once. Returns the undo."""
+def _triton(patcher: Patcher) -> None:
+    """The stand-in driver where none is active, and ``do_bench`` once, until ``patcher`` is undone."""
     import triton.testing as testing
     from triton.runtime import driver
 
-    saved_bench = testing.do_bench
-    testing.do_bench = do_bench_once
-    saved = (driver._active, driver._default)
+    patcher.setattr(testing, "do_bench", do_bench_once)
     try:
         driver.active  # noqa: B018: a real driver (a GPU) is kept
-        faked = False
     except Exception:  # noqa: BLE001: no GPU ("0 active drivers", or no libcuda)
-        driver._default = driver._active = FakeDriver()
-        faked = True
-
-    def undo():
-        testing.do_bench = saved_bench
-        if faked:
-            driver._active, driver._default = saved
-    return undo
+        fake = FakeDriver()
+        patcher.setattr(driver, "_default", fake)
+        patcher.setattr(driver, "_active", fake)
 
 
 def install() -> Callable[[], None]:
     """Fake CUDA in this thread (the module's docstring); returns the undo."""
     import torch
 
-    undo = []
+    patcher = Patcher()
     try:
-        undo.append(_triton())  # before torch.cuda answers True: a real driver is looked for first
-        answers = _cuda_answers()
-        saved = {name: torch.cuda.__dict__.get(name) for name in answers}
-        for name, answer in answers.items():
-            setattr(torch.cuda, name, answer)
-        undo.append(lambda: [setattr(torch.cuda, n, v) if v is not None else delattr(torch.cuda, n)
-                             for n, v in saved.items()])
+        _triton(patcher)  # before torch.cuda answers True: a real driver is looked for first
+        for name, answer in _cuda_answers().items():
+            patcher.setattr(torch.cuda, name, answer)
         mode = _mode()
-        undo.append(_pretend_tensors(mode))
+        _pretend_tensors(mode, patcher)
         mode.__enter__()
-        undo.append(lambda: mode.__exit__(None, None, None))
+        patcher.callback(lambda: mode.__exit__(None, None, None))
     except BaseException:
-        for u in reversed(undo):
-            u()
+        patcher.undo()
         raise
-
-    def uninstall():
-        for u in reversed(undo):
-            u()
-    return uninstall
+    return patcher.undo

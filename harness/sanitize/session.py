@@ -31,6 +31,8 @@ import sys
 from contextlib import ExitStack
 from dataclasses import dataclass
 
+from harness.run.patching import Patcher
+
 SHUFFLE_SEED = 0
 
 
@@ -57,10 +59,7 @@ class Session:
 
     def __enter__(self) -> "Session":
         stack = ExitStack()
-        before = os.environ.get("TRITON_INTERPRET")
-        stack.callback(lambda: os.environ.pop("TRITON_INTERPRET", None) if before is None
-                       else os.environ.__setitem__("TRITON_INTERPRET", before))
-        os.environ["TRITON_INTERPRET"] = "1"
+        stack.enter_context(Patcher()).setitem(os.environ, "TRITON_INTERPRET", "1")
         try:
             self._install(stack)
         except BaseException:
@@ -80,7 +79,7 @@ class Session:
         from harness.run import triton_compat
 
         stack.enter_context(triton_compat.patched(interpreter=True))
-        stack.callback(bench_once())
+        bench_once(stack.enter_context(Patcher()))
         if self._fake_cuda():
             from harness.sanitize import fakecuda
 
@@ -88,12 +87,12 @@ class Session:
         c = self.config
         options = I.Options(memcheck=c.memcheck, race=c.race, poison_masked=c.masked, tf32=c.tf32)
         self.rec = stack.enter_context(I.instrumented(options))
-        stack.callback(_set_attr(I, "find_races", quick_races(I.find_races, [], (I.STORE,))))
+        patcher = stack.enter_context(Patcher())  # on top of the instrumented interpreter's patches
+        patcher.setattr(I, "find_races", quick_races(I.find_races, [], (I.STORE,)))
         if hasattr(I, "cross_program_writes"):  # the same shortcut where the recorder counts shared writes
-            stack.callback(_set_attr(I, "cross_program_writes", quick_races(I.cross_program_writes, 0,
-                                                                            (I.STORE, I.ATOMIC))))
-        stack.callback(_set_attr(_executor(), "__call__", launch_wrapper(self, _executor().__call__)))
-        stack.callback(_interpret_compiled())
+            patcher.setattr(I, "cross_program_writes", quick_races(I.cross_program_writes, 0, (I.STORE, I.ATOMIC)))
+        patcher.setattr(_executor(), "__call__", launch_wrapper(self, _executor().__call__))
+        _interpret_compiled(patcher)
 
     def _fake_cuda(self) -> bool:
         if self.config.fake_cuda != "auto":
@@ -253,15 +252,15 @@ def _written_only(launch, kinds: tuple):
     return dataclasses.replace(launch, accesses=kept)
 
 
-def bench_once():
+def bench_once(patcher: Patcher) -> None:
     """``@triton.autotune`` times each config by one run (``fakecuda.do_bench_once``), not by the
     many runs of ``triton_compat.do_bench_cpu``: every config is still launched and checked, and a
     timing means nothing under the interpreter. A benchmarker the kernel's author passed is kept.
-    Returns the undo."""
+    Undone with ``patcher``."""
     from harness.run.triton_compat import autotune_benchmarker
     from harness.sanitize.fakecuda import do_bench_once
 
-    return autotune_benchmarker(do_bench_once)
+    autotune_benchmarker(do_bench_once, patcher)
 
 
 def _executor():
@@ -270,17 +269,9 @@ def _executor():
     return interpreter.GridExecutor
 
 
-def _set_attr(obj, name: str, value):
-    """Set ``obj.name``; return the undo."""
-    missing = object()
-    old = obj.__dict__.get(name, missing)
-    setattr(obj, name, value)
-    return lambda: delattr(obj, name) if old is missing else setattr(obj, name, old)
-
-
-def _interpret_compiled():
+def _interpret_compiled(patcher: Patcher) -> None:
     """A kernel decorated before ``TRITON_INTERPRET=1`` was set (a ``JITFunction``) is launched
-    through an interpreted copy of itself. Returns the undo."""
+    through an interpreted copy of itself, until ``patcher`` is undone."""
     from triton.runtime.interpreter import InterpretedFunction
     from triton.runtime.jit import JITFunction
 
@@ -290,7 +281,7 @@ def _interpret_compiled():
             interp = self._casebook_interpreted = InterpretedFunction(self.fn)
         return interp.run(*args, grid=grid, warmup=warmup, **kwargs)
 
-    return _set_attr(JITFunction, "run", run)
+    patcher.setattr(JITFunction, "run", run)
 
 
 # ---------------------------------------------------------------- one launch
@@ -374,19 +365,14 @@ class Launch:
     def _rerun(self, run, **options) -> list:
         """The launch again from the inputs it started with, nothing recorded; its tensors after."""
         rec = self.rec
-        saved = {k: getattr(rec.options, k) for k in options}
-        kept_oob, kept_races = rec.oob, rec.races
         for t, p in zip(self.tensors, self.pre):
             t.copy_(p)
-        try:
+        with Patcher() as patcher:
             for k, v in options.items():
-                setattr(rec.options, k, v)
-            rec.oob, rec.races = {}, []
+                patcher.setattr(rec.options, k, v)
+            patcher.setattr(rec, "oob", {})
+            patcher.setattr(rec, "races", [])
             run()
-        finally:
-            for k, v in saved.items():
-                setattr(rec.options, k, v)
-            rec.oob, rec.races = kept_oob, kept_races
         return self.tensors
 
     def poison_may_show(self) -> bool:

@@ -321,6 +321,35 @@ def test_a_buggy_version_flagged_only_by_the_fixed_versions_recorded_finding_is_
     assert "not this bug" in record.scoreboard_md([only_shared, own], t, "interpreter", [], ())
 
 
+def test_a_diagnosis_resting_on_the_fixed_versions_recorded_defect_is_scored_past(tmp_path):
+    """The buggy version has two defects: the entry's, and one the fixed version shares
+    ([[fixed_known]]). Naming the shared one first is right about it; the diagnosis scored is
+    the first one after it. A diagnosis with any evidence of its own is not set aside."""
+    from harness.bugs import board, record
+
+    e = _manifest(tmp_path, KNOWN)  # known: P401 shapes "wrote outside"
+    e.defect = "unwritten-output"
+    buggy = _row(("P401", "shapes", "wrote outside: n=1"), ("P401", "shapes", "never written: n=1023"))
+    buggy["diagnosis"] = ["out-of-bounds-write", "unwritten-output"]
+    buggy["diagnosis_evidence"] = [["oob-store: shapes: wrote outside: smallest failing sizes n=1"],
+                                   ["oob-store: shapes: wrote outside: smallest failing sizes n=1",
+                                    "unwritten: shapes: never written: smallest failing sizes n=1023"]]
+    board.rescore_diagnosis(e, buggy, "interpreter")
+    assert buggy["diagnosis_scored"] == ["unwritten-output"] and buggy["diagnosis_first_right"]
+    line = {"slug": "demo-entry", "visible": True, "defect": e.defect, "verified": True,
+            "buggy": {"probe": buggy}, "fixed": {"probe": _row()}}
+    assert "(out-of-bounds-write: the fixed version's defect too), unwritten-output" in record._entry_row(line, ())
+    own = _row(("P401", "shapes", "wrote outside: n=1"))
+    own["diagnosis"] = ["out-of-bounds-write"]  # a store out of bounds seen by memcheck too: its own evidence
+    own["diagnosis_evidence"] = [["oob-store: shapes: wrote outside: n=1", "oob-store: memcheck: store past 'out'"]]
+    board.rescore_diagnosis(e, own, "interpreter")
+    assert own["diagnosis_scored"] == ["out-of-bounds-write"] and not own["diagnosis_first_right"]
+    old = _row(("P401", "shapes", "wrote outside: n=1"))
+    old["diagnosis"] = ["out-of-bounds-write"]  # recorded before evidence was kept: unchanged
+    board.rescore_diagnosis(e, old, "interpreter")
+    assert "diagnosis_scored" not in old and not old["diagnosis_first_right"]
+
+
 @pytest.mark.parametrize("extra, says", [
     ('[[fixed_known]]\ncode = "401"\nwhy = "w"\n', "code must be a finding code"),
     ('[[fixed_known]]\ncode = "P401"\n', "why must say"),

@@ -47,8 +47,10 @@ def _summary(report, entry) -> dict:
     errors = [f for f in probs if f.severity == ERROR]
     diagnosis = []
     ranked = getattr(report, "diagnosis", None)  # a ranked diagnosis, best first, where the probe makes one
+    evidence = []  # each diagnosis's evidence: scored past one that rests on the fixed version's defects
     if ranked:
         diagnosis = [d["defect"] for d in ranked if d.get("defect")]
+        evidence = [[e[:300] for e in d.get("evidence", [])[:8]] for d in ranked if d.get("defect")]
     for f in sorted(probs, key=lambda f: f.severity != ERROR) if not ranked else ():
         if f.defect_class and f.defect_class not in diagnosis:  # else: the findings' classes, errors first
             diagnosis.append(f.defect_class)
@@ -62,6 +64,7 @@ def _summary(report, entry) -> dict:
         "error_findings": [{"code": f.code, "detector": f.detector, "message": f.message[:400]}
                            for f in errors[:20]],  # matched against the entry's [[fixed_known]]
         "diagnosis": diagnosis,
+        "diagnosis_evidence": evidence,
         "diagnosis_first_right": bool(diagnosis) and diagnosis[0] == entry.defect,
         "diagnosis_top3_right": entry.defect in diagnosis[:3],
         "seconds": round(report.seconds, 1),
@@ -210,8 +213,38 @@ def combine(entries: dict, rows: list, backend: str, verified: dict) -> list:
                     visible=visible(e, backend), buggy=b, fixed=f,
                     fixed_known=known_on_fixed(e, f["probe"], backend),
                     buggy_known_only=known_on_fixed(e, b["probe"], backend))
+        rescore_diagnosis(e, b["probe"], backend)
         out.append(line)
     return out
+
+
+def _explained(known: list, evidence: str) -> bool:
+    """Whether one line of a diagnosis's evidence ("name: detector: message") is a finding the
+    entry's ``[[fixed_known]]`` records: a defect the fixed version has too."""
+    from harness.probe.diagnosis import CODE_EVIDENCE, P401_EVIDENCE
+
+    name, _, rest = evidence.partition(": ")
+    detector, _, message = rest.partition(": ")
+    for k in known:
+        names = P401_EVIDENCE if k["code"] == "P401" else {CODE_EVIDENCE.get(k["code"])}
+        if (name in names and (not k.get("detector") or k["detector"] == detector)
+                and (not k.get("match") or k["match"] in message)):
+            return True
+    return False
+
+
+def rescore_diagnosis(entry, probe_row: dict, backend: str) -> None:
+    """Score the buggy version's diagnosis past the entries that rest only on what the fixed
+    version gets wrong too (its ``[[fixed_known]]``): those name another bug, rightly. The
+    first diagnosis left is the one scored; rows recorded without evidence keep their score."""
+    known = [k for k in getattr(entry, "fixed_known", []) if backend in k.get("backends", (backend,))]
+    evidence = probe_row.get("diagnosis_evidence")
+    if not known or not evidence or len(evidence) != len(probe_row["diagnosis"]):
+        return
+    left = [d for d, ev in zip(probe_row["diagnosis"], evidence) if not (ev and all(_explained(known, x) for x in ev))]
+    probe_row["diagnosis_scored"] = left
+    probe_row["diagnosis_first_right"] = bool(left) and left[0] == entry.defect
+    probe_row["diagnosis_top3_right"] = entry.defect in left[:3]
 
 
 def _matches(known: dict, finding: dict) -> bool:

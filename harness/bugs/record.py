@@ -87,6 +87,16 @@ def _by_class(lines: list) -> list:
                      tablefmt="github"), ""]
 
 
+def _diagnosis_cell(p: dict) -> str:
+    """The first three diagnoses; those resting only on the fixed version's recorded defects are
+    marked, since the first one after them is the one scored."""
+    scored = p.get("diagnosis_scored")
+    if scored is None:
+        return ", ".join(p["diagnosis"][:3])
+    aside = [d for d in p["diagnosis"] if d not in scored]
+    return ", ".join(([f"({d}: the fixed version's defect too)" for d in aside] + scored)[:4])
+
+
 def _entry_row(x: dict, peers: tuple) -> list:
     if "error" in x:
         return [x["slug"], "", "", "", x["error"], "", "", ""] + ["" for _ in peers]
@@ -99,7 +109,7 @@ def _entry_row(x: dict, peers: tuple) -> list:
              if x.get("buggy_known_only") else
              f"{_cell(b['probe'])} ({first.get('detector')}): {first.get('message', '')[:120]}{where}"
              if b["probe"]["caught"] else "quiet"),
-            ", ".join(b["probe"]["diagnosis"][:3]),
+            _diagnosis_cell(b["probe"]),
             (f"**true finding** {', '.join(f['probe']['codes'])} (bug.toml [[fixed_known]]: {x['fixed_known'][:100]})"
              if x.get("fixed_known") else
              _cell(f["probe"]) + (f" ({', '.join(f['probe']['codes'])})" if f["probe"]["caught"] else "")),

@@ -63,12 +63,15 @@ RULES = (
     _r("precision-loss", "tf32", 0.9),
     _r("precision-loss", "error-grows small-error", 0.7, "tail layout"),
     _r("unwritten-output", "unwritten", 0.8, "oob-store"),
+    _r("unwritten-output", "unwritten oob-store", 0.5),  # a stray store may leave its own element unwritten
     _r("store-race", "race", 0.8, "read-write-race"),
     _r("lost-update", "race read-write-race", 0.8),
     _r("store-race", "race read-write-race", 0.6),
     _r("store-race", "order", 0.6, "race atomics"),
     _r("memory-ordering", "order atomics", 0.65, "race"),
     _r("atomic-nondeterminism", "atomic-order", 0.6, "autotune-first-call autotuned-atomics"),
+    # float atomics' order moving the last bits, a warning: it cannot explain an error beyond tolerance
+    _r("atomic-nondeterminism", "atomic-rounding", 0.15),
     _r("padding-contamination", "masked-undefined", 0.75),
     _r("padding-contamination", "nonfinite zero-input", 0.75, "oob-load oob-store"),
     _r("padding-contamination", "nonfinite-input", 0.7, "oob-load oob-store"),
@@ -97,6 +100,10 @@ CODE_EVIDENCE = {
 }
 
 
+# what shape fuzzing's P401 can be evidence of (its message names which)
+P401_EVIDENCE = frozenset({"oob-store", "unwritten", "nonfinite", "crash", "empty"})
+
+
 def evidence_of(findings: list, observed: dict | None = None) -> dict[str, list[str]]:
     """Evidence name -> the observations that show it: from the findings (each a line), and
     from the experiments (``observed``: name -> text)."""
@@ -110,6 +117,8 @@ def evidence_of(findings: list, observed: dict | None = None) -> dict[str, list[
             name = "race"
         elif f.code == "P502" and f.message.startswith("the second call is wrong"):
             name = "first-call-right"  # autotune's benchmarking runs did what the tuned config alone does not
+        elif f.code == "P303":  # float atomics' order: an error where the kernel declares itself deterministic
+            name = "atomic-order" if f.severity == ERROR else "atomic-rounding"
         elif f.code == "P501" and "are wrong" in f.message:  # wrong in some runs: scheduling, not rounding
             name = "order"
         elif f.code == "P601":

@@ -151,6 +151,70 @@ def test_an_unwritable_out_is_one_line(tmp_path, monkeypatch):
         pages.write_report([], {}, [], tmp_path / "file")
 
 
+def _full_set(out):
+    """An old report's whole set, and what each file holds."""
+    _old_report(out)
+    (out / "report.html").write_text("<p>old</p>")
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("where", ["picture", "html", "rename"])
+def test_a_full_disk_leaves_the_old_report_whole(tmp_path, monkeypatch, where):
+    """Markdown, HTML and pictures are one set: a full disk at any step leaves the old set, and says so."""
+    import errno
+    from harness.core import fileio
+    from harness.report import pictures
+
+    out = tmp_path / "docs"
+    old = _full_set(out)
+    full = OSError(errno.ENOSPC, "No space left on device")
+
+    def draw(path):
+        raise full
+
+    def build(specs, runs, errors, img):
+        (img / "new.png").write_bytes(b"new")
+        if where == "picture":
+            pictures._draw(draw, img / "chart.png", "summary")
+        return "# r\n\n![new](report-img/new.png)\n"
+
+    real_replace, calls = fileio.os.replace, []
+
+    def replace(src, dst):  # the set's last rename fails: the two before it are undone
+        calls.append(dst)
+        if where == "rename" and len(calls) == 2 + 3:  # the new page and HTML staged (2), then the set (3)
+            raise full
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(pages, "build_markdown", build)
+    if where == "html":
+        monkeypatch.setattr(pages, "render_html", lambda md, img: (_ for _ in ()).throw(full))
+    monkeypatch.setattr(fileio.os, "replace", replace)
+    with pytest.raises(UsageError, match=r"report not written into .* unchanged\): .*No space left"):
+        pages.write_report([], {}, [], out)
+    assert {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()} == old
+
+
+def test_an_unreadable_record_is_one_cell(tiny_root, tmp_path, capsys):
+    """A record of the wrong shape is named in its cells and on stderr; the rest of the report is as usual."""
+    from harness.core import discovery
+
+    spec = discovery.load("tail-unwritten")
+    _record_all(spec)
+    (spec.path / "recorded" / "detect-gpu.json").write_text('{"variants": {"broken": 5}}')
+    (spec.path / "recorded" / "probe-interpreter.json").write_text("{not json")
+    out = tmp_path / "docs"
+    assert cli.main(["report", "--no-run", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "tail-unwritten/recorded/detect-gpu.json: unreadable record: variants.broken is int, not an object" in err
+    assert "tail-unwritten/recorded/probe-interpreter.json: unreadable record: not JSON" in err
+    md = (out / "report.md").read_text()
+    row = _matrix_row(md, "tail-unwritten")
+    assert "↻ unreadable record: variants.broken is int" in row and "| ↻ ● |" in row  # GPU unreadable, interpreter caught
+    assert "stale: unreadable record: not JSON" in md and "Records that cannot be read" in md
+    assert cli.main(["report", "--no-run", "--strict", "--out", str(out)]) == 2
+
+
 # ---------------------------------------------------------------- pictures
 
 
@@ -285,6 +349,9 @@ def test_report_from_recorded_runs_only(tiny_root, tmp_path, capsys):
     assert "?" not in row and "↻" not in md and "**Draft**" not in md  # every cell a result or n/a
     assert "? not run" not in md  # no cell says it, so the legend does not either
     assert "information only: P303" in md  # the finding, in the case's section
+    head = next(line for line in md.splitlines() if line.startswith("| case | defect |"))
+    idle = md.split("Not in the matrix, as they apply to no case here")[1].splitlines()[0]
+    assert "GSan" not in head and "GSan" in idle and "canary writes" in head  # n/a for every case: named, no column
     assert "cases/half-written" in md  # the malformed folder is named, not fatal
     assert "[link](../cases/other/README.md)" in md and "#### Why" in md
     html = (out / "report.html").read_text()

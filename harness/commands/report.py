@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -9,7 +10,7 @@ from harness.core.discovery import REPO_ROOT
 from harness.errors import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, UsageError
 from harness.options import add_detect_options, load_specs, run_detectors
 from harness.report.pages import gather, stale_cases, write_report
-from harness.report.records import refresh_line
+from harness.report.records import refresh_line, unreadable
 from harness.run.backends import resolve_backends
 
 
@@ -18,7 +19,7 @@ def run(args) -> int:
     backends = [] if args.no_run else resolve_backends(args.backend)
     live = run_detectors(specs, backends, args) if backends else {}
     runs = gather(specs, live)
-    for e in errors:  # malformed folders first: they are reported even when nothing else can be
+    for e in errors + unreadable(runs):  # malformed folders and records first: reported even when nothing else is
         print(f"error: {e}", file=sys.stderr)
     if not any(r for recs in runs.values() for r in recs.values()):
         raise UsageError("no runs to report: nothing ran here and no case has a recorded run")
@@ -30,14 +31,21 @@ def run(args) -> int:
         print(f"warning: a draft: {line}", file=sys.stderr)
     for p in write_report(specs, runs, errors, Path(args.out)):
         print(f"wrote {p}")
-    return EXIT_USAGE if errors and args.strict else EXIT_OK
+    return EXIT_USAGE if (errors or unreadable(runs)) and args.strict else EXIT_OK
+
+
+def out_folder(text: str) -> str:
+    """``--out``: a folder named (an empty name would write into the current directory unasked)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty: name the folder for report.md, report.html and report-img/")
+    return text
 
 
 def register(sub) -> None:
     p = sub.add_parser("report", help="run every case through every detector and write docs/report.md and .html")
     add_detect_options(p)
     p.add_argument("--no-run", action="store_true", help="run nothing: build the report from recorded runs only")
-    p.add_argument("--out", default=str(REPO_ROOT / "docs"),
+    p.add_argument("--out", type=out_folder, default=str(REPO_ROOT / "docs"),
                    help="folder for report.md, report.html and report-img/ (default: docs/)")
     p.add_argument("--strict", action="store_true", help="exit 2 when some case folder is malformed")
     p.add_argument("--allow-stale", action="store_true",

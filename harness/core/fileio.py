@@ -5,12 +5,15 @@ file beside the target, is flushed to disk, and is renamed over the target
 (``os.replace`` is atomic on one file system). ``write_together`` writes several
 files as a unit: all temporary files first (a full disk fails here, before anything
 is replaced), then every rename with SIGINT and SIGTERM held back, so an interrupt
-lands before the first rename or after the last.
+lands before the first rename or after the last. ``replace_together`` does the same
+for files and folders made elsewhere (``report``'s page, HTML and pictures), and
+``new_folder`` makes a folder that appears whole or not at all.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import tempfile
 from contextlib import contextmanager
@@ -66,3 +69,70 @@ def write_together(files: dict[Path, str | bytes]) -> list[Path]:
 def write_text(path: Path, text: str) -> Path:
     """One file, atomically."""
     return write_together({Path(path): text})[0]
+
+
+def replace_together(moves: dict[Path, Path], trash: Path) -> None:
+    """Move each staged file or folder onto its target (``{staged: target}``), as one set.
+
+    The staged paths and ``trash`` (an empty folder for the old ones) must be on the
+    targets' file system. A file replaces its target in one rename (the old one is kept
+    in ``trash`` by a hard link); a folder's old copy is renamed into ``trash`` first.
+    If a rename fails, the ones already made are undone, so the old set stays whole.
+    """
+    done: list[tuple[Path, Path, Path | None]] = []  # (staged, target, where the old target went)
+    with signals_held():
+        try:
+            for staged, target in moves.items():
+                old = trash / f"{len(done)}-{target.name}" if os.path.lexists(target) else None
+                if old is not None and target.is_dir() and not target.is_symlink():
+                    os.rename(target, old)
+                elif old is not None:
+                    _keep_copy(target, old)
+                done.append((staged, target, old))
+                os.replace(staged, target)
+        except OSError:
+            _undo(done)
+            raise
+
+
+def _keep_copy(path: Path, to: Path) -> None:
+    """``to`` becomes the file ``path`` is now: a hard link, else a copy."""
+    try:
+        os.link(path, to, follow_symlinks=False)
+    except OSError:
+        shutil.copy2(path, to, follow_symlinks=False)
+
+
+def _undo(done: list[tuple[Path, Path, Path | None]]) -> None:
+    """Put back what ``replace_together`` moved, last first (best effort: the first error is the one raised)."""
+    for staged, target, old in reversed(done):
+        try:
+            if os.path.lexists(target) and not os.path.lexists(staged):
+                os.rename(target, staged)  # the new one, back where it was staged
+            if old is not None:
+                os.replace(old, target)
+        except OSError:
+            pass
+
+
+@contextmanager
+def new_folder(path: Path):
+    """Yield a temporary folder beside ``path`` to fill; on success it becomes ``path`` in one rename.
+
+    ``path`` must not exist (FileExistsError if it does, or appears meanwhile); on any
+    error the temporary folder is removed and nothing is left at ``path``.
+    """
+    path = Path(path)
+    staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".new", dir=path.parent))
+    try:
+        yield staging
+        for f in staging.rglob("*"):
+            if f.is_file():
+                with open(f, "rb") as fh:
+                    os.fsync(fh.fileno())
+        with signals_held():
+            if os.path.lexists(path):
+                raise FileExistsError(f"{path} already exists")
+            os.rename(staging, path)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)

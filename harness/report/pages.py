@@ -23,12 +23,11 @@ A record that is missing, or older than the case files it describes, is stale
 from __future__ import annotations
 
 import base64
-import os
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
+from harness.core import fileio
 from harness.errors import UsageError, error_line
 from harness.report import htmlpage
 from harness.report.records import gather, stale_cases  # noqa: F401  (the command's entry points)
@@ -48,46 +47,27 @@ def render_html(md: str, img: Path) -> str:
     return htmlpage.page(md, title=TITLE, image_src=inline_image, glyph_class=GLYPH_CLASS)
 
 
-def _replace(path: Path, text: str) -> None:
-    """Write ``path`` whole or not at all: a temporary file beside it, then one rename."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        tmp.write_text(text)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def write_report(specs, runs: dict, errors: list, out: Path) -> list[Path]:
-    """report.md, report.html and report-img/ in ``out``.
+    """report.md, report.html and report-img/ in ``out``, as one set.
 
-    The new pictures are drawn aside, then moved in beside the old ones; report.md is
-    replaced after them and the pictures it no longer names are removed last, so an
-    interrupted report never leaves report.md naming a picture that is not there.
+    All three are made in a temporary folder inside ``out`` (pictures, page, HTML), then
+    renamed over the old ones together (``fileio.replace_together``): a full disk, an
+    interrupt or a failure while drawing leaves the old set as it was, whole.
     """
-    img = out / IMG_DIR
+    names = ("report.md", "report.html", IMG_DIR)
     try:
-        img.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".report-img-", dir=out))
+        out.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".report-new-", dir=out))
     except OSError as e:
         raise UsageError(f"cannot write the report into {out}: {error_line(e)}") from None
     try:
-        md = build_markdown(specs, runs, errors, staging)
-        new = {p.name for p in staging.glob("*.png")}
-        for name in sorted(new):
-            os.replace(staging / name, img / name)
-        _replace(out / "report.md", md)
-        written = [out / "report.md"]
-        try:
-            _replace(out / "report.html", render_html(md, img))
-            written.append(out / "report.html")
-        except Exception as e:  # the Markdown is written; say why the page is not, in one line
-            print(f"error: {out / 'report.html'} not written: {error_line(e)}", file=sys.stderr)
-        for old in img.glob("*.png"):
-            if old.name not in new:
-                old.unlink()
-        return written + [img]
-    except OSError as e:
-        raise UsageError(f"cannot write the report into {out}: {error_line(e)}") from None
+        (staging / IMG_DIR).mkdir()
+        (staging / "old").mkdir()
+        md = build_markdown(specs, runs, errors, staging / IMG_DIR)
+        fileio.write_together({staging / "report.md": md, staging / "report.html": render_html(md, staging / IMG_DIR)})
+        fileio.replace_together({staging / n: out / n for n in names}, staging / "old")
+    except Exception as e:  # nothing of the new set is in place: the old report stays whole
+        raise UsageError(f"report not written into {out} (the one there is unchanged): {error_line(e)}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+    return [out / n for n in names]

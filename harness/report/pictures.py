@@ -1,17 +1,20 @@
 """Which pictures the report draws, and drawing them (``plots`` does the matplotlib).
 
 Every function draws into the folder it is given and returns the names of the files it
-wrote; a picture that cannot be drawn is a warning on stderr, never the end of the report.
+wrote; a picture that cannot be drawn is a warning on stderr, never the end of the report;
+one that cannot be written (a full disk) stops it, and the old report stays.
 """
 
 from __future__ import annotations
 
+import errno
 import sys
 from pathlib import Path
 
 from harness.core.profile import describe_profile
 from harness.core.spec import BACKENDS
 
+WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EIO, errno.EFBIG}
 BACKEND_NAME = {"gpu": "GPU", "interpreter": "interpreter"}
 
 
@@ -19,7 +22,12 @@ def _draw(draw, path: Path, what: str) -> bool:
     try:
         draw(path)
         return True
-    except Exception as e:  # one picture never stops the report
+    except OSError as e:
+        if e.errno in WRITE_ERRORS:  # the report could not be written whole: it is not written at all
+            raise
+        print(f"warning: {what}: no picture {path.name}: {type(e).__name__}: {e}", file=sys.stderr)
+        return False
+    except Exception as e:  # a record the picture cannot be drawn from: one picture never stops the report
         print(f"warning: {what}: no picture {path.name}: {type(e).__name__}: {e}", file=sys.stderr)
         return False
 

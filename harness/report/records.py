@@ -9,6 +9,10 @@ A record keeps the sha256 of the case files it ran on (``sources``). One whose h
 differ from the files now, or that keeps none, or that is missing, is **stale**: its
 cells are not shown as results, and ``report`` stops with the command that refreshes it
 (``--allow-stale`` renders a draft with those cells marked).
+
+A record that cannot be read (not JSON, or JSON of another shape) is **unreadable**: its
+cells say "unreadable record: why", the command names it as an error line, and every
+other case is reported as usual.
 """
 
 from __future__ import annotations
@@ -48,14 +52,97 @@ def stale_reason(rec: dict | None, spec, what: str) -> str | None:
     return None
 
 
-def load_probe(spec, backend: str) -> dict | None:
+def _read(path) -> tuple[object, str | None]:
+    """A record's JSON, or why it cannot be read."""
     try:
-        rec = json.loads((spec.path / "recorded" / f"probe-{backend}.json").read_text())
-    except (OSError, ValueError):
+        return json.loads(path.read_bytes().decode("utf-8")), None
+    except OSError as e:
+        return None, f"cannot be read ({e.strerror or e})"
+    except UnicodeDecodeError as e:
+        return None, f"not UTF-8 text (byte {e.start})"
+    except ValueError as e:
+        return None, f"not JSON ({' '.join(str(e).split())})"
+
+
+def _all(items, typ) -> bool:
+    return isinstance(items, list) and all(isinstance(x, typ) for x in items)
+
+
+def _variant_problem(name: str, v) -> str | None:
+    """What in one variant of a detect record the report cannot read, or None."""
+    if not isinstance(v, dict):
+        return f"variants.{name} is {type(v).__name__}, not an object"
+    findings = v.get("findings", {})
+    if not isinstance(findings, dict) or not all(isinstance(f, dict) and isinstance(f.get("status"), str)
+                                                 and isinstance(f.get("reason"), str) for f in findings.values()):
+        return f"variants.{name}.findings is not an object of findings with a status and a reason"
+    verdicts = v.get("verdicts", [])
+    if not _all(verdicts, dict) or not all(isinstance(x.get("observed"), str) and isinstance(x.get("as_declared"), bool)
+                                           and isinstance(x.get("call"), int) for x in verdicts):
+        return f"variants.{name}.verdicts is not a list of verdicts (call, observed, as_declared)"
+    if not _all(v.get("trials", []), dict) or not all(isinstance(t.get("call"), int) for t in v.get("trials", [])):
+        return f"variants.{name}.trials is not a list of trials with a call"
+    if not _all(v.get("profiles", []), dict):
+        return f"variants.{name}.profiles is not a list of objects"
+    return None
+
+
+def record_problem(rec, kind: str) -> str | None:
+    """What in a record the report cannot read (``kind``: "detect" or "probe"), or None when it reads."""
+    if not isinstance(rec, dict):
+        return f"a JSON {type(rec).__name__}, not an object"
+    if not isinstance(rec.get("env", {}), dict):
+        return "env is not an object"
+    if kind == "probe":
+        bad = [v for v in ("broken", "fixed") if not _all(rec.get(v), dict)]
+        return f"'{bad[0]}' is not a list of findings" if bad else None
+    if not isinstance(rec.get("variants"), dict):
+        return "'variants' is not an object"
+    return next((p for name, v in rec["variants"].items() if (p := _variant_problem(name, v))), None)
+
+
+def _load(path, kind: str) -> dict | None:
+    """The record at ``path``; None when there is none; an unreadable one marked, with why."""
+    if not path.is_file():
         return None
-    if not isinstance(rec, dict) or not all(isinstance(rec.get(v), list) for v in ("broken", "fixed")):
+    rec, why = _read(path)
+    why = why or record_problem(rec, kind)
+    return rec if why is None else _unreadable(path, kind, why)
+
+
+def _unreadable(path, kind: str, why: str) -> dict:
+    """The stand-in for a record that cannot be read: no runs, and why in every cell."""
+    where = f"{path.parent.parent.name}/recorded/{path.name}"
+    empty = {"variants": {}} if kind == "detect" else {"broken": [], "fixed": []}
+    return {**empty, "unreadable": f"{where}: unreadable record: {why}", "stale": f"unreadable record: {why}"}
+
+
+def _from_case_record(spec, b: str) -> dict | None:
+    """A detect record made from ``recorded/<b>.json`` (``harness record``'s), or that file marked unreadable."""
+    from harness.detectors.session import from_case_record
+
+    path = spec.path / "recorded" / f"{b}.json"
+    if not path.is_file():
         return None
-    return dict(rec, source=PROBE_SOURCE)
+    try:
+        rec = from_case_record(spec, b)
+    except Exception as e:  # a record of another shape: one cell, not a failed report
+        return _unreadable(path, "detect", f"{type(e).__name__}: {e}")
+    if rec is None:
+        return _unreadable(path, "detect", _read(path)[1] or "no runs of python -m harness record in it")
+    why = record_problem(rec, "detect")
+    return _unreadable(path, "detect", why) if why else dict(rec, source="recorded by python -m harness record "
+                                                                          "(no detector runs)")
+
+
+def load_probe(spec, backend: str) -> dict | None:
+    rec = _load(spec.path / "recorded" / f"probe-{backend}.json", "probe")
+    return rec if rec is None or rec.get("unreadable") else dict(rec, source=PROBE_SOURCE)
+
+
+def unreadable(runs: dict) -> list[str]:
+    """One line for each record that cannot be read: its path and why."""
+    return [rec["unreadable"] for recs in runs.values() for rec in recs.values() if rec and rec.get("unreadable")]
 
 
 def probe_backends(specs) -> list[str]:
@@ -65,16 +152,17 @@ def probe_backends(specs) -> list[str]:
 
 
 def _detect_record(spec, b: str, live: dict) -> dict | None:
-    from harness.detectors.session import from_case_record, load_record
+    from harness.detectors.session import record_path
 
     rec = live.get(spec.slug, {}).get(b)
     if rec is not None:
         rec["source"] = "this run"
-    elif (rec := load_record(spec, b)) is not None:
-        rec["source"] = DETECT_SOURCE
-    elif (rec := from_case_record(spec, b)) is not None:
-        rec["source"] = "recorded by python -m harness record (no detector runs)"
-    if rec is not None:
+    elif (rec := _load(record_path(spec, b), "detect")) is not None:
+        if not rec.get("unreadable"):
+            rec["source"] = DETECT_SOURCE
+    else:
+        rec = _from_case_record(spec, b)
+    if rec is not None and not rec.get("unreadable"):
         rec["stale"] = stale_reason(rec, spec, f"detect-{b}") or _predates(rec)
     return rec
 
@@ -97,7 +185,7 @@ def gather(specs, live: dict) -> dict:
     for spec in specs:
         recs = {b: _detect_record(spec, b, live) for b in BACKENDS}
         for b in probes:
-            if (rec := load_probe(spec, b)) is not None:
+            if (rec := load_probe(spec, b)) is not None and not rec.get("unreadable"):
                 rec["stale"] = stale_reason(rec, spec, f"probe-{b}")
             recs[PROBE + b] = rec
         out[spec.slug] = recs
@@ -111,7 +199,7 @@ def stale_cases(specs, runs: dict) -> dict[str, list[str]]:
         recs = runs[spec.slug]
         for key, rec in recs.items():
             missing_ok = key.startswith(PROBE) and probe_skip(spec, key.removeprefix(PROBE))
-            if missing_ok:
+            if missing_ok or (rec and rec.get("unreadable")):  # named as an error of its own, not a refresh
                 continue
             if rec is None or rec.get("stale"):
                 kind = key if key.startswith(PROBE) else f"detect-{key}"

@@ -16,7 +16,7 @@ from harness.core.spec import BACKENDS
 from harness.detectors import registry as D
 from harness.report.columns import Column, across_cell, backends_of, cell, columns, elsewhere
 from harness.report.pictures import BACKEND_NAME, all_case_pictures, summary_chart
-from harness.report.records import PROBE, STALE, probe_backends, stale_cases
+from harness.report.records import PROBE, STALE, probe_backends, stale_cases, unreadable
 
 IMG_DIR = "report-img"
 GLYPH = {D.FLAGGED: "●", D.QUIET: "○", D.NA: "–", D.NOT_RUN: "✗", STALE: "↻"}
@@ -70,6 +70,8 @@ def behaviour(spec, rec: dict | None) -> str:
     """What the broken kernel did on a backend, call by call, and whether the fixed one was ok."""
     if not rec:
         return f"{GLYPH[STALE]} no record"
+    if rec.get("unreadable"):
+        return f"{GLYPH[STALE]} {rec['stale']}"
     text = _behaviour(rec)
     return f"{GLYPH[STALE]} stale (recorded: {text})" if rec.get("stale") else text
 
@@ -180,12 +182,22 @@ def legend(rows: list) -> str:
     return text + "."
 
 
+def applies_somewhere(specs, runs: dict, cross: dict, col: Column) -> bool:
+    """Whether some case has a cell in ``col`` that is not n/a (a column of n/a only says nothing)."""
+    return any(_cell(s, runs[s.slug], cross[s.slug], col, b, v)["status"] != D.NA
+               for s in specs for b in backends_of(col) or ["across"] for v in VARIANTS)
+
+
 def matrix(specs, runs: dict, cross: dict, cols: list, rows: list) -> list[str]:
-    """One row per case: what the broken kernel did on each backend, and one glyph cell per column."""
+    """One row per case: what the broken kernel did on each backend, and one glyph cell per column that
+    applies to some case (the others are named under the table)."""
+    shown = [c for c in cols if applies_somewhere(specs, runs, cross, c)]
+    idle = [c.label for c in cols if c not in shown]
     L = ["## The matrix", "",
          legend(rows) + " Where a detector runs on both backends the cell reads GPU, then interpreter. The "
          "behaviour columns say what the broken kernel did, call by call. The probe's columns come from "
          "`python examples/probe_cases.py --record` (`harness.probe` on each case's broken and fixed kernel).", ""]
+    cols = shown
     head = ["case", "defect", "GPU", "interpreter"] + [c.label + WHERE_HEAD[c.where] for c in cols]
     L += [_row(head), "|" + "---|" * len(head)]
     for s in specs:
@@ -193,6 +205,8 @@ def matrix(specs, runs: dict, cross: dict, cols: list, rows: list) -> list[str]:
         cells = [f"[{s.slug}](#{s.slug})", s.defect, _esc(behaviour(s, recs.get("gpu"))),
                  _esc(behaviour(s, recs.get("interpreter")))]
         L.append(_row(cells + [_glyphs(s, recs, cross[s.slug], c) for c in cols]))
+    if idle:
+        L += ["", f"Not in the matrix, as they apply to no case here (the case sections say why): {', '.join(idle)}."]
     return L + [""]
 
 
@@ -202,11 +216,12 @@ def detectors_table(cols: list) -> list[str]:
     return L + [""]
 
 
-def left_out(errors: list) -> list[str]:
-    """The case folders that are not well-formed yet, one line each."""
-    if not errors:
-        return []
-    return ["Not in this report (the case folder is not well-formed yet):", ""] + [f"- {_esc(e)}" for e in errors] + [""]
+def left_out(errors: list, runs: dict) -> list[str]:
+    """The case folders that are not well-formed yet, and the records that cannot be read, one line each."""
+    L = ["Not in this report (the case folder is not well-formed yet):", ""] + [f"- {_esc(e)}" for e in errors] + [""]
+    bad = unreadable(runs)
+    L2 = ["Records that cannot be read (their cells say why; the command that wrote them writes them anew):", ""]
+    return (L if errors else []) + (L2 + [f"- {_esc(e)}" for e in bad] + [""] if bad else [])
 
 
 # --- one case ----------------------------------------------------------------------------------
@@ -328,7 +343,7 @@ def build_markdown(specs, runs: dict, errors: list, img: Path) -> str:
     cols = columns(probe_backends(specs))
     rows = score_rows(specs, runs, cross, cols)
     L = header(len(specs), now) + run_lines(runs) + stale_note(specs, runs) + summary(rows, img)
-    L += matrix(specs, runs, cross, cols, rows) + detectors_table(cols) + left_out(errors) + ["## Cases", ""]
+    L += matrix(specs, runs, cross, cols, rows) + detectors_table(cols) + left_out(errors, runs) + ["## Cases", ""]
     for s in specs:
         fresh = {b: r for b, r in runs[s.slug].items() if r and not r.get("stale")}  # no pictures of stale runs
         L += case_section(s, runs[s.slug], cross[s.slug], all_case_pictures(s, fresh, img), cols)

@@ -60,3 +60,74 @@ def test_an_exception_inside_the_block_still_undoes():
             p.setattr(module, "value", 2)
             1 / 0
     assert module.value == 1
+
+
+# ---------------------------------------------------------------- nothing left patched after a run
+
+LEFT_AS_THEY_WERE = r'''
+import json, os, sys, tempfile, types
+os.environ["TRITON_INTERPRET"] = "1"
+import torch, triton, triton.testing, triton.language.extra.libdevice
+from triton import knobs
+from triton.runtime import autotuner, driver, interpreter, jit
+from harness.run import interp_instrument, triton_compat, patching
+
+def owners():
+    """Every object whose attributes the harness patches, and the classes of Triton's interpreter."""
+    objs = {"torch": torch, "torch.Tensor": torch.Tensor, "torch.cuda": torch.cuda, "triton.testing": triton.testing,
+            "driver": driver, "Autotuner": autotuner.Autotuner, "JITFunction": jit.JITFunction,
+            "interp_instrument": interp_instrument}
+    objs.update({f"knobs.{n}": getattr(knobs, n) for n in ("runtime", "autotuning", "compilation")})
+    objs["interpreter"] = interpreter
+    objs.update({f"interpreter.{n}": v for n, v in vars(interpreter).items() if isinstance(v, type)
+                 and v.__module__ == interpreter.__name__})
+    objs.update({m: sys.modules[m] for m in list(sys.modules) if m.startswith("triton.language.extra.")
+                 and m.endswith("libdevice")})
+    return objs
+
+def snapshot():
+    return {name: {k: v for k, v in vars(o).items() if not isinstance(v, types.ModuleType)}
+            for name, o in owners().items()}
+
+def changed(before, after):
+    out = []
+    for name, attrs in after.items():
+        old = before.get(name, {})
+        out += [f"{name}.{k}" for k, v in attrs.items() if k not in old or old[k] is not v]
+        out += [f"{name}.{k} (removed)" for k in old if k not in attrs]
+    return out
+
+from harness.probe import worker as probe_worker
+from harness.run import worker as case_worker
+from harness.sanitize.session import Session
+before = snapshot()
+tmp = tempfile.mkdtemp()
+probe = probe_worker.run({"file": sys.argv[1], "detectors": ["reference", "memcheck", "race", "first-call"],
+                          "backend": "interpreter", "events": os.path.join(tmp, "probe.jsonl"), "timeout": 60})
+case = case_worker.run({"path": sys.argv[2], "variants": ["broken", "fixed"], "backend": "interpreter", "trials": 1,
+                        "seed": 0, "events": os.path.join(tmp, "case.jsonl")})
+with Session():
+    pass
+print(json.dumps({"probe": probe, "case": case, "changed": changed(before, snapshot())}))
+'''
+
+
+def test_after_a_probe_a_case_run_and_a_sanitizer_session_every_patched_attribute_is_the_original():
+    """The probe's and a case worker's runs (autotune, libdevice, the instrumented interpreter,
+    poisoned allocations) and a sanitizer session leave every attribute of Triton's interpreter,
+    autotuner, knobs and libdevice, and of torch's allocators and CUDA module, the very object it was."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    out = subprocess.run([sys.executable, "-c", LEFT_AS_THEY_WERE, str(root / "tests/probe_fixtures/everyday/libdevice_gelu.py"),
+                          str(root / "cases/autotune-key-missing-shape")], cwd=root, capture_output=True, text=True,
+                         timeout=300, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    doc = json.loads(out.stdout.strip().splitlines()[-1])
+    assert (doc["probe"], doc["case"]) == (0, 0)
+    assert doc["changed"] == []

@@ -105,6 +105,7 @@ EVIDENCE = {
     "masked-undefined": "wrong with poison in masked lanes of a load without other=, right with 0",
     "tail": "wrong at a size off a block multiple, right at the block multiples beside it",
     "many-programs": "right when one program covers a size, wrong with several (and no tail)",
+    "many-iterations": "right when a loop inside each program runs once, wrong when it runs more (no more programs, no tail)",
     "equal-sizes": "right once two sizes that differ are made equal: one used where the other belongs",
     "layout": "right with contiguous copies of the inputs, wrong with the given strides",
     "nonfinite": "NaN or Inf where the reference is finite",

@@ -20,6 +20,8 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass, field
 
+from harness.run.patching import Patcher
+
 PAD = 4096  # guard elements on each side of every tensor
 
 
@@ -37,6 +39,7 @@ class Call:
     kept: list = field(default_factory=list)  # (name, bool mask): launcher-allocated elements still at their fill
     allocated: int = 0  # tensors the launcher made with torch.empty (and friends): poison, not zeros
     parts: list = field(default_factory=list)  # (name, shape) of each output compared, where there are several
+    programs: int | None = None  # programs launched in all (the instrumented interpreter counts them)
 
 
 def device_of(backend: str) -> str:
@@ -261,10 +264,6 @@ def poisoned_allocations(canary=None):
 
     from harness.core import guards
 
-    originals = {"empty": torch.empty, "empty_like": torch.empty_like, "zeros": torch.zeros,
-                 "zeros_like": torch.zeros_like}
-    new_empty, new_zeros = torch.Tensor.new_empty, torch.Tensor.new_zeros
-
     def plain(t, kwargs) -> bool:
         return kwargs.get("out") is not None or not t.is_contiguous() or t.numel() == 0 or t.requires_grad
 
@@ -286,15 +285,12 @@ def poisoned_allocations(canary=None):
             return t if plain(t, kwargs) else guards.guarded(t, t.device, pad=PAD, poison=band_fill(t.dtype))
         return alloc
 
-    torch.empty, torch.empty_like = wrap(originals["empty"]), wrap(originals["empty_like"])
-    torch.zeros, torch.zeros_like = wrap_zeros(originals["zeros"]), wrap_zeros(originals["zeros_like"])
-    torch.Tensor.new_empty, torch.Tensor.new_zeros = wrap(new_empty), wrap_zeros(new_zeros)
-    try:
+    with Patcher() as patcher:
+        for obj, name, how in ((torch, "empty", wrap), (torch, "empty_like", wrap), (torch, "zeros", wrap_zeros),
+                               (torch, "zeros_like", wrap_zeros), (torch.Tensor, "new_empty", wrap),
+                               (torch.Tensor, "new_zeros", wrap_zeros)):
+            patcher.setattr(obj, name, how(getattr(obj, name)))
         yield made
-    finally:
-        torch.empty, torch.empty_like = originals["empty"], originals["empty_like"]
-        torch.zeros, torch.zeros_like = originals["zeros"], originals["zeros_like"]
-        torch.Tensor.new_empty, torch.Tensor.new_zeros = new_empty, new_zeros
 
 
 def _shares(out, inputs: dict) -> str:

@@ -48,11 +48,14 @@ version number:
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterator
+
+from harness.run.patching import Patcher
 
 TAG = "casebook_tensor"  # key in TensorHandle.attr: the tensor argument a pointer came from
 MAX_RECORDED = 20_000_000  # accesses recorded per launch by the race detector
@@ -149,21 +152,24 @@ def supported() -> str | None:
     return f"GridExecutor lacks {', '.join(missing)}" if missing else None
 
 
-_SKIP_DIRS: tuple = ()
+@functools.cache
+def _skip_dirs() -> tuple:
+    import numpy
+    import triton
+
+    here = os.path.dirname(__file__)
+    return (os.path.dirname(triton.__file__), os.path.dirname(numpy.__file__), __file__,
+            os.path.join(here, "analyses") + os.sep)
 
 
 def kernel_line() -> str:
-    """file:line of the innermost frame outside Triton and this module: the kernel's source line."""
-    global _SKIP_DIRS
-    if not _SKIP_DIRS:
-        import numpy
-        import triton
-
-        _SKIP_DIRS = (os.path.dirname(triton.__file__), os.path.dirname(numpy.__file__), __file__)
+    """file:line of the innermost frame outside Triton, NumPy and the instrumented interpreter:
+    the kernel's source line."""
+    skip = _skip_dirs()
     f = sys._getframe(1)
     while f is not None:
         name = f.f_code.co_filename
-        if not name.startswith(_SKIP_DIRS):
+        if not name.startswith(skip):
             return f"{_short(name)}:{f.f_lineno}"
         f = f.f_back
     return "?"
@@ -471,17 +477,11 @@ def derived_tag(op: str, args, TensorHandle):
 class _Patches:
     """The patched interpreter methods, closing over one Recorder."""
 
-    def __init__(self, rec: Recorder):
+    def __init__(self, rec: Recorder, patcher: Patcher):
         from triton.runtime import interpreter as interp
 
         self.rec, self.interp = rec, interp
-        self.undo: list = []
-
-    def set(self, obj, name: str, value) -> None:
-        missing = object()
-        old = obj.__dict__.get(name, missing)
-        setattr(obj, name, value)
-        self.undo.append(lambda: delattr(obj, name) if old is missing else setattr(obj, name, old))
+        self.set = patcher.setattr
 
     def apply(self) -> None:
         B = self.interp.InterpreterBuilder
@@ -498,11 +498,6 @@ class _Patches:
             if handle is not None and hasattr(handle, "materialize_pointers"):
                 self.set(handle, "materialize_pointers", self.block_pointers(handle.materialize_pointers))
         self.set(self.interp.GridExecutor, "__call__", grid_call(self.rec, self.interp))
-
-    def restore(self) -> None:
-        for u in reversed(self.undo):
-            u()
-        self.undo.clear()
 
     def propagating(self, original, name: str = ""):
         TensorHandle = self.interp.TensorHandle
@@ -635,19 +630,17 @@ def grid_call(rec: Recorder, interp):
             interp.interpreter_builder.set_grid_dim(*grid)
             rec.current = Launch(getattr(self.fn, "__name__", "?"), _spans(tensors), grid)
             rec.launches += 1
-            plain_patch = interp._patch_lang
-            interp._patch_lang = patched_once(plain_patch, self.fn)
             try:
-                for idx in _program_order(grid, rec.options.order):
-                    interp.interpreter_builder.set_grid_idx(*idx)
-                    program_starts(rec.current)
-                    self.fn(**args)
+                with Patcher() as launch:
+                    launch.setattr(interp, "_patch_lang", patched_once(interp._patch_lang, self.fn))
+                    for idx in _program_order(grid, rec.options.order):
+                        interp.interpreter_builder.set_grid_idx(*idx)
+                        program_starts(rec.current)
+                        self.fn(**args)
             except Exception as e:
                 if triton.knobs.compilation.front_end_debugging:
                     raise
                 raise interp.InterpreterError(repr(e)) from e
-            finally:
-                interp._patch_lang = plain_patch
             if rec.options.race:
                 rec.races.extend(find_races(rec.current))
                 rec.cross_program += cross_program_writes(rec.current)
@@ -744,9 +737,6 @@ def instrumented(options: Options | None = None) -> Iterator[Recorder]:
 
         raise RuntimeError(f"not available with triton {getattr(triton, '__version__', '?')}: {why}")
     rec = Recorder(options or Options())
-    patches = _Patches(rec)
-    try:
-        patches.apply()
+    with Patcher() as patcher:
+        _Patches(rec, patcher).apply()
         yield rec
-    finally:
-        patches.restore()

@@ -24,6 +24,12 @@ class Autotune:
     prune: str | None = None  # the name of the early_config_prune function
     hooked: set[str] = field(default_factory=set)  # names a Config's pre_hook resets (init_to_zero(["a_ptr"]))
     opaque_hook: bool = False  # some pre_hook lint cannot read: it may reset anything
+    single: bool = False  # configs= is a literal list of one Config: the autotuner never benchmarks
+
+    @property
+    def benchmarks(self) -> bool:
+        """The first call for a key launches every config to time it (Triton skips that for one config)."""
+        return not self.single
 
     def resets(self, name: str) -> bool:
         """The autotuner (or a config's pre_hook) puts ``name`` back before each launch."""
@@ -231,6 +237,8 @@ def read_autotune(call: ast.Call, functions: dict | None = None) -> Autotune:
     at.reset_to_zero = literal_strings(kw.get("reset_to_zero")) or []
     at.restore_value = literal_strings(kw.get("restore_value")) or []
     configs = kw.get("configs", call.args[0] if call.args else None)
+    at.single = isinstance(configs, (ast.List, ast.Tuple)) and len(configs.elts) == 1 and \
+        not isinstance(configs.elts[0], ast.Starred)
     hooks = [kw["pre_hook"]] if "pre_hook" in kw else []
     helpers = [functions[n.id] for n in ast.walk(configs) if isinstance(n, ast.Name) and n.id in (functions or {})] \
         if configs is not None else []

@@ -67,9 +67,27 @@ def launcher_calls(launch: Launch, *names: str) -> list[ast.Call]:
 
 
 def pointer_param(flow: Flow, pointer: ast.expr) -> str | None:
-    """The kernel argument a pointer expression is based on (``x_ptr`` in ``x_ptr + offs``), if one."""
-    names = [n.id for n in flow.sources(pointer) if isinstance(n, ast.Name) and n.id in flow.k.params
-             and n.id not in flow.env and n.id not in flow.k.constexprs]
+    """The kernel argument a pointer expression is based on (``x_ptr`` in ``x_ptr + offs``), if one. Not
+    through a loaded value (an offset read from another tensor is not the base), nor past the base of a
+    ``tl.make_block_ptr``; an argument advanced in place (``x_ptr += stride``) is still the base."""
+    def stop(n: ast.AST) -> bool:
+        return flow.m.tl_call(n) == "load" or (flow.m.tl_call(n) or "").startswith("atomic_")
+
+    def base_only(n: ast.AST) -> ast.AST:
+        return arg(n, 0, "base") if flow.m.tl_call(n) == "make_block_ptr" and arg(n, 0, "base") is not None else n
+
+    def advanced(name: str) -> bool:  # every assignment of the name is the name itself plus or minus something
+        return all(isinstance(v, ast.BinOp) and isinstance(v.op, (ast.Add, ast.Sub)) and isinstance(v.left, ast.Name)
+                   and v.left.id == name for v, _ in flow.env.get(name, ()))
+
+    found = []
+    for n in flow.sources(pointer, lambda x: stop(x) or base_only(x) is not x):
+        if base_only(n) is not n:
+            found += [b for b in flow.sources(base_only(n), stop)]
+        elif not stop(n):
+            found.append(n)
+    names = [n.id for n in found if isinstance(n, ast.Name) and n.id in flow.k.params
+             and (n.id not in flow.env or advanced(n.id)) and n.id not in flow.k.constexprs]
     ptrs = [n for n in names if "ptr" in n.lower()] or names
     return ptrs[0] if len(set(ptrs)) == 1 else None
 
@@ -192,17 +210,54 @@ def value_chain(flow: Flow, expr: ast.AST, stop=lambda n: False) -> Iterator[ast
                 stack.append(n.right)
 
 
+def _norm(name: str) -> str:
+    return name.lower().strip("_")
+
+
+def literal_values(launch: Launch, module: Module, node: ast.AST, depth: int = 0) -> set[int] | None:
+    """The ints ``node`` can be at the launch (``64 if ne else 512``, a name assigned such, a module constant);
+    None when any of them is not a literal."""
+    node = launch.resolve(node) if depth < 3 else node
+    if isinstance(node, ast.IfExp):
+        a, b = literal_values(launch, module, node.body, depth + 1), literal_values(launch, module, node.orelse, depth + 1)
+        return a | b if a is not None and b is not None else None
+    value = module_int(module, node)
+    return {value} if value else None
+
+
+def remainder_tests(module: Module) -> list[tuple[str, int | None]]:
+    """Every ``x % d == 0`` (or ``!= 0``) outside the kernels, in an assert, an ``if``, a ``return``, anywhere:
+    (the divisor's name, lower case without leading underscores; its int value where it is one). Memoized."""
+    cached = getattr(module, "_remainder_tests", None)
+    if cached is None:
+        inside = {id(n) for k in module.kernels.values() for n in ast.walk(k.node)}
+        cached = module._remainder_tests = []
+        for n in module.nodes:
+            if isinstance(n, ast.Compare) and id(n) not in inside and len(n.ops) == 1 and \
+                    isinstance(n.ops[0], (ast.Eq, ast.NotEq)) and is_zero(n.comparators[0]) and \
+                    isinstance(n.left, ast.BinOp) and isinstance(n.left.op, ast.Mod):
+                cached.append((_norm(ast.unparse(n.left.right)), module_int(module, n.left.right)))
+    return cached
+
+
 @per_block
 def divisibility_checked(flow: Flow, block: str) -> bool:
-    """Every launch's launcher asserts or tests a remainder by this block (``assert M % BLOCK_M == 0``):
-    the sizes are multiples of it, and the last block is never partial. For a kernel with no launch in
-    its file, an assert by a name like the block (``block_size`` for ``BLOCK_SIZE``) in any function."""
+    """The file tests that a size is a multiple of this block (``assert M % BLOCK_M == 0``, ``if K % 128 != 0:
+    fall back``, ``return K % _BLOCK_K == 0`` in the function that picks this kernel): the author keeps the last
+    block whole. The divisor is the block's name, the name or value the launches pass for it, or a multiple of
+    every literal value they pass."""
     def asserts(root: ast.AST, names: set[str]) -> bool:
         return any(isinstance(n, (ast.Assert, ast.If)) and any(
             isinstance(b, ast.BinOp) and isinstance(b.op, ast.Mod) and ast.unparse(b.right).lower() in names
             for b in ast.walk(n.test)) for n in ast.walk(root))
 
     launches = flow.k.launches
+    names = {_norm(block)} | {_norm(ast.unparse(l.args[block])) for l in launches if block in l.args}
+    values = [literal_values(l, flow.m, l.args[block]) if block in l.args else None for l in launches]
+    known = set().union(*values) if launches and all(v is not None for v in values) else set()
+    for divisor, value in remainder_tests(flow.m):
+        if divisor in names or value and known and all(value % v == 0 for v in known):
+            return True
     if not launches:  # launched from elsewhere (a wrapper, a namespace): an assert anywhere in the file counts
         kernels = {id(k.node) for k in flow.m.kernels.values()}
         return any(asserts(fn, {block.lower()}) for fn in flow.m.functions.values() if id(fn) not in kernels)
@@ -281,12 +336,36 @@ def partial_block_evidence(flow: Flow, call: ast.AST, block: str) -> str | None:
     axes = [axis for axis, blocks in axis_blocks(flow).items() if block in blocks]
     for launch in flow.k.launches:
         grid = launch.grid_axes() or []
-        if any(axis < len(grid) and rounds_up(launch.resolve(grid[axis])) for axis in axes):
-            return "strong"
+        if any(axis < len(grid) and rounds_up(launch.resolve(grid[axis])) and not whole_cdiv(launch, flow.m, grid[axis])
+               for axis in axes):
+            return "weak" if whole_blocks_exit(flow, block) else "strong"
     if block in masked_blocks(flow) or any(
             flow.m.tl_call(n) == "cdiv" and len(n.args) == 2 and ast.unparse(n.args[1]) == block for n in flow.nodes):
         return "weak"
     return None
+
+
+def whole_cdiv(launch: Launch, module: Module, axis: ast.AST) -> bool:
+    """The grid axis is ``cdiv(512, bd)`` with a literal extent and block sizes that all divide it
+    (``bd = 64 if ne else 512``): a fixed layout cut into whole blocks, never a partial one."""
+    calls = [n for n in ast.walk(launch.resolve(axis)) if isinstance(n, ast.Call) and ast.unparse(n.func).endswith("cdiv")]
+    for call in calls:
+        extent = literal_values(launch, module, call.args[0]) if len(call.args) == 2 else None
+        blocks = literal_values(launch, module, call.args[1]) if len(call.args) == 2 else None
+        if not (extent and blocks and len(extent) == 1 and all(next(iter(extent)) % b == 0 for b in blocks)):
+            return False
+    return bool(calls)
+
+
+def whole_blocks_exit(flow: Flow, block: str) -> bool:
+    """The kernel returns early when its block starts past a bound (``if pid_m * BLOCK_M >= num_post: return``):
+    it runs whole blocks up to a count it reads, the way MoE kernels walk token ids padded to whole blocks,
+    and never masks the tail itself. Weaker evidence that the last block can be partial (TL106)."""
+    for n in flow.nodes:
+        if isinstance(n, ast.If) and n.body and isinstance(n.body[-1], ast.Return) and isinstance(n.test, ast.Compare) \
+                and isinstance(n.test.ops[0], (ast.GtE, ast.Gt)) and ("stride", block) in flow.atoms(n.test.left):
+            return True
+    return False
 
 
 ALLOCATORS = ("empty", "zeros", "ones", "full", "empty_strided", "new_empty", "new_zeros", "new_full")

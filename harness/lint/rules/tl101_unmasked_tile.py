@@ -50,8 +50,13 @@ def check(module):
     masks an axis it is launched on exactly (a fixed head dimension, a packed format) is left alone, and
     so is a store into a buffer the launcher allocates padded to whole blocks (``torch.empty((M_padded,
     ...))``). Quiet when the axis is masked (by any comparison of its
-    offsets), when every launcher asserts the size is a multiple of the block (``assert M % BLOCK_M == 0``), when every launch passes the block size as the tensor's own size (``D=x.shape[1]``), wrapped with ``%`` (the matmul tutorial's rows), or under an ``if`` (an EVEN_K-style guard
-    that lint cannot read)."""
+    offsets), when the file tests that a size is a multiple of the block (``assert M % BLOCK_M == 0``, or
+    ``K % 128 == 0`` in the function that picks the kernel, 128 being the block the launch passes), when
+    every launch passes the block size as the tensor's own size (``D=x.shape[1]``), when the grid cuts a
+    literal extent into blocks that divide it (``cdiv(512, bd)`` with ``bd`` 64 or 512), wrapped with ``%``
+    (the matmul tutorial's rows), or under an ``if`` (an EVEN_K-style guard that lint cannot read). A kernel
+    that exits when its block starts past a bound (``if pid * BLOCK >= n: return``) runs whole blocks of a
+    padded count: TL106."""
     yield from unmasked_tiles(module, "strong")
 
 

@@ -22,6 +22,19 @@ def roll_kernel(x_ptr, out_ptr, n, shift, BLOCK: tl.constexpr):
 GOOD = BAD.replace("(offs - shift) % n", "(offs - shift + n) % n")
 
 
+def guarded(flow, mask, difference: ast.BinOp) -> bool:
+    """The access's mask keeps only the lanes where ``a - b`` is not negative: it compares ``a >= b`` (or
+    ``b <= a``, or ``>``) itself, or through a name (``tail = offs >= shift``)."""
+    a, b = ast.unparse(difference.left), ast.unparse(difference.right)
+    for n in flow.sources(mask) if mask is not None else ():
+        if isinstance(n, ast.Compare) and len(n.ops) == 1:
+            left, right = ast.unparse(n.left), ast.unparse(n.comparators[0])
+            if isinstance(n.ops[0], (ast.GtE, ast.Gt)) and (left, right) == (a, b) or \
+                    isinstance(n.ops[0], (ast.LtE, ast.Lt)) and (left, right) == (b, a):
+                return True
+    return False
+
+
 @rule("TL102", "negative-remainder", cases=("c-style-division-negative",), confidence=MEDIUM, bad=BAD, good=GOOD,
       summary="(a - b) % n or (a - b) // n on tensor offsets, used in an address: Triton's % and // truncate "
               "toward zero, as in C")
@@ -29,10 +42,11 @@ def check(module):
     """Python's ``%`` takes the sign of the divisor; Triton's integer ``%`` and ``//`` on tensors follow C, so
     ``(i - shift) % n`` is negative where ``i < shift`` and the address lands before the tensor. Fires when
     the left operand is a subtraction of a runtime value from offsets (tl.arange or a program id) and the
-    result reaches a load or store address; quiet for ``(a - b + n) % n``."""
+    result reaches a load or store address; quiet for ``(a - b + n) % n``, and when every access it reaches is
+    masked to the lanes where ``a >= b``."""
     for flow in flows(module):
-        pointers = [p for _, _, p, _ in memory_ops(flow)]
-        reached = {id(n) for p in pointers for n in flow.sources(p)}
+        ops = [(p, m, {id(n) for n in flow.sources(p)}) for _, _, p, m in memory_ops(flow)]
+        reached = set().union(*(r for _, _, r in ops)) if ops else set()
         for node in flow.nodes:
             if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mod, ast.FloorDiv))
                     and isinstance(node.left, ast.BinOp) and isinstance(node.left.op, ast.Sub)):
@@ -41,7 +55,8 @@ def check(module):
             if isinstance(subtrahend, ast.Constant) or id(node) not in reached:
                 continue
             if any(a[0] in ("arange", "tile", "pid", "loop") for a in minuend) and \
-                    not any(a[0] in ("arange", "tile") for a in flow.atoms(subtrahend)):
+                    not any(a[0] in ("arange", "tile") for a in flow.atoms(subtrahend)) and \
+                    not all(guarded(flow, m, node.left) for _, m, r in ops if id(node) in r):
                 op = "%" if isinstance(node.op, ast.Mod) else "//"
                 yield node, (f"{ast.unparse(node)}: Triton's {op} truncates toward zero (C, not Python), so it is "
                              f"negative wherever {ast.unparse(node.left.left)} < {ast.unparse(subtrahend)}, and "

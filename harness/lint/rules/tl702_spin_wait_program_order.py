@@ -25,19 +25,29 @@ GOOD = BAD.replace("blk = tl.program_id(0)", "blk = tl.atomic_add(flag_ptr + n, 
 POLLS = ("atomic_add", "atomic_cas", "atomic_or", "atomic_and", "atomic_xchg", "atomic_max", "atomic_min", "load")
 
 
+def innermost(flow, node):
+    """The nearest ``while`` loop around ``node``: a spin is reported at the loop that polls, not at the loops
+    around it."""
+    return next((a for a in flow.ancestors(node) if isinstance(a, ast.While)), None)
+
+
 @rule("TL702", "spin-wait-on-program-order", cases=("spin-lock-no-ordering",), confidence=HIGH, bad=BAD, good=GOOD,
       summary="a while loop that polls an address derived from tl.program_id (a flag another program sets)")
 def check(module):
     """Nothing guarantees that program ``i + 1`` (or ``i - 1``) has started, or ever will while program ``i``
     occupies its SM: a chain of programs that wait on each other by program id can hang. Take the order
     from a ticket (``tl.atomic_add(counter, 1)``), which only running programs can draw. A poll is an atomic,
-    or a volatile load, re-read inside the loop; quiet when the polled address comes from an atomic ticket."""
+    or a volatile load, re-read inside the loop, whose value the loop's condition (or an ``if ...: break`` in
+    it) reads; it is reported at the innermost loop that polls. Quiet when the polled address comes from an
+    atomic ticket."""
     for flow in flows(module):
         for loop in (n for n in flow.nodes if isinstance(n, ast.While)):
             inside = lambda c, loop=loop: loop.lineno <= c.lineno <= loop.end_lineno  # noqa: E731
-            polls = [c for c in ast.walk(loop) if flow.m.tl_call(c) in POLLS and
+            tests = [loop.test] + [n.test for n in ast.walk(loop) if isinstance(n, ast.If) and innermost(flow, n) is loop
+                                   and any(isinstance(b, ast.Break) for b in n.body)]  # if ready: break
+            polls = [c for t in tests for c in ast.walk(t) if flow.m.tl_call(c) in POLLS and
                      (flow.m.tl_call(c) != "load" or any(k.arg == "volatile" for k in c.keywords))]
-            polls += [v for n in ast.walk(loop.test) if isinstance(n, ast.Name) for v, _ in flow.env.get(n.id, ())
+            polls += [v for t in tests for n in ast.walk(t) if isinstance(n, ast.Name) for v, _ in flow.env.get(n.id, ())
                       if flow.m.tl_call(v) in POLLS and inside(v)]  # re-read on every turn: a spin
             for c in polls:
                 pointer = arg(c, 0, "pointer")

@@ -6,7 +6,7 @@ import ast
 
 from harness.lint.flow import arg, flows
 from harness.lint.registry import MEDIUM, rule
-from harness.lint.rules._common import memory_ops
+from harness.lint.rules._common import memory_ops, value_chain
 
 BAD = '''
 import triton
@@ -37,16 +37,9 @@ def vector_of_indices(flow, pointer) -> bool:
     return False
 
 
-@rule("TL704", "scatter-read-modify-write", cases=("histogram-lost-updates",), confidence=MEDIUM, bad=BAD,
-      good=GOOD,
-      summary="tl.load and tl.store of the same address computed from loaded indices, the stored value computed "
-              "from the loaded one (hist[idx] += 1 written as load, add, store)")
-def check(module):
-    """Indices loaded from data repeat: lanes with the same index all load the same old value and all store
-    ``old + 1``, and other programs race on the same addresses. One ``tl.atomic_add(ptr + idx, 1)`` per
-    lane loses nothing. Fires only for a block of indices (loaded at ``tl.arange`` offsets); an offset
-    loaded once per program (a row start) cannot collide between lanes. Medium: an API that promises unique
-    indices (xformers' scaled_index_add says so) makes the plain load-add-store correct."""
+def scatter_updates(module):
+    """(flow, store, pointer text, load) for each store back to loaded indices of a value computed from what the
+    load read there."""
     for flow in flows(module):
         loads = {}
         for call, kind, pointer, _ in memory_ops(flow):
@@ -57,6 +50,30 @@ def check(module):
                 value = arg(call, 1, "value")
                 load = loads[ast.unparse(pointer)]
                 if value is not None and any(n is load for n in flow.sources(value)):
-                    yield call, (f"{ast.unparse(pointer)} is loaded (line {load.lineno}), updated and stored back at "
-                                 f"indices read from memory: lanes and programs with the same index lose each other's "
-                                 f"updates; use tl.atomic_add")
+                    yield flow, call, ast.unparse(pointer), load
+
+
+def is_count(flow, store, load) -> bool:
+    """The stored value is the loaded one changed by a number or a scalar (``counts + 1``), the same for every
+    lane: a count, which is only worth keeping where the indices repeat."""
+    value = arg(store, 1, "value")
+    return value is not load and any(n is load for n in value_chain(flow, value))
+
+
+@rule("TL704", "scatter-read-modify-write", cases=("histogram-lost-updates",), confidence=MEDIUM, bad=BAD,
+      good=GOOD,
+      summary="tl.load and tl.store of the same address computed from loaded indices, the stored value the loaded "
+              "one plus a number (hist[idx] += 1 written as load, add, store)")
+def check(module):
+    """Indices loaded from data repeat: lanes with the same index all load the same old value and all store
+    ``old + 1``, and other programs race on the same addresses. One ``tl.atomic_add(ptr + idx, 1)`` per
+    lane loses nothing. Fires only for a block of indices (loaded at ``tl.arange`` offsets) and a count: the
+    stored value is the loaded one changed by a number or a scalar argument, the same for every lane, which
+    is worth counting only because the indices repeat. An update by other data (``out[idx] += src``,
+    an index-add, a state slot per request) is TL707, a preview rule: an API that promises unique indices
+    (xformers' scaled_index_add says so) makes it correct, and lint cannot see the promise."""
+    for flow, call, pointer, load in scatter_updates(module):
+        if is_count(flow, call, load):
+            yield call, (f"{pointer} is loaded (line {load.lineno}), counted and stored back at indices read from "
+                         f"memory: lanes and programs with the same index lose each other's updates; use "
+                         f"tl.atomic_add")

@@ -328,3 +328,13 @@ def test_a_detector_that_fails_is_a_warning_about_the_probe_not_an_error_about_t
     r = probe(str(path), detectors=["reference"])
     (f,) = r.by_code("P000")
     assert f.severity == WARNING and "the detector failed" in f.message and r.ok, r.text()
+
+
+def test_wrong_after_more_trips_of_a_loop_with_no_more_programs_is_a_step_not_the_programs():
+    """A per-group scale whose pointer step is 0 per tile: right with one tile (one trip of the
+    loop), wrong with more; one program per row either way. That is not many programs (no
+    partial reduction, no combine across programs): the loop's carried step, a formula."""
+    r = probe(str(DIAG / "group_scale_step.py"), detectors=["reference", "diagnose"])
+    seen = r.meta["interpreter"]["seen"]["evidence"]
+    assert "many-iterations" in seen and "many-programs" not in seen, seen
+    assert r.diagnosis[0]["defect"] == "wrong-formula", r.text()

@@ -81,6 +81,8 @@ RULES = (
     _r("partial-reduction", "many-programs", 0.55, "tail race layout small-error"),
     _r("wrong-combine", "many-programs", 0.45, "tail race layout small-error"),
     _r("uninitialized-accumulator", "uninitialized", 0.7),
+    # right for one trip of a loop, wrong for more, with no more programs: a step carried between trips
+    _r("wrong-formula", "many-iterations", 0.45, "tail layout race oob-store oob-load"),
     _r("degenerate-size", "empty", 0.6),
     _r("deadlock", "hang", 0.4),
     # what is left when the experiments show no mechanism: wrong values (most of them: more likely)

@@ -78,6 +78,7 @@ class Options:
     race: bool = False
     order: object = "forward"  # "forward", "reverse" or an int seed
     poison_masked: bool = True
+    oob_poison: bool = False  # memcheck: lanes of a load outside its tensor read poison, not other= or 0
     tf32: bool = True
     dry_run: bool = False  # each launch's grid checked against CUDA's limits, no program run
 
@@ -121,6 +122,7 @@ class Recorder:
     float_atomics: int = 0
     tf32_dots: int = 0
     poisoned_loads: int = 0
+    loads: int = 0  # tl.load calls made (a loop's trips count each)
     blocks: dict = field(default_factory=dict)  # constexpr name -> sorted int values seen
     poison_lines: list = field(default_factory=list)  # kernel lines whose masked lanes got poison
     dot_lines: list = field(default_factory=list)  # kernel lines of the tl.dot calls rounded like TF32
@@ -529,13 +531,19 @@ class _Patches:
 
             addrs, m = check_lanes(rec, ptrs, mask, LOAD)
             record_access(rec, addrs, m, LOAD)
+            rec.loads += 1
             if other is None and rec.options.poison_masked and not m.all():
                 dtype_np = self.interp._get_np_dtype(ptrs.get_element_ty())
                 other = TensorHandle(np.full(addrs.shape, poison_for(dtype_np), dtype=dtype_np),
                                      ptrs.get_element_ty())
                 rec.poisoned_loads += 1
                 _note_line(rec.poison_lines)
-            return original(builder, ptrs, _mask_like(TensorHandle, mask, m), other, *rest, **kwargs)
+            got = original(builder, ptrs, _mask_like(TensorHandle, mask, m), other, *rest, **kwargs)
+            if rec.options.oob_poison:  # the lanes memcheck took out of the mask read poison
+                outside = np.broadcast_to(np.asarray(_mask_data(mask), dtype=bool), m.shape) & ~m
+                if outside.any():
+                    got.data[outside] = poison_for(got.data.dtype)
+            return got
         return method
 
     def masked_store(self, original):

@@ -51,8 +51,11 @@ def outcome(ctx, sizes: dict, inputs: dict | None = None):
         return "refused", None
     # bounds-checked (an access outside is dropped, not made): a kernel that corrupts the heap at
     # these sizes must not take the experiments' process down with it
-    with ctx.instrument(poison_masked=False, memcheck=True):
+    with ctx.instrument(poison_masked=False, memcheck=True) as rec:
         c = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref)
+    if rec is not None:
+        c.programs = sum(rec.programs.values())
+        c.loads = rec.loads
     if c.error is not None:
         result = ("refused" if refused(c.error) else "wrong"), c
     else:

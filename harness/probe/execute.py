@@ -38,9 +38,9 @@ class Call:
     bench_launches: int = 0
     kept: list = field(default_factory=list)  # (name, bool mask): launcher-allocated elements still at their fill
     allocated: int = 0  # tensors the launcher made with torch.empty (and friends): poison, not zeros
+    parts: list = field(default_factory=list)  # (name, shape) of each output compared, where there are several
     programs: int | None = None  # programs launched in all (the instrumented interpreter counts them)
     loads: int | None = None  # tl.load calls made in all (likewise)
-    programs: int | None = None  # programs launched in all (the instrumented interpreter counts them)
 
 
 def device_of(backend: str) -> str:

@@ -66,6 +66,9 @@ def _quiet_stdout() -> None:
 
 
 def run_command(argv: list[str] | None) -> int:
+    for stream in (sys.stdout, sys.stderr):  # an ASCII locale: a character it lacks is escaped, not fatal
+        if getattr(stream, "encoding", "utf-8").lower().replace("-", "") != "utf8" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
     _one_line_errors(parser)
     args = parser.parse_args(argv)

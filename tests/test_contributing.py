@@ -129,6 +129,66 @@ def test_scaffold_refuses_bad_existing_and_clashing_slugs(root):
     assert bad.returncode == 2 and bad.stderr.startswith("error: ") and len(bad.stderr.splitlines()) == 1
 
 
+def test_new_refuses_what_no_other_command_accepts(root, tmp_path):
+    """A slug past the limit every command uses, a missing cases folder, a title that is not one line: 2, nothing made."""
+    long = "a" * (discovery.MAX_SLUG + 1)
+    for args, env, says in [((long,), {}, "at most 100 characters"),
+                            (("x",), {"CASEBOOK_CASES": str(tmp_path / "nonexistent")}, "is not a folder"),
+                            (("x-y", "--title", "x\ny"), {}, "one line of printable text")]:
+        out = run_in(REPO, env.get("CASEBOOK_CASES", root), "new", *args)
+        assert out.returncode == 2 and out.stderr.count("\n") == 1 and says in out.stderr, (args, out.stderr)
+    assert not (tmp_path / "nonexistent").exists() and list(root.iterdir()) == []
+    assert harness(root, "new", "a" * discovery.MAX_SLUG).returncode == 0  # the limit itself is a slug
+
+
+def test_a_title_with_quotes_is_valid_toml(root):
+    import tomllib
+
+    title = 'The "last" writer wins \\ twice: mean² of 0'
+    scaffold.scaffold("quoted-title", root, title=title)
+    assert tomllib.loads((root / "quoted-title" / "case.toml").read_text())["title"] == title
+    assert (root / "quoted-title" / "README.md").read_text().startswith(f"# {title}\n")
+
+
+def test_new_makes_the_whole_folder_or_none(root, monkeypatch):
+    """A write that fails part-way (a full disk) leaves no folder and no temporary one behind."""
+    import errno
+
+    real, written = scaffold.render, []
+
+    def render(name, **fields):
+        written.append(name)
+        if len(written) == 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(name, **fields)
+
+    monkeypatch.setattr(scaffold, "render", render)
+    with pytest.raises(ValueError, match="not created .*No space left.*nothing was written"):
+        scaffold.scaffold("half-made", root)
+    assert list(root.iterdir()) == [] and len(written) == 3
+
+
+def test_new_and_record_keep_the_readme_table_current(tmp_path, monkeypatch, capsys):
+    """The commands that change what README.md's table shows rewrite it: new adds the row, record refreshes it."""
+    from harness import cli
+    from harness.core import casetable
+
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "README.md").write_text("# Casebook\n\n<!-- cases -->\n<!-- /cases -->\n\nMore.\n")
+    monkeypatch.setattr(discovery, "REPO_ROOT", tmp_path)
+    monkeypatch.delenv("CASEBOOK_CASES", raising=False)
+    assert cli.main(["new", "my-trap", "--title", "First title"]) == 0
+    assert "| [my-trap](cases/my-trap/README.md) |" in (tmp_path / "README.md").read_text()
+    toml = tmp_path / "cases" / "my-trap" / "case.toml"
+    toml.write_text(toml.read_text().replace("First title", "The title, filled in"))
+    assert "First title" in (tmp_path / "README.md").read_text()
+    cli.main(["record", "my-trap", "--splice-only"])
+    readme = (tmp_path / "README.md").read_text()
+    assert "The title, filled in" in readme and readme.endswith("\n\nMore.\n")
+    assert casetable.readme_table(discovery.load_all()[0]) in readme
+    assert "README.md: its table of cases updated" in capsys.readouterr().out
+
+
 def test_the_done_when_walk_through_passes_check_and_pytest_with_no_harness_edit(root, tmp_path, make_case):
     """Scaffold, write a small broken/fixed pair, and see check and pytest pass.
 

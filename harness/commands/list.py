@@ -9,16 +9,10 @@ import sys
 
 from tabulate import tabulate
 
-from harness.core import discovery, recorded, table
+from harness.core import casetable, discovery, table
+from harness.core.casetable import HEADERS, case_rows
 from harness.core.spec import CATEGORIES, DEFECTS, TRIGGERS
 from harness.errors import EXIT_OK, EXIT_USAGE
-
-HEADERS = ["case", "category", "defect", "triggers", "broken on gpu", "broken on interpreter", "title"]
-
-
-def case_rows(specs, links: bool = False) -> list[list]:
-    return [[f"[{s.slug}](cases/{s.slug}/README.md)" if links else s.slug, s.category, s.defect,
-             ", ".join(s.triggers), s.expect_text("gpu"), s.expect_text("interpreter"), s.title] for s in specs]
 
 
 def selected(specs, args) -> list:
@@ -29,23 +23,15 @@ def selected(specs, args) -> list:
     return [s for s in specs if keep(s)]
 
 
-def readme_table(specs) -> str:
-    return tabulate(case_rows(specs, links=True), headers=HEADERS, tablefmt="github") + "\n"
-
-
-def update_readme_table(specs) -> bool:
-    """Rewrite the table of cases (and the example run) between their markers in README.md."""
-    readme = discovery.REPO_ROOT / "README.md"
-    example = discovery.cases_dir() / "nrm2-atomics" / "recorded" / "gpu.md"
-    if example.is_file():
-        recorded.splice(readme, "example", example.read_text())
-    return recorded.splice(readme, "cases", readme_table(specs))
-
-
 def run(args) -> int:
     specs, errors = discovery.load_all()
-    if args.update_readme and not errors:
-        update_readme_table(specs)
+    if args.update_readme and errors:
+        print("warning: README.md not updated: some case folders are malformed (below)", file=sys.stderr)
+    elif args.update_readme and not casetable.is_the_casebook():
+        print("warning: README.md not updated: it lists the repository's cases, not CASEBOOK_CASES'",
+              file=sys.stderr)
+    elif args.update_readme:
+        casetable.update_readme(specs)
     specs = selected(specs, args)
     if args.json:
         print(table.dumps([{"slug": s.slug, "title": s.title, "category": s.category, "defect": s.defect,

@@ -2,19 +2,23 @@
 
 The new case runs at once (its kernels are a correct copy kernel), and ``check``
 fails it, one line per TODO, until it is filled in: its broken kernel does not yet
-do what ``case.toml`` declares.
+do what ``case.toml`` declares. The folder appears whole or not at all (made beside
+its place, then renamed), and README.md's table of cases gains its row.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import keyword
+import os
+import tomllib
 from importlib import resources
 from pathlib import Path
 from string import Template
 
-from harness.core import discovery
-from harness.errors import EXIT_OK, UsageError
+from harness.core import casetable, discovery, fileio
+from harness.errors import EXIT_OK, UsageError, error_line
 from harness.core.spec import BEHAVIOURS, CATEGORIES, DEFECTS, REQUIRED_FILES, SLUG_RE
 
 DEFAULT_CATEGORY, DEFAULT_DEFECT = "bounds", "out-of-bounds-write"
@@ -46,26 +50,52 @@ def fields_for(slug: str, category: str | None, defect: str | None, launcher: st
     }
 
 
-def scaffold(slug: str, root: Path, *, category=None, defect=None, launcher=None, title=None) -> Path:
-    """Write ``root/slug`` from the templates; ValueError (one line) if the slug is unusable."""
+def title_text(title: str | None) -> str | None:
+    """``--title`` as case.toml's basic string holds it: one printable line, quotes and backslashes escaped."""
+    if title is None:
+        return None
+    if not title.strip() or not title.isprintable():
+        raise ValueError("--title must be one line of printable text")
+    return json.dumps(title.strip(), ensure_ascii=False)[1:-1]  # JSON's escapes of '"' and '\\' are TOML's
+
+
+def check_request(slug: str, root: Path, launcher: str | None) -> None:
+    """ValueError (one line) for a slug, folder or launcher ``new`` cannot use."""
     from harness.checks.rules.slug import slug_problems
 
-    if not SLUG_RE.match(slug):
-        raise ValueError(f"'{slug}' is not a slug: use lowercase words joined by '-' (e.g. softmax-mask-fill-zero)")
+    if len(slug) > discovery.MAX_SLUG or not SLUG_RE.match(slug):
+        raise ValueError(f"'{slug[:40]}{'...' if len(slug) > 40 else ''}' is not a slug: use lowercase words joined by "
+                         f"'-', at most {discovery.MAX_SLUG} characters (e.g. softmax-mask-fill-zero)")
     if launcher is not None and (not launcher.isidentifier() or keyword.iskeyword(launcher)):
         raise ValueError(f"--launcher '{launcher}' is not a Python function name")
-    if '"' in (title or "") or "\\" in (title or ""):
-        raise ValueError("--title may not contain '\"' or '\\' (write it in case.toml instead)")
-    folder = root / slug
-    if folder.exists():
-        raise ValueError(f"{folder} already exists")
+    if not root.is_dir():
+        where = "CASEBOOK_CASES" if os.environ.get("CASEBOOK_CASES") else "the cases folder"
+        raise ValueError(f"{where} {root} is not a folder (create it, or point CASEBOOK_CASES at one)")
+    if (root / slug).exists():
+        raise ValueError(f"{root / slug} already exists")
     clashes = [p.what for p in slug_problems(slug, root)]
     if clashes:
         raise ValueError(clashes[0])
-    fields = fields_for(slug, category, defect, launcher, title)
-    folder.mkdir(parents=True)
-    for name in REQUIRED_FILES:
-        (folder / name).write_text(render(name, **fields))
+
+
+def scaffold(slug: str, root: Path, *, category=None, defect=None, launcher=None, title=None) -> Path:
+    """Write ``root/slug`` from the templates, whole or not at all; ValueError (one line) for unusable input."""
+    check_request(slug, root, launcher)
+    toml_title = title_text(title)
+    fields = fields_for(slug, category, defect, launcher, title and title.strip())
+    folder = root / slug
+    try:
+        with fileio.new_folder(folder) as staging:
+            for name in REQUIRED_FILES:
+                text = render(name, **(dict(fields, title=toml_title) if name == "case.toml" and title else fields))
+                (staging / name).write_text(text, encoding="utf-8")
+            tomllib.loads((staging / "case.toml").read_text(encoding="utf-8"))  # never a case.toml that is not TOML
+    except FileExistsError:
+        raise ValueError(f"{folder} already exists") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(f"the new case.toml would not be valid TOML ({e}); nothing was written") from None
+    except OSError as e:
+        raise ValueError(f"{folder} not created ({error_line(e)}); nothing was written") from None
     return folder
 
 
@@ -78,6 +108,7 @@ def run(args) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from None
     print(f"created {shown(folder)}/: {', '.join(REQUIRED_FILES)}")
+    casetable.refresh_readme()
     print(f"""next:
   1. write the broken kernel in broken.py and the fixed one in fixed.py; fill in every TODO
   2. python -m harness check {args.slug}          # one line per thing left to do

@@ -8,6 +8,9 @@ case's README between ``<!-- recorded:gpu -->`` markers. Nobody types these numb
 recorded/*.md files into the README, and fills its ``<!-- code:... -->`` and
 ``<!-- diff:... -->`` blocks from the case's files (``harness.core.snippets``), saying
 which blocks it changed.
+
+Both also bring README.md's table of cases up to date (``harness.core.casetable``):
+run after case.toml is filled in, they leave nothing else to regenerate.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.core import fileio, recorded, snippets, table
+from harness.core import casetable, fileio, recorded, snippets, table
 from harness.core.spec import SLUG_RE
 from harness.errors import EXIT_OK, EXIT_USAGE, UsageError, error_line
 from harness.options import add_run_options, add_selection, finish, load_specs
@@ -99,7 +102,9 @@ def run(args) -> int:
         raise UsageError("name the cases to record (python -m harness record nrm2-race) or pass --all")
     specs, errors = load_specs(args.slugs, args.all)
     if args.splice_only:
-        return splice_only(specs, errors)
+        status = splice_only(specs, errors)
+        casetable.refresh_readme()  # case.toml is filled in by now: the README's row shows it
+        return status
     backends = resolve_backends(args.backend)
     ok, written = True, True
     for backend in backends:
@@ -108,6 +113,7 @@ def run(args) -> int:
             runs, verdicts = results[spec.slug]
             ok &= all(v.as_declared for v in verdicts)
             written &= record_one(spec, backend, runs, verdicts, args)
+    casetable.refresh_readme()
     return finish(errors + ([] if written else ["some cases were not recorded (see above)"]), ok)
 
 

@@ -119,6 +119,7 @@ EVIDENCE = {
     "read-write-race": "a program loads an address another program stores to (read-modify-write, no atomics)",
     "order": "the result depends on the order the programs run in",
     "atomic-order": "float atomics: results differ between orders or runs in their last bits",
+    "wrong-any-order": "result elements wrong with the programs in order and in reverse: computed wrong by their own program, not overwritten",
     "atomic-rounding": "float atomics: orders that differ in their last bits, within tolerance (a warning, not an error's cause)",
     "autotune-first-call": "the first call (autotune's) is wrong and later calls right, or the other way round",
     "first-call-right": "the first call (autotune's) is right and later calls wrong: the benchmarking runs did part of the work",

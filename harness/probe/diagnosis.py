@@ -43,7 +43,11 @@ NO_MECHANISM = ("tail many-programs layout equal-sizes oob-store oob-load unwrit
 
 RULES = (
     # an access outside that contiguous copies of the inputs make go away is the stride assumption's doing
-    _r("out-of-bounds-write", "oob-store", 0.9, "layout"),
+    # a stray store is put right in the order where the owner writes last; elements wrong in every
+    # order beside a load outside were computed from what that load read
+    _r("out-of-bounds-write", "oob-store", 0.9, "layout wrong-any-order"),
+    _r("out-of-bounds-write", "oob-store wrong-any-order", 0.6, "layout"),
+    _r("out-of-bounds-read", "oob-load oob-store wrong-any-order", 0.9, "layout"),
     _r("out-of-bounds-read", "oob-load", 0.85, "oob-store layout"),
     _r("out-of-bounds-read", "oob-load oob-store", 0.6, "layout"),
     _r("degenerate-size", "grid-limit", 0.9),  # "past a hardware limit" (DEFECTS)

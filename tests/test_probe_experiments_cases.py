@@ -1,0 +1,110 @@
+"""The diagnosis experiments that tell the casebook's traps apart by their mechanism (issue #20):
+each on a small kernel that shows what it looks for and on one that does not, run in this
+process under the interpreter; and the cases they were written for, named right."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import pytest
+
+from harness.probe.diagnosis import diagnose
+from harness.probe.findings import Finding
+
+ROOT = Path(__file__).resolve().parents[1]
+
+HEAD = "import torch\nimport triton\nimport triton.language as tl\n\n"
+
+
+@contextlib.contextmanager
+def context(tmp_path, monkeypatch, source: str, name: str = "k.py"):
+    """A diagnosis Context on ``source`` (a probe file), under the patched interpreter."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    from harness.probe.context import Context
+    from harness.probe.target import load
+    from harness.run.triton_compat import patched
+
+    path = tmp_path / name
+    path.write_text(HEAD + source)
+    with patched(interpreter=True, bench_calls=2) as counter:
+        t = load(str(path), backend="interpreter")
+        yield Context(t, "interpreter", 0, "diagnose", counter)
+
+
+def experiment(name: str):
+    from harness.probe.experiments import registry
+
+    return registry()[name].run
+
+
+def wrong(message: str = "at n=3: wrong") -> list:
+    return [Finding("P201", "reference", "interpreter", message)]
+
+
+# -- orders: wrong in both program orders (computed wrong) or put right in one (overwritten) --------
+
+READS_PAST = '''
+@triton.jit
+def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs + 1))  # reads one element on, and no masks
+
+def launch(x):
+    out = torch.empty_like(x)
+    k[(triton.cdiv(x.numel(), 64),)](x, out, x.numel(), BLOCK=64)
+    return out
+
+def make_inputs(*, device, gen, n=200):
+    return {"x": torch.randn(n, generator=gen)}
+
+def reference(x):
+    return x.double()
+'''
+
+# each program writes its own block right and zeros over the block before it: in program order
+# every block but the last is overwritten; in reverse each owner writes last and all is right
+OVERWRITES = '''
+@triton.jit
+def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    lanes = tl.arange(0, 2 * BLOCK)
+    offs = (tl.program_id(0) - 1) * BLOCK + lanes
+    m = (offs >= 0) & (offs < n)
+    v = tl.load(x_ptr + offs, mask=m, other=0.0)
+    tl.store(out_ptr + offs, tl.where(lanes >= BLOCK, v, 0.0), mask=m)
+
+def launch(x):
+    out = torch.empty_like(x)
+    k[(triton.cdiv(x.numel(), 64),)](x, out, x.numel(), BLOCK=64)
+    return out
+
+def make_inputs(*, device, gen, n=256):
+    return {"x": torch.randn(n, generator=gen)}
+
+def reference(x):
+    return x.double()
+'''
+
+
+def test_orders_sees_elements_wrong_in_both_program_orders(tmp_path, monkeypatch):
+    with context(tmp_path, monkeypatch, READS_PAST) as ctx:
+        ev = experiment("orders")(ctx, {"n": 200})
+    assert "in order and in reverse" in ev.get("wrong-any-order", ""), ev
+
+
+def test_orders_is_quiet_where_the_owner_writing_last_puts_the_result_right(tmp_path, monkeypatch):
+    from harness.probe.experiments import outcome
+
+    with context(tmp_path, monkeypatch, OVERWRITES) as ctx:
+        assert outcome(ctx, {"n": 256})[0] == "wrong"  # in program order
+        assert experiment("orders")(ctx, {"n": 256}) == {}
+
+
+def test_a_read_past_the_end_that_reaches_the_result_is_named_before_the_stray_store():
+    """attention-seq-tail reads keys past the sequence and writes rows past it: the rows its own
+    programs compute are wrong in any order, so the read is the trap; a stray store alone (add-
+    missing-mask, conv2d-channel-mask: right in one order) stays a write."""
+    both = {"oob-load": "load past the end", "oob-store": "store past the end"}
+    d = diagnose(wrong(), {**both, "wrong-any-order": "wrong in both orders"})
+    assert d[0]["defect"] == "out-of-bounds-read" and d[0]["case"] == "attention-seq-tail", d
+    assert diagnose(wrong(), both)[0]["defect"] == "out-of-bounds-write"

@@ -338,3 +338,14 @@ def test_wrong_after_more_trips_of_a_loop_with_no_more_programs_is_a_step_not_th
     seen = r.meta["interpreter"]["seen"]["evidence"]
     assert "many-iterations" in seen and "many-programs" not in seen, seen
     assert r.diagnosis[0]["defect"] == "wrong-formula", r.text()
+
+
+def test_a_read_outside_whose_lanes_never_reach_the_result_is_not_why_the_values_are_wrong():
+    """The where experiment finds the unmasked load past s at the failing sizes; with those lanes
+    reading poison the result does not change by a bit, so the read is listed (true, and
+    unused) below the mechanism of the wrong values."""
+    r = probe(str(DIAG / "unused_oob_read.py"), detectors=["reference", "diagnose"])
+    seen = r.meta["interpreter"]["seen"]["evidence"]
+    assert "'s_ptr'" in seen.get("oob-load-unused", "") and "oob-load" not in seen, seen
+    assert r.diagnosis[0]["defect"] == "wrong-formula", r.text()
+    assert "out-of-bounds-read" in [d["defect"] for d in r.diagnosis], r.text()

@@ -106,6 +106,7 @@ EVIDENCE = {
     "tail": "wrong at a size off a block multiple, right at the block multiples beside it",
     "many-programs": "right when one program covers a size, wrong with several (and no tail)",
     "many-iterations": "right when a loop inside each program runs once, wrong when it runs more (no more programs, no tail)",
+    "oob-load-unused": "a load outside its tensor at the failing sizes whose lanes do not reach the result (poison there changes no bit)",
     "equal-sizes": "right once two sizes that differ are made equal: one used where the other belongs",
     "layout": "right with contiguous copies of the inputs, wrong with the given strides",
     "nonfinite": "NaN or Inf where the reference is finite",

@@ -50,6 +50,8 @@ RULES = (
     _r("out-of-bounds-read", "oob-load oob-store wrong-any-order", 0.9, "layout"),
     _r("out-of-bounds-read", "oob-load", 0.85, "oob-store layout"),
     _r("out-of-bounds-read", "oob-load oob-store", 0.6, "layout"),
+    # a read outside whose lanes do not reach the result: true, but not why the values are wrong
+    _r("out-of-bounds-read", "oob-load-unused", 0.15, "layout"),
     _r("degenerate-size", "grid-limit", 0.9),  # "past a hardware limit" (DEFECTS)
     _r("overflow", "large-only", 0.9),
     _r("overflow", "debug-assert", 0.8),

@@ -241,7 +241,13 @@ class Session:
 
         folder = Path(self.cp.args["save"][self.variant])
         folder.mkdir(parents=True, exist_ok=True)
-        torch.save({"out": out.detach().cpu(), "ref": ref.detach().cpu()}, folder / f"call{call}.pt")
+        import io
+
+        from harness.core import fileio
+
+        data = io.BytesIO()  # written whole or not at all, like every file the harness writes
+        torch.save({"out": out.detach().cpu(), "ref": ref.detach().cpu()}, data)
+        fileio.write_together({folder / f"call{call}.pt": data.getvalue()})
 
 
 def check_backend(backend: str) -> None:

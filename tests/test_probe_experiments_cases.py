@@ -18,18 +18,23 @@ HEAD = "import torch\nimport triton\nimport triton.language as tl\n\n"
 
 
 @contextlib.contextmanager
-def context(tmp_path, monkeypatch, source: str, name: str = "k.py"):
-    """A diagnosis Context on ``source`` (a probe file), under the patched interpreter."""
+def context(tmp_path, monkeypatch, source: str = "", slug: str = ""):
+    """A diagnosis Context on ``source`` (a probe file) or on a case's broken kernel, under the
+    patched interpreter."""
     monkeypatch.setenv("TRITON_INTERPRET", "1")
+    from harness.core.spec import load_spec
     from harness.probe.context import Context
     from harness.probe.target import load
     from harness.run.triton_compat import patched
 
-    path = tmp_path / name
-    path.write_text(HEAD + source)
+    if slug:
+        spec = load_spec(ROOT / "cases" / slug)
+        args = (str(spec.path / "broken.py"), str(spec.path / "case.py"), spec.launcher)
+    else:
+        (tmp_path / "k.py").write_text(HEAD + source)
+        args = (str(tmp_path / "k.py"), None, "launch")
     with patched(interpreter=True, bench_calls=2) as counter:
-        t = load(str(path), backend="interpreter")
-        yield Context(t, "interpreter", 0, "diagnose", counter)
+        yield Context(load(*args, backend="interpreter"), "interpreter", 0, "diagnose", counter)
 
 
 def experiment(name: str):
@@ -108,3 +113,22 @@ def test_a_read_past_the_end_that_reaches_the_result_is_named_before_the_stray_s
     d = diagnose(wrong(), {**both, "wrong-any-order": "wrong in both orders"})
     assert d[0]["defect"] == "out-of-bounds-read" and d[0]["case"] == "attention-seq-tail", d
     assert diagnose(wrong(), both)[0]["defect"] == "out-of-bounds-write"
+
+
+# -- where the experiments start -------------------------------------------------------------------
+
+def test_sizes_wrong_only_after_shape_fuzzings_other_launches_start_the_experiments_at_the_defaults(
+        tmp_path, monkeypatch):
+    """autotune-key-missing-shape's shrunk failure (kv_rank=1) was wrong only because shape fuzzing
+    had tuned that row count at another width; in a fresh process no config fits it. The
+    experiments start at the default sizes instead, where the reused config shows."""
+    from harness.probe.detectors.diagnose import run
+    from harness.probe.experiments import outcome
+
+    with context(tmp_path, monkeypatch, slug="autotune-key-missing-shape") as ctx:
+        shrunk = {"rows": 1, "kv_rank": 1, "q_rank": 513}
+        assert outcome(ctx, shrunk)[0] == "refused"
+        ctx.outcomes.clear()
+        ctx.seen["failing"] = shrunk
+        run(ctx)
+    assert "autotune-reuse" in ctx.seen["evidence"], ctx.seen

@@ -55,7 +55,7 @@ def run(args) -> int:
     backends = resolve_backends(args.backend)
     say = None if args.quiet else (lambda m: print(f"  {m}", file=sys.stderr, flush=True))
     options = {"tf32": not args.no_tf32, "poison_masked": not args.no_poison, "fuzz_trials": args.fuzz_trials,
-               "large": args.large, "pinned": sorted(args.sizes or {})}  # --sizes pins: the others are fuzzed
+               "large": args.large, "tools": args.tools, "pinned": sorted(args.sizes or {})}  # --sizes pins: the others are fuzzed
     try:
         report = probe(args.file, inputs=args.inputs, launcher=args.launcher, backends=backends,
                        detectors=args.only, seed=args.seed, sizes=args.sizes, jobs=args.jobs,
@@ -85,6 +85,9 @@ def register(sub) -> None:
     p.add_argument("--fuzz-trials", type=positive_int, default=24, help="sizes shape fuzzing tries (default 24)")
     p.add_argument("--large", action="store_true",
                    help="on the GPU, also run sizes past 2**31 elements and bytes (int32 offsets)")
+    p.add_argument("--tools", action="store_true",
+                   help="on the GPU, also run the kernel under compute-sanitizer and TRITON_DEBUG=1 (slow: "
+                        "a whole process under each; --only NAME runs one)")
     p.add_argument("--no-tf32", action="store_true", help="do not round fp32 tl.dot like TF32 in the interpreter")
     p.add_argument("--no-poison", action="store_true",
                    help="leave masked lanes of a tl.load without other= at 0 in the interpreter")

@@ -431,9 +431,23 @@ def _backends_differ(report: ProbeReport) -> list:
                     + "; ".join(diffs), severity=INFO)]
 
 
+TOOLS_OPT_IN = ("opt-in: --tools runs the kernel under compute-sanitizer and TRITON_DEBUG=1 (a whole process "
+                "under each, 20 to 130 s a kernel); memcheck, guard bands and shape fuzzing cover out-of-bounds "
+                "accesses without them")
+
+
+def _wanted(name: str, detectors, options: dict) -> bool:
+    """A detector runs when asked for by name, or when none are named and it is not an opt-in tool."""
+    if detectors is not None:
+        return name in detectors
+    return _tool(name) is None or bool(options.get("tools"))
+
+
 def _probe_backend(report, args, backend, detectors, jobs, timeout, progress) -> None:
-    batches = [[d for d in b if detectors is None or d in detectors] for b in registry.batches(backend)]
+    every = [d for b in registry.batches(backend) for d in b]
+    batches = [[d for d in b if _wanted(d, detectors, args["options"])] for b in registry.batches(backend)]
     batches = [b for b in batches if b]
+    skipped = [d for d in every if detectors is None and not _wanted(d, detectors, args["options"])]
     if jobs == 1:
         batches = [[d for b in batches for d in b]] if batches else []
     say = progress or (lambda _m: None)
@@ -457,5 +471,6 @@ def _probe_backend(report, args, backend, detectors, jobs, timeout, progress) ->
         found, status, dt = merged[name]
         report.findings += found
         report.ran.append((backend, name, dt, status))
+    report.ran += [(backend, name, 0.0, f"skipped: {TOOLS_OPT_IN}") for name in skipped]
     for _, meta in done:
         _merge_meta(report.meta.setdefault(backend, {}), meta)

@@ -65,7 +65,7 @@ RULES = (
     _r("autotune-accumulation", "accumulated", 0.5, "many-programs"),
     _r("autotune-config-reuse", "autotune-reuse", 0.85),
     _r("stride-assumption", "layout", 0.85),
-    _r("mask-misalignment", "equal-sizes", 0.55, "tail layout oob-store oob-load many-programs"),
+    _r("mask-misalignment", "equal-sizes", 0.55, "tail layout oob-store oob-load many-programs many-iterations"),
     _r("precision-loss", "tf32", 0.9),
     _r("precision-loss", "error-grows small-error", 0.7, "tail layout"),
     _r("unwritten-output", "unwritten", 0.8, "oob-store"),

@@ -21,10 +21,7 @@ class Readme:
         return next((h for h in self.headings if h.markup.lower() == markup.strip().lower()), None)
 
     def span(self, markup: str) -> tuple[int, int] | None:
-        """The 1-based lines (first, last) under ``markup``, up to the next heading of its level or higher.
-
-        The same section as ``markdown.section``, from the headings parsed once.
-        """
+        """The 1-based lines (first, last) under ``markup``, up to the next heading of its level or higher."""
         h = self.heading(markup)
         if h is None:
             return None

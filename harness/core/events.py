@@ -10,10 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# The statuses of a run: it finished, it died (crash), it timed out (hang), the case
-# failed to set up (error), or the case does not run on that backend (skip).
-DONE, CRASH, HANG, ERROR, SKIP = "done", "crash", "hang", "error", "skip"
-
 
 @dataclass
 class RunResult:
@@ -22,7 +18,8 @@ class RunResult:
     slug: str
     variant: str
     backend: str
-    status: str  # DONE, CRASH, HANG, ERROR or SKIP
+    status: str  # "done" (it finished), "crash" (it died), "hang" (it timed out), "error" (the case failed
+    # to set up) or "skip" (the case does not run on that backend)
     message: str = ""
     env: dict = field(default_factory=dict)
     trials: list = field(default_factory=list)  # the worker's "trial" events

@@ -1,4 +1,4 @@
-"""Reading Markdown the way a renderer does: headings, sections and fenced code blocks.
+"""Reading Markdown the way a renderer does: headings, code blocks, and the tokens the report renders.
 
 The one Markdown scanner of the harness, built on markdown-it-py (CommonMark), so a
 ``#`` inside a code block is never a heading and an indented block is code, exactly as
@@ -50,26 +50,10 @@ def headings(text: str) -> list[Heading]:
     return out
 
 
-def section(text: str, heading: str) -> str:
-    """The text under ``heading`` (e.g. '## The fix') up to the next heading of the same or a higher level."""
-    lines = text.splitlines()
-    hs = headings(text)
-    for k, h in enumerate(hs):
-        if h.markup.lower() == heading.strip().lower():
-            end = next((g.line - 1 for g in hs[k + 1:] if g.level <= h.level), len(lines))
-            return "\n".join(lines[h.line:end])
-    return ""
-
-
 def fences(text: str) -> list[Fence]:
     """Every fenced or indented code block, in order."""
     return [Fence(t.map[0] + 1, (t.info or "").strip().split(" ")[0] if t.type == "fence" else "", t.content)
             for t in _tokens(text) if t.type in ("fence", "code_block")]
-
-
-def to_html(text: str) -> str:
-    """The HTML of ``text`` (CommonMark and GitHub tables)."""
-    return parser().render(text)
 
 
 def parse(text: str):
@@ -78,7 +62,7 @@ def parse(text: str):
 
 
 def render(tokens) -> str:
-    """The HTML of tokens from ``parse`` (the same renderer as ``to_html``)."""
+    """The HTML of tokens from ``parse`` (CommonMark and GitHub tables)."""
     p = parser()
     return p.renderer.render(tokens, p.options, {})
 

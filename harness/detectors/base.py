@@ -21,7 +21,6 @@ import re
 from dataclasses import dataclass, field
 
 FLAGGED, QUIET, NA, NOT_RUN = "flagged", "quiet", "n/a", "not run"
-STATUSES = (FLAGGED, QUIET, NA, NOT_RUN)
 MAX_REASON = 160
 WHERE = ("both", "gpu", "interpreter", "across")
 
@@ -66,7 +65,6 @@ class Detector:
     where = "both"
     what = ""  # what it checks, one line
     yours = ""  # how to do it for your own kernel, one line
-    optional = False  # it needs something the casebook does not install
     order = 0
 
     def applies(self, backend: str) -> bool:

@@ -25,7 +25,6 @@ class TritonViz(Detector):
     where = "interpreter"
     what = "triton-viz's symbolic sanitizer (z3) checks every load and store against its tensor's bounds"
     yours = "pip install triton-viz; triton-sanitizer your_test.py"
-    optional = True
     order = 110
 
     def extra_run(self, spec, backend: str) -> dict | str:

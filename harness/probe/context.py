@@ -9,6 +9,7 @@ import contextlib
 import time
 from dataclasses import dataclass, field
 
+from harness.probe.execute import PAD
 from harness.probe.findings import ERROR, Finding
 
 
@@ -27,6 +28,13 @@ class Context:
     refused: list = field(default_factory=list)  # (sizes, why) where Triton would not compile the kernel
     seen: dict = field(default_factory=dict)  # what runs showed: atomics, autotune, poisoned loads (skips, diagnosis)
     outcomes: dict = field(default_factory=dict)  # the experiments' plain runs by sizes (harness.probe.experiments.outcome)
+    pad: int = PAD  # guard elements on each side of every tensor (0 under a GPU tool: it checks accesses itself)
+
+    def call(self, inputs: dict, **kw):
+        """One call of the launcher on ``inputs`` (``execute.call``) on this run's backend, with its guard bands."""
+        from harness.probe import execute
+
+        return execute.call(self.target, inputs, backend=self.backend, pad=self.pad, **kw)
 
     def finding(self, code: str, message: str, **kw) -> Finding:
         return Finding(code, self.name, self.backend, message, **kw)
@@ -126,7 +134,7 @@ def poison_or_own(ctx: Context, inputs: dict, c) -> list:
     from harness.probe import execute as X
 
     with ctx.instrument(poison_masked=False):
-        again = X.call(ctx.target, X.clone_inputs(inputs), backend=ctx.backend, finite=True)
+        again = ctx.call(X.clone_inputs(inputs), finite=True)
     if again.error is None and again.cmp.get("nonfinite", 0) < c.cmp["nonfinite"]:
         return [ctx.finding("P112", f"{c.cmp['nonfinite']} non-finite result elements with NaN guard bands, "
                                     f"{again.cmp['nonfinite']} with finite ones: the kernel read outside its "
@@ -144,7 +152,7 @@ def never_written(ctx: Context, inputs: dict, first, ref=None) -> dict:
     if not first.guard.get("unwritten"):
         return {}
     with ctx.instrument(poison_masked=False):
-        second = X.call(ctx.target, X.clone_inputs(inputs), backend=ctx.backend, ref=ref, canary=X.second_fill)
+        second = ctx.call(X.clone_inputs(inputs), ref=ref, canary=X.second_fill)
     if second.error is not None or len(second.kept) != len(first.kept):
         return {}
     out = {}

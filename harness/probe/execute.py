@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from harness.run.patching import Patcher
 
-PAD = 4096  # guard elements on each side of every tensor
+PAD = 4096  # guard elements on each side of every tensor, unless the run says otherwise (Context.pad)
 
 
 @dataclass
@@ -219,25 +219,25 @@ class Band:
         return int((now[self.pad_mask] != self.before).any(dim=1).sum())
 
 
-def padded(name: str, t, salt: int, finite: bool = False) -> Band:
-    """``t`` copied into a buffer with PAD poison elements before and after, strides kept."""
+def padded(name: str, t, salt: int, finite: bool = False, pad: int = PAD) -> Band:
+    """``t`` copied into a buffer with ``pad`` poison elements before and after, strides kept."""
     import torch
 
     span = 1 + sum((s - 1) * st for s, st in zip(t.shape, t.stride())) if t.numel() else 0
-    base = torch.empty(PAD + span + PAD, dtype=t.dtype, device=t.device)
+    base = torch.empty(pad + span + pad, dtype=t.dtype, device=t.device)
     _fill_poison(base, salt, finite)
-    view = base.as_strided(t.shape, t.stride(), PAD)
+    view = base.as_strided(t.shape, t.stride(), pad)
     view.copy_(t)
     mask = torch.ones(base.numel(), dtype=torch.bool, device=t.device)
-    mask.as_strided(t.shape, t.stride(), PAD).fill_(False)
+    mask.as_strided(t.shape, t.stride(), pad).fill_(False)
     before = base.view(torch.uint8).view(base.numel(), -1)[mask].clone()
     return Band(name, base, view, mask, before)
 
 
-def _guard_inputs(inputs: dict, finite: bool = False) -> tuple[dict, list]:
+def _guard_inputs(inputs: dict, finite: bool = False, pad: int = PAD) -> tuple[dict, list]:
     import torch
 
-    bands = [padded(k, v, i + 1, finite) for i, (k, v) in enumerate(inputs.items())
+    bands = [padded(k, v, i + 1, finite, pad) for i, (k, v) in enumerate(inputs.items())
              if isinstance(v, torch.Tensor) and v.numel() and min(v.stride(), default=1) >= 0]
     given = dict(inputs)
     given.update({b.name: b.view for b in bands})
@@ -254,7 +254,7 @@ def band_fill(dtype):
 
 
 @contextlib.contextmanager
-def poisoned_allocations(canary=None):
+def poisoned_allocations(canary=None, pad: int = PAD):
     """``torch.empty``, ``empty_like`` and ``Tensor.new_empty`` return poison inside canary padding
     (``canary``: a function of the dtype giving another fill, for a second run that tells elements
     never written from elements that happen to equal the poison); ``torch.zeros``, ``zeros_like``
@@ -277,13 +277,13 @@ def poisoned_allocations(canary=None):
                 return t
             made["empty"] += 1
             fill = guards.default_poison(t.dtype) if canary is None else canary(t.dtype)
-            return guards.output(t.shape, t.dtype, t.device, pad=PAD, canary=fill)
+            return guards.output(t.shape, t.dtype, t.device, pad=pad, canary=fill)
         return alloc
 
     def wrap_zeros(original):  # zeros inside guard bands: a write past them shows, like an input's
         def alloc(*args, **kwargs):
             t = original(*args, **kwargs)
-            return t if plain(t, kwargs) else guards.guarded(t, t.device, pad=PAD, poison=band_fill(t.dtype))
+            return t if plain(t, kwargs) else guards.guarded(t, t.device, pad=pad, poison=band_fill(t.dtype))
         return alloc
 
     with Patcher() as patcher:
@@ -304,21 +304,23 @@ def _shares(out, inputs: dict) -> str:
                  and v.untyped_storage().data_ptr() == ptr), "")
 
 
-def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: bool = False, canary=None) -> Call:
+def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: bool = False, canary=None,
+         pad: int = PAD) -> Call:
     """The reference, then the launcher on guard-banded copies of ``inputs`` (with torch.empty
-    poisoned while it runs), compared; the guard bands checked. ``finite``: bands of 0.0."""
+    poisoned while it runs), compared; the guard bands checked. ``finite``: bands of 0.0; ``pad``:
+    guard elements on each side (0: none, under a GPU tool that checks accesses itself)."""
     import torch
 
     from harness.core import guards
     from harness.run.worker import call_with
 
     res = Call(ref=reference(target, inputs) if ref is None else ref)
-    with guards.collecting(pad=PAD) as gs:
-        given, bands = _guard_inputs(inputs, finite)
+    with guards.collecting(pad=pad) as gs:
+        given, bands = _guard_inputs(inputs, finite, pad)
         if counter is not None:
             counter.clear()
         try:
-            with poisoned_allocations(canary) as made:
+            with poisoned_allocations(canary, pad) as made:
                 out = call_with(target.launcher, given)
             res.allocated = made["empty"]
             if backend == "gpu":
@@ -464,7 +466,7 @@ def second_fill(dtype):
     return 27183.5 if dtype.is_floating_point else 77
 
 
-def unwritten_in_place(target, inputs: dict, name: str) -> int:
+def unwritten_in_place(target, inputs: dict, name: str, pad: int = PAD) -> int:
     """Elements of the input ``name`` (the result) that keep whatever they held before the
     launch: run twice with two different fillings of it and count elements that kept each."""
     import torch
@@ -482,12 +484,12 @@ def unwritten_in_place(target, inputs: dict, name: str) -> int:
         info = torch.iinfo(dtype)
         fills = (info.min + 3, info.max - 3)
     for fill in fills:
-        given, _ = _guard_inputs(clone_inputs(inputs))
+        given, _ = _guard_inputs(clone_inputs(inputs), pad=pad)
         t = given[name]
         t.fill_(fill)
         before = t.clone()
         try:
-            with guards.collecting(pad=PAD), poisoned_allocations():
+            with guards.collecting(pad=pad), poisoned_allocations(pad=pad):
                 call_with(target.launcher, given)
         except Exception:  # noqa: BLE001
             return 0

@@ -68,16 +68,14 @@ def run(args: dict) -> int:
 
         # autotune under the interpreter: each config benchmarked in two calls (a warm-up and one
         # timed), not do_bench's eight or more; its launches' side effects still precede the real one
-        if (pad := (args.get("options") or {}).get("pad")) is not None:
-            from harness.probe import execute
-
-            execute.PAD = int(pad)
         with patched(interpreter=args["backend"] == "interpreter", bench_calls=BENCH_CALLS) as counter:
             target = _load(args, emit)
             if target is None:
                 return EXIT_LOAD
             ctx = Context(target, args["backend"], int(args.get("seed", 0)), "", counter,
                           dict(args.get("options") or {}), emit, list((args.get("options") or {}).get("blocks") or []))
+            if (pad := ctx.options.get("pad")) is not None:
+                ctx.pad = int(pad)
             if "failing" in args:  # an earlier process died at these sizes: the experiments start there
                 ctx.seen["failing"] = dict(args["failing"] or target.sizes)
             hung = None

@@ -15,7 +15,7 @@ def run(ctx) -> list:
     calls = []
     for _ in range(2):
         with ctx.instrument(poison_masked=False):
-            calls.append(X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref, counter=ctx.counter))
+            calls.append(ctx.call(X.clone_inputs(inputs), ref=ref, counter=ctx.counter))
         if calls[-1].error is not None:
             return [crash(ctx, calls[-1].error, t.sizes)]
     first, second = calls

@@ -18,7 +18,7 @@ def run(ctx) -> list:
     t = ctx.target
     inputs = X.make(t, t.sizes, ctx.seed, ctx.backend)
     with ctx.instrument(poison_masked=False):
-        c = X.call(t, X.clone_inputs(inputs), backend=ctx.backend)
+        c = ctx.call(X.clone_inputs(inputs))
     if c.error is not None:
         return [crash(ctx, c.error, t.sizes)]
     out = []
@@ -32,7 +32,7 @@ def run(ctx) -> list:
                                severity=INFO if c.cmp.get("close") else ERROR))
     if c.returned and not c.cmp["close"]:
         with ctx.instrument(poison_masked=False):
-            kept = X.unwritten_in_place(t, inputs, c.returned)
+            kept = X.unwritten_in_place(t, inputs, c.returned, pad=ctx.pad)
         if kept:
             out.append(ctx.finding("P113", f"{kept} elements of '{c.returned}' (the result) keep whatever they "
                                            f"held before the launch: never written"))

@@ -14,7 +14,7 @@ def run(ctx) -> list:
     t = ctx.target
     inputs = X.make(t, t.sizes, ctx.seed, ctx.backend)
     with ctx.instrument(memcheck=True) as rec:  # poison in masked lanes: an address made from them is checked
-        c = X.call(t, inputs, backend=ctx.backend)
+        c = ctx.call(inputs)
     out = []
     for (kind, tensor, side, line), hit in sorted(rec.oob.items(), key=lambda kv: kv[0][3]):
         out.append(ctx.finding(CODES[kind], f"{hit['kernel']}: {kind} {side} of '{tensor}' by up to "

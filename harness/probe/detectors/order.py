@@ -79,15 +79,15 @@ def orders_differ(ctx, sizes: dict) -> tuple[str | None, object]:
     inputs = X.make(t, sizes, ctx.seed, ctx.backend)
     ref = X.reference(t, inputs)
     with ctx.instrument(order="forward", poison_masked=False) as rec:
-        X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref)  # autotune tunes here, not below
-        base = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref)
+        ctx.call(X.clone_inputs(inputs), ref=ref)  # autotune tunes here, not below
+        base = ctx.call(X.clone_inputs(inputs), ref=ref)
     if base.error is not None:
         return None, base.error
     for order in ORDERS:
         if ctx.late():
             break
         with ctx.instrument(order=order, poison_masked=False):
-            c = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref)
+            c = ctx.call(X.clone_inputs(inputs), ref=ref)
         if c.error is None and fingerprint(c.out) != fingerprint(base.out):
             diff = float((c.out.double() - base.out.double()).abs().nan_to_num(float("inf")).max())
             close = base.cmp["close"] and c.cmp["close"] or _within_rounding(t, base, c)

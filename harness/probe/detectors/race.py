@@ -12,7 +12,7 @@ def run(ctx) -> list:
     t = ctx.target
     inputs = X.make(t, t.sizes, ctx.seed, ctx.backend)
     with ctx.instrument(race=True) as rec:
-        c = X.call(t, inputs, backend=ctx.backend)
+        c = ctx.call(inputs)
     if c.error is None and rec is not None:  # the order detector's skip: programs that share nothing they write
         ctx.seen["cross_program"] = None if rec.truncated else rec.cross_program
     out, seen = [], set()

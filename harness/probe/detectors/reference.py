@@ -28,7 +28,7 @@ def run(ctx) -> list:
     def call(canary=None, **emulation):
         reset_autotune_caches(t.kernel)  # a first call again, as the one it is compared with
         with ctx.instrument(**emulation) as rec:
-            return X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref, canary=canary), rec
+            return ctx.call(X.clone_inputs(inputs), ref=ref, canary=canary), rec
 
     c, rec = call()
     if c.error is not None:

@@ -19,7 +19,7 @@ def run(ctx) -> list:
     prints, close = set(), True
     for i in range(RUNS + 1):  # the first run only tunes (autotune): first-call compares that one
         with ctx.instrument(poison_masked=False):
-            c = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref)
+            c = ctx.call(X.clone_inputs(inputs), ref=ref)
         if c.error is not None:
             return [crash(ctx, c.error, t.sizes)]
         if i:

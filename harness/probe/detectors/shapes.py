@@ -55,11 +55,11 @@ def fail(ctx: Context, sizes: dict) -> tuple[str, str] | None:
         return None
     poison = ctx.options.get("poison_masked", True)
     with ctx.instrument(poison_masked=poison) as rec:
-        c = X.call(t, inputs, backend=ctx.backend, ref=ref)
+        c = ctx.call(inputs, ref=ref)
     got = _why(ctx, sizes, inputs, ref, c)
     if got is not None and rec is not None and rec.poisoned_loads:
         with ctx.instrument(poison_masked=False):
-            zero = X.call(t, inputs, backend=ctx.backend, ref=ref)
+            zero = ctx.call(inputs, ref=ref)
         if _why(ctx, sizes, inputs, ref, zero) is None:
             ctx.seen.setdefault("poison_only", {"sizes": dict(sizes), "lines": list(rec.poison_lines), "why": got[1]})
             return None
@@ -87,7 +87,7 @@ def _why(ctx: Context, sizes: dict, inputs: dict, ref, c) -> tuple[str, str] | N
     if not c.cmp["close"] and (kept := sum(never_written(ctx, inputs, c, ref).values())):
         return "never written", f"left {kept} elements of a result never written"
     if not c.cmp["close"]:
-        kept = X.unwritten_in_place(t, inputs, c.returned) if c.returned else 0
+        kept = X.unwritten_in_place(t, inputs, c.returned, pad=ctx.pad) if c.returned else 0
         if kept:
             return "never written", f"left {kept} elements of '{c.returned}' never written"
         return ("non-finite" if c.cmp.get("nonfinite") else "wrong values"), _wrong(c.cmp)
@@ -147,7 +147,7 @@ def _empty(ctx: Context) -> list:
         if not any(getattr(v, "numel", lambda: 1)() == 0 for v in inputs.values()):
             continue  # 0 is an ordinary value of this size (a padding, a count): fuzzing covers it
         with ctx.instrument():
-            c = X.call(ctx.target, inputs, backend=ctx.backend, ref=ref)
+            c = ctx.call(inputs, ref=ref)
         if c.error is not None:  # refused: information (the kernel need not accept empty input)
             out.append(_crash(ctx, c.error, sizes))
             out[-1].code, out[-1].severity = "P402", INFO

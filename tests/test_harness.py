@@ -284,3 +284,23 @@ def test_a_crash_and_a_hang_leave_every_other_run_of_the_batch_intact(cases_root
             assert run.status == "done" and len(run.trials) == 2, (slug, variant, run.message)
             alone = run_isolated(spec, variant, "interpreter", trials=2, seed=0)
             assert [t["fingerprint"] for t in run.trials] == [t["fingerprint"] for t in alone.trials]
+
+
+def test_the_probe_api_and_command_line_share_names_and_defaults(monkeypatch):
+    """``harness.probe(file, detectors=...)`` is ``probe FILE --detectors ...``, with the same defaults."""
+    import inspect
+
+    from harness.probe import runner
+
+    sub = cli.build_parser()._subparsers._group_actions[0].choices["probe"]
+    option = {s: a for a in sub._actions for s in a.option_strings}
+    assert option["--detectors"] is option["--only"] and option["--backend"].default == "all"
+    params = inspect.signature(runner.probe).parameters
+    assert "detectors" in params
+    for name in ("launcher", "seed", "jobs", "timeout", "sizes", "inputs"):
+        assert params[name].default == option[f"--{name}"].default, name
+    ran = []
+    monkeypatch.setattr(runner, "resolve_backends", lambda choice: {"all": ["gpu", "interpreter"]}[choice])
+    monkeypatch.setattr(runner, "_probe_backend", lambda report, args, backend, *rest: ran.append(backend))
+    runner.probe(__file__)
+    assert ran == ["gpu", "interpreter"]  # no backends given: every one there is, as --backend all

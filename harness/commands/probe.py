@@ -78,7 +78,7 @@ def register(sub) -> None:
     p.add_argument("--launcher", default="launch", help="the launcher's name in FILE (default: launch)")
     p.add_argument("--backend", choices=["gpu", "interpreter", "all"], default="all",
                    help="where to run (default: the GPU if there is one, and the interpreter)")
-    p.add_argument("--only", type=_names, default=None, metavar="NAMES",
+    p.add_argument("--detectors", "--only", dest="only", type=_names, default=None, metavar="NAMES",
                    help=f"run only these detectors, comma-separated, of: {', '.join(_detector_names())}")
     p.add_argument("--sizes", type=_sizes, default=None, metavar="N=V,...", help="sizes to use, pinned (shape fuzzing varies the others)")
     p.add_argument("--seed", type=seed, default=0, help="seed for inputs, program shuffles and fuzzing (default 0)")

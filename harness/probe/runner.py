@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from harness.probe.findings import ERROR, INFO, WARNING, Finding, attach_cases, problems
+from harness.run.backends import resolve_backends
 from harness.run.isolate import exit_message, new_lines, run_process
 
 from harness.probe import detectors as registry
@@ -302,7 +303,11 @@ def _progress(backend: str, say):
 def probe(file: str, *, inputs: str | None = None, launcher: str = "launch", backends: list | None = None,
           detectors: list | None = None, seed: int = 0, sizes: dict | None = None, jobs: int = 2,
           timeout: float = DEFAULT_TIMEOUT, options: dict | None = None, progress=None) -> ProbeReport:
-    """Run every detector on ``file`` (see ``harness.probe``); raise ProbeInputError for a bad file."""
+    """Run every detector on ``file`` (see ``harness.probe``); raise ProbeInputError for a bad file.
+
+    The names and defaults are the command line's: ``detectors`` is ``--detectors`` (or ``--only``),
+    ``backends`` None is ``--backend all`` (the GPU if there is one, and the interpreter).
+    """
     for p in (file, inputs):
         if p is not None and not os.path.isfile(p):
             raise ProbeInputError(f"{p}: no such file")
@@ -310,7 +315,7 @@ def probe(file: str, *, inputs: str | None = None, launcher: str = "launch", bac
     args = {"file": os.path.abspath(file), "inputs": os.path.abspath(inputs) if inputs else None,
             "launcher": launcher, "seed": seed, "sizes": sizes or {}, "options": dict(options or {})}
     report = ProbeReport(file)
-    for backend in backends or ["interpreter"]:
+    for backend in backends or resolve_backends("all"):  # as the CLI: the GPU if there is one, and the interpreter
         _probe_backend(report, args, backend, detectors, jobs, timeout, progress)
     report.findings = merge_repeated(report.findings)
     report.findings += _poison_only(report)

@@ -189,3 +189,134 @@ def test_a_worker_that_asked_to_die_with_its_parent_does_when_the_parent_is_kill
         os.kill(pid, signal.SIGKILL)
         pytest.fail("the worker outlived its SIGKILLed parent")
     assert "die_with_parent()" in (root / "harness" / "sanitize" / "child.py").read_text()
+
+
+# ------------------------------------------------------------------ what a kernel's launcher starts
+
+SPAWNS = '''
+import os as _os
+import subprocess as _sp
+import time as _time
+
+
+def _note(pid):
+    open(_os.path.join(_os.environ["CASEBOOK_TEST_PIDS"], str(pid)), "w").close()
+
+
+def spawn_children():
+    """A launcher's leftovers: a plain child, a child in a session of its own with a child of
+    its own, and a daemon (a double fork, then setsid)."""
+    _note(_sp.Popen(["sleep", "1234"]).pid)
+    if (pid := _os.fork()) == 0:
+        _os.setsid()
+        if _os.fork() == 0:
+            _note(_os.getpid())
+            _time.sleep(1234)
+            _os._exit(0)
+        _time.sleep(1234)
+        _os._exit(0)
+    _note(pid)
+    if _os.fork() == 0:
+        if _os.fork() == 0:
+            _os.setsid()
+            _note(_os.getpid())
+            _time.sleep(1234)
+            _os._exit(0)
+        _os._exit(0)
+'''
+HANG = "    import time; time.sleep(1234)\n"
+
+
+def with_spawns(source: str, launcher: str, hang: bool = False) -> str:
+    """``source`` whose launcher first starts the children of SPAWNS (and then hangs, if asked)."""
+    head = f"def {launcher}("
+    at = source.index("\n", source.index(head)) + 1
+    return SPAWNS + source[:at] + "    spawn_children()\n" + (HANG if hang else "") + source[at:]
+
+
+def alive(pid: int) -> bool:
+    """A process that exists and is not a zombie (one nobody has reaped yet is dead)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def left_after(command: list[str], pids: Path, env: dict, stop=None) -> tuple[int, list[int]]:
+    """Run ``command`` (``stop``: a signal sent once children were started); the exit status and
+    the children its kernels started that are alive 5 s after it ended (killed then)."""
+    proc = subprocess.Popen(command, cwd=ROOT, env={**env, "CASEBOOK_TEST_PIDS": str(pids)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if stop is not None:
+        deadline = time.monotonic() + 120
+        while len(list(pids.iterdir())) < 4 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.5)
+        proc.send_signal(stop)
+    _, err = proc.communicate(timeout=300)
+    noted = [int(p.name) for p in pids.iterdir()]
+    deadline = time.monotonic() + 5
+    while any(alive(p) for p in noted) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [p for p in noted if alive(p)]
+    for p in left:
+        os.kill(p, signal.SIGKILL)
+    assert len(noted) >= 4, f"the launcher never ran: {err[-2000:]}"
+    assert "Traceback" not in err, err[-2000:]
+    return proc.returncode, left
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the keeper is Linux's (PR_SET_CHILD_SUBREAPER)")
+@pytest.mark.parametrize("how", ["ends", "hangs", "interrupted", "fresh process"])
+def test_nothing_a_launcher_started_outlives_case(make_case, tmp_path, how):
+    """A launcher that starts a child, a child in a session of its own and a daemon: none of
+    them is left 5 s after ``case`` ends, whether the worker ended, hung or was interrupted,
+    forked from the fork server or started fresh."""
+    texts = make_case.texts
+    files = {f"{v}.py": with_spawns(texts[f"{v}.py"], "row_mean", hang=how in ("hangs", "interrupted"))
+             for v in ("broken", "fixed")}
+    make_case("spawns-children", root=tmp_path / "cases", files=files,
+              fields={"run": {"timeout": {"interpreter": 2}}} if how == "hangs" else None)
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    env = {**os.environ, "CASEBOOK_CASES": str(tmp_path / "cases"), "CUDA_VISIBLE_DEVICES": "",
+           "CASEBOOK_FORKSERVER": "0" if how == "fresh process" else "1"}
+    code, left = left_after([sys.executable, "-m", "harness", "case", "spawns-children", "--backend",
+                             "interpreter", "--trials", "2"], pids, env,
+                            stop=signal.SIGINT if how == "interrupted" else None)
+    assert not left, f"left running 5 s after case ended ({how}): {left}"
+    assert code == {"ends": 0, "fresh process": 0, "hangs": 1, "interrupted": 130}[how]  # a hang is not "wrong"
+
+
+PROBE_FILE = '''
+import torch
+
+
+def launch(x):
+    return x * 2
+
+
+def make_inputs(*, device, gen, n=64):
+    return {"x": torch.randn(n, generator=gen).to(device)}
+
+
+def reference(x):
+    return x.double() * 2
+'''
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the keeper is Linux's (PR_SET_CHILD_SUBREAPER)")
+@pytest.mark.parametrize("how", ["ends", "hangs", "killed"])
+def test_nothing_a_launcher_started_outlives_probe(tmp_path, how):
+    """The same through ``probe``: its detector processes end with everything the launcher
+    started, after a normal end, a timeout, and the harness itself killed with SIGKILL."""
+    file = tmp_path / "probe_spawns.py"
+    file.write_text(with_spawns(PROBE_FILE, "launch", hang=how != "ends"))
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
+    code, left = left_after([sys.executable, "-m", "harness", "probe", str(file), "--backend", "interpreter",
+                             "--only", "reference", "--timeout", "3", "-q"], pids, env,
+                            stop=signal.SIGKILL if how == "killed" else None)
+    assert not left, f"left running 5 s after probe ended ({how}): {left}"
+    assert code == {"ends": 0, "hangs": 1, "killed": -signal.SIGKILL}[how]

@@ -1,7 +1,8 @@
 """The harness's side of ``harness.run.zygote``: a fork server per worker environment.
 
-``spawn`` asks the server for a worker and returns a ``Child``, which ``isolate`` waits
-on, polls and kills (by its process group) exactly as it does a ``subprocess.Popen``.
+``spawn`` asks the server for a worker and returns a ``Child`` (the worker's keeper,
+``harness.run.parent``), which ``isolate`` waits on, polls and ends exactly as it does a
+``subprocess.Popen``.
 A server serves one environment: a run whose environment differs (a test that set a
 variable, a detector's own settings) gets a server of its own. When the server cannot
 be had, ``spawn`` returns None and the caller starts a plain process instead.
@@ -32,6 +33,7 @@ class Child:
     def __init__(self):
         self.pid: int | None = None
         self.returncode: int | None = None
+        self.kept = True  # the server's child is the worker's keeper: SIGTERM ends both, and all below
         self._started, self._ended = threading.Event(), threading.Event()
 
     def wait(self, timeout: float | None = None) -> int | None:

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from harness.core.discovery import REPO_ROOT
 from harness.core.events import RunResult
 from harness.core.spec import CaseSpec
-from harness.run import forkserver, timings
+from harness.run import forkserver, parent, timings
 from harness.run.backends import gpu_count
 
 TAIL_BYTES = 6000
@@ -49,13 +49,16 @@ POLL = 0.2  # seconds between looks at a running worker
 # start the process itself); the bench worker, which times kernels, always starts fresh and alone.
 FORKED = frozenset({"harness.run.worker", "harness.probe.worker", "harness.bugs.plain"})
 STARTUP_GRACE = 60.0  # seconds a worker may take to import torch and Triton, to set up a call or to compile
+KEEPER = os.path.abspath(parent.__file__)  # runs a fresh worker under a keeper (harness.run.parent)
+KEEPER_GRACE = parent.CLEANUP_SECONDS + 5  # seconds a keeper has to end its worker before it is killed
 
 
 class Workers:
     """Every worker process group this harness started and has not yet seen end.
 
-    ``stop()`` (on SIGINT, SIGTERM or exit) kills them all at once and refuses new
-    ones, so nothing outlives the command, a hanging kernel included.
+    ``stop()`` (on SIGINT, SIGTERM or exit) ends them all at once and refuses new
+    ones, so nothing outlives the command, a hanging kernel included. Each runs under a
+    keeper (``harness.run.parent``) that ends it with everything it started.
     """
 
     def __init__(self):
@@ -67,7 +70,9 @@ class Workers:
         with self._lock:
             if self.stopping.is_set():
                 return None
-            proc = subprocess.Popen(cmd, start_new_session=True, **kw)
+            kept = parent.LINUX
+            proc = subprocess.Popen([sys.executable, "-S", KEEPER, *cmd] if kept else cmd, start_new_session=True, **kw)
+            proc.kept = kept
             self._live[proc.pid] = proc
             return proc
 
@@ -83,7 +88,7 @@ class Workers:
             self._live[child.pid] = child
             stopping = self.stopping.is_set()
         if stopping:  # stop() ran while it was being forked
-            _kill_group(child)
+            _stop(child)
         return child
 
     def done(self, proc: subprocess.Popen) -> None:
@@ -95,12 +100,12 @@ class Workers:
         self.stopping.clear()
 
     def stop(self) -> int:
-        """Kill every live worker's process group; return how many there were."""
+        """Ask every live worker's keeper to end it (their threads wait for them); return how many."""
         with self._lock:
             self.stopping.set()
             live = list(self._live.values())
         for proc in live:
-            _kill_group(proc)
+            _stop(proc)
         forkserver.stop_all()
         return len(live)
 
@@ -108,11 +113,30 @@ class Workers:
 WORKERS = Workers()
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def _stop(proc) -> None:
+    """Ask a worker's keeper to end it and everything it started (SIGTERM); without a keeper
+    (not Linux), kill the worker's process group."""
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
+        if getattr(proc, "kept", False):
+            os.kill(proc.pid, signal.SIGTERM)
+        else:
+            os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def end(proc) -> int | None:
+    """End a worker and wait for it: its keeper has KEEPER_GRACE seconds to clean up, then it, its
+    process group and every process below it are killed. The exit status."""
+    _stop(proc)
+    try:
+        return proc.wait(timeout=KEEPER_GRACE)
+    except subprocess.TimeoutExpired:
+        below = parent.descendants(proc.pid)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        parent.kill_all(below)
+        return proc.wait()
 
 
 def memory_limit_bytes(backend: str) -> int | None:
@@ -229,7 +253,7 @@ def _tail(path: str) -> str:
 def run_process(module: str, args: dict, *, backend: str, timeout: float, extra_env: dict | None = None,
                 wrapper: list[str] | None = None, on_poll=None) -> Process:
     """``python -m module '<args as JSON>'`` in a new session; ``args["events"]`` is set to
-    a file the worker appends JSON lines to. Killed (its whole process group) on timeout.
+    a file the worker appends JSON lines to. Ended, with everything it started, on timeout.
     ``on_poll(events_path)`` is called while it runs, about each POLL seconds (progress lines)."""
     res = Process()
     with tempfile.TemporaryDirectory(prefix="casebook-") as tmp:
@@ -314,14 +338,12 @@ def _wait(proc: subprocess.Popen, timeout: float, res: Process, events: str, wat
                 if last is not None:
                     deadline = time.monotonic() + (timeout if last in clock else max(timeout, STARTUP_GRACE))
                 elif time.monotonic() >= deadline:
-                    _kill_group(proc)
-                    proc.wait()
+                    end(proc)
                     res.hung = True
                     break
     finally:
-        if proc.poll() is None:  # interrupted while waiting: take the group down with us
-            _kill_group(proc)
-            proc.wait()
+        if proc.poll() is None:  # interrupted while waiting: take it down with us
+            end(proc)
         WORKERS.done(proc)
     res.interrupted = WORKERS.stopping.is_set()
 

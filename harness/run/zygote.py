@@ -6,14 +6,14 @@ Usage (by ``harness.run.isolate``, not by people)::
     [TRITON_INTERPRET=1] python -m harness.run.zygote
 
 It reads one JSON request a line on stdin, ``{"id", "module", "args", "log"}``, and for
-each forks a child that starts a session of its own (so the harness can kill its whole
-process group, as it kills any worker), sends its output to ``log`` and runs
+each forks a child that starts a session of its own, sends its output to ``log`` and
+becomes the keeper (``harness.run.parent``) of a worker it forks, which runs
 ``module.run(args)`` (``harness.run.worker``, or the probe's ``harness.probe.worker``)
 with this process's environment and folder (the
 harness starts one server per worker environment). On stdout it answers
 ``{"id", "pid"}`` once the child's session exists, and ``{"pid", "exit"}`` when the child
 ends (the exit status as ``subprocess`` gives it: negative for a signal). It exits when
-its stdin closes; children it started run on to their end.
+its stdin closes; a keeper whose server is gone ends its worker and everything below it.
 
 Each child is a copy of a process that has run no kernel and made no tensor, so runs
 stay as isolated from each other as separate processes are: a crash or a hang is the
@@ -33,14 +33,16 @@ import select
 import signal
 import sys
 
+from harness.run import parent
+
 
 def _send(fd: int, msg: dict) -> None:
     os.write(fd, (json.dumps(msg) + "\n").encode())
 
 
 def _child(req: dict, ready: int, proto: int) -> None:
-    """In the forked child: a session of its own, the log as stdout and stderr, then the worker."""
-    code = 1
+    """In the forked child: a session of its own, the log as stdout and stderr, then the worker's
+    keeper (``harness.run.parent.keep``), which forks the worker and ends as it ends."""
     try:
         os.setsid()
         os.write(ready, b"x")
@@ -57,6 +59,19 @@ def _child(req: dict, ready: int, proto: int) -> None:
         os.close(null)
         sys.stdout.reconfigure(line_buffering=True)
         sys.stderr.reconfigure(line_buffering=True)
+        parent.keep(lambda: _worker(req))
+    except BaseException:  # noqa: BLE001  the child must end here, whatever happened
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        os._exit(1)
+
+
+def _worker(req: dict) -> None:
+    """In the keeper's child: the worker module's ``run``, then this process ends with its status."""
+    code = 1
+    try:
         import faulthandler
         import importlib
 
@@ -90,13 +105,7 @@ def _spawn(req: dict, proto: int) -> None:
 
 
 def _reap(proto: int) -> None:
-    while True:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
+    for pid, status in parent.reaped():
         _send(proto, {"pid": pid, "exit": os.waitstatus_to_exitcode(status)})
 
 

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from harness.errors import EXIT_MISMATCH, UsageError
-from harness.run.isolate import WORKERS
+from harness.run.isolate import WORKERS, end
 from harness.sanitize import JOB_ENV, RESULTS_ENV
 from harness.sanitize.session import Config, read_sink
 
@@ -102,6 +102,5 @@ def _wait(proc) -> int:
         return proc.wait()
     finally:
         if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+            end(proc)  # with everything it started
         WORKERS.done(proc)

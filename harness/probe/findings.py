@@ -1,5 +1,7 @@
 """What a probe finds: findings as plain data with stable codes, the casebook cases that
-match each, and the table and JSON they are printed as.
+match each, and the table and JSON they are printed as. The table shows every path one way
+(``shown_path``: relative to the current directory when inside it, else absolute) and each
+finding's program ids one way; the JSON keeps them as the detectors wrote them.
 
 Codes are stable, like a linter's: the first digit is the family.
 
@@ -15,6 +17,8 @@ Codes are stable, like a linter's: the first digit is the family.
 from __future__ import annotations
 
 import json
+import os
+import re
 from dataclasses import asdict, dataclass, field
 
 ERROR, WARNING, INFO = "error", "warning", "info"
@@ -124,6 +128,36 @@ def problems(findings: list[Finding]) -> list[Finding]:
     return [f for f in findings if f.severity != INFO]
 
 
+def shown_path(path: str) -> str:
+    """A path as the probe's text shows every path: relative to the current directory when it is inside
+    it, else absolute. A relative ``path`` is the workers' (they run in the repository's root)."""
+    from harness.core.discovery import REPO_ROOT
+
+    full = os.path.normpath(os.path.join(REPO_ROOT, path))
+    rel = os.path.relpath(full)
+    return full if rel == ".." or rel.startswith(".." + os.sep) else rel
+
+
+_FILE_LINE = re.compile(r"(?<![\w/.\\-])((?:/|\.{1,2}/)?(?:[\w.-]+/)*[\w.-]+\.py):(\d+)")
+
+
+def shown_paths(text: str) -> str:
+    """``text`` with each ``file.py:line`` in it shown as ``shown_path`` shows it."""
+    return _FILE_LINE.sub(lambda m: f"{shown_path(m.group(1))}:{m.group(2)}", text)
+
+
+def shown_programs(f: Finding) -> str:
+    """``f.message`` with its program ids written one way: where one is a tuple ``(x, y, z)`` (a grid of
+    several axes), every one is, ``1`` becoming ``(1, 0, 0)``."""
+    ids = [str(p) for p in f.programs]
+    tuples = [p for p in ids if p.startswith("(")]
+    if not tuples or len(tuples) == len(ids):
+        return f.message
+    axes = max(len(p.strip("()").split(",")) for p in tuples)
+    one_way = [p if p.startswith("(") else "(" + ", ".join([p] + ["0"] * (axes - 1)) + ")" for p in ids]
+    return f.message.replace("programs " + " and ".join(ids), "programs " + " and ".join(one_way), 1)
+
+
 def table(findings: list[Finding], max_cases: int = 3) -> str:
     from tabulate import tabulate
 
@@ -132,7 +166,8 @@ def table(findings: list[Finding], max_cases: int = 3) -> str:
     rows = []
     for f in findings:
         cases = ", ".join(c["slug"] for c in f.cases[:max_cases]) + (" ..." if len(f.cases) > max_cases else "")
-        rows.append([f.code, f.severity, f.detector, f.backend, f.line or "", f.message, cases])
+        rows.append([f.code, f.severity, f.detector, f.backend, shown_paths(f.line or ""),
+                     shown_paths(shown_programs(f)), cases])
     return tabulate(rows, headers=["code", "severity", "detector", "backend", "kernel line", "evidence",
                                    "like these cases"],
                     tablefmt="simple", maxcolwidths=[None, None, None, None, 34, 70, 36], disable_numparse=True)
@@ -145,7 +180,7 @@ def case_links(findings: list[Finding]) -> list[str]:
         for c in f.cases:
             if c["slug"] not in seen:
                 seen.add(c["slug"])
-                lines.append(f"{c['readme']}: {c['title']} ({f.code})")
+                lines.append(f"{shown_path(c['readme'])}: {c['title']} ({f.code})")
     return lines
 
 

@@ -71,20 +71,21 @@ class ProbeReport:
         return [f for f in self.findings if f.code == code]
 
     def text(self) -> str:
-        from harness.probe.findings import case_links, table
+        from harness.probe.findings import case_links, shown_path, shown_paths, table
 
         from harness.probe.diagnosis import text as diagnosis_text
 
-        lines = [f"probe {self.file}: {len(self.errors)} errors, {len(self.warnings)} warnings, "
+        lines = [f"probe {shown_path(os.path.abspath(self.file))}: {len(self.errors)} errors, {len(self.warnings)} warnings, "
                  f"{len(self.findings) - len(self.problems)} notes ({self.seconds:.0f}s)"]
         if self.diagnosis:
-            lines += diagnosis_text(self.diagnosis) + [""]
+            lines += [shown_paths(x) for x in diagnosis_text(self.diagnosis)] + [""]
         lines.append(table(self.findings))
         if links := case_links(self.findings):
             lines += ["", "casebook cases with the same defect:"] + [f"  {x}" for x in links]
         if self.lint:
             lines += ["", "the source alone (harness lint):"]
-            lines += [f"  {x['path']}:{x['line']}:{x['col']}: {x['code']} {x['message']} [cases/{x['cases'][0]}]"
+            lines += [f"  {shown_path(os.path.abspath(x['path']))}:{x['line']}:{x['col']}: {x['code']} {x['message']} "
+                      f"[cases/{x['cases'][0]}]"
                       for x in self.lint]
         return "\n".join(lines)
 

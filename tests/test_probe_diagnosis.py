@@ -125,11 +125,12 @@ DIAG = ROOT / "tests" / "probe_fixtures" / "diagnosis"
     ("zero_row.py", "zero-input", "padding-contamination"),
     ("nan_past_length.py", "nonfinite-input", "padding-contamination"),
     ("exp_overflow.py", "magnitude", "overflow"),
+    ("empty_parts_merge.py", "special-value", "degenerate-size"),
 ])
 def test_the_nonfinite_experiment_tells_zeros_inputs_and_magnitudes_apart(fixture, evidence, defect):
     r = probe(str(DIAG / fixture), detectors=["reference", "diagnose"])
     seen = r.meta["interpreter"]["seen"]["evidence"]
-    assert evidence in seen and not {"zero-input", "nonfinite-input", "magnitude"} - {evidence} & set(seen), seen
+    assert evidence in seen and not {"zero-input", "nonfinite-input", "magnitude", "special-value"} - {evidence} & set(seen), seen
     assert r.diagnosis[0]["defect"] == defect, r.text()
 
 

@@ -38,7 +38,7 @@ def _r(defect: str, needs: str, confidence: float, unless: str = "") -> Rule:
 
 # every mechanism the detectors and experiments can show: a formula is blamed only when none did
 NO_MECHANISM = ("tail many-programs layout equal-sizes oob-store oob-load unwritten race order "
-                "autotune-first-call first-call-right tf32 accumulated grid-limit large-only uninitialized masked-undefined "
+                "autotune-first-call first-call-right special-value tf32 accumulated grid-limit large-only uninitialized masked-undefined "
                 "error-grows autotuned-atomics autotune-reuse atomic-order empty hang nonfinite-input zero-input magnitude")
 
 RULES = (
@@ -90,6 +90,7 @@ RULES = (
     # right for one trip of a loop, wrong for more, with no more programs: a step carried between trips
     _r("wrong-formula", "many-iterations", 0.45, "tail layout race oob-store oob-load"),
     _r("degenerate-size", "empty", 0.6),
+    _r("degenerate-size", "special-value", 0.7, "oob-load oob-store"),  # an empty segment's -inf, mishandled
     _r("deadlock", "hang", 0.4),
     # what is left when the experiments show no mechanism: wrong values (most of them: more likely)
     _r("wrong-formula", "wrong-everywhere", 0.3, NO_MECHANISM),

@@ -1,9 +1,12 @@
 """Where does a NaN or Inf come from? Three runs tell the usual sources apart:
 
-- the inputs hold NaN or Inf (unwritten cache slots, an empty segment's -inf, a row of NaN
-  logits) and the kernel is wrong with them, right once they are replaced by 0:
-  "nonfinite-input", values the kernel should have kept out of the result got in (whether or
-  not the wrong result is itself finite: an argmax can pick a padded lane);
+- the inputs hold NaN or Inf (unwritten cache slots, a row of NaN logits past a length) and
+  the kernel is wrong with them, right once they are replaced by 0, which the reference does
+  not notice: "nonfinite-input", values the kernel should have kept out of the result got in
+  (whether or not the wrong result is itself finite: an argmax can pick a padded lane);
+- the same, but the reference's result changes when they are 0: the reference gives them a
+  meaning (an empty segment's -inf log-sum-exp) that the kernel does not handle:
+  "special-value", a degenerate input;
 
 and where the kernel gives NaN or Inf where the float64 reference is finite and the inputs
 hold none:
@@ -26,6 +29,14 @@ def _floats(inputs: dict) -> list[str]:
     return [k for k, v in inputs.items() if isinstance(v, torch.Tensor) and v.is_floating_point() and v.numel()]
 
 
+def _same(a, b) -> bool:
+    import torch
+
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or a.shape != b.shape:
+        return False
+    return bool(torch.equal(torch.nan_to_num(a.double(), nan=7.0), torch.nan_to_num(b.double(), nan=7.0)))
+
+
 def run(ctx, failing: dict) -> dict:
     import torch
 
@@ -39,11 +50,17 @@ def run(ctx, failing: dict) -> dict:
     if held:
         cleaned = {k: torch.nan_to_num(v, nan=0.0, posinf=0.0, neginf=0.0) if k in held else v
                    for k, v in inputs.items()}
-        if outcome(ctx, failing, cleaned)[0] == "right":
-            return {"nonfinite-input": f"wrong at {fmt(failing)} with the NaN/Inf that {', '.join(map(repr, held))} "
-                                       f"hold{'s' if len(held) == 1 else ''}; right once they are replaced by 0: "
-                                       f"values the result should not depend on get in"}
-        return {}
+        state, clean = outcome(ctx, failing, cleaned)
+        if state != "right":
+            return {}
+        which = f"the NaN/Inf that {', '.join(map(repr, held))} hold{'s' if len(held) == 1 else ''}"
+        if not _same(clean.ref, c.ref):  # the reference reads them: a value with a meaning, mishandled
+            return {"special-value": f"wrong at {fmt(failing)} with {which}, which the reference gives a meaning "
+                                     f"(its result changes when they are 0: an empty segment's -inf, say); the "
+                                     f"kernel does not handle them"}
+        return {"nonfinite-input": f"wrong at {fmt(failing)} with {which}; right once they are replaced by 0, "
+                                   f"which the reference does not notice: values the result should not depend "
+                                   f"on get in"}
     out, ref = c.out.double(), c.ref.double()
     bad = ~torch.isfinite(out) & torch.isfinite(ref)
     if not bool(bad.any()):

@@ -304,3 +304,15 @@ def test_the_probe_api_and_command_line_share_names_and_defaults(monkeypatch):
     monkeypatch.setattr(runner, "_probe_backend", lambda report, args, backend, *rest: ran.append(backend))
     runner.probe(__file__)
     assert ran == ["gpu", "interpreter"]  # no backends given: every one there is, as --backend all
+
+
+def test_every_gpu_log_names_its_device_and_versions():
+    """A committed log named for a GPU says inside which GPU, torch and triton ran it (or which record says so)."""
+    import re
+
+    logs = [p for d in ("docs", "cases") for p in (discovery.REPO_ROOT / d).rglob("*.log")
+            if re.search(r"h100|h200", p.name, re.I)]
+    assert logs
+    for p in logs:
+        text = p.read_text(errors="replace")
+        assert re.search(r"NVIDIA H(100|200)", text) and re.search(r"torch \d", text) and re.search(r"triton \d", text), p

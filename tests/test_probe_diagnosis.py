@@ -350,3 +350,10 @@ def test_a_read_outside_whose_lanes_never_reach_the_result_is_not_why_the_values
     assert "'s_ptr'" in seen.get("oob-load-unused", "") and "oob-load" not in seen, seen
     assert r.diagnosis[0]["defect"] == "wrong-formula", r.text()
     assert "out-of-bounds-read" in [d["defect"] for d in r.diagnosis], r.text()
+
+
+def test_wrong_elements_all_holding_the_outputs_fill_are_never_written():
+    r = probe(str(DIAG / "page_table_half.py"), detectors=["reference", "diagnose"])
+    seen = r.meta["interpreter"]["seen"]["evidence"]
+    assert "hold -1 " in seen.get("fill-kept", ""), seen
+    assert r.diagnosis[0]["defect"] == "unwritten-output", r.text()

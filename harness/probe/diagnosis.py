@@ -38,7 +38,7 @@ def _r(defect: str, needs: str, confidence: float, unless: str = "") -> Rule:
 
 # every mechanism the detectors and experiments can show: a formula is blamed only when none did
 NO_MECHANISM = ("tail many-programs layout equal-sizes oob-store oob-load unwritten race order "
-                "autotune-first-call first-call-right special-value tf32 accumulated grid-limit large-only uninitialized masked-undefined "
+                "autotune-first-call first-call-right special-value fill-kept tf32 accumulated grid-limit large-only uninitialized masked-undefined "
                 "error-grows autotuned-atomics autotune-reuse atomic-order empty hang nonfinite-input zero-input magnitude")
 
 RULES = (
@@ -69,6 +69,7 @@ RULES = (
     _r("precision-loss", "tf32", 0.9),
     _r("precision-loss", "error-grows small-error", 0.7, "tail layout"),
     _r("unwritten-output", "unwritten", 0.8, "oob-store"),
+    _r("unwritten-output", "fill-kept", 0.75, "oob-store"),
     _r("unwritten-output", "unwritten oob-store", 0.5),  # a stray store may leave its own element unwritten
     _r("store-race", "race", 0.8, "read-write-race"),
     _r("lost-update", "race read-write-race", 0.8),
@@ -81,8 +82,8 @@ RULES = (
     _r("padding-contamination", "masked-undefined", 0.75),
     _r("padding-contamination", "nonfinite zero-input", 0.75, "oob-load oob-store"),
     _r("padding-contamination", "nonfinite-input", 0.7, "oob-load oob-store"),
-    _r("padding-contamination", "tail nonfinite", 0.7, "oob-load oob-store unwritten magnitude"),
-    _r("padding-contamination", "tail", 0.6, "oob-load oob-store unwritten magnitude"),
+    _r("padding-contamination", "tail nonfinite", 0.7, "oob-load oob-store unwritten magnitude fill-kept"),
+    _r("padding-contamination", "tail", 0.6, "oob-load oob-store unwritten magnitude fill-kept"),
     # parts of a reduction lost or combined wrong are far off; a small error that grows is rounding
     _r("partial-reduction", "many-programs", 0.55, "tail race layout small-error"),
     _r("wrong-combine", "many-programs", 0.45, "tail race layout small-error"),

@@ -4,7 +4,9 @@
   autotune's benchmarking runs, a buffer never zeroed);
 - close but outside the tolerance (relative error under 5%), and is the error larger at a
   larger size: "small-error", "error-grows" (accumulation precision);
-- most elements wrong: "wrong-everywhere".
+- most elements wrong: "wrong-everywhere";
+- the wrong elements all one value other than 0 where the reference varies: "fill-kept" (never
+  written: the -1 a table is filled with).
 """
 
 from __future__ import annotations
@@ -49,6 +51,11 @@ def run(ctx, failing: dict) -> dict:
     if n == 0 and not c.cmp.get("n_bad"):
         return {}
     bad = c.cmp.get("n_bad", n)  # by the probe's own tolerance for this dtype and magnitude
+    held = out[wrong]
+    if n >= 4 and bool(torch.isfinite(held).all()) and float(held[0]) != 0 and bool((held == held[0]).all()) \
+            and int(torch.unique(ref[wrong]).numel()) > 1:  # one value where the reference varies: a fill kept
+        ev["fill-kept"] = f"the {n} wrong elements all hold {float(held[0]):g} where the reference varies, at " \
+                          f"{fmt(failing)}: never written, they keep what the output was filled with"
     if bad and bool(torch.isfinite(out).all()):
         ev["wrong-values"] = f"{bad} of {out.numel()} elements wrong (finite) at {fmt(failing)}"
     if bad > 0.5 * out.numel():

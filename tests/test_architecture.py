@@ -3,14 +3,16 @@ and commands that start without torch.
 
 The layers, lowest first (CONTRIBUTING.md, "How the harness is built"):
 
-    errors < core (and buffers, the name cases import) < run < detectors, checks, probe
+    errors < core (and buffers, the name cases import) < run, lint < detectors, checks, probe
            < report, bugs, sanitize < options, commands < cli < __main__
 
-A module may import its own layer or a lower one, never a higher one. Imports inside
-functions count too: a deferred import is still an arrow.
+A module may import its own layer or a lower one, never a higher one, and no command
+imports another. Imports inside functions count too: a deferred import is still an arrow.
+CONTRIBUTING.md's map of the packages gives each its layer; a test keeps the two equal.
 """
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -119,6 +121,21 @@ def test_the_checks_themselves_catch_a_cycle_and_an_upward_import(tmp_path):
     graph = import_graph(pkg)
     assert cycles(graph) == [["harness.core.a", "harness.core.b", "harness.core.a"]]
     assert upward_imports(graph) == ["harness.core.b (layer 1) imports harness.cli (layer 6)"]
+
+
+def contributing_layers() -> dict[str, int]:
+    """CONTRIBUTING.md's map of the packages: ``harness.<package>`` -> its layer, from rows ``| N | `name/` |``."""
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    rows = re.findall(r"^\| (\d) \| `([\w.]+?)(?:/|\.py)?` \|", text, re.M)
+    return {f"harness.{name}": int(n) for n, name in rows}
+
+
+def test_contributing_maps_every_package_at_its_layer():
+    documented = contributing_layers()
+    assert documented, "CONTRIBUTING.md has no map of the packages (rows '| N | `name/` | ...')"
+    wrong = {m: (n, LAYERS.get(m)) for m, n in documented.items() if LAYERS.get(m) != n}
+    missing = set(LAYERS) - set(documented) - {"harness", "harness.buffers"}  # buffers: a name in core's row
+    assert not wrong and not missing, f"CONTRIBUTING.md against LAYERS: wrong {wrong}, missing {sorted(missing)}"
 
 
 def command_imports(graph: dict[str, set[str]]) -> list[str]:

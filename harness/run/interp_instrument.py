@@ -2,7 +2,9 @@
 poison in masked lanes and TF32 rounding, applied for one block and undone after it.
 
 ``instrumented(...)`` is the one entry point. Inside the block, every launch of an
-interpreted kernel (``TRITON_INTERPRET=1``):
+interpreted kernel (``TRITON_INTERPRET=1``) runs with the analyses whose option is on (each a
+module of ``harness.run.analyses``, called by the patched interpreter methods here through the
+``Analysis`` hooks; this module only tags pointers, orders programs and records launches):
 
 - **memcheck**: every active lane of a ``tl.load``, ``tl.store`` and atomic is checked
   against the bounds of the tensor argument its pointer was computed from (a tag on the
@@ -48,19 +50,17 @@ version number:
 
 from __future__ import annotations
 
-import functools
-import os
-import sys
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Iterator
 
+from harness.run.analyses.base import (ATOMIC, KIND_NAMES, LOAD, STORE, TAG, Analysis, Launch,  # noqa: F401
+                                       Options, Recorder, Span, _mask_data, _short, kernel_line)
+from harness.run.analyses.memcheck import Memcheck
+from harness.run.analyses.poison import Poison
+from harness.run.analyses.races import Races, cross_program_writes, find_races  # noqa: F401
+from harness.run.analyses.tf32 import TF32
 from harness.run.patching import Patcher
 
-TAG = "casebook_tensor"  # key in TensorHandle.attr: the tensor argument a pointer came from
-MAX_RECORDED = 20_000_000  # accesses recorded per launch by the race detector
-LOAD, STORE, ATOMIC = 0, 1, 2
-KIND_NAMES = ("load", "store", "atomic")
 _PROPAGATE = ("create_addptr", "create_splat", "create_broadcast", "create_expand_dims", "create_reshape",
               "create_trans", "create_select", "create_cat", "create_join", "create_bitcast", "cast_impl",
               "create_int_to_ptr")
@@ -70,70 +70,6 @@ _NEEDED = ("InterpreterBuilder", "GridExecutor", "TensorHandle", "_patch_lang", 
 # a tensor of pointers; each is patched where this Triton has it (BlockPointerHandle: 3.7
 # and before; TensorDescHandle: all).
 _POINTER_HANDLES = ("BlockPointerHandle", "TensorDescHandle")
-
-
-@dataclass
-class Options:
-    memcheck: bool = False
-    race: bool = False
-    order: object = "forward"  # "forward", "reverse" or an int seed
-    poison_masked: bool = True
-    oob_poison: bool = False  # memcheck: lanes of a load outside its tensor read poison, not other= or 0
-    tf32: bool = True
-    dry_run: bool = False  # each launch's grid checked against CUDA's limits, no program run
-
-
-@dataclass
-class Span:
-    name: str
-    lo: int  # first byte of the view
-    hi: int  # one past its last byte
-    itemsize: int
-
-
-@dataclass
-class Launch:
-    kernel: str
-    spans: dict
-    grid: tuple = (1, 1, 1)
-    accesses: list = field(default_factory=list)  # (addresses, pid, kind, line, lockset) for the race detector
-    recorded: int = 0
-    truncated: bool = False
-    # spin locks (race detector): the program running holds ``held`` {address: (token, free value)};
-    # ``tokens[t]`` is the lock's address once the program released it (None until then: a CAS that
-    # is never undone is no lock); ``locksets[i]`` the tokens held during an access tagged ``i``.
-    held: dict = field(default_factory=dict)
-    tokens: list = field(default_factory=list)
-    locksets: list = field(default_factory=lambda: [frozenset()])
-    lockset: int = 0  # the index in ``locksets`` of what the running program holds now
-
-
-@dataclass
-class Recorder:
-    """What the instrumented launches saw; plain data, read after the block."""
-
-    options: Options
-    launches: int = 0
-    programs: dict = field(default_factory=dict)  # kernel -> programs of its latest launch (a dry run's too)
-    oob: dict = field(default_factory=dict)  # (kind, tensor, side, line) -> {"lanes", "elements", "pid", ...}
-    races: list = field(default_factory=list)
-    cross_program: int = 0  # addresses one program wrote (store or atomic) and another touched (race recording)
-    atomics: int = 0
-    float_atomics: int = 0
-    tf32_dots: int = 0
-    poisoned_loads: int = 0
-    loads: int = 0  # tl.load calls made (a loop's trips count each)
-    blocks: dict = field(default_factory=dict)  # constexpr name -> sorted int values seen
-    poison_lines: list = field(default_factory=list)  # kernel lines whose masked lanes got poison
-    dot_lines: list = field(default_factory=list)  # kernel lines of the tl.dot calls rounded like TF32
-    truncated: bool = False
-    current: Launch | None = None
-    grid_limits: list = field(default_factory=list)  # launches past CUDA's grid limits (check_grid)
-
-    def pid(self) -> tuple:
-        from triton.runtime import interpreter as interp
-
-        return tuple(interp.interpreter_builder.grid_idx)
 
 
 def supported() -> str | None:
@@ -154,56 +90,6 @@ def supported() -> str | None:
     return f"GridExecutor lacks {', '.join(missing)}" if missing else None
 
 
-@functools.cache
-def _skip_dirs() -> tuple:
-    import numpy
-    import triton
-
-    here = os.path.dirname(__file__)
-    return (os.path.dirname(triton.__file__), os.path.dirname(numpy.__file__), __file__,
-            os.path.join(here, "analyses") + os.sep)
-
-
-def kernel_line() -> str:
-    """file:line of the innermost frame outside Triton, NumPy and the instrumented interpreter:
-    the kernel's source line."""
-    skip = _skip_dirs()
-    f = sys._getframe(1)
-    while f is not None:
-        name = f.f_code.co_filename
-        if not name.startswith(skip):
-            return f"{_short(name)}:{f.f_lineno}"
-        f = f.f_back
-    return "?"
-
-
-def _short(path: str) -> str:
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if rel.startswith("..") else rel
-
-
-def poison_for(np_dtype):
-    import numpy as np
-
-    if np.issubdtype(np_dtype, np.floating):
-        return np.nan
-    if np_dtype == np.bool_:
-        return True
-    return np.iinfo(np_dtype).max
-
-
-def tf32_round(a):
-    """fp32 values rounded to TF32 (10 mantissa bits), to nearest with ties away from zero."""
-    import numpy as np
-
-    bits = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
-    rounded = ((bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
-    return np.where(np.isfinite(a), rounded, a).astype(np.float32)
-
-
 def _spans(tensors: dict) -> dict:
     """The byte range of each tensor argument's view (not its whole storage)."""
     import torch
@@ -221,21 +107,6 @@ def _spans(tensors: dict) -> dict:
     return out
 
 
-def _owner(spans: dict, addr: int) -> tuple[str, int] | None:
-    for s in spans.values():
-        if s.lo <= addr < s.hi:
-            return s.name, (addr - s.lo) // s.itemsize
-    return None
-
-
-def _flat_pid(pid: tuple, grid: tuple) -> int:
-    return pid[0] + grid[0] * (pid[1] + grid[1] * pid[2])
-
-
-def _pid_text(pid: tuple) -> str:
-    return str(pid[0]) if pid[1:] == (0, 0) else str(tuple(pid))
-
-
 def _program_order(grid: tuple, order) -> list:
     import random
 
@@ -247,209 +118,12 @@ def _program_order(grid: tuple, order) -> list:
     return idx
 
 
-def check_lanes(rec: Recorder, ptrs, mask, kind: int):
-    """The active lanes' addresses, and the mask with out-of-bounds lanes removed (memcheck)."""
-    import numpy as np
-
-    addrs = np.asarray(ptrs.data).astype(np.uint64, copy=False)
-    m = np.broadcast_to(np.asarray(_mask_data(mask), dtype=bool), addrs.shape)
-    launch = rec.current
-    if launch is None or not rec.options.memcheck or not launch.spans:
-        return addrs, m
-    size = max(1, ptrs.get_element_ty().primitive_bitwidth // 8)
-    name = ptrs.attr.get(TAG)
-    a = addrs.astype(np.int64)
-    if name in launch.spans:
-        s = launch.spans[name]
-        bad = m & ((a < s.lo) | (a + size > s.hi))
-    else:
-        inside = np.zeros(a.shape, dtype=bool)
-        for s in launch.spans.values():
-            inside |= (a >= s.lo) & (a + size <= s.hi)
-        bad = m & ~inside
-    if bad.any():
-        _record_oob(rec, a[bad], name, kind)
-        m = m & ~bad
-    return addrs, m
-
-
-def _mask_data(mask):
-    """A mask's lanes: a ``TensorHandle``'s data, or the bare bool array a block pointer's
-    ``materialize_pointers`` returns (Triton 3.4 to 3.7)."""
-    import numpy as np
-
-    return mask if isinstance(mask, np.ndarray) else mask.data
-
-
 def _mask_like(TensorHandle, mask, m):
     """The checked lanes ``m`` in the form the interpreter gave ``mask`` in."""
     import numpy as np
 
     m = np.ascontiguousarray(m)
     return m if isinstance(mask, np.ndarray) else TensorHandle(m, mask.dtype)
-
-
-def _record_oob(rec: Recorder, bad_addrs, name, kind: int) -> None:
-    spans = rec.current.spans
-    s = spans.get(name) or min(spans.values(), key=lambda sp: min(abs(int(bad_addrs[0]) - sp.lo),
-                                                                 abs(int(bad_addrs[0]) - sp.hi)))
-    before = bad_addrs < s.lo
-    line = kernel_line()
-    for side, sel in (("before the start", before), ("past the end", ~before)):
-        if not sel.any():
-            continue
-        far = int((s.lo - bad_addrs[sel].min()) if side == "before the start" else (bad_addrs[sel].max() - s.hi))
-        key = (KIND_NAMES[kind], s.name if name in spans else f"{s.name}?", side, line)
-        hit = rec.oob.setdefault(key, {"lanes": 0, "elements": 0, "pid": _pid_text(rec.pid()),
-                                       "kernel": rec.current.kernel, "itemsize": s.itemsize})
-        hit["lanes"] += int(sel.sum())
-        hit["elements"] = max(hit["elements"], far // s.itemsize + (1 if side == "past the end" else 0))
-
-
-def record_access(rec: Recorder, addrs, mask, kind: int) -> None:
-    """Remember one access's active addresses for the race analysis of this launch."""
-    launch = rec.current
-    if launch is None or not rec.options.race or launch.truncated:
-        return
-    active = addrs[mask]
-    if not active.size:
-        return
-    if launch.recorded + active.size > MAX_RECORDED:
-        launch.truncated = rec.truncated = True
-        return
-    launch.recorded += active.size
-    launch.accesses.append((active.ravel().copy(), _flat_pid(rec.pid(), launch.grid), kind, kernel_line(),
-                            launch.lockset))
-
-
-def _lanes(handle, shape):
-    import numpy as np
-
-    return np.broadcast_to(np.asarray(getattr(handle, "data", handle)), shape)
-
-
-def note_cas(rec: Recorder, addrs, m, old, cmp, val) -> None:
-    """A spin lock taken or given back by ``tl.atomic_cas`` (race detector): a lane that found
-    ``cmp`` and wrote another value takes the lock at its address (free value ``cmp``); one that
-    swaps a held lock back to its free value gives it back."""
-    launch = rec.current
-    if launch is None or not rec.options.race:
-        return
-    o, c, v = (_lanes(x, addrs.shape) for x in (old, cmp, val))
-    for i in zip(*(m & (o == c)).nonzero()):
-        _lock_event(launch, int(addrs[i]), c[i].item(), v[i].item())
-
-
-def note_xchg(rec: Recorder, addrs, m, val) -> None:
-    """``tl.atomic_xchg`` of a held lock back to its free value gives the lock back (race detector)."""
-    launch = rec.current
-    if launch is None or not rec.options.race or not launch.held:
-        return
-    v = _lanes(val, addrs.shape)
-    for i in zip(*m.nonzero()):
-        if int(addrs[i]) in launch.held:
-            _lock_event(launch, int(addrs[i]), None, v[i].item())
-
-
-def _lock_event(launch: Launch, addr: int, found, wrote) -> None:
-    """``found`` (None for an exchange) replaced by ``wrote`` at ``addr``: take or give back a lock."""
-    if addr in launch.held:
-        token, free = launch.held[addr]
-        if wrote != free:
-            return
-        launch.tokens[token] = addr  # taken and given back: a lock
-        del launch.held[addr]
-    elif found is not None and wrote != found:
-        launch.held[addr] = (len(launch.tokens), found)
-        launch.tokens.append(None)
-    else:
-        return
-    _set_lockset(launch, frozenset(t for t, _ in launch.held.values()))
-
-
-def _set_lockset(launch: Launch, tokens: frozenset) -> None:
-    if tokens not in launch.locksets:
-        launch.locksets.append(tokens)
-    launch.lockset = launch.locksets.index(tokens)
-
-
-def program_starts(launch: Launch) -> None:
-    """Each program starts holding no lock."""
-    if launch.held or launch.lockset:
-        launch.held.clear()
-        launch.lockset = 0
-
-
-def _guarded(launch: Launch, racy, addrs, locksets):
-    """Which of the ``racy`` addresses every access made holding one same lock (a lock taken by
-    ``tl.atomic_cas`` and given back by the same program): those accesses cannot overlap."""
-    import numpy as np
-
-    locks = [frozenset(launch.tokens[t] for t in ts if launch.tokens[t] is not None) for ts in launch.locksets]
-    sel = np.isin(addrs, racy)
-    pairs = np.unique(np.stack([addrs[sel].astype(np.uint64), locksets[sel].astype(np.uint64)], axis=1), axis=0)
-    _, first, counts = np.unique(pairs[:, 0], return_index=True, return_counts=True)
-    ids = pairs[:, 1].astype(np.int64)
-    guarded = np.array([bool(locks[ids[f]]) for f in first], dtype=bool) & (counts == 1)
-    for i in np.flatnonzero(counts > 1):
-        sets = [locks[j] for j in ids[first[i]:first[i] + counts[i]]]
-        guarded[i] = bool(frozenset.intersection(*sets))
-    return guarded
-
-
-def find_races(launch: Launch, limit: int = 5) -> list[dict]:
-    """Addresses a program stores to (plainly) that another program of the launch also touches."""
-    import numpy as np
-
-    if not launch.accesses:
-        return []
-    addrs = np.concatenate([a for a, *_ in launch.accesses])
-    locksets = np.concatenate([np.full(a.size, ls, dtype=np.int64) for a, *_, ls in launch.accesses])
-    pids = np.concatenate([np.full(a.size, p, dtype=np.int64) for a, p, *_ in launch.accesses])
-    kinds = np.concatenate([np.full(a.size, k, dtype=np.int8) for a, _, k, *_ in launch.accesses])
-    access = np.concatenate([np.full(a.size, i, dtype=np.int64) for i, (a, *_) in enumerate(launch.accesses)])
-    pairs = np.unique(np.stack([addrs.astype(np.uint64), pids.astype(np.uint64)], axis=1), axis=0)
-    shared_addrs, n = np.unique(pairs[:, 0], return_counts=True)
-    shared = shared_addrs[n > 1]
-    stored = np.unique(addrs[kinds == STORE])
-    racy = np.intersect1d(shared, stored)
-    if len(launch.locksets) > 1 and racy.size:  # some accesses held a spin lock
-        racy = racy[~_guarded(launch, racy, addrs, locksets)]
-    out = []
-    for addr in racy[:limit]:
-        at = addrs == addr
-        store = np.flatnonzero(at & (kinds == STORE))[0]
-        p = pids[store]
-        other = np.flatnonzero(at & (pids != p))[0]
-        out.append(_race(launch, int(addr), access[store], access[other], int(racy.size)))
-    return out
-
-
-def cross_program_writes(launch: Launch) -> int:
-    """How many addresses one program of the launch writes (a store or an atomic) and another
-    program also touches: 0 means the programs share nothing they write, so no program order can
-    change what the launch computes."""
-    import numpy as np
-
-    if not launch.accesses:
-        return 0
-    addrs = np.concatenate([a for a, *_ in launch.accesses]).astype(np.uint64)
-    pids = np.concatenate([np.full(a.size, p, dtype=np.uint64) for a, p, *_ in launch.accesses])
-    kinds = np.concatenate([np.full(a.size, k, dtype=np.int8) for a, _, k, *_ in launch.accesses])
-    pairs = np.unique(np.stack([addrs, pids], axis=1), axis=0)
-    shared_addrs, n = np.unique(pairs[:, 0], return_counts=True)
-    return int(np.intersect1d(shared_addrs[n > 1], addrs[kinds != LOAD]).size)
-
-
-def _race(launch: Launch, addr: int, first: int, second: int, total: int) -> dict:
-    _, p1, _, line1, _ = launch.accesses[first]
-    _, p2, k2, line2, _ = launch.accesses[second]
-    owner = _owner(launch.spans, addr)
-    where = f"{owner[0]}[{owner[1]}]" if owner else hex(addr)
-    unflat = lambda p: _pid_text((p % launch.grid[0], p // launch.grid[0] % launch.grid[1],  # noqa: E731
-                                  p // (launch.grid[0] * launch.grid[1])))
-    return {"kernel": launch.kernel, "address": where, "store_pid": unflat(p1), "store_line": line1,
-            "other_pid": unflat(p2), "other_kind": KIND_NAMES[k2], "other_line": line2, "addresses": total}
 
 
 def derived_tag(op: str, args, TensorHandle):
@@ -527,22 +201,13 @@ class _Patches:
         rec, TensorHandle = self.rec, self.interp.TensorHandle
 
         def method(builder, ptrs, mask, other=None, *rest, **kwargs):
-            import numpy as np
-
-            addrs, m = check_lanes(rec, ptrs, mask, LOAD)
-            record_access(rec, addrs, m, LOAD)
+            addrs, m = _access(rec, ptrs, mask, LOAD)
             rec.loads += 1
-            if other is None and rec.options.poison_masked and not m.all():
-                dtype_np = self.interp._get_np_dtype(ptrs.get_element_ty())
-                other = TensorHandle(np.full(addrs.shape, poison_for(dtype_np), dtype=dtype_np),
-                                     ptrs.get_element_ty())
-                rec.poisoned_loads += 1
-                _note_line(rec.poison_lines)
+            for a in rec.active:
+                other = a.load(rec, ptrs, addrs, m, other)
             got = original(builder, ptrs, _mask_like(TensorHandle, mask, m), other, *rest, **kwargs)
-            if rec.options.oob_poison:  # the lanes memcheck took out of the mask read poison
-                outside = np.broadcast_to(np.asarray(_mask_data(mask), dtype=bool), m.shape) & ~m
-                if outside.any():
-                    got.data[outside] = poison_for(got.data.dtype)
+            for a in rec.active:
+                got = a.loaded(rec, mask, m, got)
             return got
         return method
 
@@ -550,8 +215,7 @@ class _Patches:
         rec, TensorHandle = self.rec, self.interp.TensorHandle
 
         def method(builder, ptrs, value, mask, *rest, **kwargs):
-            addrs, m = check_lanes(rec, ptrs, mask, STORE)
-            record_access(rec, addrs, m, STORE)
+            _, m = _access(rec, ptrs, mask, STORE)
             return original(builder, ptrs, value, _mask_like(TensorHandle, mask, m), *rest, **kwargs)
         return method
 
@@ -561,45 +225,50 @@ class _Patches:
         def method(builder, op, ptr, val, mask, *rest, **kwargs):
             import numpy as np
 
-            addrs, m = check_lanes(rec, ptr, mask, ATOMIC)
-            record_access(rec, addrs, m, ATOMIC)
+            addrs, m = _access(rec, ptr, mask, ATOMIC)
             rec.atomics += 1
             rec.float_atomics += bool(np.issubdtype(np.asarray(val.data).dtype, np.floating))
             out = original(builder, op, ptr, val, _mask_like(TensorHandle, mask, m), *rest, **kwargs)
-            if op == _xchg():
-                note_xchg(rec, addrs, m, val)
+            for a in rec.active:
+                a.atomic(rec, op, addrs, m, val)
             return out
         return method
 
     def atomic_cas(self, original):
-        rec, TensorHandle = self.rec, self.interp.TensorHandle
+        rec = self.rec
 
         def method(builder, ptr, cmp, val, *rest, **kwargs):
             import numpy as np
 
             ones = np.ones(np.shape(ptr.data), dtype=bool)  # a compare-and-swap has no mask: every lane
-            addrs, m = check_lanes(rec, ptr, ones, ATOMIC)
-            record_access(rec, addrs, m, ATOMIC)
+            addrs, m = _access(rec, ptr, ones, ATOMIC)
             rec.atomics += 1
             old = original(builder, ptr, cmp, val, *rest, **kwargs)
-            note_cas(rec, addrs, m, old, cmp, val)
+            for a in rec.active:
+                a.cas(rec, addrs, m, old, cmp, val)
             return old
         return method
 
     def dot(self, original):
-        rec, TensorHandle = self.rec, self.interp.TensorHandle
+        rec = self.rec
 
         def method(builder, a, b, d, input_precision, *rest, **kwargs):
-            from triton._C.libtriton import ir
-
-            if (rec.options.tf32 and input_precision == ir.INPUT_PRECISION.TF32
-                    and str(a.dtype.scalar) == "fp32" and str(b.dtype.scalar) == "fp32"):
-                a = TensorHandle(tf32_round(a.data), a.dtype.scalar)
-                b = TensorHandle(tf32_round(b.data), b.dtype.scalar)
-                rec.tf32_dots += 1
-                _note_line(rec.dot_lines)
+            for analysis in rec.active:
+                a, b = analysis.dot(rec, a, b, input_precision)
             return original(builder, a, b, d, input_precision, *rest, **kwargs)
         return method
+
+
+def _access(rec: Recorder, ptrs, mask, kind: int):
+    """The addresses of a load, store or atomic, and its lanes as the active analyses leave them
+    (memcheck takes out-of-bounds lanes out; the race detector records them)."""
+    import numpy as np
+
+    addrs = np.asarray(ptrs.data).astype(np.uint64, copy=False)
+    m = np.broadcast_to(np.asarray(_mask_data(mask), dtype=bool), addrs.shape)
+    for a in rec.active:
+        m = a.access(rec, ptrs, addrs, m, kind)
+    return addrs, m
 
 
 def grid_call(rec: Recorder, interp):
@@ -638,20 +307,21 @@ def grid_call(rec: Recorder, interp):
             interp.interpreter_builder.set_grid_dim(*grid)
             rec.current = Launch(getattr(self.fn, "__name__", "?"), _spans(tensors), grid)
             rec.launches += 1
+            rec.active = [a for a in rec.analyses if a.on(rec.options)]
             try:
                 with Patcher() as launch:
                     launch.setattr(interp, "_patch_lang", patched_once(interp._patch_lang, self.fn))
                     for idx in _program_order(grid, rec.options.order):
                         interp.interpreter_builder.set_grid_idx(*idx)
-                        program_starts(rec.current)
+                        for a in rec.active:
+                            a.program_starts(rec)
                         self.fn(**args)
             except Exception as e:
                 if triton.knobs.compilation.front_end_debugging:
                     raise
                 raise interp.InterpreterError(repr(e)) from e
-            if rec.options.race:
-                rec.races.extend(find_races(rec.current))
-                rec.cross_program += cross_program_writes(rec.current)
+            for a in rec.active:
+                a.launch_ends(rec)
         finally:
             rec.current = None
             if patch_scope is not None:
@@ -717,18 +387,6 @@ def _keeps_kwonly(call) -> bool:
         return True
 
 
-def _xchg():
-    from triton._C.libtriton import ir
-
-    return ir.ATOMIC_OP.XCHG
-
-
-def _note_line(lines: list) -> None:
-    line = kernel_line()
-    if line not in lines:
-        lines.append(line)
-
-
 def _note_blocks(rec: Recorder, constexprs: dict) -> None:
     for name, v in constexprs.items():
         v = getattr(v, "value", v)
@@ -736,15 +394,23 @@ def _note_blocks(rec: Recorder, constexprs: dict) -> None:
             rec.blocks[name] = sorted(set(rec.blocks.get(name, [])) | {v})
 
 
+def default_analyses() -> list[Analysis]:
+    """One of each analysis, in the order the patched methods call them (memcheck takes a lane out
+    before the race detector records it)."""
+    return [Memcheck(), Races(), Poison(), TF32()]
+
+
 @contextmanager
-def instrumented(options: Options | None = None) -> Iterator[Recorder]:
-    """Patch the interpreter for the block (see the module's docstring); yield what it records."""
+def instrumented(options: Options | None = None, analyses: list[Analysis] | None = None) -> Iterator[Recorder]:
+    """Patch the interpreter for the block (see the module's docstring); yield what it records.
+    ``analyses``: instead of ``default_analyses()`` (each runs where its option is on)."""
     why = supported()
     if why is not None:
         import triton
 
         raise RuntimeError(f"not available with triton {getattr(triton, '__version__', '?')}: {why}")
-    rec = Recorder(options or Options())
+    rec = Recorder(options or Options(), analyses=default_analyses() if analyses is None else list(analyses))
+    rec.active = [a for a in rec.analyses if a.on(rec.options)]
     with Patcher() as patcher:
         _Patches(rec, patcher).apply()
         yield rec

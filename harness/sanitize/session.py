@@ -77,6 +77,7 @@ class Session:
     def _install(self, stack: ExitStack) -> None:
         from harness.run import interp_instrument as I
         from harness.run import triton_compat
+        from harness.run.analyses.races import Races, cross_program_writes, find_races
 
         stack.enter_context(triton_compat.patched(interpreter=True))
         bench_once(stack.enter_context(Patcher()))
@@ -86,11 +87,11 @@ class Session:
             stack.callback(fakecuda.install())
         c = self.config
         options = I.Options(memcheck=c.memcheck, race=c.race, poison_masked=c.masked, tf32=c.tf32)
-        self.rec = stack.enter_context(I.instrumented(options))
+        races = Races(find=quick_races(find_races, [], (I.STORE,)),
+                      shared=quick_races(cross_program_writes, 0, (I.STORE, I.ATOMIC)))
+        analyses = [races if a.name == races.name else a for a in I.default_analyses()]
+        self.rec = stack.enter_context(I.instrumented(options, analyses))
         patcher = stack.enter_context(Patcher())  # on top of the instrumented interpreter's patches
-        patcher.setattr(I, "find_races", quick_races(I.find_races, [], (I.STORE,)))
-        if hasattr(I, "cross_program_writes"):  # the same shortcut where the recorder counts shared writes
-            patcher.setattr(I, "cross_program_writes", quick_races(I.cross_program_writes, 0, (I.STORE, I.ATOMIC)))
         patcher.setattr(_executor(), "__call__", launch_wrapper(self, _executor().__call__))
         _interpret_compiled(patcher)
 

@@ -11,7 +11,7 @@
 - ``("load", line)``: a value read from memory; ``("param", name)``: a kernel argument.
 
 ``%`` and ``//`` by anything drop the arange and tile atoms (the result wraps into range, or is
-compressed: lint cannot follow it).
+compressed: lint cannot follow it). ``tl.where(c, a, b)`` takes its offsets from ``a`` and ``b``; ``c`` only says what it depends on.
 ``Flow.sources(expr)`` walks an expression and, through names, what they were assigned.
 """
 
@@ -210,8 +210,11 @@ class Flow(Reach):
             return {("load", node.lineno), ("pid",)}
         if isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cast") and name is None:
             return set(self.atoms(node.func.value))
+        args = list(node.args) + [k.value for k in node.keywords]
         out = set()
-        for a in list(node.args) + [k.value for k in node.keywords]:
+        if name == "where" and len(node.args) >= 3:  # the condition selects; it is no offset of the value
+            out |= {a for a in self.atoms(args.pop(0)) if a[0] not in ("arange", "tile", "stride")}
+        for a in args:
             out |= self.atoms(a)
         return out
 

@@ -373,7 +373,8 @@ ALLOCATORS = ("empty", "zeros", "ones", "full", "empty_strided", "new_empty", "n
 
 def padded_allocation(flow: Flow, param: str | None) -> bool:
     """Every launch passes for ``param`` a tensor its launcher allocates with a padded size: a shape that
-    names a padded size (``M_padded``, ``pad_m``) or rounds up (``cdiv(n, B) * B``). The author sized the
+    names a padded size (``M_padded``, ``pad_m``) or rounds up (``cdiv(n, B) * B``, or ``blocks * B`` with
+    ``blocks = cdiv(n, B)``). The author sized the
     buffer for whole blocks, so writes of the last block's extra lanes stay inside it."""
     launches = flow.k.launches
     if not launches or param is None:
@@ -385,7 +386,8 @@ def padded_allocation(flow: Flow, param: str | None) -> bool:
             return False
         shape = value.args[0]
         names = {n.id.lower() for n in ast.walk(shape) if isinstance(n, ast.Name)}
-        if not (any("pad" in n for n in names) or rounds_up(shape) and any(
+        counts = rounds_up(shape) or any(rounds_up(launch.resolve(n)) for n in ast.walk(shape) if isinstance(n, ast.Name))
+        if not (any("pad" in n for n in names) or counts and any(
                 isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) for n in ast.walk(shape))):
             return False
     return True

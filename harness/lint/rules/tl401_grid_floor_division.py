@@ -60,6 +60,22 @@ def exact(launch, n: ast.AST, module) -> bool:
         ast.unparse(left.left), ast.unparse(left.right))
 
 
+def strides_over(flow, launch, axis: int, grid: list) -> bool:
+    """The kernel loops with a step of the program count on that axis (``tl.num_programs(axis)``, or an argument
+    the launch passes the grid's own value for: ``GRID=grid``), a grid-stride or persistent kernel: whatever the
+    number of programs, together they cover the axis."""
+    own = {ast.unparse(grid[axis]), ast.unparse(launch.resolve(grid[axis]))}
+    for loop in (n for n in flow.nodes if isinstance(n, ast.For) and isinstance(n.iter, ast.Call) and len(n.iter.args) >= 3):
+        for c in flow.sources(loop.iter.args[2]):
+            if flow.m.tl_call(c) == "num_programs":
+                which = c.args[0] if c.args else next((k.value for k in c.keywords), None)
+                if isinstance(which, ast.Constant) and which.value == axis:
+                    return True
+            elif isinstance(c, ast.Name) and c.id in launch.args and ast.unparse(launch.args[c.id]) in own:
+                return True
+    return False
+
+
 @rule("TL401", "grid-floor-division", cases=("grid-floor-division",), confidence=HIGH, bad=BAD, good=GOOD,
       summary="a launch grid computed with n // BLOCK (or int(n / BLOCK)): rounds down")
 def check(module):
@@ -67,21 +83,27 @@ def check(module):
     its outputs are never written (for ``n < BLOCK``, nothing is). ``triton.cdiv(n, BLOCK)`` rounds up, and
     the kernel's mask handles the tail. Fires only for a grid axis whose block the kernel masks (it
     expects a partial block there: the launcher drops it); quiet where the launcher asserts or tests
-    ``n % BLOCK``, and for kernels that assume exact multiples (no mask on that axis)."""
+    ``n % BLOCK``, for kernels that assume exact multiples (no mask on that axis), for grid-stride and
+    persistent kernels (a loop stepping by ``tl.num_programs`` on that axis covers it with any count), and
+    for a division inside a ``cdiv`` (``cdiv(q * (hq // hk), BM)``: a size, then rounded up)."""
     for flow in flows(module):
         blocks, masked = axis_blocks(flow), masked_blocks(flow)
         for launch in flow.k.launches:
             if divisible_checked(launch):
                 continue
-            for i, axis in enumerate(launch.grid_axes() or []):
-                if not blocks.get(i, set()) & masked:  # the kernel does not handle a partial block there
+            grid = launch.grid_axes() or []
+            for i, axis in enumerate(grid):
+                if not blocks.get(i, set()) & masked or strides_over(flow, launch, i, grid):  # any count covers it
                     continue
                 yield from floor_hits(launch, axis, module)
 
 
 def floor_hits(launch, axis, module):
-    for n in floor_divisions(launch.resolve(axis)):
-        if exact(launch, n, module):
+    axis = launch.resolve(axis)
+    sizes = {id(n) for c in ast.walk(axis) if isinstance(c, ast.Call) and ast.unparse(c.func).endswith("cdiv")
+             for n in ast.walk(c)}  # cdiv(a // b, BLOCK): a size computed before the axis rounds up
+    for n in floor_divisions(axis):
+        if exact(launch, n, module) or id(n) in sizes:
             continue
         yield n, (f"the grid's {ast.unparse(n)} rounds down, while the kernel masks a partial block on that axis: "
                   f"the partial last block gets no program and its elements are never computed; use triton.cdiv")

@@ -36,15 +36,23 @@ def low_precision_inits(flow):
                     yield name, value
 
 
+def running(flow, init, update) -> bool:
+    """``update`` sits in a loop that does not also make ``init`` again: the sum runs over its iterations
+    (a tile zeroed at the top of each iteration sums one iteration's terms only)."""
+    loops = lambda n: {id(a) for a in flow.ancestors(n) if isinstance(a, (ast.For, ast.While))}  # noqa: E731
+    return bool(loops(update) - loops(init))
+
+
 @rule("TL602", "low-precision-accumulator", cases=("fp16-accumulation",), confidence=HIGH, bad=BAD, good=GOOD,
       summary="an accumulator made by tl.zeros/tl.full with dtype fp16 or bf16 and added to in a loop")
 def check(module):
     """fp16 has 11 significant bits and a maximum of 65,504; bf16 has 8 bits. A running sum kept in either
     loses every addend smaller than its last bit once it has grown, and fp16 overflows to inf. Accumulate
-    in fp32 and convert once at the end. Only additions count: a running max (``tl.maximum``) is exact."""
+    in fp32 and convert once at the end. Only additions count: a running max (``tl.maximum``) is exact; and
+    only a sum carried across a loop's iterations (a tile zeroed inside the loop that adds to it is not)."""
     for flow in flows(module):
         for name, init in low_precision_inits(flow):
-            updates = [v for v, _ in flow.env.get(name, ()) if v is not init and flow.in_loop(v) and
+            updates = [v for v, _ in flow.env.get(name, ()) if v is not init and running(flow, init, v) and
                        isinstance(v, ast.BinOp) and isinstance(v.op, (ast.Add, ast.Sub)) and
                        any(isinstance(n, ast.Name) and n.id == name for n in (v.left, v.right))]
             if updates:

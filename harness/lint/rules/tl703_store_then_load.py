@@ -35,6 +35,11 @@ def exclusive(flow, a: ast.AST, b: ast.AST) -> bool:
     return False
 
 
+def scalar(flow, pointer) -> bool:
+    """One address for every lane: no ``tl.arange`` in it, nor a loaded value (a block of indices)."""
+    return not any(a[0] in ("arange", "tile", "load") for a in flow.atoms(pointer))
+
+
 @rule("TL703", "store-then-load-no-barrier", cases=("store-then-load-no-barrier",), confidence=MEDIUM, bad=BAD,
       good=GOOD,
       summary="tl.store to a tensor, then a tl.load of the same tensor at other offsets, with no tl.debug_barrier "
@@ -43,7 +48,8 @@ def check(module):
     """The lanes of one program are spread over warps that run independently: a value another warp stored a
     line earlier may not be in memory yet when this warp loads it. ``tl.debug_barrier()`` between the store
     and the load (and before the next overwrite) orders them. Quiet when the load reads exactly the
-    addresses the same lanes stored, or the two sit in the two branches of one ``if``/``else``."""
+    addresses the same lanes stored, when both are scalar (one address stored, another loaded), or the two
+    sit in the two branches of one ``if``/``else``."""
     for flow in flows(module):
         ops = sorted(memory_ops(flow), key=lambda o: (o[0].lineno, o[0].col_offset))
         barriers = [c.lineno for c in flow.calls("debug_barrier")]
@@ -54,6 +60,8 @@ def check(module):
                 stores.append((call, param, ast.unparse(pointer)))
             elif kind == "load" and param:
                 for s, sparam, spointer in stores:
+                    if scalar(flow, arg(s, 0, "pointer")) and scalar(flow, pointer):
+                        continue  # one address stored, another loaded: nothing another warp wrote is read
                     if sparam == param and spointer != ast.unparse(pointer) and not exclusive(flow, s, call) and \
                             not any(s.lineno <= b <= call.lineno for b in barriers) and not flow.in_loop(call):
                         yield call, (f"loads {param} at other offsets than the store on line {s.lineno} wrote, with no "

@@ -39,7 +39,7 @@ def vector_of_indices(flow, pointer) -> bool:
 
 def scatter_updates(module):
     """(flow, store, pointer text, load) for each store back to loaded indices of a value computed from what the
-    load read there."""
+    load read there (not the loaded value itself put back)."""
     for flow in flows(module):
         loads = {}
         for call, kind, pointer, _ in memory_ops(flow):
@@ -49,15 +49,21 @@ def scatter_updates(module):
             elif kind == "store" and indirect and ast.unparse(pointer) in loads:
                 value = arg(call, 1, "value")
                 load = loads[ast.unparse(pointer)]
-                if value is not None and any(n is load for n in flow.sources(value)):
+                if value is not None and any(n is load for n in flow.sources(value)) and not restored(flow, value, load):
                     yield flow, call, ast.unparse(pointer), load
+
+
+def restored(flow, value, load) -> bool:
+    """The value stored is the loaded one unchanged (saved, then put back): nothing to lose."""
+    chain = list(value_chain(flow, value))
+    return any(n is load for n in chain) and not any(isinstance(n, ast.BinOp) for n in chain)
 
 
 def is_count(flow, store, load) -> bool:
     """The stored value is the loaded one changed by a number or a scalar (``counts + 1``), the same for every
     lane: a count, which is only worth keeping where the indices repeat."""
     value = arg(store, 1, "value")
-    return value is not load and any(n is load for n in value_chain(flow, value))
+    return any(n is load for n in value_chain(flow, value))
 
 
 @rule("TL704", "scatter-read-modify-write", cases=("histogram-lost-updates",), confidence=MEDIUM, bad=BAD,

@@ -132,3 +132,70 @@ def test_sizes_wrong_only_after_shape_fuzzings_other_launches_start_the_experime
         ctx.seen["failing"] = shrunk
         run(ctx)
     assert "autotune-reuse" in ctx.seen["evidence"], ctx.seen
+
+
+# -- widen: too narrow a float type, and an error that builds up along a size -----------------------
+
+RUNNING_SUM = '''
+@triton.jit
+def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    acc = tl.zeros([BLOCK], dtype=x_ptr.dtype.element_ty)  # the input's type: in fp16 the sum passes 65504
+    for start in range(0, n, BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        acc += tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(out_ptr, tl.sum(acc, axis=0))
+
+def launch(x):
+    out = torch.empty(1, dtype=x.dtype)
+    k[(1,)](x, out, x.numel(), BLOCK=16)
+    return out
+
+def make_inputs(*, device, gen, n=4096):
+    return {"x": torch.full((n,), 32.0, dtype=torch.float16)}
+
+def reference(x):
+    return x.double().sum().reshape(1)
+'''
+
+WRONG_SCALE = '''
+@triton.jit
+def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+def launch(x):
+    out = torch.empty_like(x)
+    k[(triton.cdiv(x.numel(), 64),)](x, out, x.numel(), BLOCK=64)
+    return out
+
+def make_inputs(*, device, gen, n=256):
+    return {"x": torch.randn(n, generator=gen).half()}
+
+def reference(x):
+    return 3 * x.double()
+'''
+
+
+def test_widen_sees_a_running_sum_too_narrow_for_its_length(tmp_path, monkeypatch):
+    with context(tmp_path, monkeypatch, RUNNING_SUM) as ctx:
+        ev = experiment("widen")(ctx, {"n": 4096})
+    assert "'x' (float16)" in ev.get("wider-dtype", "") and "right at n=1024" in ev.get("length", ""), ev
+
+
+def test_widen_is_quiet_where_a_wider_type_does_not_help(tmp_path, monkeypatch):
+    with context(tmp_path, monkeypatch, WRONG_SCALE) as ctx:
+        assert experiment("widen")(ctx, {"n": 256}) == {}
+
+
+def test_a_narrow_accumulator_is_precision_loss_and_one_operation_out_of_range_is_overflow():
+    """fp16-accumulation's sum passes 65504 only at its length (Inf, right in fp32 and at a quarter
+    of the length): precision loss, though it shows as an overflow; softmax-no-max-subtraction's
+    exp overflows at any length: overflow; bf16-accumulation's small error, gone in fp32: precision."""
+    inf = [Finding("P202", "reference", "interpreter", "2 non-finite elements where the reference is finite")]
+    seen = {"magnitude": "right scaled down by 16", "wider-dtype": "right in fp32"}
+    d = diagnose(inf, {**seen, "length": "right at a quarter of cols"})
+    assert d[0]["defect"] == "precision-loss" and d[0]["case"] == "fp16-accumulation", d
+    assert diagnose(inf, seen)[0]["defect"] == "overflow"
+    d = diagnose(wrong(), {"small-error": "relative error 0.03", "wider-dtype": "right in fp32",
+                           "wrong-everywhere": "all wrong"})
+    assert d[0]["defect"] == "precision-loss" and d[0]["case"] == "bf16-accumulation", d

@@ -39,7 +39,8 @@ def _r(defect: str, needs: str, confidence: float, unless: str = "") -> Rule:
 # every mechanism the detectors and experiments can show: a formula is blamed only when none did
 NO_MECHANISM = ("tail many-programs layout equal-sizes oob-store oob-load unwritten race order "
                 "autotune-first-call first-call-right special-value fill-kept tf32 accumulated grid-limit large-only uninitialized masked-undefined "
-                "error-grows autotuned-atomics autotune-reuse atomic-order empty hang nonfinite-input zero-input magnitude")
+                "error-grows autotuned-atomics autotune-reuse atomic-order empty hang nonfinite-input zero-input magnitude "
+                "wider-dtype")
 
 RULES = (
     # an access outside that contiguous copies of the inputs make go away is the stride assumption's doing
@@ -55,7 +56,8 @@ RULES = (
     _r("degenerate-size", "grid-limit", 0.9),  # "past a hardware limit" (DEFECTS)
     _r("overflow", "large-only", 0.9),
     _r("overflow", "debug-assert", 0.8),
-    _r("overflow", "nonfinite magnitude", 0.85, "oob-load oob-store layout"),
+    # an overflow that needs the length too is a running sum in too narrow a type: precision (below)
+    _r("overflow", "nonfinite magnitude", 0.85, "oob-load oob-store layout length"),
     _r("overflow", "nonfinite", 0.25, "tail masked-undefined oob-load layout many-programs nonfinite-input zero-input"),
     _r("autotune-accumulation", "autotune-first-call", 0.85),
     _r("unwritten-output", "first-call-right", 0.85),
@@ -68,6 +70,8 @@ RULES = (
     _r("mask-misalignment", "equal-sizes", 0.55, "tail layout oob-store oob-load many-programs many-iterations"),
     _r("precision-loss", "tf32", 0.9),
     _r("precision-loss", "error-grows small-error", 0.7, "tail layout"),
+    _r("precision-loss", "wider-dtype small-error", 0.8, "tail layout"),
+    _r("precision-loss", "wider-dtype length", 0.9, "tail layout oob-load oob-store"),
     _r("unwritten-output", "unwritten", 0.8, "oob-store"),
     _r("unwritten-output", "fill-kept", 0.75, "oob-store"),
     _r("unwritten-output", "unwritten oob-store", 0.5),  # a stray store may leave its own element unwritten

@@ -169,7 +169,8 @@ def test_new_makes_the_whole_folder_or_none(root, monkeypatch):
 
 
 def test_new_and_record_keep_the_readme_table_current(tmp_path, monkeypatch, capsys):
-    """The commands that change what README.md's table shows rewrite it: new adds the row, record refreshes it."""
+    """The commands that change what README.md's table shows rewrite it: new adds the row, record refreshes it
+    (and --splice-only writes the write-up's generated lint line, the other block a full pytest checks)."""
     from harness import cli
     from harness.core import casetable
 
@@ -182,11 +183,16 @@ def test_new_and_record_keep_the_readme_table_current(tmp_path, monkeypatch, cap
     toml = tmp_path / "cases" / "my-trap" / "case.toml"
     toml.write_text(toml.read_text().replace("First title", "The title, filled in"))
     assert "First title" in (tmp_path / "README.md").read_text()
-    cli.main(["record", "my-trap", "--splice-only"])
+    fixed = tmp_path / "cases" / "my-trap" / "fixed.py"
+    fixed.write_text(fixed.read_text().replace("BLOCK=256)", "BLOCK=128)"))  # a fix, so the diff block can be filled
+    assert cli.main(["record", "my-trap", "--splice-only"]) == 0
     readme = (tmp_path / "README.md").read_text()
     assert "The title, filled in" in readme and readme.endswith("\n\nMore.\n")
     assert casetable.readme_table(discovery.load_all()[0]) in readme
-    assert "README.md: its table of cases updated" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "README.md: its table of cases updated" in out and "lint line written" in out
+    write_up = (tmp_path / "cases" / "my-trap" / "README.md").read_text()  # and the write-up's lint line
+    assert write_up.index("## How to catch it") < write_up.index("<!-- generated:lint -->") < write_up.index("## Perf")
 
 
 def test_the_done_when_walk_through_passes_check_and_pytest_with_no_harness_edit(root, tmp_path, make_case):
@@ -255,13 +261,13 @@ def test_record_splice_only_fills_the_code_blocks_atomically_and_says_which(root
     lines = text.splitlines()
     at = [lines.index("<!-- code:broken.py:row_mean -->") + 1, lines.index("<!-- diff:broken.py:fixed.py -->") + 1]
     assert out == (f"{SLUG}: nothing recorded; filled 2 code block(s): <!-- code:broken.py:row_mean --> at "
-                   f"README.md:{at[0]}, <!-- diff:broken.py:fixed.py --> at README.md:{at[1]}\n"), out
-    assert writes == [folder / "README.md"]  # through fileio: a reader never sees half a write-up
+                   f"README.md:{at[0]}, <!-- diff:broken.py:fixed.py --> at README.md:{at[1]}; lint line written\n"), out
+    assert writes == [folder / "README.md"] * 2  # the blocks, then the lint line: through fileio, never half a write-up
     assert "def row_mean(x: torch.Tensor, out: torch.Tensor)" in text and "@@ -11,3 +11,3 @@" in text, text
     assert problems(root) == []
 
     assert cli.main(["record", SLUG, "--splice-only"]) == 0
-    assert capsys.readouterr().out == f"{SLUG}: nothing recorded; code blocks up to date (2)\n"
+    assert capsys.readouterr().out == f"{SLUG}: nothing recorded; code blocks up to date (2); lint line up to date\n"
 
     bad = text.replace("<!-- code:broken.py:row_mean -->", "<!-- code:broken.py:no_such -->")
     (folder / "README.md").write_text(bad)

@@ -5,9 +5,9 @@
 case's README between ``<!-- recorded:gpu -->`` markers. Nobody types these numbers.
 
 ``python -m harness record nrm2-race --splice-only`` runs nothing: it copies the
-recorded/*.md files into the README, and fills its ``<!-- code:... -->`` and
-``<!-- diff:... -->`` blocks from the case's files (``harness.core.snippets``), saying
-which blocks it changed.
+recorded/*.md files into the README, fills its ``<!-- code:... -->`` and
+``<!-- diff:... -->`` blocks from the case's files (``harness.core.snippets``) and its
+``harness lint`` line (``harness.lint.docs``), saying which blocks it changed.
 
 Both also bring README.md's table of cases up to date (``harness.core.casetable``):
 run after case.toml is filled in, they leave nothing else to regenerate.
@@ -69,19 +69,36 @@ def fill_code_blocks(spec) -> str:
     return f"filled {len(filled)} code block(s): " + ", ".join(filled)
 
 
+def fill_lint_line(spec) -> str:
+    """The line that ends the write-up's "How to catch it": which ``harness lint`` rules flag broken.py
+    (linted now), written atomically; what changed, in words. ValueError when the write-up has no
+    such section; SyntaxError, OSError or UnicodeDecodeError when it cannot be made."""
+    from harness.lint.docs import case_block, with_case_block
+
+    readme = spec.path / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    if "## How to catch it" not in text:
+        raise ValueError("the write-up has no '## How to catch it' section for the harness lint line")
+    new = with_case_block(text, case_block(spec.path))
+    if new == text:
+        return "lint line up to date"
+    fileio.write_text(readme, new)
+    return "lint line written"
+
+
 def splice_only(specs, errors: list[str]) -> int:
     """``record --splice-only``: recorded/*.md into the write-ups, and their code blocks from the files."""
     failed = False
     for spec in specs:
         try:
             spliced = ", ".join(recorded.splice_recorded(spec)) or "nothing recorded"
-            code = fill_code_blocks(spec)
+            code = f"{fill_code_blocks(spec)}; {fill_lint_line(spec)}"
         except snippets.SnippetError as e:
             print(f"error: {spec.slug}: README.md: {e} (the code blocks are unchanged: correct the marker or the file "
                   f"it names; CONTRIBUTING.md gives the syntax)", file=sys.stderr)
             failed = True
             continue
-        except (OSError, UnicodeDecodeError) as e:
+        except (OSError, UnicodeDecodeError, ValueError, SyntaxError) as e:
             print(f"error: {spec.slug}: not spliced: {error_line(e)}", file=sys.stderr)
             failed = True
             continue

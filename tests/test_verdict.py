@@ -108,3 +108,14 @@ def test_each_call_is_judged_on_its_own_trials():
     first, second = judge(spec, run_of("broken", trials))
     assert (first.observed, first.as_declared, first.trials) == ("wrong", True, 2)
     assert (second.observed, second.as_declared, second.trials) == ("ok", True, 2)
+
+
+def test_the_observed_text_is_read_by_one_parser_and_written_back_the_same():
+    from harness.core.verdict import Observed
+
+    texts = ["ok", "hidden", "wrong", "flaky", "wrong, flaky", "crash", "hang", "error", "skip"]
+    seen = {t: Observed.parse(t) for t in texts}
+    assert [str(o) for o in seen.values()] == texts
+    assert [t for t, o in seen.items() if o.wrong] == ["wrong", "wrong, flaky"]
+    assert [t for t, o in seen.items() if o.flaky] == ["flaky", "wrong, flaky"]
+    assert [o.kind for o in seen.values()] == ["ok", "ok", "wrong", "flaky", "flaky", "crash", "hang", "error", "skip"]

@@ -29,6 +29,38 @@ from harness.core.events import RunResult
 from harness.core.spec import CaseSpec
 
 
+@dataclass(frozen=True)
+class Observed:
+    """What one call did over its trials: ``behaviour`` is ok, hidden, wrong, flaky, crash, hang,
+    error or skip; ``all_wrong`` marks a flaky call whose every trial was also wrong. Its text (the
+    verdict's ``observed``, in tables and records) is the behaviour, or "wrong, flaky";
+    ``Observed.parse`` is the one reader of that text."""
+
+    behaviour: str
+    all_wrong: bool = False
+
+    @classmethod
+    def parse(cls, text: str) -> "Observed":
+        return cls("flaky", all_wrong=True) if text == "wrong, flaky" else cls(text)
+
+    def __str__(self) -> str:
+        return "wrong, flaky" if self.flaky and self.all_wrong else self.behaviour
+
+    @property
+    def wrong(self) -> bool:
+        """Every trial differed from the reference (flaky ones too, where ``all_wrong``)."""
+        return self.behaviour == "wrong" or self.all_wrong
+
+    @property
+    def flaky(self) -> bool:
+        return self.behaviour == "flaky"
+
+    @property
+    def kind(self) -> str:
+        """ok (ok or hidden), wrong, flaky (wrong or not), crash, hang, error, skip."""
+        return "ok" if self.behaviour in ("ok", "hidden") else self.behaviour
+
+
 @dataclass
 class CallVerdict:
     slug: str
@@ -137,7 +169,7 @@ def judge_call(spec: CaseSpec, run: RunResult, call: int, declared: str) -> Call
     if v.as_declared and met[0] in ("ok", "hidden"):
         v.observed = met[0]
     if v.observed == "flaky" and all(bad):
-        v.observed = "wrong, flaky"
+        v.observed = str(Observed("flaky", all_wrong=True))
     return v
 
 

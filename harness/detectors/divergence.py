@@ -6,16 +6,13 @@ can be compared is whether each is right, wrong, varies, or dies.
 
 from __future__ import annotations
 
+from harness.core.verdict import Observed
 from harness.detectors.base import FLAGGED, NA, NOT_RUN, QUIET, AcrossDetector
 
 
 def behaviour_class(observed: str) -> str:
     """ok / wrong / flaky / crash / hang / ..., from a verdict's observed behaviour."""
-    if observed in ("ok", "hidden"):
-        return "ok"
-    if "flaky" in observed:
-        return "flaky"
-    return observed
+    return Observed.parse(observed).kind
 
 
 class Divergence(AcrossDetector):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from harness.core.profile import describe_profile
 from harness.core.spec import BACKENDS
+from harness.core.verdict import Observed
 
 WRITE_ERRORS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EIO, errno.EFBIG}
 BACKEND_NAME = {"gpu": "GPU", "interpreter": "interpreter"}
@@ -36,21 +37,21 @@ def _todo(spec, backend: str, broken: dict, v: dict) -> list[tuple[str, object, 
     """(kind, draw(path), caption) for one wrong or flaky call of the broken kernel."""
     from harness.report import plots
 
-    call, obs, name = v["call"], v["observed"], BACKEND_NAME[backend]
+    call, obs, name = v["call"], Observed.parse(v["observed"]), BACKEND_NAME[backend]
     trials = [t for t in broken.get("trials", []) if t["call"] == call - 1]
-    if not trials or not ("wrong" in obs or "flaky" in obs):
+    if not trials or not (obs.wrong or obs.flaky):
         return []
     where = f"{spec.slug} · broken · {name}" + (f" · call {call}" if spec.calls > 1 else "")
     todo = []
-    if "flaky" in obs:
+    if obs.flaky:
         todo.append(("spread", lambda p: plots.draw_spread(trials, where, p),
                      f"{name}: the broken kernel's result on each run"))
-    if "wrong" in obs:
+    if obs.wrong:
         prof = next((p for p in broken.get("profiles", []) if p.get("call") == call - 1), None)
         if prof is not None and prof["n_bad"]:
             todo.append(("errors", lambda p: plots.draw_error_map(prof, where, p),
                          f"{name}: where the output is wrong ({describe_profile(prof)})"))
-        elif prof is None and "flaky" not in obs and plots.scalar_values(trials)[0]:
+        elif prof is None and not obs.flaky and plots.scalar_values(trials)[0]:
             todo.append(("scalar", lambda p: plots.draw_scalar(trials, where, p),
                          f"{name}: the broken kernel's result against the reference"))
     return todo

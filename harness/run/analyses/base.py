@@ -86,7 +86,7 @@ class Analysis:
     nothing here; an analysis module overrides the ones it needs. ``on`` says whether the options
     ask for it (asked at each launch: a re-run may change them)."""
 
-    name = ""
+    name = ""  # the module's name: memcheck, races, poison, tf32
 
     def on(self, options: Options) -> bool:
         return False

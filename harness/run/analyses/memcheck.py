@@ -12,7 +12,7 @@ from harness.run.analyses.base import (KIND_NAMES, TAG, Analysis, Options, Recor
 
 
 class Memcheck(Analysis):
-    name = "memcheck"
+    name = __name__.rpartition(".")[2]  # the module's name
 
     def on(self, options: Options) -> bool:
         return options.memcheck

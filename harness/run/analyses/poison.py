@@ -8,7 +8,7 @@ from harness.run.analyses.base import Analysis, Options, _note_line, poison_for
 
 
 class Poison(Analysis):
-    name = "poison_masked"
+    name = __name__.rpartition(".")[2]  # the module's name
 
     def on(self, options: Options) -> bool:
         return options.poison_masked

@@ -18,7 +18,7 @@ class Races(Analysis):
     """``find`` and ``shared`` are the per-launch analyses of the recorded accesses (``find_races``,
     ``cross_program_writes``; the sanitizer passes quicker ones that answer the same)."""
 
-    name = "race"
+    name = __name__.rpartition(".")[2]  # the module's name
 
     def __init__(self, find=None, shared=None):
         self.find, self.shared = find or find_races, shared or cross_program_writes

@@ -8,7 +8,7 @@ from harness.run.analyses.base import Analysis, Options, _note_line
 
 
 class TF32(Analysis):
-    name = "tf32"
+    name = __name__.rpartition(".")[2]  # the module's name
 
     def on(self, options: Options) -> bool:
         return options.tf32

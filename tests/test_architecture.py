@@ -196,6 +196,57 @@ def test_the_one_validator_check_catches_a_mirror(tmp_path):
     assert command_imports(graph) == ["harness.commands.report imports harness.commands.detect"]
 
 
+# Writes that do not go through harness/core/fileio, each with why it need not: a stream read as it grows,
+# a lock, or a file made inside a folder that is itself put in place whole.
+DIRECT_WRITES = {
+    ("harness/run/isolate.py", "open"): "the worker's event log, a stream read line by line as it grows",
+    ("harness/run/worker.py", "open"): "the same stream, written by the worker",
+    ("harness/run/timings.py", "open"): "CASEBOOK_TIMINGS: a JSON-lines log appended to",
+    ("harness/sanitize/session.py", "open"): "the sanitizer's hits, a JSON-lines stream a dying process keeps",
+    ("harness/bugs/record.py", "open"): "a lock file",
+    ("harness/bugs/source.py", "open"): "a lock file",
+    ("harness/bugs/source.py", "write_bytes"): "into a temporary tree that one rename puts in place",
+    ("harness/bugs/source.py", "write_text"): "the same temporary tree",
+    ("harness/commands/new.py", "write_text"): "into fileio.new_folder's temporary folder, renamed whole",
+    ("harness/report/plots.py", "savefig"): "into the report's temporary folder, renamed with the page as one set",
+}
+
+
+def direct_writes(root: Path = PACKAGE) -> list[tuple[str, str, int]]:
+    """(file, call, line) of each write in the package that does not go through harness/core/fileio."""
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        name = path.relative_to(root.parent).as_posix()
+        if name == "harness/core/fileio.py":
+            continue
+        for n in ast.walk(ast.parse(path.read_text())):
+            f = getattr(n, "func", None)
+            if not isinstance(n, ast.Call) or not isinstance(f, (ast.Attribute, ast.Name)):
+                continue
+            call, owner = (f.attr, getattr(f.value, "id", "")) if isinstance(f, ast.Attribute) else (f.id, "")
+            modes = [a.value for a in n.args[1:2] if isinstance(a, ast.Constant)]
+            modes += [k.value.value for k in n.keywords if k.arg == "mode" and isinstance(k.value, ast.Constant)]
+            if (call in ("write_text", "write_bytes") and owner != "fileio" and isinstance(f, ast.Attribute)
+                    or call == "savefig" or call == "dump" and owner == "json"
+                    or call == "open" and any(set(str(m)) & set("wax+") for m in modes)):
+                out.append((name, call, n.lineno))
+    return out
+
+
+def test_every_file_is_written_through_fileio():
+    """Every file the harness writes appears whole or not at all: through core/fileio, or listed with why not."""
+    found = [f"{name}:{line} {call}" for name, call, line in direct_writes() if (name, call) not in DIRECT_WRITES]
+    assert not found, "\n".join(found) + "\n(write through harness/core/fileio, or say in DIRECT_WRITES why not)"
+
+
+def test_the_write_check_catches_a_direct_write(tmp_path):
+    (tmp_path / "harness" / "core").mkdir(parents=True)
+    (tmp_path / "harness" / "core" / "fileio.py").write_text("def write_text(p, t):\n    open(p, 'w')\n")
+    (tmp_path / "harness" / "a.py").write_text("from harness.core import fileio\n\ndef f(p):\n    fileio.write_text(p, '')\n"
+                                               "    p.write_text('')\n    open(p, 'rb')\n    open(p, mode='a')\n")
+    assert direct_writes(tmp_path / "harness") == [("harness/a.py", "write_text", 5), ("harness/a.py", "open", 7)]
+
+
 def _long_definitions():
     for path in sorted(PACKAGE.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):

@@ -222,14 +222,15 @@ def test_{launcher}(case):
 def write_test(folder: Path, entry, variant: str, device: str, sizes: dict | None = None) -> Path:
     """The test file (and its conftest) for ``entry``'s ``variant`` in ``folder``; ``sizes``
     (make_inputs keywords) over the defaults, none for the plain test."""
+    from harness.core import fileio
     from harness.probe.target import DEFAULT_TOLERANCE, DTYPE_TOLERANCE
 
     launcher = entry.launcher(variant)
-    (folder / "conftest.py").write_text(CONFTEST)
+    fileio.write_text(folder / "conftest.py", CONFTEST)
     path = folder / f"test_{entry.slug.replace('-', '_')}_{variant}.py"
-    path.write_text(TEST.format(glue=str(Path(entry.glue).resolve()), launcher=launcher, device=device,
-                                tolerances=dict(DTYPE_TOLERANCE), default_tolerance=tuple(DEFAULT_TOLERANCE),
-                                sizes=dict(sizes or {})))
+    fileio.write_text(path, TEST.format(glue=str(Path(entry.glue).resolve()), launcher=launcher, device=device,
+                                        tolerances=dict(DTYPE_TOLERANCE), default_tolerance=tuple(DEFAULT_TOLERANCE),
+                                        sizes=dict(sizes or {})))
     return path
 
 

@@ -113,8 +113,9 @@ def run(args) -> int:
   1. write the broken kernel in broken.py and the fixed one in fixed.py; fill in every TODO
   2. python -m harness check {args.slug}          # one line per thing left to do
   3. python -m harness case {args.slug} --backend interpreter
-  4. python -m pytest -k {args.slug}
-  5. on a machine with a GPU: python -m harness record {args.slug} --backend gpu""")
+  4. python -m harness record {args.slug} --splice-only   # the write-up's code blocks and lint line, README.md's table
+  5. python -m harness record {args.slug} --backend interpreter, then python -m pytest
+  6. on a machine with a GPU: python -m harness record {args.slug} --backend gpu""")
     return EXIT_OK
 
 

@@ -314,14 +314,33 @@ def rounds_up(node: ast.AST) -> bool:
                and isinstance(n.left.op, (ast.Add, ast.Sub)) for n in ast.walk(node))
 
 
+def stepping_loops(flow: Flow, pointer: ast.AST, block: str) -> set[str]:
+    """The loop variables of the address that step it by ``block``: ``range(0, n, block)``, or the variable times
+    ``block`` (``k * BLOCK_K + tl.arange(0, BLOCK_K)``). A loop over the groups of a fixed layout
+    (``blk * 128 + g * 32 + tl.arange(0, 32)`` over ``blk``) steps by another size, and is no evidence."""
+    variables = {a[1] for a in flow.atoms(pointer) if a[0] == "loop"}
+    loops = {n.target.id: n for n in flow.nodes if isinstance(n, ast.For) and isinstance(n.target, ast.Name)}
+    out = set()
+    for v in variables:
+        it = getattr(loops.get(v), "iter", None)
+        if isinstance(it, ast.Call) and len(it.args) >= 3 and ast.unparse(it.args[2]) == block:
+            out.add(v)
+    for n in flow.sources(pointer):
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult):
+            for side, other in ((n.left, n.right), (n.right, n.left)):
+                if ast.unparse(other) == block:
+                    out |= {x.id for x in ast.walk(side) if isinstance(x, ast.Name) and x.id in variables}
+    return out
+
+
 def partial_block_evidence(flow: Flow, call: ast.AST, block: str) -> str | None:
     """How the file shows that the block axis ``block`` can end in a partial block. ``"strong"``: a launch's
-    grid axis for it rounds up (``cdiv``), or a loop that steps the access (its variable is in the address,
-    or it advances the pointer) runs to a runtime argument or counts with cdiv. ``"weak"``: only the kernel
+    grid axis for it rounds up (``cdiv``), or a loop that steps the access by ``block`` (``stepping_loops``, or
+    it advances the pointer by it) runs to a runtime argument or counts with cdiv. ``"weak"``: only the kernel
     itself says so: it masks that axis elsewhere, or counts its tiles with ``tl.cdiv(N, block)`` (buffers
     padded to whole blocks, such as MoE's sorted token ids, look the same). None: no evidence."""
     pointer = call.args[0] if getattr(call, "args", None) else call
-    touched = {a[1] for a in flow.atoms(pointer) if a[0] == "loop"} | {
+    touched = stepping_loops(flow, pointer, block) | {
         n.target.id for n in flow.nodes if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)
         and any(isinstance(x, ast.Name) and x.id == block for x in ast.walk(n.value))}
     for loop in (a for a in flow.ancestors(call) if isinstance(a, ast.For)):

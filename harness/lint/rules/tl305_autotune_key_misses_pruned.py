@@ -42,6 +42,14 @@ def pruned_reads(fn: ast.FunctionDef) -> set[str]:
     return out
 
 
+def keeps_all(fn: ast.FunctionDef) -> bool:
+    """Every ``return`` of the pruning function gives back its first argument, the configs, as they came: it
+    reads the sizes (to log them) and prunes nothing."""
+    first = fn.args.args[0].arg if fn.args.args else None
+    returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
+    return bool(returns) and all(isinstance(r.value, ast.Name) and r.value.id == first for r in returns)
+
+
 def sizes(flow) -> set[str]:
     """The kernel arguments used as sizes: compared (``cols < n_cols``) or bounding a loop. Tensors are not
     (the autotuner keys on their dtypes by itself)."""
@@ -60,15 +68,16 @@ def check(module):
     """The autotuner caches one config per key. When the pruning keeps only the configs that are right for
     ``n_cols`` and ``n_cols`` is not in the key, a second call with another ``n_cols`` reuses a config that
     was never valid for it (a block narrower than the row). Everything the pruning reads belongs in the key.
-    Quiet when the key names a bucket of the argument (``M_CLOSEST`` for ``M``): that is deliberate; only
+    Quiet when the key names a bucket of the argument (``M_CLOSEST`` or ``m_key`` for ``M``): that is
+    deliberate; when the pruning gives back its configs unchanged (it only logs); only
     arguments the kernel uses as sizes count (a tensor's dtype is in the autotuner's key by itself)."""
     for flow in flows(module):
         at = flow.k.autotune
         fn = module.functions.get(at.prune) if at and at.prune else None
-        if fn is None or at.key is None:
+        if fn is None or at.key is None or keeps_all(fn):
             continue
-        tokens = {t for k in at.key for t in k.split("_")}  # M_CLOSEST: a bucket of M, named for it
-        missing = sorted((pruned_reads(fn) & sizes(flow)) - set(at.key) - at.tuned - tokens)
+        tokens = {t.lower() for k in at.key for t in k.split("_")}  # M_CLOSEST, m_key: a bucket of M, named for it
+        missing = sorted(m for m in (pruned_reads(fn) & sizes(flow)) - set(at.key) - at.tuned if m.lower() not in tokens)
         if missing:
             node = next((k.value for k in at.node.keywords if k.arg == "key"), at.node)
             yield node, (f"the autotune key {at.key} leaves out {', '.join(missing)}, which {fn.name} (the config "

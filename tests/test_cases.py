@@ -81,5 +81,5 @@ def test_behaves_as_declared(request, spec, variant, backend):
         # Read the worker's raw results, not the verdict: every requested trial of every
         # call came back, matched the reference and left the guard bands intact.
         assert len(run.trials) == spec.trials[backend] * spec.calls, run.output_tail[-1500:]
-        bad = [t for t in run.trials if not t["close"] or t["guard"]["wrote_past_end"] or t["guard"]["unwritten"]]
-        assert not bad, f"trial {bad[0]['trial']} call {bad[0]['call'] + 1}: {bad[0]['result']}"
+        bad = [t for t in run.trials if t.bad]
+        assert not bad, f"trial {bad[0].trial} call {bad[0].call + 1}: {bad[0].result}"

@@ -264,8 +264,8 @@ def test_worker_runs_under_a_wrapper_with_overrides(tmp_path, monkeypatch, make_
             "overrides": {"pad": 0, "sizes": {"rows": 7, "cols": 100}, "calls": 2}}
     run = detect._extra_run(spec, "fixed", "interpreter", 0, plan)
     assert run.status == "done", run.output_tail
-    assert [t["call"] for t in run.trials] == [0, 1] and run.trials[0]["n"] == 7
-    assert run.trials[0]["guard"] == {"wrote_past_end": {}, "unwritten": {}}
+    assert [t.call for t in run.trials] == [0, 1] and run.trials[0].n == 7
+    assert run.trials[0].guard == {"wrote_past_end": {}, "unwritten": {}}
     e = D.Evidence(spec, "gpu", "fixed", run, {"memcheck": run})
     assert D.BY_NAME["memcheck"].check(e) == (
         D.FLAGGED, "1 error; first: Invalid __global__ read of size 4 bytes at k+0x10 in broken.py:3")

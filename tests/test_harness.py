@@ -283,7 +283,7 @@ def test_a_crash_and_a_hang_leave_every_other_run_of_the_batch_intact(cases_root
             run = done[(slug, "interpreter")][variant]
             assert run.status == "done" and len(run.trials) == 2, (slug, variant, run.message)
             alone = run_isolated(spec, variant, "interpreter", trials=2, seed=0)
-            assert [t["fingerprint"] for t in run.trials] == [t["fingerprint"] for t in alone.trials]
+            assert [t.fingerprint for t in run.trials] == [t.fingerprint for t in alone.trials]
 
 
 def test_the_probe_api_and_command_line_share_names_and_defaults(monkeypatch):

@@ -50,9 +50,9 @@ def test_the_finite_padding_rerun_keeps_the_trials_guards(make_case):
     spec = load_spec(path)
     run = run_isolated(spec, "broken", "interpreter", trials=2, seed=0)
     assert run.status == "done", run.message + run.output_tail
-    assert [p["call"] for p in run.probes] == [0]
-    second_calls = [t for t in run.trials if t["call"] == 1]
-    assert [t["guard"]["wrote_past_end"] for t in second_calls] == [{"out": 2}, {"out": 2}]
+    assert [p.call for p in run.probes] == [0]
+    second_calls = run.trials_of_call(1)
+    assert [t.guard["wrote_past_end"] for t in second_calls] == [{"out": 2}, {"out": 2}]
     assert [(v.observed, v.as_declared) for v in judge(spec, run)] == [("wrong", True), ("wrong", True)]
 
 
@@ -97,8 +97,8 @@ def test_forked_workers_report_as_started_ones_and_stay_isolated(make_case, monk
     for runs in (forked, plain):
         assert runs["broken"].status == "crash" and "SIGSEGV" in runs["broken"].message
         assert runs["fixed"].status == "done" and len(runs["fixed"].trials) == 2
-    assert [t["fingerprint"] for t in forked["fixed"].trials] == [t["fingerprint"] for t in plain["fixed"].trials]
-    assert [t["fingerprint"] for t in again.trials] == [t["fingerprint"] for t in plain["fixed"].trials]
+    assert [t.fingerprint for t in forked["fixed"].trials] == [t.fingerprint for t in plain["fixed"].trials]
+    assert [t.fingerprint for t in again.trials] == [t.fingerprint for t in plain["fixed"].trials]
     assert os.environ.get("CASEBOOK_FORKSERVER") == "0"
 
 

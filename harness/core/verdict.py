@@ -85,33 +85,29 @@ class CallVerdict:
         return dict(self.__dict__)
 
 
-def _bad(t: dict) -> bool:
-    return (not t["close"]) or bool(t["guard"]["wrote_past_end"]) or bool(t["guard"]["unwritten"])
-
-
 def guard_notes(trials: list, probes: list) -> list[str]:
     notes = []
     past, unwritten = {}, {}
     for t in trials:
-        for k, v in t["guard"]["wrote_past_end"].items():
+        for k, v in t.guard["wrote_past_end"].items():
             past[k] = max(past.get(k, 0), v)
-        for k, v in t["guard"]["unwritten"].items():
+        for k, v in t.guard["unwritten"].items():
             unwritten[k] = max(unwritten.get(k, 0), v)
     for k, v in past.items():
         notes.append(f"wrote past the end of {k} ({v} elements of padding)")
     for k, v in unwritten.items():
         notes.append(f"left {v} elements of {k} unwritten")
     for p in probes:
-        if p["nonfinite_with_finite_padding"] < p["nonfinite_with_nan_padding"]:
-            notes.append(f"read poison: {p['nonfinite_with_nan_padding']} NaN outputs came from the padding")
+        if p.nonfinite_with_finite_padding < p.nonfinite_with_nan_padding:
+            notes.append(f"read poison: {p.nonfinite_with_nan_padding} NaN outputs came from the padding")
         else:
-            notes.append(f"{p['nonfinite_with_nan_padding']} non-finite outputs, not from the padding")
-    tuned = [sum(t.get("bench_calls", [])) for t in trials]
+            notes.append(f"{p.nonfinite_with_nan_padding} non-finite outputs, not from the padding")
+    tuned = [sum(t.bench_calls) for t in trials]
     if any(tuned):
         notes.append(f"autotune launched the kernel {min(tuned)}-{max(tuned)} times before this call"
                      if min(tuned) != max(tuned) else f"autotune launched the kernel {tuned[0]} times before this call")
     if not probes:
-        nf = max((t["nonfinite"] for t in trials), default=0)
+        nf = max((t.nonfinite for t in trials), default=0)
         if nf:
             notes.append(f"{nf} non-finite outputs")
     return notes
@@ -141,12 +137,12 @@ def _from_status(v: CallVerdict, run: RunResult, trials: list) -> bool:
 
 def _from_trials(v: CallVerdict, trials: list, probes: list) -> list[bool]:
     """Fill v from the trials of one call; return which trials were wrong."""
-    bad = [_bad(t) for t in trials]
+    bad = [t.bad for t in trials]
     v.bad_trials = sum(bad)
-    v.distinct = len({t["fingerprint"] for t in trials})
-    worst = max(trials, key=lambda t: (t["max_abs"], t["n_bad"]))
-    v.result, v.reference = worst["result"], worst["reference"]
-    v.max_abs, v.max_rel = worst["max_abs"], worst["max_rel"]
+    v.distinct = len({t.fingerprint for t in trials})
+    worst = max(trials, key=lambda t: (t.max_abs, t.n_bad))
+    v.result, v.reference = worst.result, worst.reference
+    v.max_abs, v.max_rel = worst.max_abs, worst.max_rel
     v.notes = guard_notes(trials, probes)
     v.observed = "flaky" if v.distinct > 1 else "wrong" if all(bad) else "ok"
     return bad
@@ -156,13 +152,13 @@ def judge_call(spec: CaseSpec, run: RunResult, call: int, declared: str) -> Call
     """The verdict on one call: what was seen, and whether it is (one of) what was declared."""
     v = CallVerdict(spec.slug, run.variant, run.backend, call + 1, declared, "", False,
                     device=run.env.get("device", ""))
-    trials = [t for t in run.trials if t["call"] == call]
+    trials = run.trials_of_call(call)
     v.trials, v.requested = len(trials), run.requested_trials
     alternatives = declared.split("|")
     if _from_status(v, run, trials):
         v.as_declared = v.observed in alternatives or run.unavailable
         return v
-    bad = _from_trials(v, trials, [p for p in run.probes if p["call"] == call])
+    bad = _from_trials(v, trials, [p for p in run.probes if p.call == call])
     must_repeat = (run.variant != "broken" or spec.calibration) and spec.deterministic
     met = [d for d in alternatives if _satisfies(d, v.observed, bad, v.distinct, must_repeat)]
     v.as_declared = bool(met)

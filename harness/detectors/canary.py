@@ -17,9 +17,9 @@ class Canary(Detector):
             return r
         past, unwritten = {}, {}
         for t in ev.run.trials:
-            for k, v in t["guard"]["wrote_past_end"].items():
+            for k, v in t.guard["wrote_past_end"].items():
                 past[k] = max(past.get(k, 0), v)
-            for k, v in t["guard"]["unwritten"].items():
+            for k, v in t.guard["unwritten"].items():
                 unwritten[k] = max(unwritten.get(k, 0), v)
         parts = [f"wrote {v} padding elements around {k}" for k, v in past.items()]
         parts += [f"left {v} elements of {k} unwritten" for k, v in unwritten.items()]

@@ -5,32 +5,28 @@ A case that declares one call gets a run of its own: two calls per trial, at sma
 
 from __future__ import annotations
 
+from harness.core.events import Trial
 from harness.detectors.base import FLAGGED, NA, QUIET, Detector, Evidence, no_result, small_sizes
 
 WORD = {True: "wrong", False: "right"}
 
 
-def is_bad(t: dict) -> bool:
-    g = t.get("guard", {})
-    return (not t.get("close", True)) or bool(g.get("wrote_past_end")) or bool(g.get("unwritten"))
-
-
 def first_vs_later(trials: list) -> tuple[str, str]:
-    per_trial: dict[int, dict[int, dict]] = {}
+    per_trial: dict[int, dict[int, Trial]] = {}
     for t in trials:
-        per_trial.setdefault(t["trial"], {})[t["call"]] = t
+        per_trial.setdefault(t.trial, {})[t.call] = t
     pairs = [calls for calls in per_trial.values() if 0 in calls and len(calls) > 1]
     if not pairs:
         return NA, "no second call to compare with"
     for calls in pairs:
         first = calls[0]
         for k in sorted(calls)[1:]:
-            if is_bad(first) != is_bad(calls[k]):
-                tuned = sum(first.get("bench_calls", []))
+            if first.bad != calls[k].bad:
+                tuned = sum(first.bench_calls)
                 note = f"; autotune ran the kernel {tuned} times before call 1" if tuned else ""
-                return FLAGGED, f"call 1 {WORD[is_bad(first)]} ({first['result']}), " \
-                                f"call {k + 1} {WORD[is_bad(calls[k])]}{note}"
-    both = {is_bad(c) for calls in pairs for c in calls.values()}
+                return FLAGGED, f"call 1 {WORD[first.bad]} ({first.result}), " \
+                                f"call {k + 1} {WORD[calls[k].bad]}{note}"
+    both = {c.bad for calls in pairs for c in calls.values()}
     return QUIET, f"first and later calls agree ({' and '.join(WORD[b] for b in sorted(both))})"
 
 

@@ -15,13 +15,13 @@ class NanScan(Detector):
     def check(self, ev: Evidence) -> tuple[str, str]:
         if (r := no_result(ev.run)) is not None:
             return r
-        nf = max(t["nonfinite"] for t in ev.run.trials)
+        nf = max(t.nonfinite for t in ev.run.trials)
         if not nf:
             return QUIET, "no NaN or Inf where the reference is finite"
         probes = ev.run.probes
-        if probes and all(p["nonfinite_with_finite_padding"] == 0 for p in probes):
+        if probes and all(p.nonfinite_with_finite_padding == 0 for p in probes):
             return QUIET, f"{nf} NaN outputs, all from the harness's NaN padding (see poison reads)"
-        own = max((p["nonfinite_with_finite_padding"] for p in probes), default=nf)
+        own = max((p.nonfinite_with_finite_padding for p in probes), default=nf)
         return FLAGGED, f"{own} NaN/Inf outputs where the reference is finite"
 
 

@@ -16,9 +16,9 @@ class Poison(Detector):
         if (r := no_result(ev.run)) is not None:
             return r
         for p in ev.run.probes:
-            if p["nonfinite_with_finite_padding"] < p["nonfinite_with_nan_padding"]:
-                return FLAGGED, f"{p['nonfinite_with_nan_padding']} NaN outputs came from reading the NaN " \
-                                f"padding (call {p['call'] + 1})"
+            if p.nonfinite_with_finite_padding < p.nonfinite_with_nan_padding:
+                return FLAGGED, f"{p.nonfinite_with_nan_padding} NaN outputs came from reading the NaN " \
+                                f"padding (call {p.call + 1})"
         if ev.run.probes:
             return QUIET, "non-finite outputs, but not from the padding"
         return QUIET, "no output traced to the padding"

@@ -14,13 +14,13 @@ class Reference(Detector):
     def check(self, ev: Evidence) -> tuple[str, str]:
         if (r := no_result(ev.run)) is not None:
             return r
-        bad = [t for t in ev.run.trials if not t["close"]]
+        bad = [t for t in ev.run.trials if not t.close]
         if not bad:
             return QUIET, f"all {len(ev.run.trials)} results match the reference"
-        worst = max(bad, key=lambda t: (t["max_abs"], t["n_bad"]))
-        runs = len({(t["trial"], t["call"]) for t in bad})
-        return FLAGGED, f"{runs} of {len(ev.run.trials)} results wrong; call {worst['call'] + 1}: " \
-                        f"{worst['result']} (reference {worst['reference']})"
+        worst = max(bad, key=lambda t: (t.max_abs, t.n_bad))
+        runs = len({(t.trial, t.call) for t in bad})
+        return FLAGGED, f"{runs} of {len(ev.run.trials)} results wrong; call {worst.call + 1}: " \
+                        f"{worst.result} (reference {worst.reference})"
 
 
 DETECTORS = (Reference(),)

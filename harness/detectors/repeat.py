@@ -8,7 +8,7 @@ from harness.detectors.base import FLAGGED, NA, QUIET, Detector, Evidence, no_re
 def by_call(trials: list) -> dict[int, list]:
     out: dict[int, list] = {}
     for t in trials:
-        out.setdefault(t["call"], []).append(t)
+        out.setdefault(t.call, []).append(t)
     return out
 
 
@@ -27,7 +27,7 @@ class Repeat(Detector):
             return NA, "one run only: nothing to compare"
         parts = []
         for call, ts in sorted(calls.items()):
-            distinct = len({t["fingerprint"] for t in ts})
+            distinct = len({t.fingerprint for t in ts})
             if distinct > 1:
                 parts.append(f"call {call + 1}: {distinct} distinct results over {len(ts)} runs")
         if parts:

@@ -76,9 +76,11 @@ def _profiles(spec, folder: Path) -> list[dict]:
     return out
 
 
-def _compact(t: dict) -> dict:
-    c = {k: t[k] for k in TRIAL_KEYS if k in t}
-    c["bench_calls"] = [sum(t.get("bench_calls", []))] if t.get("bench_calls") else []
+def _compact(t) -> dict:
+    """A trial as the detect record keeps it: TRIAL_KEYS, and autotune's launches summed."""
+    full = t.to_json()
+    c = {k: full[k] for k in TRIAL_KEYS}
+    c["bench_calls"] = [sum(t.bench_calls)] if t.bench_calls else []
     return c
 
 
@@ -93,7 +95,7 @@ def variant_record(spec, run, extra: dict, profiles: list, skip: frozenset = fro
     ev = Evidence(spec, run.backend, run.variant, run, extra)
     return {"status": run.status, "message": run.message, "env": run.env,
             "verdicts": [v.to_json() for v in judge(spec, run)],
-            "trials": [_compact(t) for t in run.trials], "probes": run.probes,
+            "trials": [_compact(t) for t in run.trials], "probes": [p.to_json() for p in run.probes],
             "findings": {k: f.to_json() for k, f in R.evaluate(ev, skip).items()},
             "profiles": profiles, "extra": {k: _extra_line(r) for k, r in extra.items()},
             "kernels": run.kernels}

@@ -33,7 +33,7 @@ import time
 from dataclasses import dataclass, field
 
 from harness.core.discovery import REPO_ROOT
-from harness.core.events import RunResult
+from harness.core.events import RunResult, VariantEvents, WorkerError, read_worker_events
 from harness.core.spec import CaseSpec
 from harness.run import forkserver, parent, timings
 from harness.run.backends import gpu_count
@@ -348,36 +348,12 @@ def _wait(proc: subprocess.Popen, timeout: float, res: Process, events: str, wat
     res.interrupted = WORKERS.stopping.is_set()
 
 
-def _split(events: list[dict]) -> tuple[dict, dict, list[str], list[str], dict | None]:
-    """The worker's events: env, {variant: [its events]}, variants started, variants finished, the error."""
-    env, per, started, finished, error = {}, {}, [], [], None
-    for ev in events:
-        kind = ev.pop("event", None)
-        ev.pop("t", None)  # the timeline's (harness.run.timings), not the result's
-        if kind == "env":
-            env = ev
-        elif kind == "start":
-            started.append(ev["variant"])
-        elif kind == "finished":
-            finished.append(ev["variant"])
-        elif kind == "error":
-            error = ev
-        elif kind in ("trial", "probe", "kernels"):
-            per.setdefault(ev.pop("variant"), []).append((kind, ev))
-    return env, per, started, finished, error
+def _result(spec, variant, backend, trials, env, got: VariantEvents) -> RunResult:
+    return RunResult(spec.slug, variant, backend, status="done", requested_trials=trials, env=env,
+                     trials=got.trials, probes=got.probes, kernels=got.kernels)
 
 
-def _result(spec, variant, backend, trials, env, events) -> RunResult:
-    res = RunResult(spec.slug, variant, backend, status="done", requested_trials=trials, env=env)
-    for kind, ev in events:
-        if kind == "kernels":
-            res.kernels = ev.get("kernels") or []
-        else:
-            (res.trials if kind == "trial" else res.probes).append(ev)
-    return res
-
-
-def _ended(res: RunResult, proc: Process, error: dict | None, timeout: float, expected: int) -> None:
+def _ended(res: RunResult, proc: Process, error: WorkerError | None, timeout: float, expected: int) -> None:
     """The status of the variant the worker was running when it stopped (or that it never finished)."""
     res.returncode, res.output_tail = proc.returncode, proc.output_tail
     if proc.interrupted:
@@ -385,10 +361,10 @@ def _ended(res: RunResult, proc: Process, error: dict | None, timeout: float, ex
     elif proc.hung:
         res.status, res.message = "hang", f"timed out after {timeout:.0f}s"
     elif error is not None:
-        res.status = "crash" if error["phase"] == "launch" else "error"
-        res.message = f"{error['type']}: {error['message']}".strip(": ")
-        if error.get("traceback"):
-            res.output_tail = error.get("traceback", "") + res.output_tail[-2000:]
+        res.status = "crash" if error.phase == "launch" else "error"
+        res.message = f"{error.type}: {error.message}".strip(": ")
+        if error.traceback:
+            res.output_tail = error.traceback + res.output_tail[-2000:]
     elif res.returncode:
         res.status, res.message = "crash", exit_message(res.returncode)
     else:  # trusted only with its "finished" event and every trial it was asked for
@@ -427,10 +403,11 @@ def run_variants(spec: CaseSpec, variants: list[str], backend: str, *, trials: i
                 "save": save, **(overrides or {})}
         proc = run_process("harness.run.worker", args, backend=backend, timeout=timeout, extra_env=extra_env,
                            wrapper=wrapper)
-        env, per, started, finished, error = _split(proc.events)
+        got = read_worker_events(proc.events)
+        error = got.error
         for v in left:
-            out[v] = _result(spec, v, backend, trials, env, per.get(v, []))
-            if v in finished and len(out[v].trials) >= expected:
+            out[v] = _result(spec, v, backend, trials, got.env, got.of(v))
+            if v in got.finished and len(out[v].trials) >= expected:
                 out[v].returncode, out[v].output_tail = proc.returncode, proc.output_tail
                 continue
             _ended(out[v], proc, error, timeout, expected)

@@ -19,8 +19,8 @@ HEAD = "import torch\nimport triton\nimport triton.language as tl\n\n"
 
 @contextlib.contextmanager
 def context(tmp_path, monkeypatch, source: str = "", slug: str = ""):
-    """A diagnosis Context on ``source`` (a probe file) or on a case's broken kernel, under the
-    patched interpreter."""
+    """A diagnosis Context under the patched interpreter on ``source`` (a probe file), on a case's
+    broken kernel, or on ``source`` as the kernel file of a case."""
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     from harness.core.spec import load_spec
     from harness.probe.context import Context
@@ -29,7 +29,11 @@ def context(tmp_path, monkeypatch, source: str = "", slug: str = ""):
 
     if slug:
         spec = load_spec(ROOT / "cases" / slug)
-        args = (str(spec.path / "broken.py"), str(spec.path / "case.py"), spec.launcher)
+        kernel = spec.path / "broken.py"
+        if source:
+            kernel = tmp_path / "kernel.py"
+            kernel.write_text(source)
+        args = (str(kernel), str(spec.path / "case.py"), spec.launcher)
     else:
         (tmp_path / "k.py").write_text(HEAD + source)
         args = (str(tmp_path / "k.py"), None, "launch")
@@ -199,3 +203,126 @@ def test_a_narrow_accumulator_is_precision_loss_and_one_operation_out_of_range_i
     d = diagnose(wrong(), {"small-error": "relative error 0.03", "wider-dtype": "right in fp32",
                            "wrong-everywhere": "all wrong"})
     assert d[0]["defect"] == "precision-loss" and d[0]["case"] == "bf16-accumulation", d
+
+
+# -- parts: which parts of a reduction reach the result ---------------------------------------------
+
+FIRST_BLOCK_SUM = '''
+@triton.jit
+def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)  # one block, and nothing walks on to the rest
+    tl.store(out_ptr, tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0), axis=0))
+
+def launch(x):
+    out = torch.empty(1)
+    k[(1,)](x, out, x.numel(), BLOCK=64)
+    return out
+
+def make_inputs(*, device, gen, n=256):
+    return {"x": torch.randn(n, generator=gen)}
+
+def reference(x):
+    return x.double().sum().reshape(1)
+'''
+
+NORM_PER_BLOCK = FIRST_BLOCK_SUM.replace(
+    "offs = tl.arange(0, BLOCK)  # one block, and nothing walks on to the rest",
+    "offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)").replace(
+    "tl.store(out_ptr, tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0), axis=0))",
+    "x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)\n    tl.atomic_add(out_ptr, tl.sqrt(tl.sum(x * x)))").replace(
+    "torch.empty(1)", "torch.zeros(1)").replace("k[(1,)]", "k[(triton.cdiv(x.numel(), 64),)]").replace(
+    "x.double().sum().reshape(1)", "x.double().norm().reshape(1)")
+
+
+@pytest.mark.parametrize("source, evidence", [(FIRST_BLOCK_SUM, "ignored-part"), (NORM_PER_BLOCK, "all-parts")])
+def test_parts_tells_a_part_left_out_from_every_part_read(tmp_path, monkeypatch, source, evidence):
+    with context(tmp_path, monkeypatch, source) as ctx:
+        ev = experiment("parts")(ctx, {"n": 256})
+    assert list(ev) == [evidence] and "n " in ev[evidence], ev
+
+
+def test_parts_is_quiet_where_the_size_is_not_reduced_over(tmp_path, monkeypatch):
+    with context(tmp_path, monkeypatch, WRONG_SCALE) as ctx:
+        assert experiment("parts")(ctx, {"n": 256}) == {}
+
+
+def test_a_reduction_right_with_one_block_reads_every_part_or_leaves_some_out():
+    """nrm2-sqrt-per-block reads every block and adds their norms (wrong-combine); nrm2-global-sum
+    never looks past its first block (partial-reduction); a causal mask aligned to the wrong corner
+    also leaves keys out, but one program is not right there: no many-programs, not a reduction's."""
+    many = {"many-programs": "right at n=1024; wrong at n=2048"}
+    d = diagnose(wrong(), {**many, "all-parts": "every part is read"})
+    assert d[0]["defect"] == "wrong-combine" and d[0]["case"] == "nrm2-sqrt-per-block", d
+    assert diagnose(wrong(), {**many, "ignored-part": "after 1024 left out"})[0]["defect"] == "partial-reduction"
+    d = diagnose(wrong(), {"ignored-part": "s_k after 128 left out", "equal-sizes": "right with s_q = s_k"})
+    assert d[0]["defect"] == "mask-misalignment", d
+
+
+# -- periodic: the same random numbers in every block -----------------------------------------------
+
+def _dropout_fixed(old: str, new: str) -> str:
+    text = (ROOT / "cases" / "dropout-repeated-mask" / "fixed.py").read_text()
+    assert old in text
+    return text.replace(old, new)
+
+
+def test_periodic_sees_every_program_draw_the_same_random_numbers(tmp_path, monkeypatch):
+    with context(tmp_path, monkeypatch, slug="dropout-repeated-mask") as ctx:
+        ev = experiment("periodic")(ctx, {"n": 1025})
+    assert "second block of 1024" in ev.get("block-repeat", ""), ev
+
+
+def test_periodic_is_quiet_on_a_wrong_dropout_whose_numbers_differ_per_element(tmp_path, monkeypatch):
+    """The fixed kernel's global offsets with dropped elements set to 1, not 0: wrong, not periodic."""
+    source = _dropout_fixed("x / (1 - p), 0.0)", "x / (1 - p), 1.0)")
+    with context(tmp_path, monkeypatch, source, slug="dropout-repeated-mask") as ctx:
+        from harness.probe.experiments import outcome
+
+        assert outcome(ctx, {"n": 1025})[0] == "wrong"
+        assert experiment("periodic")(ctx, {"n": 1025}) == {}
+
+
+def test_a_repeating_random_stream_is_rng_reuse():
+    d = diagnose(wrong(), {"block-repeat": "second block a copy", "many-programs": "right at n=1024"})
+    assert d[0]["defect"] == "rng-reuse" and d[0]["case"] == "dropout-repeated-mask", d
+
+
+# -- intwrap: a signed integer that wraps -----------------------------------------------------------
+
+PRODUCT = '''
+@triton.jit
+def k(out_ptr, a, b):
+    tl.store(out_ptr + tl.arange(0, 4), tl.full([4], 0, tl.int64) + a * b)  # int32 * int32
+
+def launch(a, b):
+    out = torch.zeros(4, dtype=torch.int64)
+    k[(1,)](out, a, b)
+    return out
+
+def make_inputs(*, device, gen, a=70000, b=70000):
+    return {"a": a, "b": b}
+
+def reference(a, b):
+    return torch.full((4,), a * b, dtype=torch.int64)
+'''
+
+
+def test_intwrap_sees_a_product_past_int32_at_its_line(tmp_path, monkeypatch):
+    with context(tmp_path, monkeypatch, PRODUCT) as ctx:
+        ev = experiment("intwrap")(ctx, {"a": 70000, "b": 70000})
+    line = (HEAD + PRODUCT).splitlines().index(next(x for x in PRODUCT.splitlines() if "a * b" in x)) + 1
+    assert f"k.py:{line} (int32 * gives 605032704 for 4900000000)" in ev.get("debug-assert", ""), ev
+
+
+def test_intwrap_is_quiet_without_a_wrap_and_inside_tl_rand(tmp_path, monkeypatch):
+    """A sum instead of the product: wrong, no wrap. dropout-repeated-mask calls tl.rand, whose
+    Philox rounds wrap by design: not the kernel's line."""
+    with context(tmp_path, monkeypatch, PRODUCT.replace("a * b)  #", "a + b)  #")) as ctx:
+        assert experiment("intwrap")(ctx, {"a": 70000, "b": 70000}) == {}
+    with context(tmp_path, monkeypatch, slug="dropout-repeated-mask") as ctx:
+        assert experiment("intwrap")(ctx, {"n": 1025}) == {}
+
+
+def test_a_wrapped_random_counter_is_overflow():
+    d = diagnose(wrong(), {"debug-assert": "a signed integer wraps at broken.py:39", "wrong-values": "378 wrong"})
+    assert d[0]["defect"] == "overflow" and d[0]["case"] == "rng-offset-overflow", d

@@ -174,3 +174,25 @@ def test_large_finds_an_int32_row_offset_overflow_and_the_fix_is_quiet():
     fixed = probe(str(REACH / "row_offsets.py"), launcher="launch_fixed", detectors=["large"], backends=["gpu"],
                   options={"large": True}, timeout=560)
     assert not [f for f in fixed.findings if f.code == "P404" and f.severity == "error"], fixed.text()
+
+
+def test_on_a_gpu_the_files_gpu_sizes_run_for_real(monkeypatch):
+    """The grid-limit dry run is the interpreter's; on a GPU the GPU_SIZES are launched, and a
+    launch CUDA refuses there ("invalid argument") is reported as a grid past the limits."""
+    from types import SimpleNamespace
+
+    from harness.probe.detectors import shapes
+
+    made = []
+    ctx = SimpleNamespace(backend="gpu", target=SimpleNamespace(gpu_sizes={"rows": 300_000}, sizes={"rows": 1000}),
+                          late=lambda: False, trying=None,
+                          finding=lambda code, msg, **kw: made.append((code, msg)) or (code, msg))
+    monkeypatch.setattr(shapes, "fail", lambda c, s: ("raised RuntimeError",
+                                                      "raised RuntimeError: Triton Error [CUDA]: invalid argument"))
+    assert [code for code, _ in shapes.grid_limits(ctx)] == ["P403"] and "rows=300000" in made[0][1]
+    monkeypatch.setattr(shapes, "fail", lambda c, s: ("wrong values", "3/9 differ"))
+    assert [code for code, _ in shapes.grid_limits(ctx)] == ["P401"]
+    monkeypatch.setattr(shapes, "fail", lambda c, s: None)
+    assert shapes.grid_limits(ctx) == []
+    ctx.target.gpu_sizes = None
+    assert shapes.grid_limits(ctx) == []

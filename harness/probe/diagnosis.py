@@ -40,7 +40,7 @@ def _r(defect: str, needs: str, confidence: float, unless: str = "") -> Rule:
 NO_MECHANISM = ("tail many-programs layout equal-sizes oob-store oob-load unwritten race order "
                 "autotune-first-call first-call-right special-value fill-kept tf32 accumulated grid-limit large-only uninitialized masked-undefined "
                 "error-grows autotuned-atomics autotune-reuse atomic-order empty hang nonfinite-input zero-input magnitude "
-                "wider-dtype")
+                "wider-dtype block-repeat")
 
 RULES = (
     # an access outside that contiguous copies of the inputs make go away is the stride assumption's doing
@@ -89,9 +89,13 @@ RULES = (
     _r("padding-contamination", "tail nonfinite", 0.7, "oob-load oob-store unwritten magnitude fill-kept"),
     _r("padding-contamination", "tail", 0.6, "oob-load oob-store unwritten magnitude fill-kept"),
     # parts of a reduction lost or combined wrong are far off; a small error that grows is rounding
+    # which parts reach the result: none past the first block (left out), or all of them (combined wrong)
+    _r("partial-reduction", "many-programs ignored-part", 0.75, "tail race layout small-error"),
+    _r("wrong-combine", "many-programs all-parts", 0.7, "tail race layout small-error ignored-part"),
     _r("partial-reduction", "many-programs", 0.55, "tail race layout small-error"),
     _r("wrong-combine", "many-programs", 0.45, "tail race layout small-error"),
     _r("uninitialized-accumulator", "uninitialized", 0.7),
+    _r("rng-reuse", "block-repeat", 0.85),
     # right for one trip of a loop, wrong for more, with no more programs: a step carried between trips
     _r("wrong-formula", "many-iterations", 0.45, "tail layout race oob-store oob-load"),
     _r("degenerate-size", "empty", 0.6),

@@ -191,7 +191,7 @@ def grid_limits(ctx: Context) -> list:
     """CUDA's grid limits at the GPU's sizes (a problem) and at each size alone past 65,535 (information)."""
     t = ctx.target
     if ctx.backend != "interpreter":
-        return []
+        return gpu_sizes_run(ctx)
     plans = [(t.gpu_sizes, ERROR)] if t.gpu_sizes and t.gpu_sizes != t.sizes else []
     for k, v in t.sizes.items():
         hi = fuzz._range(t.ranges, k)[1]
@@ -215,6 +215,25 @@ def grid_limits(ctx: Context) -> list:
     reset_autotune_caches(t.kernel)  # the dry runs tuned nothing worth keeping
     ctx.trying = None
     return out
+
+
+def gpu_sizes_run(ctx: Context) -> list:
+    """On a GPU, the sizes the file says the GPU meets (GPU_SIZES) run for real: a launch refused
+    there, where the defaults ran, is most often a grid past CUDA's limits (P403; CUDA says only
+    "invalid argument"); a wrong result there is a P401."""
+    t = ctx.target
+    if not t.gpu_sizes or t.gpu_sizes == t.sizes or ctx.late() or fuzz._volume(t.gpu_sizes) > GRID_VOLUME[ERROR]:
+        return []
+    got = fail(ctx, t.gpu_sizes)
+    ctx.trying = None
+    if got is None:
+        return []
+    kind, why = got
+    at = f"at the GPU's sizes {_fmt(t.gpu_sizes)} (GPU_SIZES; the defaults ran)"
+    if kind.startswith("raised") and "invalid argument" in why:
+        return [ctx.finding("P403", f"the launch failed {at}: {why}; CUDA answers a grid past its limits (65,535 "
+                                    f"programs on axes 1 and 2) this way")]
+    return [ctx.finding("P401", f"{kind}: {at}: {why}")]
 
 
 def shapes(ctx: Context) -> list:

@@ -1,0 +1,68 @@
+"""Which parts of a reduction reach the result? For a size the result does not have (it is
+reduced over), the failing sizes run twice more: once with the inputs' elements before the
+first block boundary along it doubled, once with those after it doubled. A part whose change
+moves the reference but not one bit of the result is left out of the reduction
+("ignored-part": a tl.sum over one block stored as if it were the whole); when both parts move
+the result, every part is read, and a reduction right with one block and wrong with several
+combines its parts wrong ("all-parts": a square root taken per block, then added)."""
+
+from __future__ import annotations
+
+from harness.probe import execute as X
+from harness.probe.context import fmt, int_sizes
+from harness.probe.experiments import Experiment, outcome
+
+
+def last_axis(t, n: int) -> int:
+    """The last axis of ``t`` of length ``n`` (one that is in its shape)."""
+    return len(t.shape) - 1 - list(reversed(t.shape)).index(n)
+
+
+def _doubled(inputs: dict, v: int, part: slice) -> dict:
+    """The inputs with the elements in ``part`` of the last axis of length ``v`` of each float tensor doubled."""
+    import torch
+
+    out = {}
+    for k, t in inputs.items():
+        if isinstance(t, torch.Tensor) and t.is_floating_point() and v in t.shape:
+            t = X.same_layout(t)
+            t.narrow(last_axis(t, v), part.start, part.stop - part.start).mul_(2)
+        out[k] = t
+    return out
+
+
+def _moves(base, c) -> tuple[bool, bool]:
+    """(the result changed at all, the reference changed beyond rounding) against the base run."""
+    import torch
+
+    if c is None or c.out is None or not hasattr(c.out, "shape") or c.out.shape != base.out.shape:
+        return True, True
+    a, b = base.out.double(), c.out.double()
+    same = bool(((a == b) | (torch.isnan(a) & torch.isnan(b))).all())
+    return not same, not bool(torch.allclose(c.ref.double(), base.ref.double(), rtol=1e-6, atol=0.0, equal_nan=True))
+
+
+def run(ctx, failing: dict) -> dict:
+    state, base = outcome(ctx, failing)
+    if state != "wrong" or base is None or base.out is None or not hasattr(base.ref, "shape") \
+            or not hasattr(base.out, "shape"):
+        return {}
+    inputs = X.make(ctx.target, failing, ctx.seed, ctx.backend)
+    blocks = sorted({b for b in (ctx.blocks or []) if isinstance(b, int) and b >= 2})
+    for k, v in sorted(int_sizes(failing).items(), key=lambda kv: -kv[1]):
+        if v < 2 or v in tuple(base.ref.shape) or ctx.late():
+            continue  # not reduced over: the size is one of the result's
+        cut = max((b for b in blocks if b < v), default=v // 2)
+        parts = {"before": slice(0, cut), "after": slice(cut, v)}
+        moved = {name: _moves(base, outcome(ctx, failing, _doubled(inputs, v, p))[1]) for name, p in parts.items()}
+        if all(m == (True, True) for m in moved.values()) and "after" in moved:
+            return {"all-parts": f"at {fmt(failing)}: the result moves with the elements of {k} before {cut} and "
+                                 f"with those after it, as the reference does: every part is read"}
+        left = [name for name, (res, ref) in moved.items() if ref and not res]
+        if left:
+            return {"ignored-part": f"at {fmt(failing)}: doubling the elements of {k} {left[0]} {cut} moves the "
+                                    f"reference and not one bit of the result: the reduction leaves them out"}
+    return {}
+
+
+EXPERIMENT = Experiment("parts", "which parts of a reduction reach the result?", run, rank=5)

@@ -159,7 +159,11 @@ def run_one(ctx, name: str, emit, timeout: float) -> None:
     except Exception as e:  # noqa: BLE001
         import traceback
 
-        emit(event="error", phase="run", detector=name, message=error_line(e),
+        frames = traceback.extract_tb(e.__traceback__)
+        where = f" (at {'/'.join(frames[-1].filename.split('/')[-3:])}:{frames[-1].lineno}" if frames else " ("
+        at = f"{where}, sizes {', '.join(f'{k}={v}' for k, v in ctx.trying.items())})" if ctx.trying else \
+            (f"{where})" if frames else "")
+        emit(event="error", phase="run", detector=name, message=f"{error_line(e)}{at}",
              traceback=traceback.format_exc(limit=8))
         found = []
     finally:

@@ -31,24 +31,25 @@ ZEROING = {"zero_", "fill_", "copy_", "zeros", "zeros_like", "new_zeros", "full"
 
 
 def initialised(launcher: ast.FunctionDef, name: str, before: int) -> str:
-    """'empty' if ``name`` is a torch.empty the launcher made, 'param' if it came from the caller and the
-    launcher never fills it, '' if it is filled (zeros, zero_(), fill_(), an assignment into it)."""
-    made = None
+    """'empty' if ``name`` is a torch.empty the launcher made (every assignment of it before the launch is one),
+    'param' if it came from the caller and the launcher never fills it, '' if it is filled (zeros, zero_(),
+    fill_(), an assignment into it)."""
+    made = []  # every assignment before the launch: an if/else may make it with torch.zeros in one branch
     for n in ast.walk(launcher):
         if getattr(n, "lineno", before) >= before:
             continue
         if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets):
-            made = n.value
+            made.append(n.value)
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ZEROING and \
                 isinstance(n.func.value, ast.Name) and n.func.value.id == name:
             return ""
         if isinstance(n, ast.Assign) and any(isinstance(t, ast.Subscript) and ast.unparse(t.value) == name
                                              for t in n.targets):
             return ""
-    if made is None:
+    if not made:
         return "param" if name in {a.arg for a in launcher.args.args} else ""
-    last = ast.unparse(made.func).rsplit(".", 1)[-1] if isinstance(made, ast.Call) else ""
-    return "empty" if last in ("empty", "empty_like", "new_empty") else ""
+    kinds = {ast.unparse(m.func).rsplit(".", 1)[-1] if isinstance(m, ast.Call) else "" for m in made}
+    return "empty" if kinds <= {"empty", "empty_like", "new_empty"} else ""
 
 
 def stored_params(flow) -> dict[str, int]:

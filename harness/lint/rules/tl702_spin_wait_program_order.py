@@ -39,7 +39,8 @@ def check(module):
     from a ticket (``tl.atomic_add(counter, 1)``), which only running programs can draw. A poll is an atomic,
     or a volatile load, re-read inside the loop, whose value the loop's condition (or an ``if ...: break`` in
     it) reads; it is reported at the innermost loop that polls. Quiet when the polled address comes from an
-    atomic ticket."""
+    atomic ticket, and for a mutex (``atomic_cas(lock, 0, 1)`` until taken, ``atomic_xchg(lock, 0)`` on the same
+    address to give it back): whoever holds it is running."""
     for flow in flows(module):
         for loop in (n for n in flow.nodes if isinstance(n, ast.While)):
             inside = lambda c, loop=loop: loop.lineno <= c.lineno <= loop.end_lineno  # noqa: E731
@@ -49,8 +50,11 @@ def check(module):
                      (flow.m.tl_call(c) != "load" or any(k.arg == "volatile" for k in c.keywords))]
             polls += [v for t in tests for n in ast.walk(t) if isinstance(n, ast.Name) for v, _ in flow.env.get(n.id, ())
                       if flow.m.tl_call(v) in POLLS and inside(v)]  # re-read on every turn: a spin
+            released = {ast.unparse(arg(c, 0, "pointer")) for c in flow.calls("atomic_xchg") if arg(c, 0, "pointer") is not None}
             for c in polls:
                 pointer = arg(c, 0, "pointer")
+                if flow.m.tl_call(c) == "atomic_cas" and pointer is not None and ast.unparse(pointer) in released:
+                    continue  # a mutex: taken with atomic_cas, given back with atomic_xchg; its holder is running
                 nodes = list(flow.sources(pointer)) if pointer is not None else []
                 by_pid = any(flow.m.tl_call(n) == "program_id" for n in nodes)
                 ticket = any((flow.m.tl_call(n) or "").startswith("atomic_") for n in nodes)

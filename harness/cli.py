@@ -67,7 +67,8 @@ def _quiet_stdout() -> None:
 
 def run_command(argv: list[str] | None) -> int:
     for stream in (sys.stdout, sys.stderr):  # an ASCII locale: a character it lacks is escaped, not fatal
-        if getattr(stream, "encoding", "utf-8").lower().replace("-", "") != "utf8" and hasattr(stream, "reconfigure"):
+        if (getattr(stream, "encoding", None) or "utf-8").lower().replace("-", "") != "utf8" \
+                and hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
     _one_line_errors(parser)
@@ -89,6 +90,9 @@ def _check_triton(args) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if sys.stdout is None:  # started with stdout closed (>&-): what it prints would be lost, and a 0 a lie
+        say("standard output is closed: nothing the command prints could be seen (run it with stdout open)")
+        return EXIT_USAGE
     old = {}
     for s in (signal.SIGINT, signal.SIGTERM):
         try:

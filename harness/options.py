@@ -22,14 +22,25 @@ from harness.run.scheduler import default_gpu_jobs
 MAX_SEED = 2**63 - 1  # torch.Generator.manual_seed takes a signed 64-bit seed
 
 
-def positive_int(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
-    return n
+MAX_COUNT = 10**6  # the most trials, jobs or sizes tried an option may ask for: past it a command never ends
+MAX_TRIALS = 1000  # as case.toml's [run] trials
+
+
+def whole(top: int = MAX_COUNT, low: int = 1, shown: str | None = None):
+    """An argparse type: a whole number from ``low`` to ``top`` (``shown``: how to write ``top``)."""
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+        if not low <= n <= top:
+            raise argparse.ArgumentTypeError(f"must be from {low} to {shown or top}, got {n}")
+        return n
+    return parse
+
+
+positive_int = whole()
+seed = whole(MAX_SEED, 0, "2**63-1")  # torch.Generator.manual_seed takes a signed 64-bit seed
 
 
 def seconds(text: str) -> float:
@@ -45,16 +56,6 @@ def seconds(text: str) -> float:
     return x
 
 
-def seed(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
-    if not 0 <= n <= MAX_SEED:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 2**63-1, got {n}")
-    return n
-
-
 def add_selection(p: argparse.ArgumentParser, what: str = "every case") -> None:
     """The slugs a command works on, or --all."""
     p.add_argument("slugs", nargs="*", metavar="slug")
@@ -64,7 +65,7 @@ def add_selection(p: argparse.ArgumentParser, what: str = "every case") -> None:
 def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", choices=["gpu", "interpreter", "all"], default="all",
                    help="where to run (default: the GPU if there is one, and the interpreter)")
-    p.add_argument("--trials", type=positive_int, default=None,
+    p.add_argument("--trials", type=whole(MAX_TRIALS), default=None,
                    help="runs per variant (default: the case's [run] trials)")
     p.add_argument("--seed", type=seed, default=0, help="seed for the inputs (default 0)")
     p.add_argument("--jobs", type=positive_int, default=2, help="interpreter processes at once (default 2)")
@@ -111,12 +112,23 @@ def detector_names(text: str) -> frozenset:
     return names
 
 
-def run_detectors(specs, backends, args) -> dict:
-    """detect_cases with the command line's options, timed on stderr."""
+def run_detectors(specs, backends, args, errors: list | None = None) -> dict:
+    """detect_cases with the command line's options, timed on stderr. A record ``--record`` could
+    not write is a line in ``errors`` (the command then exits 2), not a silent 0."""
     t0 = time.monotonic()
     progress = (lambda m: print(f"  {m}", file=sys.stderr, flush=True)) if args.verbose else None
+
+    def done(spec, rec):
+        try:
+            return keep(spec, rec, args.record)
+        except OSError as e:
+            (errors if errors is not None else []).append(
+                f"{spec.slug}: its {rec.get('backend', '')} record was not written: {e.strerror or e}"
+                f"{f': {e.filename2 or e.filename}' if e.filename else ''}")
+            return rec
+
     out = detect_cases(specs, backends, trials=args.trials, seed=args.seed, jobs=args.jobs, gpu_jobs=args.gpu_jobs,
-                       skip=args.skip, progress=progress, on_done=lambda spec, rec: keep(spec, rec, args.record))
+                       skip=args.skip, progress=progress, on_done=done)
     print(f"ran {len(specs)} cases on {', '.join(backends)} in {time.monotonic() - t0:.0f}s", file=sys.stderr)
     return out
 

@@ -44,7 +44,7 @@ def run(args) -> int:
         raise UsageError("name a case (python -m harness detect add-missing-mask) or pass --all")
     specs, errors = load_specs(args.slugs, args.all)
     backends = resolve_backends(args.backend)
-    results = run_detectors(specs, backends, args)
+    results = run_detectors(specs, backends, args, errors)
     payload = []
     for spec in specs:
         recs = results.get(spec.slug, {})

@@ -40,6 +40,17 @@ def _names(text: str) -> list:
     return names
 
 
+RAN = ("done", "hang", "crash")  # a detector's status when it ran the kernel (not "not run", "skipped", "error")
+
+
+def _identifier(text: str) -> str:
+    import argparse
+
+    if not text.isidentifier():
+        raise argparse.ArgumentTypeError(f"'{text}' is not a Python function name")
+    return text
+
+
 def _sizes(text: str) -> dict:
     import argparse
 
@@ -62,6 +73,10 @@ def run(args) -> int:
                        timeout=args.timeout, options=options, progress=say)
     except ProbeInputError as e:
         raise UsageError(f"probe: {e}") from None
+    if not report.errors and not any(status in RAN for _, _, _, status in report.ran):
+        why = "; ".join(f"{d} on {b}: {st}" for b, d, _, st in report.ran[:4]) or \
+            f"none of these detectors runs on {', '.join(backends)}"
+        raise UsageError(f"probe: nothing ran ({why}), so nothing was checked")
     if args.json:
         print(table.dumps(report.to_json()))
     else:
@@ -75,7 +90,8 @@ def register(sub) -> None:
                                      "races, order dependence, shape fuzzing, autotune side effects")
     p.add_argument("file", help="a Python file with the launcher, make_inputs and reference")
     p.add_argument("--inputs", metavar="OTHER.py", help="take make_inputs and reference from this file")
-    p.add_argument("--launcher", default="launch", help="the launcher's name in FILE (default: launch)")
+    p.add_argument("--launcher", type=_identifier, default="launch",
+                   help="the launcher's name in FILE (default: launch)")
     p.add_argument("--backend", choices=["gpu", "interpreter", "all"], default="all",
                    help="where to run (default: the GPU if there is one, and the interpreter)")
     p.add_argument("--detectors", "--only", dest="only", type=_names, default=None, metavar="NAMES",

@@ -191,6 +191,9 @@ def _batch(args: dict, names: list, backend: str, timeout: float, say) -> tuple[
         ev = _events(proc)
         if ev["load"]:
             raise ProbeInputError(ev["load"])
+        if proc.hung and not ev["meta"] and not ev["started"]:  # stuck where the worker's own alarm cannot reach
+            raise ProbeInputError(f"{args['file']}: not loaded after {timeout:.0f}s (importing it, or its make_inputs, "
+                                  f"hung)")
         if ev["unavailable"]:
             raise BackendUnavailable(ev["unavailable"])
         _merge_meta(meta, ev["meta"])
@@ -312,6 +315,8 @@ def probe(file: str, *, inputs: str | None = None, launcher: str = "launch", bac
     for p in (file, inputs):
         if p is not None and not os.path.isfile(p):
             raise ProbeInputError(f"{p}: no such file")
+    if not isinstance(launcher, str) or not launcher.isidentifier():
+        raise ProbeInputError(f"launcher {launcher!r} is not a Python function name")
     t0 = time.monotonic()
     args = {"file": os.path.abspath(file), "inputs": os.path.abspath(inputs) if inputs else None,
             "launcher": launcher, "seed": seed, "sizes": sizes or {}, "options": dict(options or {})}

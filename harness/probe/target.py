@@ -124,7 +124,7 @@ def _import(path: Path, name: str):
         raise TargetError(f"{path}: no such file")
     try:
         return import_file(path.resolve(), name)
-    except BaseException as e:  # noqa: BLE001  (a SystemExit in the user's file too)
+    except (Exception, SystemExit) as e:  # a SystemExit in the user's file too (not the worker's own timeout)
         first = str(e).strip().splitlines()[0] if str(e).strip() else ""
         raise TargetError(f"{path}: raised {type(e).__name__} at import{': ' + first if first else ''}") from None
 
@@ -182,14 +182,70 @@ def load(path: str, inputs: str | None = None, launcher: str = "launch", backend
     det = _declared("DETERMINISTIC", mod, kernel)
     if det is None and meta:  # a case folder's default is the spec's (false); a file of one's own: undeclared
         det = cmp_.get("deterministic", False)
-    ranges = _declared("FUZZ", mod, kernel) or {}
+    if det is not None and not isinstance(det, bool):
+        raise TargetError(f"DETERMINISTIC must be True or False, got {det!r}"[:200])
+    ranges = _ranges(_declared("FUZZ", mod, kernel), mod.make_inputs, sizes)
     _check_gpus(meta, backend)
-    return Target(kpath, kernel, mod, fn, launcher, mod.make_inputs, mod.reference, sizes,
-                  {k: (v, v) if isinstance(v, int) else tuple(v) for k, v in ranges.items()},  # an int pins
-                  (float(tol["rtol"]), float(tol["atol"])) if tol else None, None if det is None else bool(det),
+    return Target(kpath, kernel, mod, fn, launcher, mod.make_inputs, mod.reference, sizes, ranges,
+                  _tolerance(tol), det,
                   ipath.resolve().parent if meta else None,
                   _other_sizes("GPU_SIZES", ("gpu",), sizes, meta, mod, kernel),
                   _other_sizes("SMALL_SIZES", ("sanitizer", "interpreter"), sizes, meta, mod, kernel))
+
+
+MAX_SIZE = 1 << 40  # the largest size FUZZ may name: past it, make_inputs could never allocate
+
+
+def takes(make_inputs, name: str) -> bool:
+    """Whether ``make_inputs`` takes the keyword ``name`` (any, with ``**sizes``)."""
+    params = inspect.signature(make_inputs).parameters
+    return name in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
+
+
+def check_sizes(make_inputs, sizes: dict, what: str = "--sizes") -> None:
+    """TargetError naming the first size ``make_inputs`` does not take."""
+    if bad := [k for k in sizes if k in ("device", "gen") or not takes(make_inputs, k)]:
+        known = [k for k in inspect.signature(make_inputs).parameters if k not in ("device", "gen")]
+        raise TargetError(f"{what} names {bad[0]}, which make_inputs does not take (it takes "
+                          f"{', '.join(known) or 'no sizes'})"[:300])
+
+
+def _whole(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_SIZE
+
+
+def _ranges(declared, make_inputs, sizes: dict) -> dict:
+    """``FUZZ`` checked: {size: (low, high)}, each a whole number from 0 to MAX_SIZE (or None, open)
+    and low <= high; an int pins that size."""
+    if declared is None:
+        return {}
+    if not isinstance(declared, dict):
+        raise TargetError(f"FUZZ must be a dict {{size: (low, high)}}, got {type(declared).__name__}")
+    check_sizes(make_inputs, {k: v for k, v in declared.items() if k not in sizes}, "FUZZ")
+    out = {}
+    for k, r in declared.items():
+        r = (r, r) if _whole(r) else tuple(r) if isinstance(r, (tuple, list)) else None
+        if r is None or len(r) != 2 or not all(x is None or _whole(x) for x in r) or \
+                (None not in r and r[0] > r[1]):
+            raise TargetError(f"FUZZ[{k!r}] must be a whole number or a (low, high) pair of whole numbers from "
+                              f"0 to 2**40 with low <= high, got {declared[k]!r}"[:300])
+        out[k] = r
+    return out
+
+
+def _tolerance(tol) -> tuple | None:
+    """``TOLERANCE`` (or case.toml's) checked: (rtol, atol), each a finite number >= 0."""
+    import math
+
+    if tol is None:
+        return None
+    try:
+        rtol, atol = float(tol["rtol"]), float(tol["atol"])
+    except (TypeError, KeyError, ValueError, IndexError):
+        raise TargetError(f"TOLERANCE must be {{'rtol': number, 'atol': number}}, got {tol!r}"[:300]) from None
+    if not all(math.isfinite(x) and x >= 0 for x in (rtol, atol)):
+        raise TargetError(f"TOLERANCE's rtol and atol must be finite numbers >= 0, got {tol!r}"[:300])
+    return rtol, atol
 
 
 def _other_sizes(name: str, sections: tuple, sizes: dict, meta: dict, *modules) -> dict | None:

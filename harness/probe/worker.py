@@ -28,9 +28,10 @@ failing on the broken context.
 from __future__ import annotations
 
 import json
+import signal
 import sys
 
-from harness.run.worker import Events, apply_memory_limit
+from harness.run.worker import Events, apply_memory_limit, import_failure
 
 EXIT_LOAD, EXIT_RUN, EXIT_CONTEXT = 2, 3, 4
 BENCH_CALLS = 2  # calls per autotune config under the interpreter (triton_compat.patched's bench_calls)
@@ -44,24 +45,58 @@ def detectors() -> dict:
 
 
 def _load(args: dict, emit):
-    from harness.probe.target import TargetError, Unavailable, load
+    """The target, checked: the file imports, its declarations and ``--sizes`` are good, and
+    make_inputs makes inputs at its sizes, all within the timeout (a file that hangs at import
+    is bad input too). None after an error event."""
+    from harness.probe.execute import make
+    from harness.probe.target import TargetError, Unavailable, check_sizes, load
 
+    timeout = float(args.get("timeout") or 120)
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    t = None
     try:
         t = load(args["file"], args.get("inputs"), args.get("launcher") or "launch", args["backend"])
+        if (args.get("options") or {}).get("small") and t.small_sizes:
+            t.sizes = dict(t.small_sizes)  # a slow GPU tool's run
+        if args.get("sizes"):
+            check_sizes(t.make_inputs, args["sizes"])
+            t.sizes = {**t.sizes, **args["sizes"]}
+        _made(t, make(t, t.sizes, int(args.get("seed", 0)), args["backend"]))
+    except DetectorTimeout:
+        what = "make_inputs" if t is not None else f"importing {args['file']}"
+        emit(event="error", phase="load", message=f"{what} took more than {timeout:.0f}s (the --timeout)")
+        return None
     except TargetError as e:
         emit(event="error", phase="unavailable" if isinstance(e, Unavailable) else "load", message=str(e))
         return None
-    if (args.get("options") or {}).get("small") and t.small_sizes:
-        t.sizes = dict(t.small_sizes)  # a slow GPU tool's run
-    if args.get("sizes"):
-        t.sizes = {**t.sizes, **args["sizes"]}
+    except Exception as e:  # noqa: BLE001  make_inputs raised at the file's own sizes: bad input
+        from harness.errors import error_line
+
+        sizes = ", ".join(f"{k}={v}" for k, v in t.sizes.items())
+        emit(event="error", phase="load", message=f"make_inputs({sizes}) raised {error_line(e)}"[:300])
+        return None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
     emit(event="meta", sizes=t.sizes, deterministic=t.deterministic, tolerance=t.tolerance,
          ranges={k: list(v) for k, v in t.ranges.items()})
     return t
 
 
+def _made(t, inputs) -> None:
+    """make_inputs' result is what the launcher takes: a dict of keyword arguments."""
+    from harness.probe.target import TargetError
+
+    if not isinstance(inputs, dict):
+        raise TargetError(f"make_inputs must return a dict of the launcher's arguments, got {type(inputs).__name__}")
+
+
 def run(args: dict) -> int:
     emit = Events(args["events"])
+    if (broken := import_failure()) is not None:  # a broken environment is bad input, not a finding
+        emit(event="error", phase="load", message=broken)
+        return EXIT_LOAD
     try:
         from harness.probe.context import Context
         from harness.run.triton_compat import patched
@@ -132,8 +167,6 @@ def _alarm(signum, frame):
 def run_one(ctx, name: str, emit, timeout: float) -> None:
     """One detector: its findings, or its own failure as an event (never a traceback); a
     detector past ``timeout`` seconds is stopped (a kernel spinning in the interpreter too)."""
-    import signal
-
     from harness.errors import error_line
     from harness.probe.findings import Finding
     from harness.run.triton_compat import reset_autotune_caches

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from harness.core.discovery import REPO_ROOT
 from harness.core.events import RunResult, VariantEvents, WorkerError, read_worker_events
 from harness.core.spec import CaseSpec
+from harness.errors import UsageError
 from harness.run import forkserver, parent, timings
 from harness.run.backends import gpu_count
 
@@ -405,6 +406,8 @@ def run_variants(spec: CaseSpec, variants: list[str], backend: str, *, trials: i
                            wrapper=wrapper)
         got = read_worker_events(proc.events)
         error = got.error
+        if error is not None and error.phase == "import":  # a broken environment: no kernel can run
+            raise UsageError(error.message)
         for v in left:
             out[v] = _result(spec, v, backend, trials, got.env, got.of(v))
             if v in got.finished and len(out[v].trials) >= expected:

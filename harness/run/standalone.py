@@ -40,9 +40,14 @@ def parse(argv: list[str] | None, prog: str) -> argparse.Namespace:
                                                        "reference, on the GPU if there is one, else the interpreter.")
     p.add_argument("--backend", choices=("auto", "gpu", "interpreter"), default="auto",
                    help="auto (default): the GPU when CUDA has one, else the interpreter")
-    p.add_argument("--trials", type=int, default=None, help="runs (default: the case's own number)")
+    p.add_argument("--trials", type=int, default=None, help="runs, 1 to 1000 (default: the case's own number)")
     p.add_argument("--seed", type=int, default=0, help="seed of the inputs (default 0)")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.trials is not None and not 1 <= args.trials <= 1000:
+        p.error(f"--trials must be from 1 to 1000, got {args.trials}")
+    if not 0 <= args.seed < 2**63:
+        p.error(f"--seed must be from 0 to 2**63-1, got {args.seed}")
+    return args
 
 
 def pick_backend(choice: str) -> tuple[str, str]:

@@ -18,6 +18,7 @@ hang part-way still leaves the trials that finished:
 - ``{"event": "kernels", "variant": ...}``   on a GPU: the compiled kernels' shared memory and warps
 - ``{"event": "finished", "variant": ...}``   every trial of that variant reported
 - ``{"event": "error", "phase": "setup" | "launch", ...}``   and exit 2 / 3
+- ``{"event": "error", "phase": "import", ...}``   numpy, torch or Triton cannot be imported (exit 2)
 - ``{"event": "done"}``
 
 Every event carries ``t``, the wall-clock time it was written: ``harness.run.isolate``
@@ -42,13 +43,33 @@ from pathlib import Path
 EXIT_SETUP, EXIT_LAUNCH = 2, 3
 
 
+PACKAGES = ("numpy", "torch", "triton")  # what every worker imports before it can run a kernel
+
+
+def import_failure() -> str | None:
+    """One line when a package a worker needs cannot be imported (missing, broken, out of memory
+    under ``ulimit -v``): a broken environment, bad input before any kernel runs. Else None."""
+    import importlib
+
+    for name in PACKAGES:
+        try:
+            importlib.import_module(name)
+        except BaseException as e:  # noqa: BLE001  whatever importing raised
+            from harness.errors import error_line
+
+            return f"{name} cannot be imported: {error_line(e)}"[:300]
+    return None
+
+
 def apply_memory_limit() -> None:
     """The address-space limit ``isolate`` asked for (an interpreter worker), before torch loads."""
     limit = os.environ.get("CASEBOOK_WORKER_RLIMIT_AS")
     if limit and limit.isdigit():
         import resource
 
-        resource.setrlimit(resource.RLIMIT_AS, (int(limit), int(limit)))
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        want = int(limit) if hard == resource.RLIM_INFINITY else min(int(limit), hard)  # ulimit -v is lower: keep it
+        resource.setrlimit(resource.RLIMIT_AS, (want, want))
 
 
 class Events:
@@ -264,10 +285,10 @@ def run(args: dict) -> int:
     (the harness starts a fresh one for the variants left)."""
     emit = Events(args["events"])
     session = None
+    if (broken := import_failure()) is not None:  # here, so that the timeline shows what importing costs
+        emit(event="error", phase="import", type="ImportError", message=broken)
+        return EXIT_SETUP
     try:
-        import torch  # noqa: F401  (here, so that the timeline shows what importing costs)
-        import triton  # noqa: F401
-
         from harness.run.triton_compat import compiled_kernels, install_scratch_allocator, patched
 
         emit(event="imported")

@@ -196,3 +196,13 @@ def test_on_a_gpu_the_files_gpu_sizes_run_for_real(monkeypatch):
     assert shapes.grid_limits(ctx) == []
     ctx.target.gpu_sizes = None
     assert shapes.grid_limits(ctx) == []
+
+
+def test_a_launch_cuda_refuses_at_a_scaled_size_is_a_limit_not_an_int32_overflow():
+    """--large scales one size to 2**31 elements; a kernel that puts that size on grid axis 1
+    gets CUDA's "invalid argument" for every version, fixed or not: another size is tried."""
+    from harness.probe.detectors.large import launch_refused
+
+    assert launch_refused(RuntimeError("Triton Error [CUDA]: invalid argument"))
+    assert not launch_refused(RuntimeError("CUDA error: an illegal memory access was encountered"))
+    assert not launch_refused(ValueError("invalid argument: n must be > 0"))  # the launcher's own words

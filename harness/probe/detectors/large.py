@@ -203,15 +203,18 @@ def run_at(ctx: Context, p: dict, by: str) -> list:
     except Exception as e:  # noqa: BLE001  an illegal address, most often
         from harness.probe.detectors.shapes import refused
 
-        if refused(e):  # the kernel's stated limits at this size (no block of 2**29 columns): scale another
-            return REFUSED
+        if refused(e) or launch_refused(e):  # the kernel's limits at this size (no block of 2**29 columns, a
+            return REFUSED  # grid past CUDA's): scale another size
         return [ctx.finding("P404", f"the launcher failed {where}: {error_line(e)}"[:400], line=error_where(e),
                             sizes=dict(sizes))]
     if not isinstance(got, torch.Tensor) or got.dim() == 0:
         return []
     boundary = _boundary_row(got, p, by)
     spans = sample_rows(got.shape[0], boundary)
-    bad = _compare(ctx, got, ref, spans, inputs, p)
+    try:
+        bad = _compare(ctx, got, ref, spans, inputs, p)
+    except Exception:  # noqa: BLE001  the sampled rows could not be set beside a reference (shapes that do
+        bad = None  # not slice the way the launcher's result does): the values are not checked
     if bad is None:
         return [ctx.finding("P404", f"no crash {where}; values not checked (the float64 reference does not fit "
                                     f"and the launcher is not row-wise) (information)", severity="info",
@@ -220,6 +223,12 @@ def run_at(ctx: Context, p: dict, by: str) -> list:
         return []
     return [ctx.finding("P404", f"{where}: rows {bad} of the result are wrong (compared: "
                                 f"{', '.join(f'{a}-{b - 1}' for a, b in spans)})"[:400], sizes=dict(sizes))]
+
+
+def launch_refused(e: BaseException) -> bool:
+    """CUDA refused the launch itself ("invalid argument": most often a grid past its limits, as a
+    size scaled to 2**31 elements asks of a kernel that puts that size on grid axis 1 or 2)."""
+    return "invalid argument" in str(e) and "Triton Error [CUDA]" in str(e)
 
 
 def _reference_fits(inputs: dict) -> bool:

@@ -331,7 +331,8 @@ def test_a_diagnosis_resting_on_the_fixed_versions_recorded_defect_is_scored_pas
     e.defect = "unwritten-output"
     buggy = _row(("P401", "shapes", "wrote outside: n=1"), ("P401", "shapes", "never written: n=1023"))
     buggy["diagnosis"] = ["out-of-bounds-write", "unwritten-output"]
-    buggy["diagnosis_evidence"] = [["oob-store: shapes: wrote outside: smallest failing sizes n=1"],
+    buggy["diagnosis_evidence"] = [["oob-store: shapes: wrote outside: smallest failing sizes n=1",
+                                    "oob-store: interpreter: at n=1: k: store past the end of 'absmax_ptr'"],
                                    ["oob-store: shapes: wrote outside: smallest failing sizes n=1",
                                     "unwritten: shapes: never written: smallest failing sizes n=1023"]]
     board.rescore_diagnosis(e, buggy, "interpreter")

@@ -233,6 +233,15 @@ def _explained(known: list, evidence: str) -> bool:
     return False
 
 
+def _rests_on(known: list, evidence: list) -> bool:
+    """Whether a diagnosis's findings are all ones ``[[fixed_known]]`` records. Its other lines are
+    the experiments' (``interpreter: ...``, ``gpu: ...``: what the failing sizes showed, and those
+    are the first finding's) and lint's; they say how, not which defect."""
+    found = [x for x in evidence if x.partition(": ")[2].partition(": ")[0] not in ("interpreter", "gpu")
+             and not x.startswith("lint agrees")]
+    return bool(found) and all(_explained(known, x) for x in found)
+
+
 def rescore_diagnosis(entry, probe_row: dict, backend: str) -> None:
     """Score the buggy version's diagnosis past the entries that rest only on what the fixed
     version gets wrong too (its ``[[fixed_known]]``): those name another bug, rightly. The
@@ -241,7 +250,7 @@ def rescore_diagnosis(entry, probe_row: dict, backend: str) -> None:
     evidence = probe_row.get("diagnosis_evidence")
     if not known or not evidence or len(evidence) != len(probe_row["diagnosis"]):
         return
-    left = [d for d, ev in zip(probe_row["diagnosis"], evidence) if not (ev and all(_explained(known, x) for x in ev))]
+    left = [d for d, ev in zip(probe_row["diagnosis"], evidence) if not _rests_on(known, ev)]
     probe_row["diagnosis_scored"] = left
     probe_row["diagnosis_first_right"] = bool(left) and left[0] == entry.defect
     probe_row["diagnosis_top3_right"] = entry.defect in left[:3]

@@ -254,6 +254,9 @@ def test_a_reduction_right_with_one_block_reads_every_part_or_leaves_some_out():
     d = diagnose(wrong(), {**many, "all-parts": "every part is read"})
     assert d[0]["defect"] == "wrong-combine" and d[0]["case"] == "nrm2-sqrt-per-block", d
     assert diagnose(wrong(), {**many, "ignored-part": "after 1024 left out"})[0]["defect"] == "partial-reduction"
+    race = [Finding("P302", "order", "interpreter", "program order 'reverse' against in order: differ")]
+    for parts in ("ignored-part", "all-parts"):  # nrm2-race: the last program's store wins, the others' parts lost
+        assert diagnose(race, {**many, parts: "seen"})[0]["defect"] == "store-race"
     d = diagnose(wrong(), {"ignored-part": "s_k after 128 left out", "equal-sizes": "right with s_q = s_k"})
     assert d[0]["defect"] == "mask-misalignment", d
 

@@ -89,9 +89,10 @@ RULES = (
     _r("padding-contamination", "tail nonfinite", 0.7, "oob-load oob-store unwritten magnitude fill-kept"),
     _r("padding-contamination", "tail", 0.6, "oob-load oob-store unwritten magnitude fill-kept"),
     # parts of a reduction lost or combined wrong are far off; a small error that grows is rounding
-    # which parts reach the result: none past the first block (left out), or all of them (combined wrong)
-    _r("partial-reduction", "many-programs ignored-part", 0.75, "tail race layout small-error"),
-    _r("wrong-combine", "many-programs all-parts", 0.7, "tail race layout small-error ignored-part"),
+    # which parts reach the result: none past the first block (left out), or all of them (combined wrong);
+    # where the order of the programs decides it (a store race: the last writer's block wins) it is the race
+    _r("partial-reduction", "many-programs ignored-part", 0.75, "tail race order layout small-error"),
+    _r("wrong-combine", "many-programs all-parts", 0.7, "tail race order layout small-error ignored-part"),
     _r("partial-reduction", "many-programs", 0.55, "tail race layout small-error"),
     _r("wrong-combine", "many-programs", 0.45, "tail race layout small-error"),
     _r("uninitialized-accumulator", "uninitialized", 0.7),

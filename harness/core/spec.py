@@ -106,7 +106,7 @@ EVIDENCE = {
     "masked-undefined": "wrong with poison in masked lanes of a load without other=, right with 0",
     "tail": "wrong at a size off a block multiple, right at the block multiples beside it",
     "many-programs": "right when one program covers a size, wrong with several (and no tail)",
-    "ignored-part": "doubling the inputs on one side of a block boundary along a reduced size moves the reference, not one bit of the result",
+    "ignored-part": "doubling the inputs on one side of a block boundary along a reduced size moves the reference, not the result (beyond the tolerance)",
     "all-parts": "the result moves with the inputs on both sides of a block boundary along a reduced size: every part is read",
     "block-repeat": "with the inputs' second block a copy of the first the result's is too, the reference's not: the same random numbers in every program",
     "many-iterations": "right when a loop inside each program runs once, wrong when it runs more (no more programs, no tail)",

@@ -1,7 +1,7 @@
 """Which parts of a reduction reach the result? For a size the result does not have (it is
 reduced over), the failing sizes run twice more: once with the inputs' elements before the
 first block boundary along it doubled, once with those after it doubled. A part whose change
-moves the reference but not one bit of the result is left out of the reduction
+moves the reference but not the result (beyond the tolerance) is left out of the reduction
 ("ignored-part": a tl.sum over one block stored as if it were the whole); when both parts move
 the result, every part is read, and a reduction right with one block and wrong with several
 combines its parts wrong ("all-parts": a square root taken per block, then added)."""
@@ -31,15 +31,18 @@ def _doubled(inputs: dict, v: int, part: slice) -> dict:
     return out
 
 
-def _moves(base, c) -> tuple[bool, bool]:
-    """(the result changed at all, the reference changed beyond rounding) against the base run."""
+def _moves(ctx, base, c) -> tuple[bool, bool]:
+    """(the result moved, the reference moved) against the base run, each by more than the probe's
+    tolerance (float atomics' order moves a result's last bits between any two runs on a GPU)."""
     import torch
 
     if c is None or c.out is None or not hasattr(c.out, "shape") or c.out.shape != base.out.shape:
         return True, True
-    a, b = base.out.double(), c.out.double()
-    same = bool(((a == b) | (torch.isnan(a) & torch.isnan(b))).all())
-    return not same, not bool(torch.allclose(c.ref.double(), base.ref.double(), rtol=1e-6, atol=0.0, equal_nan=True))
+    rtol, atol = ctx.target.tolerance_for(base.out.dtype, base.ref)
+
+    def moved(a, b) -> bool:
+        return not bool(torch.allclose(a.double(), b.double(), rtol=rtol, atol=atol, equal_nan=True))
+    return moved(c.out, base.out), moved(c.ref, base.ref)
 
 
 def run(ctx, failing: dict) -> dict:
@@ -54,14 +57,14 @@ def run(ctx, failing: dict) -> dict:
             continue  # not reduced over: the size is one of the result's
         cut = max((b for b in blocks if b < v), default=v // 2)
         parts = {"before": slice(0, cut), "after": slice(cut, v)}
-        moved = {name: _moves(base, outcome(ctx, failing, _doubled(inputs, v, p))[1]) for name, p in parts.items()}
+        moved = {name: _moves(ctx, base, outcome(ctx, failing, _doubled(inputs, v, p))[1]) for name, p in parts.items()}
         if all(m == (True, True) for m in moved.values()) and "after" in moved:
             return {"all-parts": f"at {fmt(failing)}: the result moves with the elements of {k} before {cut} and "
                                  f"with those after it, as the reference does: every part is read"}
         left = [name for name, (res, ref) in moved.items() if ref and not res]
         if left:
             return {"ignored-part": f"at {fmt(failing)}: doubling the elements of {k} {left[0]} {cut} moves the "
-                                    f"reference and not one bit of the result: the reduction leaves them out"}
+                                    f"reference and not the result: the reduction leaves them out"}
     return {}
 
 

@@ -100,30 +100,45 @@ class BackendUnavailable(Exception):
     """The file cannot run on this backend here (a case that needs more GPUs): a note, not a failure."""
 
 
-def _events(proc) -> dict:
-    """A worker's events sorted out: per detector its findings, and how far it got."""
-    out = {"findings": {}, "meta": {}, "started": [], "ended": [], "errors": {}, "load": None, "unavailable": None,
-           "trying": None, "skipped": {}}
-    for ev in proc.events:
-        kind = ev.pop("event", None)
+@dataclass
+class ProbeEvents:
+    """A probe worker's events sorted out (``_events`` is their one reader): per detector its
+    findings, and how far the process got."""
+
+    findings: dict = field(default_factory=dict)  # detector -> [Finding]
+    meta: dict = field(default_factory=dict)  # what the file declares, and what the runs saw (cumulative)
+    started: list = field(default_factory=list)  # detectors, in order
+    ended: list = field(default_factory=list)
+    errors: dict = field(default_factory=dict)  # detector ("" for the process) -> its own failure
+    load: str | None = None  # the file could not be loaded: why
+    unavailable: str | None = None  # the file cannot run on this backend here: why
+    trying: dict | None = None  # the sizes being run when the process stopped (shape fuzzing)
+    skipped: dict = field(default_factory=dict)  # detector -> why it did not apply
+
+
+def _events(proc) -> ProbeEvents:
+    out = ProbeEvents()
+    for e in proc.events:
+        kind = e.get("event")
         if kind == "start":
-            out["started"].append(ev["detector"])
-            out["trying"] = None
+            out.started.append(e["detector"])
+            out.trying = None
         elif kind == "end":
-            out["ended"].append(ev["detector"])
+            out.ended.append(e["detector"])
         elif kind == "skipped":
-            out["skipped"][ev["detector"]] = ev.get("reason", "")
+            out.skipped[e["detector"]] = e.get("reason", "")
         elif kind == "finding":
-            out["findings"].setdefault(ev.get("detector", ""), []).append(Finding.from_json(ev))
+            out.findings.setdefault(e.get("detector", ""), []).append(Finding.from_json(e))
         elif kind == "meta":  # a worker's "seen" is cumulative: its last one holds the others
-            out["meta"].update(ev)
+            out.meta.update({k: v for k, v in e.items() if k != "event"})
         elif kind == "trying":
-            out["trying"] = ev.get("sizes")
+            out.trying = e.get("sizes")
+        elif kind == "error" and e.get("phase") == "load":
+            out.load = e["message"]
+        elif kind == "error" and e.get("phase") == "unavailable":
+            out.unavailable = e["message"]
         elif kind == "error":
-            if ev.get("phase") in ("load", "unavailable"):
-                out[ev["phase"]] = ev["message"]
-            else:
-                out["errors"][ev.get("detector", "")] = ev["message"]
+            out.errors[e.get("detector", "")] = e["message"]
     return out
 
 
@@ -189,19 +204,19 @@ def _batch(args: dict, names: list, backend: str, timeout: float, say) -> tuple[
             continue
         proc = _run_worker(worker, backend, timeout, extra, say)
         ev = _events(proc)
-        if ev["load"]:
-            raise ProbeInputError(ev["load"])
-        if proc.hung and not ev["meta"] and not ev["started"]:  # stuck where the worker's own alarm cannot reach
+        if ev.load:
+            raise ProbeInputError(ev.load)
+        if proc.hung and not ev.meta and not ev.started:  # stuck where the worker's own alarm cannot reach
             raise ProbeInputError(f"{args['file']}: not loaded after {timeout:.0f}s (importing it, or its make_inputs, "
                                   f"hung)")
-        if ev["unavailable"]:
-            raise BackendUnavailable(ev["unavailable"])
-        _merge_meta(meta, ev["meta"])
-        _collect(results, todo, ev, proc, backend, (time.monotonic() - t0) / max(1, len(ev["started"])), say)
-        left = len(worker["detectors"]) - len(ev["ended"])
+        if ev.unavailable:
+            raise BackendUnavailable(ev.unavailable)
+        _merge_meta(meta, ev.meta)
+        _collect(results, todo, ev, proc, backend, (time.monotonic() - t0) / max(1, len(ev.started)), say)
+        left = len(worker["detectors"]) - len(ev.ended)
         if not left:  # all it was asked ran (an exit status after that is compute-sanitizer's --error-exitcode)
             continue
-        if not proc.hung and not ev["started"][len(ev["ended"]):] and (ev["ended"] or not proc.returncode):
+        if not proc.hung and not ev.started[len(ev.ended):] and (ev.ended or not proc.returncode):
             if proc.returncode:
                 continue  # ended between two detectors (a broken CUDA context): the rest in a new process
             for _ in range(left):  # the process ended cleanly before starting them: report, do not loop
@@ -213,15 +228,15 @@ def _batch(args: dict, names: list, backend: str, timeout: float, say) -> tuple[
         _died(results, todo, ev, proc, backend, timeout, time.monotonic() - t0, say)
         found, status, _ = results[died]
         if status == "crash" and "failing" not in args and any(f.severity == ERROR for f in found):
-            args = {**args, "failing": dict(ev["trying"] or {})}  # the diagnosis starts where it died
+            args = {**args, "failing": dict(ev.trying or {})}  # the diagnosis starts where it died
     return results, meta
 
 
-def _died(results: dict, todo: list, ev: dict, proc, backend: str, timeout: float, dt: float, say) -> None:
+def _died(results: dict, todo: list, ev: ProbeEvents, proc, backend: str, timeout: float, dt: float, say) -> None:
     """The detector the process died or hung in; after a hang the rest are not run (a kernel that
     never returns makes each of them wait as long)."""
     name = todo.pop(0)
-    partial = _kept(name, ev["findings"].get("reference" if _tool(name) else name, []))
+    partial = _kept(name, ev.findings.get("reference" if _tool(name) else name, []))
     results[name] = (partial + [_ended(name, backend, proc, ev, timeout)], "hang" if proc.hung else "crash", dt)
     say(f"{backend} {name}: {results[name][1]} after {dt:.1f}s")
     if proc.hung:  # the next detector's first call would hang the same way, and wait as long
@@ -231,21 +246,21 @@ def _died(results: dict, todo: list, ev: dict, proc, backend: str, timeout: floa
                                        severity=INFO)], "not run", 0.0)
 
 
-def _collect(results: dict, todo: list, ev: dict, proc, backend: str, dt: float, say) -> None:
+def _collect(results: dict, todo: list, ev: ProbeEvents, proc, backend: str, dt: float, say) -> None:
     """The detectors that ended: their findings (a GPU tool's own, read from its output), in ``results``."""
-    for name in ev["ended"]:
+    for name in ev.ended:
         label = todo.pop(0)  # as the user knows it: a GPU tool runs the reference detector
         own = _tool_findings(label, backend, proc)
-        found = _kept(label, ev["findings"].get(name, []), own) + own
+        found = _kept(label, ev.findings.get(name, []), own) + own
         for f in found:
             f.detector = label
-        if name in ev["errors"]:
+        if name in ev.errors:
             # the probe's own failure: nothing shown about the kernel (a warning: --strict fails on it)
-            found.append(Finding("P000", label, backend, f"the detector failed: {ev['errors'][name]}"[:300],
+            found.append(Finding("P000", label, backend, f"the detector failed: {ev.errors[name]}"[:300],
                                  severity=WARNING))
-        status = "error" if name in ev["errors"] else f"skipped: {ev['skipped'][name]}" \
-            if name in ev["skipped"] else "done"
-        results[label] = (found, status, 0.0 if name in ev["skipped"] else dt)
+        status = "error" if name in ev.errors else f"skipped: {ev.skipped[name]}" \
+            if name in ev.skipped else "done"
+        results[label] = (found, status, 0.0 if name in ev.skipped else dt)
 
 
 def _kept(label: str, found: list, own: list | None = None) -> list:
@@ -256,9 +271,9 @@ def _kept(label: str, found: list, own: list | None = None) -> list:
     return [] if own else [f for f in found if f.code in ("P001", "P002", "P403")]
 
 
-def _ended(name: str, backend: str, proc, ev: dict, timeout: float) -> Finding:
+def _ended(name: str, backend: str, proc, ev: ProbeEvents, timeout: float) -> Finding:
     """The finding for a detector whose process died or hung in it."""
-    at = f" at sizes {', '.join(f'{k}={v}' for k, v in ev['trying'].items())}" if ev["trying"] else ""
+    at = f" at sizes {', '.join(f'{k}={v}' for k, v in ev.trying.items())}" if ev.trying else ""
     if proc.hung:
         d = registry.registry().get(name)
         return Finding("P002", name, backend, f"no result after {timeout:.0f}s{at}: killed",
@@ -269,7 +284,7 @@ def _ended(name: str, backend: str, proc, ev: dict, timeout: float) -> Finding:
                                               f"about the kernel)", severity=INFO)
     if proc.returncode:
         return Finding("P001", name, backend, f"the process died{at}: {exit_message(proc.returncode)}")
-    return Finding("P000", name, backend, f"the detector failed: {ev['errors'].get('', 'no result')}"[:300])
+    return Finding("P000", name, backend, f"the detector failed: {ev.errors.get('', 'no result')}"[:300])
 
 
 def _tool_findings(detector: str, backend: str, proc) -> list:

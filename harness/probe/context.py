@@ -51,10 +51,8 @@ class Context:
             return
         from harness.run.interp_instrument import Options, instrumented
 
-        opts = Options(tf32=self.options.get("tf32", True), poison_masked=self.options.get("poison_masked", True))
-        for k, v in kw.items():
-            setattr(opts, k, v)
-        with instrumented(opts) as rec:
+        opts = {"tf32": self.options.get("tf32", True), "poison_masked": self.options.get("poison_masked", True)}
+        with instrumented(Options(**{**opts, **kw})) as rec:
             yield rec
         for name, values in rec.blocks.items():
             self.blocks = sorted(set(self.blocks) | set(values))

@@ -193,45 +193,18 @@ def test_a_worker_that_asked_to_die_with_its_parent_does_when_the_parent_is_kill
 
 # ------------------------------------------------------------------ what a kernel's launcher starts
 
-SPAWNS = '''
-import os as _os
-import subprocess as _sp
-import time as _time
+def _fuzz_cli():
+    """benchmarks/fuzz_cli.py, whose launchers start children (SPAWNS, ``with_spawns``)."""
+    import importlib.util
+
+    if "fuzz_cli" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("fuzz_cli", ROOT / "benchmarks" / "fuzz_cli.py")
+        sys.modules["fuzz_cli"] = module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return sys.modules["fuzz_cli"]
 
 
-def _note(pid):
-    open(_os.path.join(_os.environ["CASEBOOK_TEST_PIDS"], str(pid)), "w").close()
-
-
-def spawn_children():
-    """A launcher's leftovers: a plain child, a child in a session of its own with a child of
-    its own, and a daemon (a double fork, then setsid)."""
-    _note(_sp.Popen(["sleep", "1234"]).pid)
-    if (pid := _os.fork()) == 0:
-        _os.setsid()
-        if _os.fork() == 0:
-            _note(_os.getpid())
-            _time.sleep(1234)
-            _os._exit(0)
-        _time.sleep(1234)
-        _os._exit(0)
-    _note(pid)
-    if _os.fork() == 0:
-        if _os.fork() == 0:
-            _os.setsid()
-            _note(_os.getpid())
-            _time.sleep(1234)
-            _os._exit(0)
-        _os._exit(0)
-'''
-HANG = "    import time; time.sleep(1234)\n"
-
-
-def with_spawns(source: str, launcher: str, hang: bool = False) -> str:
-    """``source`` whose launcher first starts the children of SPAWNS (and then hangs, if asked)."""
-    head = f"def {launcher}("
-    at = source.index("\n", source.index(head)) + 1
-    return SPAWNS + source[:at] + "    spawn_children()\n" + (HANG if hang else "") + source[at:]
+with_spawns = _fuzz_cli().with_spawns  # a launcher that starts a child, one in a session of its own, a daemon
 
 
 def alive(pid: int) -> bool:
@@ -245,11 +218,11 @@ def alive(pid: int) -> bool:
 def left_after(command: list[str], pids: Path, env: dict, stop=None) -> tuple[int, list[int]]:
     """Run ``command`` (``stop``: a signal sent once children were started); the exit status and
     the children its kernels started that are alive 5 s after it ended (killed then)."""
-    proc = subprocess.Popen(command, cwd=ROOT, env={**env, "CASEBOOK_TEST_PIDS": str(pids)},
+    proc = subprocess.Popen(command, cwd=ROOT, env={**env, "CASEBOOK_FUZZ_PIDS": str(pids)},
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if stop is not None:
         deadline = time.monotonic() + 120
-        while len(list(pids.iterdir())) < 4 and time.monotonic() < deadline:
+        while len(list(pids.iterdir())) < 3 and time.monotonic() < deadline:
             time.sleep(0.1)
         time.sleep(0.5)
         proc.send_signal(stop)
@@ -261,7 +234,7 @@ def left_after(command: list[str], pids: Path, env: dict, stop=None) -> tuple[in
     left = [p for p in noted if alive(p)]
     for p in left:
         os.kill(p, signal.SIGKILL)
-    assert len(noted) >= 4, f"the launcher never ran: {err[-2000:]}"
+    assert len(noted) >= 3, f"the launcher never ran: {err[-2000:]}"
     assert "Traceback" not in err, err[-2000:]
     return proc.returncode, left
 

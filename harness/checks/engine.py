@@ -15,7 +15,7 @@ from harness.checks.folder import CaseFolder, InterpreterRun
 from harness.checks.problem import Violation, Problem, locate
 from harness.checks.registry import CRASHED, Rule
 from harness.checks.rules import all_rules
-from harness.errors import error_line
+from harness.errors import UsageError, error_line
 
 
 @dataclass
@@ -65,6 +65,8 @@ def run_interpreter(cases: list[CaseFolder], jobs: int) -> None:
     print(f"running {len(todo)} case(s) under the interpreter ...", file=sys.stderr, flush=True)
     try:
         results = run_case_matrix([c.spec for c in todo], ["interpreter"], None, 0, jobs=jobs)
+    except UsageError:  # a broken environment (torch cannot be imported): bad input for the whole command
+        raise
     except Exception as e:
         for c in todo:
             c.interpreter = InterpreterRun([], [], error_line(e))

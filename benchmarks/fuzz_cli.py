@@ -1,0 +1,537 @@
+"""``python benchmarks/fuzz_cli.py``: the command line fuzzed as a new user and a fuzzer would
+(issue 23's categories), each invocation a real ``python -m harness`` process.
+
+Categories:
+
+- ``probe input``: probe files that exit, raise or hang at import, whose make_inputs raises,
+  whose FUZZ, DETERMINISTIC or TOLERANCE is malformed; bad ``--timeout``, ``--sizes``,
+  ``--only``, ``--launcher`` and the like; detectors that cannot run here;
+- ``options``: random invocations of every command, each with at least one bad option value;
+- ``environment``: numpy, torch or Triton that cannot be imported, a small ``ulimit -v``;
+- ``closed stdout``: commands started with stdout closed (``>&-``);
+- ``unwritable``: a record, a report or a case folder that cannot be written;
+- ``processes``: launchers that start a child, a child in a session of its own and a daemon,
+  through ``case`` and ``probe``, ending, hanging, or interrupted with SIGINT or SIGTERM;
+- ``one bad``: a bad case or record beside a healthy one.
+
+Each invocation is checked for: a traceback on stderr; an exit status outside the ones it
+may end with (bad input 2, a kernel's behaviour 0 or 1, interrupted 130/143); a process it
+started that is alive 5 s after it ended (found by a marker in its environment, which every
+process below the command inherits); a temporary file or folder left behind, or a file it
+wrote that does not parse (half-written); and, for the "one bad" category, the healthy
+case missing from the output or a file it should write missing.
+
+``tests/test_fuzz_cli.py`` runs a sample of each category; this script runs all of them and
+writes docs/measurements/fuzz-cli.md (``--out`` elsewhere, ``--sample`` for the test's sample).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "docs" / "measurements" / "fuzz-cli.md"
+BAD_INPUT, BEHAVIOUR, INTERRUPTED = (2,), (0, 1), (130, 143)
+MARK = "CASEBOOK_FUZZ_MARK"  # in the environment of every process an invocation starts
+LINGER = 5.0  # seconds after a command ends by which everything it started must be gone
+TEMPORARY = re.compile(r"(^\..*\.tmp$)|(^casebook-)|(\.tmp$)")
+
+
+@dataclass
+class Invocation:
+    category: str
+    name: str
+    argv: list
+    expect: tuple  # the exit statuses it may end with
+    env: dict = field(default_factory=dict)
+    shows: tuple = ()  # text the output must hold (a healthy case beside a bad one)
+    writes: tuple = ()  # files that must exist afterwards
+    stdout_closed: bool = False
+    memory: int | None = None  # an address-space limit (ulimit -v), bytes
+    stop: int | None = None  # a signal sent once the launcher's children exist
+    timeout: float = 300.0
+
+
+# ------------------------------------------------------------------ the files the invocations use
+
+KERNEL = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def double(x, y, n, B: tl.constexpr):
+    o = tl.program_id(0) * B + tl.arange(0, B)
+    tl.store(y + o, tl.load(x + o, mask=o < n) * 2, mask=o < n)
+
+
+def launch(x):
+    y = torch.empty_like(x)
+    double[(triton.cdiv(x.numel(), 64),)](x, y, x.numel(), B=64)
+    return y
+
+
+def make_inputs(*, device, gen, n=100):
+    return {"x": torch.randn(n, generator=gen).to(device)}
+
+
+def reference(x):
+    return x.double() * 2
+'''
+SPAWNS = '''
+import os as _os
+import subprocess as _sp
+import time as _time
+
+
+def _note(pid):
+    open(_os.path.join(_os.environ["CASEBOOK_FUZZ_PIDS"], str(pid)), "w").close()
+
+
+def spawn_children():
+    """A launcher's leftovers: a plain child, a child in a session of its own with a child of its
+    own, and a daemon (a double fork, then setsid); each writes its pid into CASEBOOK_FUZZ_PIDS."""
+    _note(_sp.Popen(["sleep", "1234"]).pid)
+    if (pid := _os.fork()) == 0:
+        _os.setsid()
+        if _os.fork() == 0:
+            _note(_os.getpid())
+            _time.sleep(1234)
+            _os._exit(0)
+        _time.sleep(1234)
+        _os._exit(0)
+    _note(pid)
+    if _os.fork() == 0:
+        if _os.fork() == 0:
+            _os.setsid()
+            _note(_os.getpid())
+            _time.sleep(1234)
+            _os._exit(0)
+        _os._exit(0)
+'''
+HANG = "    import time; time.sleep(1234)\n"
+
+
+def with_spawns(source: str, launcher: str, hang: bool = False) -> str:
+    """``source`` whose launcher first starts the children of SPAWNS (and then hangs, if asked)."""
+    at = source.index("\n", source.index(f"def {launcher}(")) + 1
+    return SPAWNS + source[:at] + "    spawn_children()\n" + (HANG if hang else "") + source[at:]
+
+
+PROBE_FILES = {  # name -> (source, what the probe must answer)
+    "ok": (KERNEL, BEHAVIOUR),
+    "wrong-result": (KERNEL.replace("* 2, mask", "* 3, mask"), (1,)),
+    "exits-at-import": ("import sys\nsys.exit(3)\n" + KERNEL, BAD_INPUT),
+    "raises-at-import": ("raise ValueError('boom')\n" + KERNEL, BAD_INPUT),
+    "hangs-at-import": ("import time\ntime.sleep(1234)\n" + KERNEL, BAD_INPUT),
+    "syntax-error": ("def launch(:\n", BAD_INPUT),
+    "empty": ("", BAD_INPUT),
+    "not-utf8": (b"x = '\xff\xfe'\n", BAD_INPUT),
+    "make-inputs-raises": (KERNEL.replace('    return {"x"', '    raise ValueError("no")\n    return {"x"'),
+                           BAD_INPUT),
+    "make-inputs-returns-a-list": (KERNEL.replace('return {"x": torch.randn(n, generator=gen).to(device)}',
+                                                  'return [torch.randn(n, generator=gen).to(device)]'), BAD_INPUT),
+    "fuzz-not-whole": (KERNEL + 'FUZZ = {"n": (0.5, float("inf"))}\n', BAD_INPUT),
+    "fuzz-unknown-size": (KERNEL + 'FUZZ = {"bogus": (1, 4)}\n', BAD_INPUT),
+    "fuzz-backwards": (KERNEL + 'FUZZ = {"n": (9, 2)}\n', BAD_INPUT),
+    "fuzz-a-list": (KERNEL + 'FUZZ = [1, 2]\n', BAD_INPUT),
+    "deterministic-maybe": (KERNEL + 'DETERMINISTIC = "maybe"\n', BAD_INPUT),
+    "tolerance-nan": (KERNEL + 'TOLERANCE = {"rtol": float("nan"), "atol": 0}\n', BAD_INPUT),
+    "sizes-not-a-dict": (KERNEL + 'SIZES = 5\n', BAD_INPUT),
+    "no-reference": (KERNEL[:KERNEL.index("def reference")], BAD_INPUT),
+    "spawns": (with_spawns(KERNEL, "launch"), BEHAVIOUR),
+    "spawns-and-hangs": (with_spawns(KERNEL, "launch", hang=True), (1,)),
+}
+
+SHIMS = {"torch": "raise ImportError('broken on purpose')\n", "triton": "raise ImportError('missing on purpose')\n",
+         "numpy": "raise ImportError('missing on purpose')\n"}
+
+
+def make_case_function():
+    """tests/conftest.py's make_case, as a plain function of its tmp_path (its one source of valid cases)."""
+    spec = importlib.util.spec_from_file_location("casebook_conftest", ROOT / "tests" / "conftest.py")
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
+    fixture = conftest.make_case
+    for name in ("_get_wrapped_function", "__wrapped__", "_fixture_function"):
+        if (fn := getattr(fixture, name, None)) is not None:
+            return fn() if name == "_get_wrapped_function" else fn
+    return fixture
+
+
+def set_up(work: Path, make_case) -> dict:
+    """The cases, probe files and broken packages under ``work``; their paths."""
+    cases = work / "cases"
+    texts = make_case.texts
+    make_case("healthy", root=cases)
+    make_case("make-inputs-raises", root=cases,
+              files={"case.py": texts["case.py"].replace("    return {", "    raise ValueError('no')\n    return {")})
+    make_case("launcher-exits-0", root=cases,
+              files={"fixed.py": "import os\ndef row_mean(x, out):\n    os._exit(0)\n"})
+    make_case("case-py-raises", root=cases, files={"case.py": "raise RuntimeError('boom')\n"})
+    for name, hang in (("spawns", False), ("spawns-and-hangs", True)):
+        make_case(name, root=cases, fields={"run": {"timeout": {"interpreter": 2}}} if hang else None,
+                  files={f"{v}.py": with_spawns(texts[f"{v}.py"], "row_mean", hang) for v in ("broken", "fixed")})
+    make_case("bad-record", root=cases, files={"recorded/gpu.json": json.dumps({"variants": {"broken": 5}})})
+    make_case("record-unwritable", root=cases)
+    (cases / "record-unwritable" / "recorded" / "detect-interpreter.json").mkdir()
+    probes = work / "probe"
+    probes.mkdir()
+    for name, (source, _) in PROBE_FILES.items():
+        p = probes / f"{name}.py"
+        p.write_bytes(source) if isinstance(source, bytes) else p.write_text(source)
+    for package, text in SHIMS.items():
+        (work / "shims" / package / package).mkdir(parents=True)
+        (work / "shims" / package / package / "__init__.py").write_text(text)
+    (work / "a-file").write_text("not a folder\n")
+    return {"cases": cases, "probes": probes, "shims": work / "shims", "work": work}
+
+
+# ------------------------------------------------------------------ the invocations, by category
+
+def probe_input(paths: dict) -> list:
+    p = paths["probes"]
+    quick = ["--backend", "interpreter", "--only", "reference", "-q", "--timeout", "8"]
+    out = [Invocation("probe input", f"file {name}", ["probe", str(p / f"{name}.py"), *quick], expect)
+           for name, (_, expect) in PROBE_FILES.items() if not name.startswith("spawns")]
+    ok = str(p / "ok.py")
+    bad_options = {
+        "--timeout nan": ["--timeout", "nan"], "--timeout inf": ["--timeout", "inf"],
+        "--timeout -1": ["--timeout", "-1"], "--timeout 0": ["--timeout", "0"],
+        "--timeout 1e309": ["--timeout", "1e309"], "--sizes bogus=3": ["--sizes", "bogus=3"],
+        "--sizes n=x": ["--sizes", "n=x"], "--only ''": ["--only", ""], "--only ,": ["--only", ","],
+        "--only nosuch": ["--only", "nosuch"], "--launcher ''": ["--launcher", ""],
+        "--launcher 'a b'": ["--launcher", "a b"], "--launcher nosuch": ["--launcher", "nosuch"],
+        "--seed -1": ["--seed", "-1"], "--seed 2**64": ["--seed", str(2**64)], "--jobs 0": ["--jobs", "0"],
+        "--fuzz-trials 10**7": ["--fuzz-trials", str(10**7)], "--backend tpu": ["--backend", "tpu"],
+        "--inputs missing": ["--inputs", str(p / "missing.py")],
+    }
+    out += [Invocation("probe input", name, ["probe", ok, "--backend", "interpreter", "-q", *args], BAD_INPUT)
+            for name, args in bad_options.items()]
+    out += [Invocation("probe input", f"--only {d} (a GPU's only)", ["probe", ok, "--backend", "interpreter", "-q",
+                                                                     "--only", d], BAD_INPUT)
+            for d in ("compute-sanitizer", "triton-debug", "large")]
+    out += [Invocation("probe input", name, ["probe", str(f), "-q"], BAD_INPUT)
+            for name, f in (("missing file", p / "missing.py"), ("a folder", p), ("not python", paths["work"] / "a-file"))]
+    return out
+
+
+OPTION_VALUES = {  # option -> (good values, bad values)
+    "--trials": (["1", "2"], ["0", "-1", "x", str(2**63 - 1), "1e3", ""]),
+    "--seed": (["0", "7"], ["-1", str(2**64), "abc", ""]),
+    "--jobs": (["1", "2"], ["0", "-3", "many", str(10**9)]),
+    "--backend": (["interpreter"], ["tpu", "", "GPU"]),
+    "--timeout": (["30"], ["nan", "inf", "-1", "0", "1e309", "soon"]),
+    "--out": ([], ["", "{work}/a-file"]),
+    "--skip": (["order"], ["nosuch", "order,nosuch"]),
+}
+COMMAND_OPTIONS = {"case": ["--trials", "--seed", "--jobs", "--backend"], "check": ["--jobs"],
+                   "detect": ["--trials", "--seed", "--jobs", "--backend", "--skip"],
+                   "record": ["--trials", "--seed", "--backend"], "bench": ["--backend"],
+                   "report": ["--trials", "--seed", "--backend", "--out"],
+                   "probe": ["--seed", "--jobs", "--backend", "--timeout"]}
+
+
+def options(paths: dict, n: int, rng: random.Random) -> list:
+    """``n`` invocations of random commands, each with one to three options, at least one bad."""
+    out = []
+    for i in range(n):
+        command = rng.choice(sorted(COMMAND_OPTIONS))
+        names = rng.sample(COMMAND_OPTIONS[command], min(len(COMMAND_OPTIONS[command]), rng.randint(1, 3)))
+        bad = rng.choice(names)
+        argv = [command, str(paths["probes"] / "ok.py") if command == "probe" else "healthy"]
+        for name in names:
+            good, wrong = OPTION_VALUES[name]
+            value = rng.choice(wrong if name == bad or not good else good)
+            argv += [name, value.format(work=paths["work"])]
+        out.append(Invocation("options", " ".join(argv[:1] + argv[2:]), argv, BAD_INPUT))
+    out += [Invocation("options", "unknown command", ["frobnicate"], BAD_INPUT),
+            Invocation("options", "unknown option", ["case", "healthy", "--bogus"], BAD_INPUT),
+            Invocation("options", "case ../etc", ["case", "../etc"], BAD_INPUT),
+            Invocation("options", "new Bad_Slug", ["new", "Bad_Slug"], BAD_INPUT),
+            Invocation("options", "new 101-char slug", ["new", "a" * 101], BAD_INPUT),
+            Invocation("options", "new --title with a newline", ["new", "fuzz-title", "--title", "x\ny"], BAD_INPUT)]
+    return out
+
+
+def environment(paths: dict) -> list:
+    ok = str(paths["probes"] / "ok.py")
+    commands = {"case": ["case", "healthy", "--backend", "interpreter"],
+                "probe": ["probe", ok, "--backend", "interpreter", "--only", "reference", "-q"],
+                "detect": ["detect", "healthy", "--backend", "interpreter"],
+                "check": ["check", "healthy"]}
+    out = [Invocation("environment", f"{package} broken: {name}", argv, BAD_INPUT,
+                      env={"PYTHONPATH": str(paths["shims"] / package)}, shows=(f"{package} cannot be imported",))
+           for package in SHIMS for name, argv in commands.items()]
+    out += [Invocation("environment", f"ulimit -v 400 MB: {name}", argv, BAD_INPUT, memory=400 * 2**20)
+            for name, argv in commands.items() if name in ("case", "probe")]
+    return out
+
+
+def closed_stdout(paths: dict) -> list:
+    commands = {"list": ["list"], "case": ["case", "healthy", "--backend", "interpreter"],
+                "check --no-run": ["check", "--no-run", "healthy"],
+                "probe": ["probe", str(paths["probes"] / "ok.py"), "--backend", "interpreter", "-q"]}
+    return [Invocation("closed stdout", name, argv, BAD_INPUT, stdout_closed=True) for name, argv in commands.items()]
+
+
+def unwritable(paths: dict) -> list:
+    work = paths["work"]
+    return [
+        Invocation("unwritable", "detect --record, its record a folder",
+                   ["detect", "record-unwritable", "--backend", "interpreter", "--record"], BAD_INPUT),
+        Invocation("unwritable", "report --out a file", ["report", "--no-run", "--out", str(work / "a-file")],
+                   BAD_INPUT),
+        Invocation("unwritable", "report --out ''", ["report", "--no-run", "--out", ""], BAD_INPUT),
+        Invocation("unwritable", "new under a missing cases folder", ["new", "fuzz-new-case"], BAD_INPUT,
+                   env={"CASEBOOK_CASES": str(work / "missing" / "cases")}),
+        Invocation("unwritable", "new under a file", ["new", "fuzz-new-case"], BAD_INPUT,
+                   env={"CASEBOOK_CASES": str(work / "a-file")}),
+    ]
+
+
+def processes(paths: dict) -> list:
+    probe = ["--backend", "interpreter", "--only", "reference", "-q", "--timeout", "3"]
+    case = ["--backend", "interpreter", "--trials", "2"]
+    spawns, hangs = str(paths["probes"] / "spawns.py"), str(paths["probes"] / "spawns-and-hangs.py")
+    return [
+        Invocation("processes", "case: the launcher's children, the worker ends", ["case", "spawns", *case], (0,)),
+        Invocation("processes", "case: the worker hangs", ["case", "spawns-and-hangs", *case], (1,)),
+        Invocation("processes", "case: SIGINT", ["case", "spawns-and-hangs", *case], (130,), stop=signal.SIGINT),
+        Invocation("processes", "case: SIGTERM", ["case", "spawns-and-hangs", *case], (143,), stop=signal.SIGTERM),
+        Invocation("processes", "case: fresh processes", ["case", "spawns", *case], (0,),
+                   env={"CASEBOOK_FORKSERVER": "0"}),
+        Invocation("processes", "probe: the worker ends", ["probe", spawns, *probe], (0,)),
+        Invocation("processes", "probe: the worker hangs", ["probe", hangs, *probe], (1,)),
+        Invocation("processes", "probe: SIGTERM", ["probe", hangs, *probe], (143,), stop=signal.SIGTERM),
+    ]
+
+
+def one_bad(paths: dict) -> list:
+    out_dir = paths["work"] / "report"
+    return [
+        Invocation("one bad", "case: a healthy case beside three bad ones",
+                   ["case", "healthy", "make-inputs-raises", "launcher-exits-0", "case-py-raises", "--backend",
+                    "interpreter"], (1,), shows=("\nhealthy: ",)),
+        Invocation("one bad", "check --no-run: every case, one record malformed", ["check", "--no-run"], (1, 2),
+                   shows=("healthy",)),
+        Invocation("one bad", "report --no-run: one record malformed", ["report", "--no-run", "--allow-stale", "--out", str(out_dir)],
+                   (0, 1), writes=(str(out_dir / "report.md"),)),
+        Invocation("one bad", "detect: a healthy case beside a bad one",
+                   ["detect", "healthy", "make-inputs-raises", "--backend", "interpreter"], (1,), shows=("\nhealthy: ",)),
+    ]
+
+
+CATEGORIES = ("probe input", "options", "environment", "closed stdout", "unwritable", "processes", "one bad")
+
+
+def campaign(paths: dict, sample: bool, seed: int = 20261125) -> list:
+    """Every invocation (``sample``: a few of each category, for the test)."""
+    rng = random.Random(seed)
+    groups = [probe_input(paths), options(paths, 12 if sample else 200, rng), environment(paths),
+              closed_stdout(paths), unwritable(paths), processes(paths), one_bad(paths)]
+    if sample:
+        groups = [rng.sample(g, min(len(g), 4)) for g in groups]
+    return [inv for g in groups for inv in g]
+
+
+# ------------------------------------------------------------------ running one and judging it
+
+def marked(mark: str) -> list[int]:
+    """Live (not zombie) processes whose environment holds ``MARK=mark``."""
+    needle = f"{MARK}={mark}\0".encode()
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            if needle in Path(f"/proc/{d}/environ").read_bytes() + b"\0" and \
+                    Path(f"/proc/{d}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                out.append(int(d))
+        except (OSError, IndexError):
+            continue
+    return out
+
+
+def files_under(folder: Path) -> dict:
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = [d for d in dirnames if d not in ("pids", "shims")]
+        for name in filenames + dirnames:
+            p = Path(dirpath) / name
+            try:
+                st = p.lstat()
+            except OSError:
+                continue
+            out[p] = (st.st_mtime_ns, st.st_size)
+    return out
+
+
+def half_written(before: dict, after: dict) -> list[str]:
+    """Temporary files left, and new or changed files that do not parse or are empty."""
+    bad = []
+    for p, stamp in after.items():
+        if TEMPORARY.search(p.name):
+            bad.append(f"left behind: {p.name}")
+        elif before.get(p) != stamp and p.is_file():
+            try:
+                text = p.read_bytes()
+                if p.suffix == ".json":
+                    json.loads(text)
+                elif p.suffix == ".toml":
+                    tomllib.loads(text.decode())
+                elif not text and p.suffix in (".md", ".html", ".py"):
+                    raise ValueError("empty")
+            except (ValueError, UnicodeDecodeError) as e:
+                bad.append(f"does not parse: {p.name} ({type(e).__name__})")
+    return bad
+
+
+def start(inv: Invocation, paths: dict, mark: str, pids: Path) -> subprocess.Popen:
+    env = {**os.environ, "CASEBOOK_CASES": str(paths["cases"]), "CUDA_VISIBLE_DEVICES": "", MARK: mark,
+           "CASEBOOK_FUZZ_PIDS": str(pids), "TMPDIR": str(paths["work"] / "tmp"), **inv.env}
+
+    def child():
+        if inv.stdout_closed:
+            os.close(1)
+        if inv.memory:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_AS, (inv.memory, inv.memory))
+
+    return subprocess.Popen([sys.executable, "-m", "harness", *inv.argv], cwd=ROOT, env=env, text=True,
+                            stdout=None if inv.stdout_closed else subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, preexec_fn=child)
+
+
+def run(inv: Invocation, paths: dict, n: int) -> dict:
+    """Run one invocation; what it did and the problems found."""
+    mark, pids = f"{os.getpid()}-{n}", paths["work"] / "pids" / str(n)
+    pids.mkdir(parents=True)
+    (paths["work"] / "tmp").mkdir(exist_ok=True)
+    before, t0 = files_under(paths["work"]), time.monotonic()
+    proc = start(inv, paths, mark, pids)
+    if inv.stop is not None:
+        while len(list(pids.iterdir())) < 3 and time.monotonic() - t0 < 120:
+            time.sleep(0.1)
+        time.sleep(0.5)
+        proc.send_signal(inv.stop)
+    try:
+        out, err = proc.communicate(timeout=inv.timeout)
+        code = proc.returncode
+    except subprocess.TimeoutExpired:
+        os.kill(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        code = "timeout"
+    seconds = time.monotonic() - t0
+    left = linger(mark)
+    problems = judge(inv, code, out or "", err or "", left)
+    problems += half_written(before, files_under(paths["work"]))
+    shutil.rmtree(pids, ignore_errors=True)
+    return {"category": inv.category, "name": inv.name, "argv": inv.argv, "code": code,
+            "seconds": round(seconds, 1), "left": len(left), "problems": problems, "stderr": err[-600:]}
+
+
+def linger(mark: str) -> list[int]:
+    """The processes of ``mark`` still alive LINGER seconds after the command ended (then killed)."""
+    deadline = time.monotonic() + LINGER
+    while (left := marked(mark)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    return left
+
+
+def judge(inv: Invocation, code, out: str, err: str, left: list) -> list[str]:
+    problems = []
+    if "Traceback" in err or "Traceback" in out:
+        problems.append("traceback")
+    if code not in inv.expect:
+        problems.append(f"exit {code}, expected {' or '.join(map(str, inv.expect))}")
+    elif code in BAD_INPUT and len([ln for ln in err.splitlines() if ln.startswith("error:")]) != 1:
+        problems.append("bad input without exactly one 'error:' line")
+    if left:
+        problems.append(f"{len(left)} processes left {LINGER:.0f} s after it ended")
+    problems += [f"output lacks {s!r}" for s in inv.shows if s not in out + err]
+    problems += [f"did not write {Path(w).name}" for w in inv.writes if not Path(w).is_file()]
+    return problems
+
+
+# ------------------------------------------------------------------ the campaign and its report
+
+KINDS = {"traceback": "tracebacks", "exit": "wrong exit codes", "processes left": "processes left",
+         "left behind": "half-written files", "does not parse": "half-written files",
+         "output lacks": "one bad failing a command", "did not write": "one bad failing a command",
+         "one 'error:' line": "not one error line"}
+
+
+def counts(results: list) -> dict:
+    out = {k: 0 for k in dict.fromkeys(KINDS.values())}
+    for r in results:
+        for p in r["problems"]:
+            kind = next((v for k, v in KINDS.items() if k in p), "other")
+            out[kind] = out.get(kind, 0) + (r["left"] if kind == "processes left" else 1)
+    return out
+
+
+def markdown(results: list, seconds: float) -> str:
+    import platform
+
+    total = counts(results)
+    cats = list(dict.fromkeys(r["category"] for r in results))
+    lines = ["# The command line fuzzed (issue 23's categories)", "",
+             f"`python benchmarks/fuzz_cli.py`: {len(results)} invocations, each a `python -m harness` process, in "
+             f"{seconds / 60:.1f} min on this machine ({os.cpu_count()} CPUs, Python {platform.python_version()}, "
+             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}). Each is checked for a traceback, an exit status "
+             "it may not end with, a process it started alive 5 s after it ended, a temporary or unparseable "
+             "file left, and (one bad case or record) the healthy case missing.", "",
+             "| category | invocations | with a problem |", "|---|---|---|"]
+    lines += [f"| {c} | {sum(r['category'] == c for r in results)} | "
+              f"{sum(bool(r['problems']) for r in results if r['category'] == c)} |" for c in cats]
+    lines += ["", "| problem | count |", "|---|---|"] + [f"| {k} | {v} |" for k, v in total.items()]
+    bad = [r for r in results if r["problems"]]
+    lines += ["", "## Invocations with a problem", ""] + (
+        [f"- {r['category']}: `{' '.join(r['argv'])[:160]}` exit {r['code']}: {'; '.join(r['problems'])}"
+         for r in bad] or ["None."])
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--sample", action="store_true", help="a few invocations of each category (the test's)")
+    p.add_argument("--out", type=Path, default=OUT, help=f"where the Markdown goes (default {OUT.relative_to(ROOT)})")
+    args = p.parse_args(argv)
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="fuzz-cli-") as tmp:
+        paths = set_up(Path(tmp), make_case_function()(Path(tmp) / "made"))
+        results = []
+        for n, inv in enumerate(campaign(paths, args.sample)):
+            results.append(run(inv, paths, n))
+            r = results[-1]
+            print(f"{r['category']:15} {r['code']!s:>7} {r['seconds']:6.1f}s  {r['name'][:70]}"
+                  + (f"  PROBLEM: {'; '.join(r['problems'])}" if r["problems"] else ""), flush=True)
+    args.out.write_text(markdown(results, time.monotonic() - t0))
+    print(json.dumps(counts(results)))
+    return 1 if any(r["problems"] for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

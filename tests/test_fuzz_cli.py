@@ -1,0 +1,67 @@
+"""Issue 23's fuzz campaign, a sample of each category (``benchmarks/fuzz_cli.py`` runs all of it):
+probe files and options that are bad input, a broken Python environment, stdout closed, files
+that cannot be written, launchers that leave processes behind, and a bad case or record beside
+a healthy one. Every invocation is a real ``python -m harness`` process, checked for a
+traceback, a wrong exit status, a process alive 5 s after it ended, a half-written file, and
+the healthy case missing from the output."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if "fuzz_cli" not in sys.modules:  # (tests/test_interrupts.py loads it too)
+    _spec = importlib.util.spec_from_file_location("fuzz_cli", ROOT / "benchmarks" / "fuzz_cli.py")
+    sys.modules["fuzz_cli"] = importlib.util.module_from_spec(_spec)  # dataclasses look their module up
+    _spec.loader.exec_module(sys.modules["fuzz_cli"])
+fuzz_cli = sys.modules["fuzz_cli"]
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc for processes left")
+
+
+@pytest.fixture
+def paths(make_case, tmp_path):
+    return fuzz_cli.set_up(tmp_path, make_case)
+
+
+@pytest.mark.parametrize("category", fuzz_cli.CATEGORIES)
+def test_a_sample_of_each_category_keeps_the_promise(paths, category):
+    sample = [inv for inv in fuzz_cli.campaign(paths, sample=True) if inv.category == category]
+    assert sample, f"no invocation of {category}"
+    results = [fuzz_cli.run(inv, paths, n) for n, inv in enumerate(sample)]
+    bad = [f"{' '.join(r['argv'])[:200]} -> exit {r['code']}: {'; '.join(r['problems'])}\n{r['stderr']}"
+           for r in results if r["problems"]]
+    assert not bad, "\n\n".join(bad)
+
+
+def test_the_checks_see_each_problem(tmp_path):
+    """The campaign's judge is not blind: a traceback, a wrong status, a process left, a temporary
+    file left and a file that does not parse are each reported."""
+    inv = fuzz_cli.Invocation("x", "x", ["list"], (2,), shows=("healthy",))
+    problems = fuzz_cli.judge(inv, 0, "", "Traceback (most recent call last):\n", [123])
+    assert any("traceback" in p for p in problems) and any("exit 0" in p for p in problems)
+    assert any("processes left" in p for p in problems) and any("lacks 'healthy'" in p for p in problems)
+    before = fuzz_cli.files_under(tmp_path)
+    (tmp_path / ".record.json.abc123.tmp").write_text("{")
+    (tmp_path / "record.json").write_text('{"cut short')
+    found = fuzz_cli.half_written(before, fuzz_cli.files_under(tmp_path))
+    assert any("left behind" in p for p in found) and any("does not parse: record.json" in p for p in found)
+
+
+def test_a_process_with_the_mark_is_found_and_killed():
+    import os
+    import subprocess
+
+    p = subprocess.Popen(["sleep", "60"], env={**os.environ, fuzz_cli.MARK: "test-mark"})
+    try:
+        assert fuzz_cli.marked("test-mark") == [p.pid]
+        fuzz_cli.LINGER, old = 0.2, fuzz_cli.LINGER
+        try:
+            assert fuzz_cli.linger("test-mark") == [p.pid]
+        finally:
+            fuzz_cli.LINGER = old
+        assert p.wait(timeout=5) < 0
+    finally:
+        p.kill()

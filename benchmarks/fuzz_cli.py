@@ -254,12 +254,13 @@ def options(paths: dict, n: int, rng: random.Random) -> list:
         command = rng.choice(sorted(COMMAND_OPTIONS))
         names = rng.sample(COMMAND_OPTIONS[command], min(len(COMMAND_OPTIONS[command]), rng.randint(1, 3)))
         bad = rng.choice(names)
-        argv = [command, str(paths["probes"] / "ok.py") if command == "probe" else "healthy"]
+        argv = [command, *{"probe": [str(paths["probes"] / "ok.py")], "report": ["--no-run", "--allow-stale"]}.get(
+            command, ["healthy"])]
         for name in names:
             good, wrong = OPTION_VALUES[name]
             value = rng.choice(wrong if name == bad or not good else good)
             argv += [name, value.format(work=paths["work"])]
-        out.append(Invocation("options", " ".join(argv[:1] + argv[2:]), argv, BAD_INPUT))
+        out.append(Invocation("options", " ".join(argv), argv, BAD_INPUT))
     out += [Invocation("options", "unknown command", ["frobnicate"], BAD_INPUT),
             Invocation("options", "unknown option", ["case", "healthy", "--bogus"], BAD_INPUT),
             Invocation("options", "case ../etc", ["case", "../etc"], BAD_INPUT),
@@ -274,7 +275,7 @@ def environment(paths: dict) -> list:
     commands = {"case": ["case", "healthy", "--backend", "interpreter"],
                 "probe": ["probe", ok, "--backend", "interpreter", "--only", "reference", "-q"],
                 "detect": ["detect", "healthy", "--backend", "interpreter"],
-                "check": ["check", "healthy"]}
+                "check": ["check", "healthy"], "record": ["record", "healthy", "--backend", "interpreter"]}
     out = [Invocation("environment", f"{package} broken: {name}", argv, BAD_INPUT,
                       env={"PYTHONPATH": str(paths["shims"] / package)}, shows=(f"{package} cannot be imported",))
            for package in SHIMS for name, argv in commands.items()]
@@ -295,9 +296,9 @@ def unwritable(paths: dict) -> list:
     return [
         Invocation("unwritable", "detect --record, its record a folder",
                    ["detect", "record-unwritable", "--backend", "interpreter", "--record"], BAD_INPUT),
-        Invocation("unwritable", "report --out a file", ["report", "--no-run", "--out", str(work / "a-file")],
-                   BAD_INPUT),
-        Invocation("unwritable", "report --out ''", ["report", "--no-run", "--out", ""], BAD_INPUT),
+        Invocation("unwritable", "report --out a file",
+                   ["report", "--no-run", "--allow-stale", "--out", str(work / "a-file")], BAD_INPUT),
+        Invocation("unwritable", "report --out ''", ["report", "--no-run", "--allow-stale", "--out", ""], BAD_INPUT),
         Invocation("unwritable", "new under a missing cases folder", ["new", "fuzz-new-case"], BAD_INPUT,
                    env={"CASEBOOK_CASES": str(work / "missing" / "cases")}),
         Invocation("unwritable", "new under a file", ["new", "fuzz-new-case"], BAD_INPUT,

@@ -34,7 +34,7 @@ from harness.core import fileio, table
 from harness.core.recorded import source_hashes
 from harness.detectors import registry as R
 from harness.detectors.base import NOT_RUN, Evidence
-from harness.errors import error_line
+from harness.errors import UsageError, error_line
 from harness.run.timings import purpose_of
 
 EXTRA_TIMEOUT = 240  # seconds for each detector's own run (a sanitizer is slow to start)
@@ -213,6 +213,8 @@ def detect_cases(specs, backends, *, trials=None, seed=0, jobs=2, gpu_jobs=2, sk
             spec, backend, _ = tasks[i]
             try:
                 run, profiles = fut.result()
+            except UsageError:  # a broken environment (torch cannot be imported): bad input for the command
+                raise
             except Exception as e:
                 done(i, failed_record(_one_line(e)))
                 continue
@@ -220,6 +222,8 @@ def detect_cases(specs, backends, *, trials=None, seed=0, jobs=2, gpu_jobs=2, sk
         for fut in as_completed(finishing):
             try:
                 rec = fut.result()
+            except UsageError:
+                raise
             except Exception as e:
                 rec = failed_record(_one_line(e))
             done(finishing[fut], rec)

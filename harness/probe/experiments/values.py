@@ -21,6 +21,64 @@ def _rel(c) -> float:
     return c.cmp["max_abs"] / scale if scale else float("inf")
 
 
+def _factor(out, ref, wrong) -> int | None:
+    """k >= 2 when the wrong elements are all k times the reference (to the output's precision)."""
+    nz = wrong & (ref.abs() > 1e-6)
+    if int(nz.sum()) < 4:  # one ratio is just a number: a common factor needs several elements
+        return None
+    ratio = out[nz] / ref[nz]
+    k = float(ratio.median())
+    tol = max(0.02, 0.02 * k)  # a low-precision output (or atomics adding in it) rounds: k to its precision
+    if k >= 1.5 and abs(k - round(k)) < tol and bool(((ratio - k).abs() < 2 * tol).float().mean() > 0.9):
+        return round(k)
+    return None
+
+
+def _factor_at_defaults(ctx, failing: dict) -> int | None:
+    """The common factor at the default sizes, run as a fresh process's first call (autotune tunes
+    there, as it did for the reference detector), where the failing sizes cannot show one."""
+    import torch
+
+    from harness.probe import execute as X
+    from harness.run.triton_compat import reset_autotune_caches
+
+    if failing == ctx.target.sizes or ctx.late():
+        return None
+    reset_autotune_caches(ctx.target.kernel)
+    state, c = outcome(ctx, dict(ctx.target.sizes), X.make(ctx.target, ctx.target.sizes, ctx.seed, ctx.backend))
+    if state != "wrong" or c is None or c.out is None or c.out.shape != c.ref.shape:
+        return None
+    out, ref = c.out.reshape(-1).double(), c.ref.reshape(-1).double()
+    return _factor(out, ref, ~torch.isclose(out, ref, rtol=1e-3, atol=1e-6, equal_nan=True))
+
+
+def _uninitialized(inputs: dict, c, out, ref) -> dict:
+    """The result is the reference plus what the input it is written into held before the call."""
+    import torch
+
+    before = inputs.get(c.returned) if c.returned else None
+    if not (isinstance(before, torch.Tensor) and before.numel() == out.numel() and bool((before != 0).any())):
+        return {}
+    extra, held = out - ref, before.reshape(-1).double()
+    on = held != 0
+    if bool(torch.isclose(extra[on], held[on], rtol=1e-2, atol=1e-6 * max(1.0, float(ref.abs().max()))).all()):
+        return {"uninitialized": f"the result is the reference plus what '{c.returned}' held before the call: the "
+                                 f"kernel adds into its output without zeroing it first"}
+    return {}
+
+
+def _fill_kept(out, ref, wrong, failing: dict) -> dict:
+    """The wrong elements all one value other than 0 where the reference varies: a fill kept."""
+    import torch
+
+    held, n = out[wrong], int(wrong.sum())
+    if n >= 4 and bool(torch.isfinite(held).all()) and float(held[0]) != 0 and bool((held == held[0]).all()) \
+            and int(torch.unique(ref[wrong]).numel()) > 1:
+        return {"fill-kept": f"the {n} wrong elements all hold {float(held[0]):g} where the reference varies, at "
+                             f"{fmt(failing)}: never written, they keep what the output was filled with"}
+    return {}
+
+
 def run(ctx, failing: dict) -> dict:
     import torch
 
@@ -36,37 +94,26 @@ def run(ctx, failing: dict) -> dict:
     state, c = outcome(ctx, failing, inputs)
     took = time.monotonic() - t0
     if state != "wrong" or c is None or c.out is None or c.out.shape != c.ref.shape:
-        return {}
+        k = _factor_at_defaults(ctx, failing) if state == "right" else None  # wrong there by a stray store alone
+        return {"accumulated": f"at the default sizes the wrong elements are {k}x the reference: added {k} "
+                               f"times"} if k is not None else {}
     out, ref = c.out.reshape(-1).double(), c.ref.reshape(-1).double()
     ev = {}
-    before = inputs.get(c.returned) if c.returned else None  # the result is written into this input
-    if isinstance(before, torch.Tensor) and before.numel() == out.numel() and bool((before != 0).any()):
-        extra, held = out - ref, before.reshape(-1).double()
-        on = held != 0
-        if bool(torch.isclose(extra[on], held[on], rtol=1e-2, atol=1e-6 * max(1.0, float(ref.abs().max()))).all()):
-            ev["uninitialized"] = f"the result is the reference plus what '{c.returned}' held before the call: the " \
-                                  f"kernel adds into its output without zeroing it first"
+    ev.update(_uninitialized(inputs, c, out, ref))
     wrong = ~torch.isclose(out, ref, rtol=1e-3, atol=1e-6, equal_nan=True)
     n = int(wrong.sum())
     if n == 0 and not c.cmp.get("n_bad"):
         return {}
     bad = c.cmp.get("n_bad", n)  # by the probe's own tolerance for this dtype and magnitude
-    held = out[wrong]
-    if n >= 4 and bool(torch.isfinite(held).all()) and float(held[0]) != 0 and bool((held == held[0]).all()) \
-            and int(torch.unique(ref[wrong]).numel()) > 1:  # one value where the reference varies: a fill kept
-        ev["fill-kept"] = f"the {n} wrong elements all hold {float(held[0]):g} where the reference varies, at " \
-                          f"{fmt(failing)}: never written, they keep what the output was filled with"
+    ev.update(_fill_kept(out, ref, wrong, failing))
     if bad and bool(torch.isfinite(out).all()):
         ev["wrong-values"] = f"{bad} of {out.numel()} elements wrong (finite) at {fmt(failing)}"
     if bad > 0.5 * out.numel():
         ev["wrong-everywhere"] = f"{bad} of {out.numel()} elements wrong at {fmt(failing)}"
-    nz = wrong & (ref.abs() > 1e-6)
-    if int(nz.sum()) >= 4:  # one ratio is just a number: a common factor needs several elements
-        ratio = out[nz] / ref[nz]
-        k = float(ratio.median())
-        tol = max(0.02, 0.01 * k)  # a low-precision output rounds k * x: the ratio is k to its dtype's precision
-        if k >= 1.5 and abs(k - round(k)) < tol and bool(((ratio - k).abs() < 2 * tol).float().mean() > 0.9):
-            ev["accumulated"] = f"the wrong elements are {round(k)}x the reference: added {round(k)} times"
+    if (k := _factor(out, ref, wrong)) is None and int(wrong.sum()) < 4:
+        k = _factor_at_defaults(ctx, failing)  # too few elements here to see a common factor
+    if k is not None:
+        ev["accumulated"] = f"the wrong elements are {k}x the reference: added {k} times"
     if torch.isfinite(out).all():
         rel = _rel(c)
         if rel < 0.05:

@@ -138,10 +138,10 @@ def evidence_of(findings: list, observed: dict | None = None) -> dict[str, list[
             name = "race"
         elif f.code == "P502" and f.message.startswith("the second call is wrong"):
             name = "first-call-right"  # autotune's benchmarking runs did what the tuned config alone does not
-        elif f.code == "P303":  # float atomics' order: an error where the kernel declares itself deterministic
-            name = "atomic-order" if f.severity == ERROR else "atomic-rounding"
         elif f.code == "P501" and "are wrong" in f.message:  # wrong in some runs: scheduling, not rounding
             name = "order"
+        elif f.code in ("P303", "P501"):  # float atomics' order: an error where the kernel declares itself
+            name = "atomic-order" if f.severity == ERROR else "atomic-rounding"  # deterministic, else a warning
         elif f.code == "P601":
             m = f.message.lower()
             name = "oob-store" if "write" in m else "oob-load" if "read" in m else ""

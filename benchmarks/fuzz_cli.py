@@ -467,8 +467,8 @@ def judge(inv: Invocation, code, out: str, err: str, left: list) -> list[str]:
         problems.append("traceback")
     if code not in inv.expect:
         problems.append(f"exit {code}, expected {' or '.join(map(str, inv.expect))}")
-    elif code in BAD_INPUT and len([ln for ln in err.splitlines() if ln.startswith("error:")]) != 1:
-        problems.append("bad input without exactly one 'error:' line")
+    elif code in BAD_INPUT and not any(ln.startswith("error: ") and len(ln) > 12 for ln in err.splitlines()):
+        problems.append("bad input without an 'error:' line saying why")
     if left:
         problems.append(f"{len(left)} processes left {LINGER:.0f} s after it ended")
     problems += [f"output lacks {s!r}" for s in inv.shows if s not in out + err]
@@ -481,7 +481,7 @@ def judge(inv: Invocation, code, out: str, err: str, left: list) -> list[str]:
 KINDS = {"traceback": "tracebacks", "exit": "wrong exit codes", "processes left": "processes left",
          "left behind": "half-written files", "does not parse": "half-written files",
          "output lacks": "one bad failing a command", "did not write": "one bad failing a command",
-         "one 'error:' line": "not one error line"}
+         "'error:' line": "bad input not said"}
 
 
 def counts(results: list) -> dict:
@@ -493,6 +493,18 @@ def counts(results: list) -> dict:
     return out
 
 
+def versions() -> str:
+    from importlib import metadata
+
+    found = []
+    for name in ("torch", "triton"):
+        try:
+            found.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            found.append(f"no {name}")
+    return ", ".join(found)
+
+
 def markdown(results: list, seconds: float) -> str:
     import platform
 
@@ -500,7 +512,8 @@ def markdown(results: list, seconds: float) -> str:
     cats = list(dict.fromkeys(r["category"] for r in results))
     lines = ["# The command line fuzzed (issue 23's categories)", "",
              f"`python benchmarks/fuzz_cli.py`: {len(results)} invocations, each a `python -m harness` process, in "
-             f"{seconds / 60:.1f} min on this machine ({os.cpu_count()} CPUs, Python {platform.python_version()}, "
+             f"{seconds / 60:.1f} min on this machine ({os.cpu_count()} CPUs, no GPU used, Python "
+             f"{platform.python_version()}, {versions()}, "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}). Each is checked for a traceback, an exit status "
              "it may not end with, a process it started alive 5 s after it ended, a temporary or unparseable "
              "file left, and (one bad case or record) the healthy case missing.", "",

@@ -46,10 +46,12 @@ def _moves(ctx, base, c) -> tuple[bool, bool]:
 
 
 def run(ctx, failing: dict) -> dict:
+    import torch
+
     state, base = outcome(ctx, failing)
     if state != "wrong" or base is None or base.out is None or not hasattr(base.ref, "shape") \
-            or not hasattr(base.out, "shape"):
-        return {}
+            or not hasattr(base.out, "shape") or not bool(torch.isfinite(base.out).all()):
+        return {}  # (an Inf or NaN result stays one whatever reaches it)
     inputs = X.make(ctx.target, failing, ctx.seed, ctx.backend)
     blocks = sorted({b for b in (ctx.blocks or []) if isinstance(b, int) and b >= 2})
     for k, v in sorted(int_sizes(failing).items(), key=lambda kv: -kv[1]):

@@ -206,3 +206,28 @@ def test_a_launch_cuda_refuses_at_a_scaled_size_is_a_limit_not_an_int32_overflow
     assert launch_refused(RuntimeError("Triton Error [CUDA]: invalid argument"))
     assert not launch_refused(RuntimeError("CUDA error: an illegal memory access was encountered"))
     assert not launch_refused(ValueError("invalid argument: n must be > 0"))  # the launcher's own words
+
+
+def test_on_a_gpu_the_block_sizes_come_from_the_source(tmp_path):
+    """No instrumented run on a GPU records the constexprs a launch used: shape fuzzing's block
+    edges and the experiments' block multiples come from the launchers' UPPERCASE power-of-2
+    keywords and the autotune configs instead."""
+    import importlib.util
+    from types import SimpleNamespace
+
+    from harness.probe import kernels
+
+    f = tmp_path / "k.py"
+    f.write_text("import triton\nimport triton.language as tl\n\n"
+                 "@triton.autotune(configs=[triton.Config({'BLOCK_K': 32}), triton.Config({'BLOCK_K': 256})], key=['n'])\n"
+                 "@triton.jit\ndef k(x, n, BLOCK_K: tl.constexpr, BLOCK_N: tl.constexpr):\n    pass\n\n"
+                 "def launch(x):\n    k[(1,)](x, x.numel(), BLOCK_N=64, num_warps=4, eps=3)\n")
+    spec = importlib.util.spec_from_file_location("k_blocks_mod", f)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    target = SimpleNamespace(kernel=mod, inputs=mod)
+    assert kernels.source_blocks(target) == [32, 64, 256]  # num_warps and eps are not block sizes
+    ctx = SimpleNamespace(blocks=[], backend="gpu", target=target)
+    assert kernels.blocks(ctx) == [32, 64, 256] and ctx.blocks == [32, 64, 256]
+    ctx = SimpleNamespace(blocks=[], backend="interpreter", target=target)
+    assert kernels.blocks(ctx) == []  # the interpreter's runs say which were used

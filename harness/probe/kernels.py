@@ -1,5 +1,6 @@
 """What the user's kernels are made of, read from the loaded modules: autotuned or not,
-atomics in their source or not. Used to skip detectors that cannot apply."""
+atomics in their source or not (used to skip detectors that cannot apply), and, where no
+instrumented run saw them (a GPU), the block sizes their launches and configs give."""
 
 from __future__ import annotations
 
@@ -79,3 +80,46 @@ def known_facts(ctx) -> dict:
         for key, value in kernel_facts(ctx.target).items():
             seen[key] = seen.get(key) or value
     return seen
+
+
+def _blockish(name, value) -> bool:
+    """A constexpr-looking keyword (BLOCK_M, XBLOCK, TILE) given a power of 2 from 2 to 65,536."""
+    return (isinstance(name, str) and name.isupper() and any(c.isalpha() for c in name)
+            and isinstance(value, int) and not isinstance(value, bool) and 2 <= value <= 1 << 16
+            and value & (value - 1) == 0)
+
+
+def source_blocks(target) -> list[int]:
+    """Block sizes read without running anything: every autotune config's power-of-2 constexprs,
+    and every power-of-2 literal passed as an UPPERCASE keyword in the modules' source
+    (``kernel[grid](..., BLOCK=64)``). The instrumented interpreter records the values a launch
+    really used; a GPU run has only these."""
+    import ast
+
+    from triton.runtime.autotuner import Autotuner
+    from harness.run.triton_compat import _wrapped
+
+    mods = _modules(target)
+    out = set()
+    for obj in _wrapped(*mods):
+        if isinstance(obj, Autotuner):
+            for c in getattr(obj, "configs", None) or []:
+                out |= {v for k, v in (getattr(c, "kwargs", None) or {}).items() if _blockish(k, v)}
+    for m in mods:
+        try:
+            with open(getattr(m, "__file__", "") or "", encoding="utf-8") as f:
+                text = f.read(2_000_000)
+            tree = ast.parse(text)
+        except (OSError, SyntaxError, ValueError):
+            continue
+        out |= {n.value.value for n in ast.walk(tree) if isinstance(n, ast.keyword)
+                and isinstance(n.value, ast.Constant) and _blockish(n.arg, n.value.value)}
+    return sorted(out)
+
+
+def blocks(ctx) -> list[int]:
+    """The block sizes the fuzzing and the experiments work around: those an instrumented run
+    saw, else (a GPU) those the source gives, read once."""
+    if not ctx.blocks and ctx.backend != "interpreter":
+        ctx.blocks = source_blocks(ctx.target)
+    return ctx.blocks

@@ -20,6 +20,7 @@ import time
 
 from harness.probe import execute as X
 from harness.probe import fuzz
+from harness.probe import kernels as source
 from harness.probe.context import Context, crash as _crash, fmt as _fmt, grid_finding, grid_limit_hit
 from harness.probe.context import int_sizes, label as _label, never_written, wrong as _wrong
 from harness.probe.execute import innermost_file
@@ -248,7 +249,7 @@ def fuzz_sizes(ctx: Context) -> list:
     each shrunk to the smallest sizes that fail the same way."""
     t = ctx.target
     trials = int(ctx.options.get("fuzz_trials") or DEFAULT_TRIALS)
-    blocks = ctx.options.get("blocks") or ctx.blocks
+    blocks = ctx.options.get("blocks") or source.blocks(ctx)
     pins = pinned_names(ctx)
     edges = launcher_thresholds(ctx)
     sizes_list = fuzz.plan(t.sizes, blocks, t.ranges, ctx.seed, trials, thresholds=edges, pins=pins)

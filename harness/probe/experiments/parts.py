@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from harness.probe import execute as X
 from harness.probe.context import fmt, int_sizes
-from harness.probe.kernels import blocks
+from harness.probe.kernels import blocks as block_sizes
 from harness.probe.experiments import Experiment, outcome
 
 
@@ -54,7 +54,7 @@ def run(ctx, failing: dict) -> dict:
             or not hasattr(base.out, "shape") or not bool(torch.isfinite(base.out).all()):
         return {}  # (an Inf or NaN result stays one whatever reaches it)
     inputs = X.make(ctx.target, failing, ctx.seed, ctx.backend)
-    blocks = sorted({b for b in (blocks(ctx) or []) if isinstance(b, int) and b >= 2})
+    blocks = sorted({b for b in (block_sizes(ctx) or []) if isinstance(b, int) and b >= 2})
     for k, v in sorted(int_sizes(failing).items(), key=lambda kv: -kv[1]):
         if v < 2 or v in tuple(base.ref.shape) or ctx.late():
             continue  # not reduced over: the size is one of the result's

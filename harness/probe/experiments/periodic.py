@@ -11,7 +11,7 @@ import re
 
 from harness.probe import execute as X
 from harness.probe.context import fmt, int_sizes
-from harness.probe.kernels import blocks
+from harness.probe.kernels import blocks as block_sizes
 from harness.probe.experiments import Experiment, outcome
 from harness.probe.experiments.parts import last_axis
 
@@ -50,7 +50,7 @@ def run(ctx, failing: dict) -> dict:
         return {}
     if outcome(ctx, failing)[0] != "wrong":
         return {}
-    blocks = sorted({b for b in (blocks(ctx) or []) if isinstance(b, int) and b >= 2})
+    blocks = sorted({b for b in (block_sizes(ctx) or []) if isinstance(b, int) and b >= 2})
     for k, v in int_sizes(failing).items():
         for b in (b for b in blocks if b < v):
             if ctx.late():

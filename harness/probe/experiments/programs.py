@@ -11,12 +11,12 @@ the kernel never looks past its first block, a partial reduction: many-programs.
 from __future__ import annotations
 
 from harness.probe.context import int_sizes
-from harness.probe.kernels import blocks
+from harness.probe.kernels import blocks as block_sizes
 from harness.probe.experiments import Experiment, outcome
 
 
 def run(ctx, failing: dict) -> dict:
-    blocks = sorted({b for b in (blocks(ctx) or []) if isinstance(b, int) and b >= 2})
+    blocks = sorted({b for b in (block_sizes(ctx) or []) if isinstance(b, int) and b >= 2})
     if not blocks:
         return {}
     for k, v in int_sizes(failing).items():

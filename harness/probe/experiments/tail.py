@@ -5,14 +5,14 @@ lanes entering the result, a grid that drops the remainder)."""
 from __future__ import annotations
 
 from harness.probe.context import fmt, int_sizes
-from harness.probe.kernels import blocks
+from harness.probe.kernels import blocks as block_sizes
 from harness.probe.experiments import Experiment, outcome
 
 GUESSES = (16, 32, 64, 128, 256, 512, 1024)  # block sizes to try where none was seen (a GPU run)
 
 
 def run(ctx, failing: dict) -> dict:
-    blocks = sorted({b for b in (blocks(ctx) or []) if isinstance(b, int) and b >= 2}, reverse=True) \
+    blocks = sorted({b for b in (block_sizes(ctx) or []) if isinstance(b, int) and b >= 2}, reverse=True) \
         or list(reversed(GUESSES))
     for k, v in int_sizes(failing).items():
         for b in blocks:

@@ -187,6 +187,7 @@ def set_up(work: Path, make_case) -> dict:
     for name, hang in (("spawns", False), ("spawns-and-hangs", True)):
         make_case(name, root=cases, fields={"run": {"timeout": {"interpreter": 2}}} if hang else None,
                   files={f"{v}.py": with_spawns(texts[f"{v}.py"], "row_mean", hang) for v in ("broken", "fixed")})
+    make_case("huge-trials", root=cases, fields={"run": {"trials": 2**63 - 1}})
     make_case("bad-record", root=cases, files={"recorded/gpu.json": json.dumps({"variants": {"broken": 5}})})
     make_case("record-unwritable", root=cases)
     (cases / "record-unwritable" / "recorded" / "detect-interpreter.json").mkdir()
@@ -227,7 +228,8 @@ def probe_input(paths: dict) -> list:
                                                                      "--only", d], BAD_INPUT)
             for d in ("compute-sanitizer", "triton-debug", "large")]
     out += [Invocation("probe input", name, ["probe", str(f), "-q"], BAD_INPUT)
-            for name, f in (("missing file", p / "missing.py"), ("a folder", p), ("not python", paths["work"] / "a-file"))]
+            for name, f in (("missing file", p / "missing.py"), ("a folder", p),
+                            ("not python", paths["work"] / "a-file"))]
     return out
 
 
@@ -281,6 +283,10 @@ def environment(paths: dict) -> list:
            for package in SHIMS for name, argv in commands.items()]
     out += [Invocation("environment", f"ulimit -v 400 MB: {name}", argv, BAD_INPUT, memory=400 * 2**20)
             for name, argv in commands.items() if name in ("case", "probe")]
+    ascii_locale = {"LC_ALL": "C", "LANG": "C", "PYTHONIOENCODING": "ascii", "PYTHONUTF8": "0",
+                    "CASEBOOK_CASES": str(ROOT / "cases")}  # the casebook's own cases: titles past ASCII
+    out += [Invocation("environment", f"an ASCII locale: {name}", argv, (0,), env=ascii_locale)
+            for name, argv in (("list", ["list"]), ("check --no-run", ["check", "--no-run", "nrm2-atomics"]))]
     return out
 
 
@@ -329,12 +335,16 @@ def one_bad(paths: dict) -> list:
         Invocation("one bad", "case: a healthy case beside three bad ones",
                    ["case", "healthy", "make-inputs-raises", "launcher-exits-0", "case-py-raises", "--backend",
                     "interpreter"], (1,), shows=("\nhealthy: ",)),
+        Invocation("one bad", "case: a healthy case beside one with trials = 2**63-1",
+                   ["case", "healthy", "huge-trials", "--backend", "interpreter"], BAD_INPUT, shows=("\nhealthy: ",)),
         Invocation("one bad", "check --no-run: every case, one record malformed", ["check", "--no-run"], (1, 2),
                    shows=("healthy",)),
-        Invocation("one bad", "report --no-run: one record malformed", ["report", "--no-run", "--allow-stale", "--out", str(out_dir)],
+        Invocation("one bad", "report --no-run: one record malformed",
+                   ["report", "--no-run", "--allow-stale", "--out", str(out_dir)],
                    (0, 1), writes=(str(out_dir / "report.md"),)),
         Invocation("one bad", "detect: a healthy case beside a bad one",
-                   ["detect", "healthy", "make-inputs-raises", "--backend", "interpreter"], (1,), shows=("\nhealthy: ",)),
+                   ["detect", "healthy", "make-inputs-raises", "--backend", "interpreter"], (1,),
+                   shows=("\nhealthy: ",)),
     ]
 
 

@@ -290,6 +290,22 @@ def _axis_blocks(flow) -> dict[int, set[str]]:
     return out
 
 
+def strides_over(flow, launch, axis: int, grid: list) -> bool:
+    """The kernel loops with a step of the program count on that axis (``tl.num_programs(axis)``, or an argument
+    the launch passes the grid's own value for: ``GRID=grid``), a grid-stride or persistent kernel: whatever the
+    number of programs, together they cover the axis."""
+    own = {ast.unparse(grid[axis]), ast.unparse(launch.resolve(grid[axis]))}
+    for loop in (n for n in flow.nodes if isinstance(n, ast.For) and isinstance(n.iter, ast.Call) and len(n.iter.args) >= 3):
+        for c in flow.sources(loop.iter.args[2]):
+            if flow.m.tl_call(c) == "num_programs":
+                which = c.args[0] if c.args else next((k.value for k in c.keywords), None)
+                if isinstance(which, ast.Constant) and which.value == axis:
+                    return True
+            elif isinstance(c, ast.Name) and c.id in launch.args and ast.unparse(launch.args[c.id]) in own:
+                return True
+    return False
+
+
 def masked_blocks(flow: Flow) -> set[str]:
     """The block sizes whose ``tl.arange`` some mask of the kernel compares: axes it knows can be partial."""
     cached = getattr(flow, "_masked_blocks", None)

@@ -6,7 +6,7 @@ import ast
 
 from harness.lint.flow import flows
 from harness.lint.registry import HIGH, rule
-from harness.lint.rules._common import axis_blocks, module_int
+from harness.lint.rules._common import axis_blocks, module_int, strides_over
 
 BAD = '''
 import triton
@@ -50,15 +50,17 @@ def check(module):
     """``cdiv(N, meta["BLOCK_M"])`` for an axis whose programs each cover ``BLOCK_N`` columns launches the
     wrong number of programs: too few leave part of the output unwritten (under autotune, only for some
     configs, and hidden on the first call by the timing runs of the others). Compares names for meta
-    grids and numbers for fixed ones."""
+    grids and numbers for fixed ones; quiet for grid-stride and persistent kernels (a loop stepping by the
+    program count covers the axis with any number of programs)."""
     for flow in flows(module):
         blocks = axis_blocks(flow)
         for launch in flow.k.launches:
-            for axis, expr in enumerate(launch.grid_axes() or []):
+            grid = launch.grid_axes() or []
+            for axis, expr in enumerate(grid):
                 d = divisor(expr)
                 want = blocks.get(axis)
-                if d is None or not want:
-                    continue
+                if d is None or not want or strides_over(flow, launch, axis, grid):
+                    continue  # a grid-stride kernel covers the axis with any number of programs
                 name = meta_name(d)
                 if name is not None:
                     wrong = name in flow.k.constexprs and name not in want

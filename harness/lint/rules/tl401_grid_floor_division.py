@@ -7,7 +7,7 @@ import ast
 from harness.lint.flow import flows
 from harness.lint.model import dotted
 from harness.lint.registry import HIGH, rule
-from harness.lint.rules._common import axis_blocks, masked_blocks, module_int
+from harness.lint.rules._common import axis_blocks, masked_blocks, module_int, strides_over
 
 BAD = '''
 import triton
@@ -58,22 +58,6 @@ def exact(launch, n: ast.AST, module) -> bool:
     left = launch.resolve(n.left)
     return isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mult) and ast.unparse(n.right) in (
         ast.unparse(left.left), ast.unparse(left.right))
-
-
-def strides_over(flow, launch, axis: int, grid: list) -> bool:
-    """The kernel loops with a step of the program count on that axis (``tl.num_programs(axis)``, or an argument
-    the launch passes the grid's own value for: ``GRID=grid``), a grid-stride or persistent kernel: whatever the
-    number of programs, together they cover the axis."""
-    own = {ast.unparse(grid[axis]), ast.unparse(launch.resolve(grid[axis]))}
-    for loop in (n for n in flow.nodes if isinstance(n, ast.For) and isinstance(n.iter, ast.Call) and len(n.iter.args) >= 3):
-        for c in flow.sources(loop.iter.args[2]):
-            if flow.m.tl_call(c) == "num_programs":
-                which = c.args[0] if c.args else next((k.value for k in c.keywords), None)
-                if isinstance(which, ast.Constant) and which.value == axis:
-                    return True
-            elif isinstance(c, ast.Name) and c.id in launch.args and ast.unparse(launch.args[c.id]) in own:
-                return True
-    return False
 
 
 @rule("TL401", "grid-floor-division", cases=("grid-floor-division",), confidence=HIGH, bad=BAD, good=GOOD,

@@ -1,0 +1,142 @@
+"""``harness lint`` stays quiet for a reason it can see in the source, and fires again without it.
+
+Each pair is one correct kernel whose reason was learnt from released code (docs/lint-packages.md)
+and the same kernel with that reason taken away: the rule must be quiet on the first and fire on
+the second, so neither half can pass by a rule that never fires or always does.
+"""
+
+import pytest
+
+from harness.lint import lint_source
+
+HEAD = "import torch\nimport triton\nimport triton.language as tl\n"
+
+ONE_CONFIG = HEAD + '''
+@triton.autotune(configs=[triton.Config({"BLOCK": 1024})], key=["n"])
+@triton.jit
+def sum_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.atomic_add(out_ptr, tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0)))
+'''
+
+MUTEX = HEAD + '''
+@triton.jit
+def merge_kernel(x_ptr, out_ptr, lock_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    part = tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0))
+    lock = lock_ptr + pid // 4
+    while tl.atomic_cas(lock, 0, 1) == 1:
+        pass
+    tl.store(out_ptr + pid // 4, tl.load(out_ptr + pid // 4) + part)
+    tl.atomic_xchg(lock, 0)
+'''
+
+GRID_STRIDE = HEAD + '''
+@triton.jit
+def copy_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    for start in range(tl.program_id(0) * BLOCK, n, tl.num_programs(0) * BLOCK):
+        offs = start + tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+def copy(x, y):
+    copy_kernel[(max(1, x.numel() // 4096),)](x, y, x.numel(), BLOCK=1024)
+'''
+
+K_LOOP = HEAD + '''
+@triton.jit
+def rowsum_kernel(a_ptr, out_ptr, K, stride, BLOCK_K: tl.constexpr):
+    row = tl.program_id(0)
+    a_ptrs = a_ptr + row * stride + tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_K,), dtype=tl.float32)
+    for _ in range(0, tl.cdiv(K, BLOCK_K)):
+        acc += tl.load(a_ptrs)
+        a_ptrs += BLOCK_K
+    tl.store(out_ptr + row, tl.sum(acc))
+
+def supported(K):
+    return K % 128 == 0
+
+def rowsum(a, out):
+    BLOCK_K = 128
+    rowsum_kernel[(a.shape[0],)](a, out, a.shape[1], a.stride(0), BLOCK_K=BLOCK_K)
+'''
+
+BRANCHES = HEAD + '''
+@triton.jit
+def sum_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.atomic_add(out_ptr, tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0)))
+
+def vector_sum(x, fused):
+    if fused:
+        out = torch.zeros(1, device=x.device)
+    else:
+        out = torch.empty(1, device=x.device)
+    if fused:
+        sum_kernel[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), BLOCK=1024)
+    return out
+'''
+
+LENGTHS = HEAD + '''
+@triton.jit
+def longest_kernel(len_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    lengths = tl.load(len_ptr + offs, mask=offs < n, other=0)
+    tl.store(out_ptr, tl.max(lengths, axis=0))
+'''
+
+SHIFTED = HEAD + '''
+@triton.jit
+def pairs_kernel(x_ptr, out_ptr, SHIFT, C: tl.constexpr, B: tl.constexpr):
+    start = tl.program_id(0) * C + SHIFT
+    offs = tl.arange(0, B) + start
+    pair = (offs - SHIFT) // 2
+    tl.store(out_ptr + offs - SHIFT, tl.load(x_ptr + pair))
+'''
+
+SCALAR = HEAD + '''
+@triton.jit
+def stats_kernel(x_ptr, info_ptr, n, BLOCK: tl.constexpr):
+    step = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + step * n + offs, mask=offs < n, other=0.0)
+    tl.store(info_ptr + step * 2, tl.load(info_ptr + step * 2) + tl.sum(x))
+    tl.store(info_ptr + step * 2 + 1, tl.load(info_ptr + step * 2 + 1) + tl.sum(x * x))
+'''
+
+TILE = HEAD + '''
+@triton.jit
+def scores_kernel(q_ptr, k_ptr, out_ptr, N, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    q = tl.load(q_ptr + offs)
+    best = tl.zeros((BLOCK,), dtype=tl.float32)
+    for start in range(0, N, BLOCK):
+        qk = tl.zeros((BLOCK,), dtype=tl.float16)
+        qk += (q * tl.load(k_ptr + start + offs, mask=start + offs < N, other=0.0)).to(tl.float16)
+        best = tl.maximum(best, qk.to(tl.float32))
+    tl.store(out_ptr + offs, best)
+'''
+
+PAIRS = [  # (rule, correct kernel, the same kernel without the reason it is correct)
+    ("TL301", ONE_CONFIG, ONE_CONFIG.replace('[triton.Config({"BLOCK": 1024})]',
+                                             '[triton.Config({"BLOCK": 1024}), triton.Config({"BLOCK": 256})]')),
+    ("TL702", MUTEX, MUTEX.replace("    tl.atomic_xchg(lock, 0)\n", "")),
+    ("TL401", GRID_STRIDE, GRID_STRIDE.replace(
+        "    for start in range(tl.program_id(0) * BLOCK, n, tl.num_programs(0) * BLOCK):\n        offs",
+        "    for start in range(tl.program_id(0) * BLOCK, n, 4096):\n        offs")),
+    ("TL101", K_LOOP, K_LOOP.replace("K % 128 == 0", "K % 96 == 0")),
+    ("TL306", BRANCHES, BRANCHES.replace("torch.zeros(1,", "torch.empty(1,")),
+    ("TL202", LENGTHS, LENGTHS.replace("tl.max(lengths, axis=0)", "tl.exp(lengths - tl.max(lengths, axis=0))")),
+    ("TL102", SHIFTED, SHIFTED.replace("tl.program_id(0) * C + SHIFT", "tl.program_id(0) * C")),
+    ("TL703", SCALAR, SCALAR.replace("tl.load(info_ptr + step * 2 + 1)", "tl.load(info_ptr + step * 2 + 1 + offs)")),
+    ("TL602", TILE, TILE.replace("        qk = tl.zeros((BLOCK,), dtype=tl.float16)\n", "").replace(
+        "    best = tl.zeros", "    qk = tl.zeros((BLOCK,), dtype=tl.float16)\n    best = tl.zeros")),
+]
+
+
+@pytest.mark.parametrize("code, correct, without", PAIRS, ids=[p[0] for p in PAIRS])
+def test_quiet_for_a_reason_it_can_see_and_fires_without_it(code, correct, without):
+    assert correct != without, code
+    assert [str(f) for f in lint_source(correct, "correct.py")] == []  # no default rule fires on it
+    assert code in {f.code for f in lint_source(without, "without.py", select=[code])}, without

@@ -131,3 +131,64 @@ def test_after_a_probe_a_case_run_and_a_sanitizer_session_every_patched_attribut
     doc = json.loads(out.stdout.strip().splitlines()[-1])
     assert (doc["probe"], doc["case"]) == (0, 0)
     assert doc["changed"] == []
+
+
+# ---------------------------------------------------------------- one way to patch
+
+# Assignments to another module's attribute that are not a patch, or not yet through a Patcher: each with why.
+NOT_THROUGH_A_PATCHER = {
+    "harness/sanitize/child.py": "sys.argv: the user's script runs as __main__ in this child process, for good",
+    "harness/probe/experiments/retune.py": "Autotuner.run: still its own try/finally (the lead's files: to move)",
+    "harness/probe/experiments/tf32.py": "knobs: still its own try/finally (the lead's files: to move)",
+    "harness/probe/experiments/intwrap.py": "InterpreterBuilder's integer ops: still its own try/finally (the "
+                                            "lead's files: to move, as an analysis in harness/run/analyses)",
+}
+
+
+def _module_names(tree) -> set:
+    import ast
+
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names |= {a.asname or a.name for a in node.names}  # a class or module imported by name
+    return names
+
+
+def patches_outside_a_patcher(path) -> list:
+    """``module.attr = ...`` (and ``setattr(module, ...)``) in ``path``, where ``module`` is a name it imported."""
+    import ast
+
+    tree = ast.parse(path.read_text())
+    imported, out = _module_names(tree), []
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, (ast.AugAssign, ast.AnnAssign)) else []
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "setattr" and node.args:
+            targets = [ast.Attribute(value=node.args[0], attr="?", lineno=node.lineno)]
+        for t in targets:
+            for e in t.elts if isinstance(t, ast.Tuple) else [t]:
+                base = e.value if isinstance(e, ast.Attribute) else None
+                while isinstance(base, ast.Attribute):
+                    base = base.value
+                if isinstance(base, ast.Name) and base.id in imported:
+                    out.append(f"{path}:{e.lineno} {ast.unparse(e)}")
+    return out
+
+
+def test_every_patch_of_another_module_goes_through_a_patcher():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    found = [hit for p in sorted((root / "harness").rglob("*.py")) if p.name != "patching.py"
+             and str(p.relative_to(root)) not in NOT_THROUGH_A_PATCHER for hit in patches_outside_a_patcher(p)]
+    assert not found, "patch through harness.run.patching.Patcher (or say why not above):\n" + "\n".join(found)
+
+
+def test_the_patch_finder_finds_an_assignment_and_a_setattr(tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text("import torch\nfrom triton.runtime import interpreter\nx = 1\ntorch.empty = None\n"
+                    "setattr(interpreter, 'y', 1)\nobj = object()\nobj.z = 2\n")
+    assert [h.split(" ")[0].rsplit(":", 1)[1] for h in patches_outside_a_patcher(path)] == ["4", "5"]

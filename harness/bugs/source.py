@@ -38,6 +38,7 @@ import zipfile
 from pathlib import Path
 
 from harness.errors import UsageError
+from harness.run.patching import Patcher
 from harness.run.triton_compat import interpreter_fixes  # noqa: F401  (for the glue: one import)
 
 FETCH_TIMEOUT = 900.0
@@ -230,15 +231,10 @@ def cuda_device_on_cpu():
     around their launch, is a no-op context; where CUDA is available nothing changes."""
     import torch
 
-    if torch.cuda.is_available():
+    with Patcher() as patcher:
+        if not torch.cuda.is_available():
+            patcher.setattr(torch.cuda, "device", lambda *_a, **_k: contextlib.nullcontext())
         yield
-        return
-    real = torch.cuda.device
-    torch.cuda.device = lambda *_a, **_k: contextlib.nullcontext()
-    try:
-        yield
-    finally:
-        torch.cuda.device = real
 
 
 @contextlib.contextmanager
@@ -247,10 +243,7 @@ def cuda_accelerator_at_import():
     cuda while a module that asks at import time is imported; with an accelerator nothing changes."""
     import torch
 
-    current = torch.accelerator.current_accelerator
-    if current() is None:
-        torch.accelerator.current_accelerator = lambda *_a, **_k: torch.device("cuda")
-    try:
+    with Patcher() as patcher:
+        if torch.accelerator.current_accelerator() is None:
+            patcher.setattr(torch.accelerator, "current_accelerator", lambda *_a, **_k: torch.device("cuda"))
         yield
-    finally:
-        torch.accelerator.current_accelerator = current

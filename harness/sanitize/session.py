@@ -26,6 +26,7 @@ turns them into findings.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from contextlib import ExitStack
@@ -442,22 +443,18 @@ def _tensors(args, kwargs) -> list:
     return out
 
 
-_SKIP: tuple = ()
-
-
+@functools.cache
 def _skipped() -> tuple:
-    global _SKIP
-    if not _SKIP:
-        import importlib.util
+    """The folders whose frames are not the user's: the harness, Triton, torch, NumPy, pytest, the standard library."""
+    import importlib.util
 
-        dirs = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]  # harness/
-        for name in ("triton", "torch", "numpy", "_pytest", "pluggy"):
-            spec = importlib.util.find_spec(name)
-            if spec is not None and spec.origin:
-                dirs.append(os.path.dirname(spec.origin))
-        dirs.append(os.path.dirname(os.__file__) + os.sep)  # the standard library (runpy, contextlib)
-        _SKIP = tuple(dirs)
-    return _SKIP
+    dirs = [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]  # harness/
+    for name in ("triton", "torch", "numpy", "_pytest", "pluggy"):
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin:
+            dirs.append(os.path.dirname(spec.origin))
+    dirs.append(os.path.dirname(os.__file__) + os.sep)  # the standard library (runpy, contextlib)
+    return tuple(dirs)
 
 
 def launch_site(root: str | None) -> dict:

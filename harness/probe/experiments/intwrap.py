@@ -45,6 +45,8 @@ def checked(hits: list):
     import numpy as np
     from triton.runtime.interpreter import InterpreterBuilder
 
+    from harness.run.patching import Patcher
+
     originals = {name: getattr(InterpreterBuilder, name) for name in OPS}
 
     def make(name):
@@ -62,13 +64,10 @@ def checked(hits: list):
             return res
         return create
 
-    try:
+    with Patcher() as patcher:
         for name in OPS:
-            setattr(InterpreterBuilder, name, make(name))
+            patcher.setattr(InterpreterBuilder, name, make(name))
         yield hits
-    finally:
-        for name, original in originals.items():
-            setattr(InterpreterBuilder, name, original)
 
 
 def run(ctx, failing: dict) -> dict:

@@ -146,6 +146,7 @@ def test_the_large_planner_scales_the_size_that_grows_the_largest_tensor():
     assert p["key"] == "rows" and p["tensor"] == "x" and p["numel"] > 2 ** 31
     assert p["sizes"]["cols"] == 1000 and p["sizes"]["eps"] == 1e-5
     assert 2 ** 31 < p["sizes"]["rows"] * 1000 <= 1.011 * 2 ** 31  # whole rows past it, not one element
+    assert p["sizes"]["rows"] % 8 == 0  # as divisible as the default: an even width stays even (make_inputs' pairs)
     by_bytes = large.plan({"rows": 8, "cols": 1000}, [{**tensors[0], "itemsize": 2}], 80 << 30, by="bytes")
     assert by_bytes["bytes"] > 2 ** 31 and by_bytes["sizes"]["rows"] < p["sizes"]["rows"]
     assert large.plan({"rows": 8, "cols": 1000}, tensors, free_bytes=8 << 30) is None  # keeps 20% free

@@ -215,7 +215,7 @@ class Band:
         """How many padding elements the launch changed."""
         import torch
 
-        now = self.base.view(torch.uint8).view(self.base.numel(), -1)
+        now = self.base.view(torch.uint8).view(self.base.numel(), -1).cpu()
         return int((now[self.pad_mask] != self.before).any(dim=1).sum())
 
 
@@ -228,9 +228,11 @@ def padded(name: str, t, salt: int, finite: bool = False, pad: int = PAD) -> Ban
     _fill_poison(base, salt, finite)
     view = base.as_strided(t.shape, t.stride(), pad)
     view.copy_(t)
-    mask = torch.ones(base.numel(), dtype=torch.bool, device=t.device)
+    # the mask and the bytes before, on the host: a kernel that stores far outside its tensors
+    # (past the bands too) must not rewrite the record it is checked against
+    mask = torch.ones(base.numel(), dtype=torch.bool)
     mask.as_strided(t.shape, t.stride(), pad).fill_(False)
-    before = base.view(torch.uint8).view(base.numel(), -1)[mask].clone()
+    before = base.view(torch.uint8).view(base.numel(), -1).cpu()[mask].clone()
     return Band(name, base, view, mask, before)
 
 

@@ -63,7 +63,8 @@ def plans(sizes: dict, tensors: list[dict], free_bytes: int, by: str = "elements
             unit = t["itemsize"] if by == "bytes" else 1
             target = LIMIT * MARGIN / unit
             factor = max(1.0, (target / max(1, t["numel"])) ** (1.0 / t["growth"][key]))
-            need.append((max(math.floor(v * factor) + 1, v + 2), t))
+            align = min(v & -v, 64)  # the default's own divisibility kept (an even width stays even)
+            need.append((-(-max(math.floor(v * factor) + 1, v + 2) // align) * align, t))
         new, tensor = min(need, key=lambda x: x[0])
         scale = new / v
         total = sum(int(t["numel"] * scale ** t["growth"].get(key, 0)) * t["itemsize"] for t in tensors)
@@ -189,7 +190,10 @@ def run_at(ctx: Context, p: dict, by: str) -> list:
     if ctx.emit is not None:
         ctx.emit(event="trying", sizes=sizes)
     where = f"at {_fmt(sizes)} ('{p['tensor']}' holds {p['numel']:,} elements, {p['bytes']:,} bytes)"
-    inputs = X.make(ctx.target, sizes, ctx.seed, ctx.backend)
+    try:
+        inputs = X.make(ctx.target, sizes, ctx.seed, ctx.backend)
+    except Exception:  # noqa: BLE001  make_inputs refuses this size (or it does not fit): scale another
+        return REFUSED
     ref = None
     if _reference_fits(inputs):
         try:

@@ -34,22 +34,27 @@ def _factor(out, ref, wrong) -> int | None:
     return None
 
 
-def _factor_at_defaults(ctx, failing: dict) -> int | None:
-    """The common factor at the default sizes, run as a fresh process's first call (autotune tunes
-    there, as it did for the reference detector), where the failing sizes cannot show one."""
+def _at_defaults(ctx, failing: dict) -> dict:
+    """The common factor and a kept fill at the default sizes, run as a fresh process's first
+    call (autotune tunes there, as it did for the reference detector), where the failing sizes
+    have too few wrong elements to show either."""
     import torch
 
     from harness.probe import execute as X
     from harness.run.triton_compat import reset_autotune_caches
 
     if failing == ctx.target.sizes or ctx.late():
-        return None
+        return {}
     reset_autotune_caches(ctx.target.kernel)
     state, c = outcome(ctx, dict(ctx.target.sizes), X.make(ctx.target, ctx.target.sizes, ctx.seed, ctx.backend))
     if state != "wrong" or c is None or c.out is None or c.out.shape != c.ref.shape:
-        return None
+        return {}
     out, ref = c.out.reshape(-1).double(), c.ref.reshape(-1).double()
-    return _factor(out, ref, ~torch.isclose(out, ref, rtol=1e-3, atol=1e-6, equal_nan=True))
+    wrong = ~torch.isclose(out, ref, rtol=1e-3, atol=1e-6, equal_nan=True)
+    ev = _fill_kept(out, ref, wrong, ctx.target.sizes)
+    if (k := _factor(out, ref, wrong)) is not None:
+        ev["accumulated"] = f"at the default sizes the wrong elements are {k}x the reference: added {k} times"
+    return ev
 
 
 def _uninitialized(inputs: dict, c, out, ref) -> dict:
@@ -94,9 +99,7 @@ def run(ctx, failing: dict) -> dict:
     state, c = outcome(ctx, failing, inputs)
     took = time.monotonic() - t0
     if state != "wrong" or c is None or c.out is None or c.out.shape != c.ref.shape:
-        k = _factor_at_defaults(ctx, failing) if state == "right" else None  # wrong there by a stray store alone
-        return {"accumulated": f"at the default sizes the wrong elements are {k}x the reference: added {k} "
-                               f"times"} if k is not None else {}
+        return _at_defaults(ctx, failing) if state == "right" else {}  # wrong there by a stray store alone
     out, ref = c.out.reshape(-1).double(), c.ref.reshape(-1).double()
     ev = {}
     ev.update(_uninitialized(inputs, c, out, ref))
@@ -110,10 +113,10 @@ def run(ctx, failing: dict) -> dict:
         ev["wrong-values"] = f"{bad} of {out.numel()} elements wrong (finite) at {fmt(failing)}"
     if bad > 0.5 * out.numel():
         ev["wrong-everywhere"] = f"{bad} of {out.numel()} elements wrong at {fmt(failing)}"
-    if (k := _factor(out, ref, wrong)) is None and int(wrong.sum()) < 4:
-        k = _factor_at_defaults(ctx, failing)  # too few elements here to see a common factor
-    if k is not None:
+    if (k := _factor(out, ref, wrong)) is not None:
         ev["accumulated"] = f"the wrong elements are {k}x the reference: added {k} times"
+    elif n < 4:  # too few wrong elements here to see a common factor or a kept fill
+        ev = {**_at_defaults(ctx, failing), **ev}
     if torch.isfinite(out).all():
         rel = _rel(c)
         if rel < 0.05:

@@ -190,7 +190,7 @@ def test_zero_trials_is_refused(capsys):
     with pytest.raises(SystemExit) as e:
         cli.main(["case", "nrm2-race", "--trials", "0"])
     assert e.value.code == EXIT_USAGE
-    assert "at least 1" in capsys.readouterr().err
+    assert "must be from 1 to 1000, got 0" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message on a machine without a GPU")

@@ -1,6 +1,8 @@
 """Is it the tail? Wrong at a size off a multiple of the block size, right at the multiples
-on either side of it: the last, partial block is where it goes wrong (a missing mask, padded
-lanes entering the result, a grid that drops the remainder)."""
+on either side of it, and wrong again one block on with the same remainder: the last, partial
+block is where it goes wrong (a missing mask, padded lanes entering the result, a grid that
+drops the remainder). Right one block on, it was not the tail: the inputs made at the other
+sizes lacked what the failing ones had (a value past a threshold, say)."""
 
 from __future__ import annotations
 
@@ -24,8 +26,12 @@ def run(ctx, failing: dict) -> dict:
                 return {}
             results = {s: outcome(ctx, {**failing, k: s})[0] for s in tried}
             if all(r == "right" for r in results.values()):
-                return {"tail": f"wrong at {fmt({k: v})}; right at {' and '.join(f'{k}={s}' for s in tried)} "
-                                f"(multiples of {b})"}
+                # the same remainder one block on is a tail too: wrong there as well, or it was not the tail
+                # (a bug that needs certain values, and the inputs at the other sizes lacked them)
+                if outcome(ctx, {**failing, k: v + b})[0] != "wrong":
+                    return {}
+                return {"tail": f"wrong at {fmt({k: v})} and {k}={v + b}; right at "
+                                f"{' and '.join(f'{k}={s}' for s in tried)} (multiples of {b})"}
     return {}
 
 

@@ -60,6 +60,6 @@ def _skip(ctx) -> str | None:
     return None
 
 
-DETECTOR = Detector("diagnose", "experiments that take a wrong result apart: where, tail, programs, layout, values, non-finite", run,
+DETECTOR = Detector("diagnose", "experiments that take a wrong result apart (harness/probe/experiments)", run,
                     process={"interpreter": 0, "gpu": 0}, rank=6, skip=_skip,
                     timeout_severity="info")

@@ -293,3 +293,14 @@ def test_nothing_a_launcher_started_outlives_probe(tmp_path, how):
                             stop=signal.SIGKILL if how == "killed" else None)
     assert not left, f"left running 5 s after probe ended ({how}): {left}"
     assert code == {"ends": 0, "hangs": 1, "killed": -signal.SIGKILL}[how]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the keeper is Linux's (PR_SET_CHILD_SUBREAPER)")
+@pytest.mark.parametrize("script, code", [("exit 3", 3), ("kill -KILL $$", -signal.SIGKILL),
+                                          ("kill -SEGV $$", -signal.SIGSEGV), ("kill -TERM $$", -signal.SIGTERM)])
+def test_a_keeper_ends_as_its_worker_ended(script, code):
+    """The harness reads a worker's end from its keeper: an exit status, or the signal that killed
+    it (SIGKILL from outside is the out-of-memory killer's, reported as such)."""
+    keeper = ROOT / "harness" / "run" / "parent.py"
+    r = subprocess.run([sys.executable, "-S", str(keeper), "sh", "-c", script], timeout=60)
+    assert r.returncode == code

@@ -46,16 +46,19 @@ def _prctl(option: int, value: int) -> bool:
 
 
 def _on_parent_death(sig: int) -> tuple[bool, bool]:
-    """Ask the kernel for ``sig`` when the parent dies: (asked, the parent is still alive)."""
+    """Ask the kernel for ``sig`` when the parent dies: (asked, the parent changed meanwhile: it died
+    before the request took effect). A parent that is PID 1 (the harness as a container's first
+    process) counts as alive."""
     parent = os.getppid()
     asked = _prctl(PR_SET_PDEATHSIG, int(sig))
-    return asked, parent != 1 and os.getppid() == parent
+    return asked, os.getppid() != parent
 
 
 def die_with_parent(sig: int = signal.SIGKILL) -> bool:
     """Ask the kernel for ``sig`` when the parent dies; exit now if it already has. True if set."""
-    asked, alive = _on_parent_death(sig)
-    if asked and not alive:  # it died before the request took effect
+    parent = os.getppid()
+    asked, changed = _on_parent_death(sig)
+    if asked and (changed or parent == 1):  # it died before the request took effect: adopted by init
         os._exit(1)
     return asked
 
@@ -125,8 +128,9 @@ def _end_like(status: int):
             import resource
 
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # the worker's core dump, if any, is its own
-            signal.signal(sig, signal.SIG_DFL)
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
+            if sig not in (signal.SIGKILL, signal.SIGSTOP):  # (those two cannot be caught or blocked)
+                signal.signal(sig, signal.SIG_DFL)
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
             os.kill(os.getpid(), sig)
         except (OSError, ValueError):
             pass
@@ -139,7 +143,7 @@ def keep(worker) -> None:
     becomes its keeper (see the module's doc) and ends as the worker ended. Never returns."""
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     signal.pthread_sigmask(signal.SIG_BLOCK, STOP)  # no stop request between the fork and its handler
-    asked, alive = _on_parent_death(signal.SIGTERM)  # the harness gone: clean up as for a stop request
+    asked, gone = _on_parent_death(signal.SIGTERM)  # the harness gone: clean up as for a stop request
     pid = os.fork()
     if pid == 0:
         try:
@@ -152,7 +156,7 @@ def keep(worker) -> None:
             os._exit(127)
     for sig in STOP:
         signal.signal(sig, lambda *_: kill_all([pid]))
-    if asked and not alive:
+    if asked and gone:
         kill_all([pid])
     signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP)
     while True:

@@ -7,8 +7,10 @@ their findings live in ``harness.probe``; this module is the command line around
 
 Exit status: 0 no error (warnings and information only; ``--strict``: no warning either),
 1 an error (wrong now on some backend and size), 2 bad input (a
-missing file, a file that raises at import or lacks the launcher, make_inputs or
-reference; ``--backend gpu`` with no GPU), each a one-line message.
+missing file, a file that raises or hangs at import or lacks the launcher, make_inputs or
+reference; a make_inputs that raises; malformed FUZZ, DETERMINISTIC or TOLERANCE; ``--sizes``
+make_inputs does not take; ``--backend gpu`` with no GPU; nothing ran, as with GPU-only
+detectors on a CPU), each a one-line message.
 """
 
 from __future__ import annotations

@@ -40,7 +40,9 @@ not a failure) on a machine with fewer GPUs, and its ``[expect] <backend> = "ski
 that backend everywhere.
 
 Loading is done in the worker process (it imports the user's code); every problem with
-the file is a ``TargetError`` with a one-line message.
+the file is a ``TargetError`` with a one-line message: FUZZ naming a size make_inputs does not
+take or a range that is not whole numbers from 0 to 2**40, DETERMINISTIC not True or False,
+TOLERANCE not finite numbers >= 0 are refused, not guessed at.
 """
 
 from __future__ import annotations

@@ -101,7 +101,7 @@ EVIDENCE = {
     "oob-store": "a store or atomic outside its tensor (memcheck, guard bands, compute-sanitizer)",
     "oob-load": "a load outside its tensor (memcheck, poison read from a guard band, compute-sanitizer)",
     "unwritten": "output elements keep their contents under two different fills",
-    "fill-kept": "the wrong elements all hold one value other than 0 where the reference varies: the fill the output was made with",
+    "fill-kept": "the wrong elements all hold one sentinel (-1, or 2**30 and past) where the reference varies: the fill the output was made with",
     "uninitialized": "the result depends on what a torch.empty buffer held",
     "masked-undefined": "wrong with poison in masked lanes of a load without other=, right with 0",
     "tail": "wrong at a size off a block multiple, right at the block multiples beside it",

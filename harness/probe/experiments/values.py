@@ -5,8 +5,8 @@
 - close but outside the tolerance (relative error under 5%), and is the error larger at a
   larger size: "small-error", "error-grows" (accumulation precision);
 - most elements wrong: "wrong-everywhere";
-- the wrong elements all one value other than 0 where the reference varies: "fill-kept" (never
-  written: the -1 a table is filled with).
+- the wrong elements all one sentinel value (-1, or 2**30 and past) where the reference varies:
+  "fill-kept" (never written: the -1 a table is filled with).
 """
 
 from __future__ import annotations
@@ -72,12 +72,18 @@ def _uninitialized(inputs: dict, c, out, ref) -> dict:
     return {}
 
 
+def _sentinel(v: float) -> bool:
+    """A value outputs are filled with to say "none": -1, or one past any size (2**30 and up). A
+    constant the kernel computes (an argmax that always picks the padded lane: its index) is not."""
+    return v == -1 or abs(v) >= 2 ** 30
+
+
 def _fill_kept(out, ref, wrong, failing: dict) -> dict:
     """The wrong elements all one value other than 0 where the reference varies: a fill kept."""
     import torch
 
     held, n = out[wrong], int(wrong.sum())
-    if n >= 4 and bool(torch.isfinite(held).all()) and float(held[0]) != 0 and bool((held == held[0]).all()) \
+    if n >= 4 and bool(torch.isfinite(held).all()) and _sentinel(float(held[0])) and bool((held == held[0]).all()) \
             and int(torch.unique(ref[wrong]).numel()) > 1:
         return {"fill-kept": f"the {n} wrong elements all hold {float(held[0]):g} where the reference varies, at "
                              f"{fmt(failing)}: never written, they keep what the output was filled with"}

@@ -345,6 +345,12 @@ def test_a_diagnosis_resting_on_the_fixed_versions_recorded_defect_is_scored_pas
     own["diagnosis_evidence"] = [["oob-store: shapes: wrote outside: n=1", "oob-store: memcheck: store past 'out'"]]
     board.rescore_diagnosis(e, own, "interpreter")
     assert own["diagnosis_scored"] == ["out-of-bounds-write"] and not own["diagnosis_first_right"]
+    facts = _row(("P401", "shapes", "wrote outside: n=1"))
+    facts["diagnosis"] = ["autotune-accumulation"]  # beside the shared store: the source's unreset atomics
+    facts["diagnosis_evidence"] = [["autotuned-atomics: interpreter: k: autotuned, with atomics, and no reset_to_zero",
+                                    "oob-store: shapes: wrote outside: n=1"]]
+    board.rescore_diagnosis(e, facts, "interpreter")
+    assert facts["diagnosis_scored"] == ["autotune-accumulation"]
     old = _row(("P401", "shapes", "wrote outside: n=1"))
     old["diagnosis"] = ["out-of-bounds-write"]  # recorded before evidence was kept: unchanged
     board.rescore_diagnosis(e, old, "interpreter")

@@ -233,12 +233,16 @@ def _explained(known: list, evidence: str) -> bool:
     return False
 
 
+SOURCE_FACTS = ("autotuned-atomics", "atomics")  # read from the kernels' source: evidence of their own
+
+
 def _rests_on(known: list, evidence: list) -> bool:
     """Whether a diagnosis's findings are all ones ``[[fixed_known]]`` records. Its other lines are
     the experiments' (``interpreter: ...``, ``gpu: ...``: what the failing sizes showed, and those
-    are the first finding's) and lint's; they say how, not which defect."""
-    found = [x for x in evidence if x.partition(": ")[2].partition(": ")[0] not in ("interpreter", "gpu")
-             and not x.startswith("lint agrees")]
+    are the first finding's) and lint's; they say how, not which defect. What the source shows
+    (autotuned atomics) is a defect's own evidence, wherever it is listed."""
+    found = [x for x in evidence if not x.startswith("lint agrees") and (
+        x.partition(": ")[0] in SOURCE_FACTS or x.partition(": ")[2].partition(": ")[0] not in ("interpreter", "gpu"))]
     return bool(found) and all(_explained(known, x) for x in found)
 
 

@@ -138,10 +138,6 @@ def test_after_a_probe_a_case_run_and_a_sanitizer_session_every_patched_attribut
 # Assignments to another module's attribute that are not a patch, or not yet through a Patcher: each with why.
 NOT_THROUGH_A_PATCHER = {
     "harness/sanitize/child.py": "sys.argv: the user's script runs as __main__ in this child process, for good",
-    "harness/probe/experiments/retune.py": "Autotuner.run: still its own try/finally (the lead's files: to move)",
-    "harness/probe/experiments/tf32.py": "knobs: still its own try/finally (the lead's files: to move)",
-    "harness/probe/experiments/intwrap.py": "InterpreterBuilder's integer ops: still its own try/finally (the "
-                                            "lead's files: to move, as an analysis in harness/run/analyses)",
 }
 
 

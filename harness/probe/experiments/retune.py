@@ -16,17 +16,17 @@ from harness.probe.experiments import Experiment, outcome
 def fresh_tuning():
     from triton.runtime.autotuner import Autotuner
 
+    from harness.run.patching import Patcher
+
     original = Autotuner.run
 
     def run(self, *args, **kwargs):
         self.cache.clear()
         return original(self, *args, **kwargs)
 
-    Autotuner.run = run
-    try:
+    with Patcher() as patch:
+        patch.setattr(Autotuner, "run", run)
         yield
-    finally:
-        Autotuner.run = original
 
 
 def run(ctx, failing: dict) -> dict:

@@ -34,21 +34,18 @@ def ieee(target):
 
     from triton import knobs
 
+    from harness.run.patching import Patcher
+
     kernels = _jitted(target)
-    old_default, old_dir, old_env = knobs.language.fp32_default, knobs.cache.dir, os.environ.get("TRITON_F32_DEFAULT")
-    with tempfile.TemporaryDirectory(prefix="casebook-ieee-") as d:
-        try:
-            knobs.language.fp32_default, knobs.cache.dir = "ieee", d
-            os.environ["TRITON_F32_DEFAULT"] = "ieee"
-            _forget(kernels)
-            yield
-        finally:
-            knobs.language.fp32_default, knobs.cache.dir = old_default, old_dir
-            if old_env is None:
-                os.environ.pop("TRITON_F32_DEFAULT", None)
-            else:
-                os.environ["TRITON_F32_DEFAULT"] = old_env
-            _forget(kernels)
+    with tempfile.TemporaryDirectory(prefix="casebook-ieee-") as d, Patcher() as patch:
+        patch.callback(lambda: _forget(kernels))  # undone last: the kernels built under ieee are dropped
+        # the environment first: setting a knob also writes its variable, and the stack must hold the old one
+        patch.setitem(os.environ, "TRITON_F32_DEFAULT", "ieee")
+        patch.setitem(os.environ, "TRITON_CACHE_DIR", d)
+        patch.setattr(knobs.language, "fp32_default", "ieee")
+        patch.setattr(knobs.cache, "dir", d)
+        _forget(kernels)
+        yield
 
 
 def run(ctx, failing: dict) -> dict:

@@ -422,3 +422,45 @@ def test_instrumentation_modes_are_read_from_the_nvidia_backends_source():
     else:
         src = inspect.getsource(compiler)
         assert all(f'"{m}"' in src or f"'{m}'" in src for m in modes), modes
+
+
+def test_a_jit_helper_decorated_before_triton_interpret_runs_inside_an_interpreted_kernel(tmp_path):
+    """Triton's own tl.sum is a compiled JITFunction when triton was imported before
+    TRITON_INTERPRET was set (another test, a user's early import); under the everyday fixes it
+    runs inside an interpreted kernel as it would have had it been decorated under the flag."""
+    import subprocess
+    import sys
+
+    code = """
+import os, sys, torch, triton, triton.language as tl
+sys.path.insert(0, os.getcwd())
+
+@triton.jit
+def twice(x):
+    return 2 * x
+
+os.environ["TRITON_INTERPRET"] = "1"
+
+@triton.jit
+def k(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr, tl.sum(twice(tl.load(x_ptr + offs)), axis=0))
+
+x, out = torch.arange(8, dtype=torch.float32), torch.zeros(1)
+try:
+    k[(1,)](x, out, BLOCK=8)
+    print("plain: ran")
+except Exception as e:
+    print("plain:", type(e).__name__)
+from harness.run.triton_compat import patched
+with patched(interpreter=True):
+    k[(1,)](x, out, BLOCK=8)
+print("fixed:", float(out))
+"""
+    script = tmp_path / "early_import.py"  # @triton.jit reads its source from a file
+    script.write_text(code)
+    got = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                         cwd=str(Path(__file__).resolve().parents[1]),
+                         env={k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"})
+    assert "plain: ran" not in got.stdout, got.stdout + got.stderr  # the trap: without the fix it refuses
+    assert "fixed: 56.0" in got.stdout, got.stdout + got.stderr

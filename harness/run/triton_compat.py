@@ -36,8 +36,9 @@
    ``and``, ``or`` and ``not`` between tensors element by element, as the code generator
    does (the interpreter evaluated Python's ``and`` and dropped a mask); ``libdevice``,
    ``libdevice.exp`` and the rest computed with NumPy (the interpreter returned None or
-   raised for them). ``for start in range(0, n, BLOCK)`` over a runtime ``n`` with NumPy
-   2.4 is item 2.
+   raised for them); ``compiled-helpers``, a ``@triton.jit`` helper decorated before
+   TRITON_INTERPRET was set, run as the interpreter's device function. ``for start in
+   range(0, n, BLOCK)`` over a runtime ``n`` with NumPy 2.4 is item 2.
 
 ``interpreter_fixes(*names)`` is the other kind: for the rest of one worker process, under
 ``TRITON_INTERPRET=1`` only, it makes the interpreter do what compiled Triton does where a
@@ -822,7 +823,26 @@ def libdevice_numpy(symbol: str, np_ret):
     return None
 
 
-EVERYDAY_FIXES = {"list-grid": _list_grid, "bool-ops": _bool_ops, "libdevice": _libdevice}
+def _compiled_helpers(patcher: Patcher) -> None:
+    """A ``@triton.jit`` helper decorated before TRITON_INTERPRET was set (Triton's own ``tl.sum``
+    when something imported triton first, or a user's module imported early) is a compiled
+    JITFunction, which refuses to be called; inside an interpreted kernel it runs as the
+    interpreter's device function instead, as a helper decorated under TRITON_INTERPRET would."""
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    made: dict = {}
+
+    def call(self, *args, **kwargs):
+        if id(self) not in made:
+            made[id(self)] = (self, InterpretedFunction(self.fn))  # the JITFunction kept: its id stays its own
+        return made[id(self)][1](*args, **kwargs)
+
+    patcher.setattr(JITFunction, "__call__", call)
+
+
+EVERYDAY_FIXES = {"list-grid": _list_grid, "bool-ops": _bool_ops, "libdevice": _libdevice,
+                  "compiled-helpers": _compiled_helpers}
 
 
 INTERPRETER_FIXES = {"bool-args": lambda patcher: _scalar_cvt(bool, "bool", "int1")(patcher),

@@ -470,10 +470,9 @@ def _wanted(name: str, detectors, options: dict) -> bool:
 
 
 def _probe_backend(report, args, backend, detectors, jobs, timeout, progress) -> None:
-    every = [d for b in registry.batches(backend) for d in b]
-    batches = [[d for d in b if _wanted(d, detectors, args["options"])] for b in registry.batches(backend)]
-    batches = [b for b in batches if b]
-    skipped = [d for d in every if detectors is None and not _wanted(d, detectors, args["options"])]
+    every = registry.batches(backend)
+    batches = [b for b in ([d for d in b if _wanted(d, detectors, args["options"])] for b in every) if b]
+    skipped = [d for b in every for d in b if detectors is None and not _wanted(d, detectors, args["options"])]
     if jobs == 1:
         batches = [[d for b in batches for d in b]] if batches else []
     say = progress or (lambda _m: None)

@@ -168,6 +168,7 @@ def run_one(ctx, name: str, emit, timeout: float) -> None:
     """One detector: its findings, or its own failure as an event (never a traceback); a
     detector past ``timeout`` seconds is stopped (a kernel spinning in the interpreter too)."""
     from harness.errors import error_line
+    from harness.probe.context import fmt
     from harness.probe.findings import Finding
     from harness.run.triton_compat import reset_autotune_caches
 
@@ -193,10 +194,10 @@ def run_one(ctx, name: str, emit, timeout: float) -> None:
         import traceback
 
         frames = traceback.extract_tb(e.__traceback__)
-        where = f" (at {'/'.join(frames[-1].filename.split('/')[-3:])}:{frames[-1].lineno}" if frames else " ("
-        at = f"{where}, sizes {', '.join(f'{k}={v}' for k, v in ctx.trying.items())})" if ctx.trying else \
-            (f"{where})" if frames else "")
-        emit(event="error", phase="run", detector=name, message=f"{error_line(e)}{at}",
+        where = [f"at {'/'.join(frames[-1].filename.split('/')[-3:])}:{frames[-1].lineno}"] if frames else []
+        where += [f"sizes {fmt(ctx.trying)}"] if ctx.trying else []
+        emit(event="error", phase="run", detector=name,
+             message=f"{error_line(e)} ({', '.join(where)})" if where else error_line(e),
              traceback=traceback.format_exc(limit=8))
         found = []
     finally:

@@ -61,15 +61,27 @@ def _summary(report, entry) -> dict:
         "detectors": sorted({f.detector for f in probs}), "codes": sorted({f.code for f in probs}),
         "first": {"code": first.code, "detector": first.detector, "message": first.message[:240],
                   "line": first.line} if first else None,
-        "error_findings": [{"code": f.code, "detector": f.detector, "message": f.message[:400]}
+        "error_findings": [{"code": f.code, "detector": f.detector, "message": f.message[:400], "backend": f.backend}
                            for f in errors[:20]],  # matched against the entry's [[fixed_known]]
         "diagnosis": diagnosis,
         "diagnosis_evidence": evidence,
         "diagnosis_first_right": bool(diagnosis) and diagnosis[0] == entry.defect,
         "diagnosis_top3_right": entry.defect in diagnosis[:3],
         "seconds": round(report.seconds, 1),
-        "ran": [{"detector": d, "status": st, "seconds": round(s, 1)} for _b, d, s, st in report.ran],
+        "ran": [{"detector": d, "status": st, "seconds": round(s, 1), "backend": b} for b, d, s, st in report.ran],
+        # what the diagnosis was made from, so another ranking can be tried on the rows alone
+        "problems": [{k: v for k, v in f.to_json().items() if v not in (None, "", [], {})} for f in probs[:30]],
+        "observed": {b: {k: str(v)[:240] for k, v in ((m.get("seen") or {}).get("evidence") or {}).items()}
+                     for b, m in report.meta.items() if isinstance(m, dict)},
     }
+
+
+WITH_GPU = "gpu+interpreter"  # one probe of both backends at once: `probe`'s default on a machine with a GPU
+
+
+def parts(backend: str) -> list:
+    """The backends a scoreboard's backend runs: itself, or both for ``gpu+interpreter``."""
+    return backend.split("+")
 
 
 def probe_variant(entry, variant: str, backend: str, *, detectors=None, sizes=None, options=None,
@@ -77,11 +89,11 @@ def probe_variant(entry, variant: str, backend: str, *, detectors=None, sizes=No
     from harness.probe.runner import ProbeInputError, probe
 
     try:
-        report = probe(str(entry.glue), launcher=entry.launcher(variant), backends=[backend], detectors=detectors,
+        report = probe(str(entry.glue), launcher=entry.launcher(variant), backends=parts(backend), detectors=detectors,
                        sizes=sizes, jobs=jobs, timeout=timeout, options=options or {})
     except ProbeInputError as e:
         return {"error": f"could not run: {' '.join(str(e).split())}"[:300]}
-    if (why := report.meta.get(backend, {}).get("unavailable")) is not None:
+    if (why := report.meta.get(parts(backend)[0], {}).get("unavailable")) is not None:
         return {"error": f"could not run: {why}"[:300]}
     for f in report.findings:  # the upstream module did not import: nothing of the kernel ran
         if (at := f.message.find("UpstreamImportError")) >= 0:
@@ -156,11 +168,11 @@ def score_task(slug: str, variant: str, backend: str, peers: tuple = PEERS, jobs
 
     for name in peers:
         if name == "plain":
-            row["plain"] = plain_variant(entry, variant, backend, sizes=[{}], timeout=timeout)
+            row["plain"] = plain_variant(entry, variant, parts(backend)[0], sizes=[{}], timeout=timeout)
         elif name == "fuzz":
-            row["fuzz"] = plain_variant(entry, variant, backend, sizes=None, timeout=timeout)
+            row["fuzz"] = plain_variant(entry, variant, parts(backend)[0], sizes=None, timeout=timeout)
         else:
-            row[name] = peer_tools.run(name, entry, variant, backend, timeout=timeout)
+            row[name] = peer_tools.run(name, entry, variant, parts(backend)[0], timeout=timeout)
     return row
 
 
@@ -250,7 +262,7 @@ def rescore_diagnosis(entry, probe_row: dict, backend: str) -> None:
     """Score the buggy version's diagnosis past the entries that rest only on what the fixed
     version gets wrong too (its ``[[fixed_known]]``): those name another bug, rightly. The
     first diagnosis left is the one scored; rows recorded without evidence keep their score."""
-    known = [k for k in getattr(entry, "fixed_known", []) if backend in k.get("backends", (backend,))]
+    known = [k for k in getattr(entry, "fixed_known", []) if set(parts(backend)) & set(k.get("backends", parts(backend)))]
     evidence = probe_row.get("diagnosis_evidence")
     if not known or not evidence or len(evidence) != len(probe_row["diagnosis"]):
         return
@@ -263,6 +275,7 @@ def rescore_diagnosis(entry, probe_row: dict, backend: str) -> None:
 def _matches(known: dict, finding: dict) -> bool:
     detectors = [d.strip() for d in str(finding.get("detector", "")).split(",")]
     return (finding.get("code") == known["code"]
+            and ("backend" not in finding or finding["backend"] in known.get("backends", (finding["backend"],)))
             and (not known.get("detector") or known["detector"] in detectors)
             and (not known.get("match") or known["match"] in str(finding.get("message", ""))))
 
@@ -271,7 +284,7 @@ def known_on_fixed(entry, probe_row: dict, backend: str) -> str | None:
     """Why the probe's errors on the fixed version are true (the entry's ``[[fixed_known]]``), when
     every one of them is a finding recorded there for this backend; None otherwise (no error, or
     one that is not recorded: a false alarm)."""
-    known = [k for k in getattr(entry, "fixed_known", []) if backend in k.get("backends", (backend,))]
+    known = [k for k in getattr(entry, "fixed_known", []) if set(parts(backend)) & set(k.get("backends", parts(backend)))]
     if not known or not probe_row or not probe_row.get("errors"):
         return None
     found = probe_row.get("error_findings")
@@ -296,7 +309,10 @@ def false_alarm(line: dict) -> bool:
 
 def visible(entry, backend: str) -> bool:
     """Whether the bug can show on this backend: it gives a wrong result there, or (a fix that
-    changed no output) the access it makes can be seen there."""
+    changed no output) the access it makes can be seen there. With a GPU (``gpu+interpreter``):
+    on either."""
+    if len(parts(backend)) > 1:
+        return any(visible(entry, b) for b in parts(backend))
     if entry.shows_on:
         return backend in entry.shows_on
     return backend == "interpreter" or entry.verify["detector"] in ("compute-sanitizer", "reference", "guards")

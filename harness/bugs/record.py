@@ -27,11 +27,12 @@ def read_verify(entry, backend: str) -> dict | None:
 
 
 def verified(entries: dict, backend: str) -> dict:
-    """{slug: True/False/None (no record)} for the backend, from the committed records."""
+    """{slug: True/False/None (no record)} for the backend, from the committed records
+    (``gpu+interpreter``: verified on either)."""
     out = {}
     for slug, e in entries.items():
-        r = read_verify(e, backend)
-        out[slug] = None if r is None else bool(r.get("verified"))
+        said = [r for r in (read_verify(e, b) for b in backend.split("+")) if r is not None]
+        out[slug] = None if not said else any(bool(r.get("verified")) for r in said)
     return out
 
 
@@ -125,6 +126,9 @@ def scoreboard_md(lines: list, totals: dict, backend: str, envs: list, peers: tu
         dates.setdefault(table.versions(e), []).append(str(e.get("date")))
     ran_on = "; ".join(f"{v} ({', '.join(sorted(set(d)))})" for v, d in dates.items())
     head = [f"# Real-bug scoreboard: {backend}", "",
+            *([f"One probe of both backends at once, as `python -m harness probe` runs by default on a machine "
+               f"with a GPU: what it finds on either counts, and its diagnosis weighs the evidence of both. The "
+               f"seconds are the whole probe's (the backends run side by side).", ""] if "+" in backend else []),
             f"Ran on {ran_on}. Made by `python -m harness bugs --backend {backend} --record`.", "",
             "Each entry is a real bug in a public project: the version with the bug (buggy) and the version "
             "that fixed it (fixed), run by the probe at its default settings (no trigger given) and by the "
@@ -197,16 +201,19 @@ def write_scoreboard(lines: list, totals: dict, backend: str, envs: list, peers:
 
 
 README = DOCS.parents[1] / "README.md"
+ORDER = ("gpu+interpreter", "gpu", "interpreter")  # the scoreboards, in the README's order
 
 
 def summary(boards: dict) -> str:
     """The README's paragraph on the scoreboards, from their JSON ({backend: payload}): what the
     probe caught, its false alarms and how often it named the trap, beside the plain test."""
     parts = []
-    for backend, b in sorted(boards.items(), key=lambda kv: kv[0] != "gpu"):
+    for backend, b in sorted(boards.items(), key=lambda kv: ORDER.index(kv[0])):
         t = b["totals"]
-        where = "on the GPU (" + ", ".join(sorted({e.get("device", "") for e in b.get("envs", [])})) + ")" \
-            if backend == "gpu" else "under the interpreter on a CPU"
+        device = ", ".join(sorted({e.get("device", "") for e in b.get("envs", [])}))
+        where = f"on the GPU ({device})" if backend == "gpu" else \
+            f"with a GPU ({device}; the GPU and the interpreter at once, probe's default there)" \
+            if "+" in backend else "under the interpreter on a CPU"
         plain = t["peers"].get("plain")
         beside = (f"; a plain test at the default sizes caught {plain['caught_visible']} of {plain['visible']}, "
                   f"with {plain['false_alarms']} false alarms" if plain else "")
@@ -233,7 +240,7 @@ def write_summary() -> bool:
     from harness.core import recorded
 
     boards = {}
-    for backend in ("gpu", "interpreter"):
+    for backend in ORDER:
         try:
             boards[backend] = json.loads((DOCS / f"scoreboard-{backend}.json").read_text())
         except (OSError, ValueError):

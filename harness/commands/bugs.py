@@ -104,8 +104,14 @@ def run(args) -> int:
         return _list(good, bad)
     if args.fetch:
         return _fetch(good, bad)
-    args.backends = ["gpu" if args.backend == "gpu" else "interpreter"] if args.no_run \
-        else resolve_backends(args.backend)
+    from harness.bugs.board import WITH_GPU
+
+    if args.no_run:
+        args.backends = [args.backend if args.backend in ("gpu", WITH_GPU) else "interpreter"]
+    elif args.backend == WITH_GPU:  # verified on each backend; scored as one probe of both
+        args.backends = resolve_backends("all") if args.verify else resolve_backends("gpu") and [WITH_GPU]
+    else:
+        args.backends = resolve_backends(args.backend)
     if args.verify:
         return _verify(args, good, bad)
     from harness.bugs import board, record
@@ -117,14 +123,14 @@ def run(args) -> int:
     for backend in args.backends:
         rows = []
         if not args.no_run:
-            opts = {"large": True} if args.large and backend == "gpu" else {}
+            opts = {"large": True} if args.large and backend.startswith("gpu") else {}
             tasks = [(slug, v, backend, peers, 2, args.timeout, not args.no_probe, opts)
                      for slug in list(good) + list(bad) for v in ("buggy", "fixed")]
             say = None if args.quiet else (lambda m: print(f"  {m}", file=sys.stderr, flush=True))
-            env = environment(backend)
+            env = environment(backend.split("+")[0])
             keep = (lambda r: record.write_rows([r], backend, env)) if args.record else None
             rows = board.run_tasks(tasks, jobs=args.jobs, ray_address=args.ray,
-                                   gpus=1 if backend == "gpu" else 0, progress=say, on_row=keep)
+                                   gpus=1 if backend.startswith("gpu") else 0, progress=say, on_row=keep)
             rows = [{**r, "env": env} for r in rows]
         shown_entries = good
         if args.record or args.no_run:  # the scoreboard of every entry: its newest rows, each tool's newest result
@@ -155,8 +161,10 @@ def register(sub) -> None:
     what.add_argument("--fetch", action="store_true", help="download both versions of each entry into the cache")
     what.add_argument("--verify", action="store_true",
                       help="check that the buggy version fails at its trigger and the fixed one passes")
-    p.add_argument("--backend", choices=["gpu", "interpreter", "all"], default="all",
-                   help="where to run (default: the GPU if there is one, and the interpreter)")
+    p.add_argument("--backend", choices=["gpu", "interpreter", "all", "gpu+interpreter"], default="all",
+                   help="where to run (default: the GPU if there is one, and the interpreter, each a scoreboard "
+                        "of its own); gpu+interpreter: one probe of both at once, probe's default on a GPU "
+                        "machine, its own scoreboard")
     p.add_argument("--peers", type=lambda s: [x for x in s.split(",") if x.strip()], default=["plain", "fuzz"],
                    metavar="NAMES", help="peer columns, comma-separated (default plain,fuzz; also ttsem, "
                                          "triton-viz, gpucheck where installed)")

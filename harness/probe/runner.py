@@ -336,8 +336,16 @@ def probe(file: str, *, inputs: str | None = None, launcher: str = "launch", bac
     args = {"file": os.path.abspath(file), "inputs": os.path.abspath(inputs) if inputs else None,
             "launcher": launcher, "seed": seed, "sizes": sizes or {}, "options": dict(options or {})}
     report = ProbeReport(file)
-    for backend in backends or resolve_backends("all"):  # as the CLI: the GPU if there is one, and the interpreter
-        _probe_backend(report, args, backend, detectors, jobs, timeout, progress)
+    chosen = list(backends or resolve_backends("all"))  # as the CLI: the GPU if there is one, and the interpreter
+    # the backends at once (the GPU's processes wait on the GPU, the interpreter's on the CPU); their
+    # findings in the order named
+    parts = {b: ProbeReport(file) for b in chosen}
+    with ThreadPoolExecutor(max_workers=len(chosen) or 1) as pool:
+        list(pool.map(lambda b: _probe_backend(parts[b], args, b, detectors, jobs, timeout, progress), chosen))
+    for b in chosen:
+        report.findings += parts[b].findings
+        report.ran += parts[b].ran
+        report.meta.update(parts[b].meta)
     report.findings = merge_repeated(report.findings)
     report.findings += _poison_only(report)
     report.findings += _backends_differ(report)

@@ -40,7 +40,7 @@ def _r(defect: str, needs: str, confidence: float, unless: str = "") -> Rule:
 NO_MECHANISM = ("tail many-programs layout equal-sizes oob-store oob-load unwritten race order "
                 "autotune-first-call first-call-right special-value fill-kept tf32 accumulated grid-limit large-only uninitialized masked-undefined "
                 "error-grows autotuned-atomics autotune-reuse atomic-order empty hang nonfinite-input zero-input magnitude "
-                "wider-dtype block-repeat")
+                "wider-dtype block-repeat lane-collision cross-lane")
 
 RULES = (
     # an access outside that contiguous copies of the inputs make go away is the stride assumption's doing
@@ -78,6 +78,8 @@ RULES = (
     _r("unwritten-output", "fill-kept", 0.75, "oob-store"),
     _r("unwritten-output", "unwritten oob-store", 0.5),  # a stray store may leave its own element unwritten
     _r("store-race", "race", 0.8, "read-write-race"),
+    _r("store-race", "lane-collision", 0.8),  # lanes of one store: which lands is the GPU's choice
+    _r("missing-barrier", "cross-lane", 0.8),
     _r("lost-update", "race read-write-race", 0.8),
     _r("store-race", "race read-write-race", 0.6),
     _r("store-race", "order", 0.6, "race atomics"),
@@ -117,7 +119,7 @@ CODE_EVIDENCE = {
     "P113": "unwritten", "P114": "uninitialized", "P202": "nonfinite", "P203": "masked-undefined", "P204": "tf32",
     "P301": "race", "P302": "order", "P303": "atomic-order", "P501": "atomic-order", "P502": "autotune-first-call",
     "P402": "empty", "P403": "grid-limit", "P404": "large-only", "P602": "debug-assert", "P002": "hang",
-    "P001": "crash",
+    "P001": "crash", "P304": "lane-collision", "P305": "cross-lane",
 }
 
 

@@ -44,6 +44,8 @@ CODES = {
     "P301": ("store race between programs", "store-race"),
     "P302": ("result depends on the program order", "store-race"),
     "P303": ("float atomics: result depends on the order", "atomic-nondeterminism"),
+    "P304": ("lanes of one tl.store write one address with different values", "store-race"),
+    "P305": ("a load reads what another lane of the program stored, with no barrier between", "missing-barrier"),
     "P401": ("wrong at other sizes (shape fuzzing)", ""),
     "P402": ("empty input mishandled", "degenerate-size"),
     "P403": ("grid past CUDA's limit on an axis", "degenerate-size"),

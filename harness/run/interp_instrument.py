@@ -18,7 +18,9 @@ module of ``harness.run.analyses``, called by the patched interpreter methods he
   ``tl.atomic_cas`` that finds the lock's free value and writes another takes it, an
   ``atomic_xchg`` (or ``atomic_cas``) that puts the free value back gives it back, and
   accesses that every program made holding one same lock (taken and given back by that
-  program) are no race. Atomics on a scalar pointer are one lane.
+  program) are no race. Atomics on a scalar pointer are one lane. With it, the lanes of one
+  program over each other (``analyses.lanes``): a store whose lanes write one address with
+  different values, and a load of what other lanes stored since the last ``tl.debug_barrier()``.
 - **order**: the programs of a grid run in program-id order ("forward"), "reverse", or
   a shuffle seeded by an int.
 - **poison_masked**: the masked-off lanes of a ``tl.load`` with no ``other=`` hold poison
@@ -55,6 +57,7 @@ from typing import Iterator
 
 from harness.run.analyses.base import (ATOMIC, KIND_NAMES, LOAD, STORE, TAG, Analysis, Launch,  # noqa: F401
                                        Options, Recorder, Span, _mask_data, _short, kernel_line)
+from harness.run.analyses.lanes import Lanes
 from harness.run.analyses.memcheck import Memcheck
 from harness.run.analyses.poison import Poison
 from harness.run.analyses.races import Races, cross_program_writes, find_races  # noqa: F401
@@ -166,6 +169,8 @@ class _Patches:
         self.set(B, "create_atomic_rmw", self.atomic_rmw(B.create_atomic_rmw))
         self.set(B, "create_atomic_cas", self.atomic_cas(B.create_atomic_cas))
         self.set(B, "create_dot", self.dot(B.create_dot))
+        if hasattr(B, "create_barrier"):
+            self.set(B, "create_barrier", self.barrier(B.create_barrier))
         for name in _PROPAGATE:
             if hasattr(B, name):
                 self.set(B, name, self.propagating(getattr(B, name), name))
@@ -215,7 +220,9 @@ class _Patches:
         rec, TensorHandle = self.rec, self.interp.TensorHandle
 
         def method(builder, ptrs, value, mask, *rest, **kwargs):
-            _, m = _access(rec, ptrs, mask, STORE)
+            addrs, m = _access(rec, ptrs, mask, STORE)
+            for a in rec.active:
+                a.store(rec, ptrs, addrs, m, value)
             return original(builder, ptrs, value, _mask_like(TensorHandle, mask, m), *rest, **kwargs)
         return method
 
@@ -247,6 +254,15 @@ class _Patches:
             for a in rec.active:
                 a.cas(rec, addrs, m, old, cmp, val)
             return old
+        return method
+
+    def barrier(self, original):
+        rec = self.rec
+
+        def method(builder, *args, **kwargs):
+            for a in rec.active:
+                a.barrier(rec)
+            return original(builder, *args, **kwargs)
         return method
 
     def dot(self, original):
@@ -397,7 +413,7 @@ def _note_blocks(rec: Recorder, constexprs: dict) -> None:
 def default_analyses() -> list[Analysis]:
     """One of each analysis, in the order the patched methods call them (memcheck takes a lane out
     before the race detector records it)."""
-    return [Memcheck(), Races(), Poison(), TF32()]
+    return [Memcheck(), Races(), Lanes(), Poison(), TF32()]
 
 
 @contextmanager

@@ -1,11 +1,13 @@
-"""Plain stores to an address another program of the same launch also touches (interpreter)."""
+"""Plain stores to an address another program of the same launch also touches, and what the lanes of
+one program do to each other that the interpreter's lockstep hides: a store whose lanes write one
+address with different values, a load of what other lanes stored with no barrier between (interpreter)."""
 
 from __future__ import annotations
 
 from harness.probe import execute as X
 from harness.probe.context import crash
 from harness.probe.detectors import Detector
-from harness.probe.findings import INFO
+from harness.probe.findings import INFO, WARNING
 
 
 def run(ctx) -> list:
@@ -26,12 +28,43 @@ def run(ctx) -> list:
                     f"a store at {r['store_line']}, a {r['other_kind']} at {r['other_line']} "
                     f"({r['addresses']} such addresses)", line=r["store_line"], kernel=r["kernel"],
             programs=[r["store_pid"], r["other_pid"]]))
+    out += lane_findings(ctx, rec)
     if rec.truncated:
         out.append(ctx.finding("P000", "race detector stopped recording: too many accesses in one launch",
                                severity=INFO))
     if c.error is not None:
         out.append(crash(ctx, c.error, t.sizes))
     return out
+
+
+def lane_findings(ctx, rec) -> list:
+    """P304 and P305, warnings: undefined on a GPU, hidden by the interpreter."""
+    out = []
+    for c in _first_per(rec.collisions, ("kernel", "store_line")):
+        out.append(ctx.finding(
+            "P304", f"{c['kernel']}: lanes of the tl.store at {c['store_line']} write different values to one "
+                    f"address, at {c['addresses']:,} addresses (first {c['address']}, program {c['pid']}); "
+                    f"which lane lands is unspecified on a GPU", severity=WARNING, line=c["store_line"],
+            kernel=c["kernel"], programs=[c["pid"]]))
+    for c in _first_per(rec.cross_lane, ("kernel", "load_line", "store_line")):
+        out.append(ctx.finding(
+            "P305", f"{c['kernel']}: the tl.load at {c['load_line']} reads {c['addresses']:,} addresses that other "
+                    f"lanes of the program stored at {c['store_line']} (first {c['address']}, program {c['pid']}), "
+                    f"with no tl.debug_barrier() between: on a GPU it may run before their stores",
+            severity=WARNING, line=c["load_line"], kernel=c["kernel"], programs=[c["pid"]]))
+    return out
+
+
+def _first_per(hits: list, keys: tuple) -> list:
+    """One hit per ``keys`` (the first launch's), its addresses summed over the launches."""
+    out: dict = {}
+    for h in hits:
+        k = tuple(h[n] for n in keys)
+        if k in out:
+            out[k] = {**out[k], "addresses": out[k]["addresses"] + h["addresses"]}
+        else:
+            out[k] = h
+    return list(out.values())
 
 
 DETECTOR = Detector("race", "stores to addresses other programs touch", run, backends=("interpreter",),

@@ -61,6 +61,8 @@ class Recorder:
     oob: dict = field(default_factory=dict)  # (kind, tensor, side, line) -> {"lanes", "elements", "pid", ...}
     races: list = field(default_factory=list)
     cross_program: int = 0  # addresses one program wrote (store or atomic) and another touched (race recording)
+    collisions: list = field(default_factory=list)  # stores whose lanes write different values to one address
+    cross_lane: list = field(default_factory=list)  # loads of what other lanes stored, no barrier between
     atomics: int = 0
     float_atomics: int = 0
     tf32_dots: int = 0
@@ -102,6 +104,12 @@ class Analysis:
     def loaded(self, rec: Recorder, asked, mask, got):
         """What a ``tl.load`` read (``asked``: its mask as the kernel gave it; ``mask``: the lanes performed)."""
         return got
+
+    def store(self, rec: Recorder, ptrs, addrs, mask, value) -> None:
+        """A ``tl.store``'s lanes to perform (``mask``) and the values it writes, before it runs."""
+
+    def barrier(self, rec: Recorder) -> None:
+        """A ``tl.debug_barrier()``: every lane of the program waits there."""
 
     def atomic(self, rec: Recorder, op, addrs, mask, val) -> None:
         """After an ``atomic_rmw`` of ``op``."""

@@ -1,0 +1,139 @@
+"""lanes: what the lanes of one program do to each other, which the interpreter hides (it runs
+the lanes of a block in lockstep, and writes the lanes of a store in index order). Runs with the
+race detector (``Options.race``). Two observations, per launch:
+
+- **collisions** (``Recorder.collisions``): a ``tl.store`` whose active lanes write one address
+  with different values. On a GPU which lane lands is unspecified; the interpreter's last lane
+  always wins. Lanes that write the same value (a broadcast) are harmless and not recorded.
+- **cross-lane reads** (``Recorder.cross_lane``): a ``tl.load`` whose active lane reads an
+  address that another lane of the same program stored (another flat index in the block; any
+  lane where the two blocks' shapes differ) since the program's last ``tl.debug_barrier()``. On a
+  GPU the lanes are threads of several warps and the load may run before the other thread's
+  store. A lane reading back its own store is fine.
+
+Atomics are neither: they are ordered by the hardware."""
+
+from __future__ import annotations
+
+from harness.run.analyses.base import Analysis, Options, Recorder, _owner, _pid_text, kernel_line
+
+MAX_STORED = 20_000_000  # lanes of the stores a program keeps since its last barrier
+_LANE_BITS = 40  # a lane's key: its block shape's number above these bits, its flat index below
+
+
+class Lanes(Analysis):
+    name = __name__.rpartition(".")[2]  # the module's name
+
+    def __init__(self):
+        self.launch = None  # the launch the records below are of
+        self.collide: dict = {}  # store line -> what the store's lanes wrote over each other
+        self.cross: dict = {}  # (load line, store line) -> what the load read of other lanes' stores
+        self.stores: list = []  # this program's stores since its last barrier: (lo, hi, addrs, keys, line)
+        self.kept = 0
+        self.shapes: dict = {}
+
+    def on(self, options: Options) -> bool:
+        return options.race
+
+    def program_starts(self, rec):
+        if rec.current is not self.launch:
+            self.launch, self.collide, self.cross, self.shapes = rec.current, {}, {}, {}
+        self.barrier(rec)
+
+    def barrier(self, rec):
+        self.stores, self.kept = [], 0
+
+    def store(self, rec, ptrs, addrs, mask, value):
+        import numpy as np
+
+        if rec.current is None or not mask.any():
+            return
+        line = kernel_line()
+        a = addrs[mask]
+        bits = _bits(np.broadcast_to(np.asarray(getattr(value, "data", value)), addrs.shape)[mask])
+        n, first = collisions(a, bits)
+        if n:
+            _count(self.collide, line, n, rec, first)
+        if self.kept + a.size <= MAX_STORED:
+            keys = self._keys(mask)
+            order = np.lexsort((keys, a))
+            self.stores.append((int(a.min()), int(a.max()), a[order], keys[order], line))
+            self.kept += a.size
+
+    def load(self, rec, ptrs, addrs, mask, other):
+        if self.stores and rec.current is not None and mask.any():
+            self._check_load(rec, addrs[mask], self._keys(mask))
+        return other
+
+    def launch_ends(self, rec):
+        kernel = rec.current.kernel
+        rec.collisions += [{"kernel": kernel, "store_line": line, **hit} for line, hit in self.collide.items()]
+        rec.cross_lane += [{"kernel": kernel, "load_line": load, "store_line": store, **hit}
+                           for (load, store), hit in self.cross.items()]
+        self.launch, self.collide, self.cross = None, {}, {}
+        self.barrier(rec)
+
+    def _keys(self, mask):
+        """Each active lane's key: its block shape's number and its flat index in the block."""
+        import numpy as np
+
+        shape = self.shapes.setdefault(mask.shape, len(self.shapes))
+        return np.flatnonzero(mask).astype(np.int64) + (shape << _LANE_BITS)
+
+    def _check_load(self, rec: Recorder, a, keys) -> None:
+        lo, hi, line = int(a.min()), int(a.max()), None
+        for s_lo, s_hi, s_addrs, s_keys, s_line in self.stores:
+            if s_lo > hi or s_hi < lo:
+                continue
+            n, first = other_lanes(a, keys, s_addrs, s_keys)
+            if n:
+                line = line or kernel_line()
+                _count(self.cross, (line, s_line), n, rec, first)
+
+
+def _bits(values):
+    """The values as unsigned integers of their size: equal bits, equal values (NaN included)."""
+    import numpy as np
+
+    v = np.ascontiguousarray(values)
+    return v.view(f"u{v.itemsize}") if v.itemsize in (1, 2, 4, 8) else v
+
+
+def collisions(addrs, bits) -> tuple[int, int]:
+    """How many of ``addrs`` (one store's active lanes) get different ``bits`` from different
+    lanes, and the first such address (0 where none)."""
+    import numpy as np
+
+    s = np.sort(addrs)
+    if not (s[1:] == s[:-1]).any():
+        return 0, 0
+    order = np.lexsort((bits, addrs))
+    a, b = addrs[order], bits[order]
+    hit = np.unique(a[1:][(a[1:] == a[:-1]) & (b[1:] != b[:-1])])
+    return int(hit.size), int(hit[0]) if hit.size else 0
+
+
+def other_lanes(addrs, keys, s_addrs, s_keys) -> tuple[int, int]:
+    """How many of the load's ``addrs`` (lanes ``keys``) a store (``s_addrs`` sorted, with their
+    ``s_keys`` sorted within each address) wrote from another lane, and the first (0 where none)."""
+    import numpy as np
+
+    left = np.searchsorted(s_addrs, addrs, "left")
+    right = np.searchsorted(s_addrs, addrs, "right")
+    hit = right > left
+    if not hit.any():
+        return 0, 0
+    first, last = s_keys[np.minimum(left, s_addrs.size - 1)], s_keys[np.maximum(right - 1, 0)]
+    other = np.unique(addrs[hit & ((first != keys) | (last != keys))])
+    return int(other.size), int(other[0]) if other.size else 0
+
+
+def _count(table: dict, key, n: int, rec: Recorder, addr: int) -> None:
+    """Add one access's ``n`` addresses to its entry; the first program and address stay."""
+    hit = table.get(key)
+    if hit is None:
+        owner = _owner(rec.current.spans, addr)
+        table[key] = {"addresses": n, "pid": _pid_text(rec.pid()),
+                      "address": f"{owner[0]}[{owner[1]}]" if owner else hex(addr)}
+    else:
+        hit["addresses"] += n

@@ -95,10 +95,21 @@ def probe_variant(entry, variant: str, backend: str, *, detectors=None, sizes=No
         return {"error": f"could not run: {' '.join(str(e).split())}"[:300]}
     if (why := report.meta.get(parts(backend)[0], {}).get("unavailable")) is not None:
         return {"error": f"could not run: {why}"[:300]}
-    for f in report.findings:  # the upstream module did not import: nothing of the kernel ran
+    failed = {}  # backend -> why: the upstream module did not import there, nothing of the kernel ran
+    for f in report.findings:
         if (at := f.message.find("UpstreamImportError")) >= 0:
-            return {"error": f"could not run: {f.message[at:]}"[:300]}
-    return _summary(report, entry)
+            failed.setdefault(f.backend, f.message[at:])
+    if failed and set(failed) >= set(parts(backend)):
+        return {"error": f"could not run: {next(iter(failed.values()))}"[:300]}
+    if failed:  # one backend of two: the other's findings stand alone, and the row says so
+        from harness.probe.runner import rediagnose
+
+        report.findings = [f for f in report.findings if f.backend not in failed]
+        rediagnose(report)
+    row = _summary(report, entry)
+    if failed:
+        row["not_run_on"] = {b: f"could not run: {why}"[:300] for b, why in failed.items()}
+    return row
 
 
 def plain_variant(entry, variant: str, backend: str, *, sizes: list | None, trials: int = 16,

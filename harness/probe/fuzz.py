@@ -85,7 +85,8 @@ def edges(k: str, thresholds: dict, ranges: dict) -> list[int]:
 
 def plan(defaults: dict, blocks: list[int], ranges: dict, seed: int, trials: int,
          thresholds: dict | None = None, pins=()) -> list[dict]:
-    """Size dicts to try: each size alone at its most telling values, then each threshold of the
+    """Size dicts to try: each size alone at its most telling values (its smallest, block edges and
+    its largest), then each threshold of the
     launcher's branches (and pairs of them: a path taken when two sizes cross theirs) and index
     limit, then seeded mixes up to ``trials`` in all. The thresholds are always all there (beyond
     ``trials``), and may pass the volume cap up to ``BIG_VOLUME``, with the other sizes made small.
@@ -113,6 +114,8 @@ def plan(defaults: dict, blocks: list[int], ranges: dict, seed: int, trials: int
     for k, pool in pools.items():  # one size at a time: tails and block edges
         for v in [pool[0], *[x for x in pool if any(x % b in (1, b - 1) for b in blocks)][:3]]:
             add({**base, k: v})
+        if pool[-1] > base[k]:  # and its largest: the top of FUZZ's range (a value that overflows there)
+            big(add, {**base, k: pool[-1]}, k, pools)
     n_edges = len(plain)
     edge = {k: edges(k, thresholds, ranges) for k in pools}
     for k, vals in edge.items():  # each threshold and index limit

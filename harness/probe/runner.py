@@ -351,9 +351,15 @@ def probe(file: str, *, inputs: str | None = None, launcher: str = "launch", bac
     report.findings += _backends_differ(report)
     attach_cases(report.findings)
     report.lint = _lint(file)
-    report.diagnosis = _agreeing(_diagnose(report), report.lint)
+    rediagnose(report)
     report.seconds = time.monotonic() - t0
     return report
+
+
+def rediagnose(report: ProbeReport) -> None:
+    """The report's ranked diagnosis from its findings and evidence as they stand (again, where a
+    caller set some findings aside), with lint's agreement."""
+    report.diagnosis = _agreeing(_diagnose(report), report.lint)
 
 
 def _lint(file: str) -> list:

@@ -22,6 +22,9 @@ def run(ctx, failing: dict) -> dict:
         ref = X.reference(t, inputs)
     except Exception:  # noqa: BLE001  make_inputs or the reference declined these sizes
         return {}
+    # a first call at these sizes (autotune's benchmarking runs write the output too) before the two
+    # compared, and a second NaN run: elements that move between two runs alike are not the bands' doing
+    X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref)
     nan = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref)
     if nan.error is not None:
         return {}
@@ -33,10 +36,16 @@ def run(ctx, failing: dict) -> dict:
     if known_facts(ctx).get("atomics"):  # atomics' order changes results between any two runs: no comparison
         return ev
     zero = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref, finite=True)
-    if zero.error is None and nan.out is not None and zero.out is not None and hasattr(nan.out, "shape") \
-            and nan.out.shape == zero.out.shape:
-        a, b = nan.out.double(), zero.out.double()
-        differ = ~((a == b) | (torch.isnan(a) & torch.isnan(b)))
+    again = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref)
+    outs = [c.out for c in (nan, zero, again)]
+    if zero.error is None and again.error is None and all(hasattr(o, "shape") and o.shape == nan.out.shape
+                                                          for o in outs):
+        a, b, a2 = (o.double() for o in outs)
+
+        def same(x, y):
+            return (x == y) | (torch.isnan(x) & torch.isnan(y))
+
+        differ = ~same(a, b) & same(a, a2)
         if bool(differ.any()):
             ev["oob-load"] = f"at {fmt(failing)}: {int(differ.sum())} result elements change with what the guard " \
                              f"bands around the inputs hold (NaN or 0): the kernel reads past a tensor"

@@ -64,7 +64,7 @@ def _uninitialized(inputs: dict, c, out, ref) -> dict:
     before = inputs.get(c.returned) if c.returned else None
     if not (isinstance(before, torch.Tensor) and before.numel() == out.numel() and bool((before != 0).any())):
         return {}
-    extra, held = out - ref, before.reshape(-1).double()
+    extra, held = out - ref, before.reshape(-1).double().to(out.device)  # the result is compared on the host
     on = held != 0
     if bool(torch.isclose(extra[on], held[on], rtol=1e-2, atol=1e-6 * max(1.0, float(ref.abs().max()))).all()):
         return {"uninitialized": f"the result is the reference plus what '{c.returned}' held before the call: the "

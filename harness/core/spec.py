@@ -128,6 +128,7 @@ EVIDENCE = {
     "order": "the result depends on the order the programs run in",
     "lane-collision": "lanes of one tl.store write one address with different values (which lands is unspecified on a GPU)",
     "cross-lane": "a tl.load reads what other lanes of its program stored, with no tl.debug_barrier() between",
+    "other-stream": "wrong in plain runs, right with every torch.cuda.Stream() the launcher makes standing for the current stream (GPU)",
     "wrong-any-order": "result elements wrong with the programs in order and in reverse: computed wrong by their own program, not overwritten",
     "atomic-order": "float atomics: results differ between orders or runs in their last bits",
     "atomic-rounding": "float atomics: orders that differ in their last bits, within tolerance (a warning, not an error's cause)",

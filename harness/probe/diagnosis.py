@@ -40,7 +40,7 @@ def _r(defect: str, needs: str, confidence: float, unless: str = "") -> Rule:
 NO_MECHANISM = ("tail many-programs layout equal-sizes oob-store oob-load unwritten race order "
                 "autotune-first-call first-call-right special-value fill-kept tf32 accumulated grid-limit large-only uninitialized masked-undefined "
                 "error-grows autotuned-atomics autotune-reuse atomic-order empty hang nonfinite-input zero-input magnitude "
-                "wider-dtype block-repeat lane-collision cross-lane")
+                "wider-dtype block-repeat lane-collision cross-lane other-stream")
 
 RULES = (
     # an access outside that contiguous copies of the inputs make go away is the stride assumption's doing
@@ -80,6 +80,7 @@ RULES = (
     _r("store-race", "race", 0.8, "read-write-race"),
     _r("store-race", "lane-collision", 0.8),  # lanes of one store: which lands is the GPU's choice
     _r("missing-barrier", "cross-lane", 0.8),
+    _r("stream-race", "other-stream", 0.9),  # right once the launcher's side streams are the current one
     _r("lost-update", "race read-write-race", 0.8),
     _r("store-race", "race read-write-race", 0.6),
     _r("store-race", "order", 0.6, "race atomics"),

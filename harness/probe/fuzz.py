@@ -85,12 +85,12 @@ def edges(k: str, thresholds: dict, ranges: dict) -> list[int]:
 
 def plan(defaults: dict, blocks: list[int], ranges: dict, seed: int, trials: int,
          thresholds: dict | None = None, pins=()) -> list[dict]:
-    """Size dicts to try: each size alone at its most telling values (its smallest, block edges and
-    its largest), then each threshold of the
+    """Size dicts to try: each size alone at its most telling values, then each threshold of the
     launcher's branches (and pairs of them: a path taken when two sizes cross theirs) and index
-    limit, then seeded mixes up to ``trials`` in all. The thresholds are always all there (beyond
-    ``trials``), and may pass the volume cap up to ``BIG_VOLUME``, with the other sizes made small.
-    Pinned sizes (``pinned``) keep their value everywhere."""
+    limit, then seeded mixes up to ``trials`` in all, then each size alone at its largest. The
+    thresholds and the largest are always all there (beyond ``trials``), and may pass the volume
+    cap up to ``BIG_VOLUME``, with the other sizes made small. Pinned sizes (``pinned``) keep their
+    value everywhere."""
     rng = random.Random(seed)
     fixed = pinned(defaults, ranges, pins)
     base = {**defaults, **fixed}
@@ -110,12 +110,11 @@ def plan(defaults: dict, blocks: list[int], ranges: dict, seed: int, trials: int
             return False
         return add
 
-    add, add_must = adder(plain), adder(must)
+    tops: list = []
+    add, add_must, add_top = adder(plain), adder(must), adder(tops)
     for k, pool in pools.items():  # one size at a time: tails and block edges
         for v in [pool[0], *[x for x in pool if any(x % b in (1, b - 1) for b in blocks)][:3]]:
             add({**base, k: v})
-        if pool[-1] > base[k]:  # and its largest: the top of FUZZ's range (a value that overflows there)
-            big(add, {**base, k: pool[-1]}, k, pools)
     n_edges = len(plain)
     edge = {k: edges(k, thresholds, ranges) for k in pools}
     for k, vals in edge.items():  # each threshold and index limit
@@ -135,9 +134,12 @@ def plan(defaults: dict, blocks: list[int], ranges: dict, seed: int, trials: int
             if rng.random() < 0.6:
                 sizes[k] = rng.choice(pool)
         add(sizes)
+    for k, pool in pools.items():  # each size alone at its largest (the top of FUZZ's range: a value that
+        if pool[-1] > base[k]:       # overflows only there), last: under a time budget they may be costly
+            big(add_top, {**base, k: pool[-1]}, k, pools)
     # each size alone, cheapest first (a flag at 1, a size at 1 before a longer row): under a time
     # budget on a loaded CPU the telling values of every size come before the costly ones
-    return sorted(plain[:n_edges], key=_volume) + must + plain[n_edges:trials]
+    return sorted(plain[:n_edges], key=_volume) + must + plain[n_edges:trials] + sorted(tops, key=_volume)
 
 
 def big(add, sizes: dict, keep, pools: dict) -> bool:

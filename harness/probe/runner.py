@@ -221,8 +221,10 @@ def _batch(args: dict, names: list, backend: str, timeout: float, say) -> tuple[
                 continue  # ended between two detectors (a broken CUDA context): the rest in a new process
             for _ in range(left):  # the process ended cleanly before starting them: report, do not loop
                 name = todo.pop(0)
-                results[name] = ([Finding("P000", name, backend, "the worker stopped before this detector")],
-                                 "error", 0.0)
+                # the probe's own failure, nothing shown about the kernel: a warning (--strict fails on it)
+                results[name] = ([Finding("P000", name, backend, "the worker stopped before this detector (the "
+                                          "probe's own failure: nothing was shown about the kernel)",
+                                          severity=WARNING)], "error", 0.0)
             continue
         died = todo[0]
         _died(results, todo, ev, proc, backend, timeout, time.monotonic() - t0, say)

@@ -1,0 +1,81 @@
+"""Another CUDA stream? A Triton launch goes to the current stream; work the launcher queued on a
+side stream (``torch.cuda.Stream()``, ``with torch.cuda.stream(side)``) runs beside it, ordered
+only where the program says so (``wait_stream``, events). Where the launcher's source makes a
+stream, the failing sizes run with every ``torch.cuda.Stream()`` standing for the current stream,
+so that all the work runs in program order: wrong in the plain runs and right in every one of
+these, the kernel read (or wrote) what work on another stream had not finished. (The interpreter
+has no streams.)"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+
+from harness.probe import execute as X
+from harness.probe.context import fmt
+from harness.probe.experiments import Experiment
+
+RUNS = 4  # plain runs until one is wrong (a race shows in some), then as many in program order
+
+
+def _makes_streams(target) -> bool:
+    from harness.probe.kernels import _modules
+
+    for m in _modules(target):
+        try:
+            src = inspect.getsource(m)
+        except (OSError, TypeError):
+            continue
+        if "Stream(" in src:  # a stream made (the patch stands for those only)
+            return True
+    return False
+
+
+@contextlib.contextmanager
+def _one_stream():
+    """``torch.cuda.Stream()`` gives the current stream while it is open."""
+    import torch
+
+    from harness.run.patching import Patcher
+
+    real = torch.cuda.Stream
+
+    class Current(real):  # a subclass: isinstance(s, torch.cuda.Stream) elsewhere still holds
+        def __new__(cls, *args, **kwargs):
+            return torch.cuda.current_stream()
+
+    with Patcher() as patch:
+        patch.setattr(torch.cuda, "Stream", Current)
+        yield
+
+
+def _wrong(ctx, failing: dict) -> bool | None:
+    t = ctx.target
+    inputs = X.make(t, failing, ctx.seed, ctx.backend)
+    c = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=X.reference(t, inputs))
+    if c.error is not None or not c.cmp:
+        return None
+    return not c.cmp["close"]
+
+
+def run(ctx, failing: dict) -> dict:
+    if ctx.backend != "gpu" or not _makes_streams(ctx.target):
+        return {}
+    ctx.trying = failing
+    try:
+        plain = [_wrong(ctx, failing) for _ in range(RUNS)]
+        if not any(plain):
+            return {}
+        with _one_stream():
+            ordered = [_wrong(ctx, failing) for _ in range(RUNS)]
+    except Exception:  # noqa: BLE001  make_inputs or the reference declined these sizes
+        return {}
+    if all(w is False for w in ordered):
+        return {"other-stream": f"at {fmt(failing)}: wrong in {sum(bool(w) for w in plain)} of {RUNS} runs; right "
+                                f"in all {RUNS} with every torch.cuda.Stream() the current stream (all the work "
+                                f"in program order): the kernel and work on another stream are not ordered"}
+    return {}
+
+
+EXPERIMENT = Experiment("streams", "right once all the launcher's work runs on the current stream (GPU)?", run,
+                        rank=-3)

@@ -362,3 +362,18 @@ def test_wrong_elements_all_holding_the_outputs_fill_are_never_written():
     seen = r.meta["interpreter"]["seen"]
     assert seen["failing"] != {"rows": 4, "n": 512} and "hold -1 " in seen["evidence"].get("fill-kept", ""), seen
     assert r.diagnosis[0]["defect"] == "unwritten-output", r.text()
+
+
+def test_an_illegal_address_at_the_gpu_sizes_alone_is_an_overflow():
+    """A launch that reads outside at the file's GPU_SIZES, where the defaults ran right, is what
+    int32 offsets do past 2**31 elements; a crash at fuzzed sizes is not."""
+    from harness.probe.diagnosis import diagnose
+    from harness.probe.findings import Finding
+
+    at_gpu = Finding("P401", "shapes", "gpu", "raised RuntimeError: at the GPU's sizes num_pages=1100000 (GPU_SIZES; "
+                                              "the defaults ran): Triton Error [CUDA]: an illegal memory access was "
+                                              "encountered")
+    assert diagnose([at_gpu])[0]["defect"] == "overflow"
+    fuzzed = Finding("P401", "shapes", "gpu", "raised RuntimeError: smallest failing sizes n=3: Triton Error [CUDA]: "
+                                              "an illegal memory access was encountered")
+    assert diagnose([fuzzed])[0]["defect"] != "overflow"

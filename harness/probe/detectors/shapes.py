@@ -223,7 +223,7 @@ def gpu_sizes_run(ctx: Context) -> list:
     there, where the defaults ran, is most often a grid past CUDA's limits (P403; CUDA says only
     "invalid argument"); a wrong result there is a P401."""
     t = ctx.target
-    if not t.gpu_sizes or t.gpu_sizes == t.sizes or ctx.late() or fuzz._volume(t.gpu_sizes) > GRID_VOLUME[ERROR]:
+    if not t.gpu_sizes or t.gpu_sizes == t.sizes or ctx.late():  # as large as the file says: the GPU meets them
         return []
     got = fail(ctx, t.gpu_sizes)
     ctx.trying = None
@@ -231,6 +231,8 @@ def gpu_sizes_run(ctx: Context) -> list:
         return []
     kind, why = got
     at = f"at the GPU's sizes {_fmt(t.gpu_sizes)} (GPU_SIZES; the defaults ran)"
+    if "out of memory" in why.lower():  # this GPU is too small for them: nothing shown
+        return [ctx.finding("P401", f"not run {at}: {why}"[:300], severity=INFO)]
     if kind.startswith("raised") and "invalid argument" in why:
         return [ctx.finding("P403", f"the launch failed {at}: {why}; CUDA answers a grid past its limits (65,535 "
                                     f"programs on axes 1 and 2) this way")]
@@ -240,7 +242,20 @@ def gpu_sizes_run(ctx: Context) -> list:
 def shapes(ctx: Context) -> list:
     """The grid limits at the GPU's sizes, then seeded sizes around the defaults and the launcher's
     thresholds; each distinct failure shrunk to the smallest sizes that fail its way."""
-    return grid_limits(ctx) + fuzz_sizes(ctx)
+    found = grid_limits(ctx)
+    if ctx.backend == "gpu" and found and not _cuda_usable():  # an illegal address at the GPU's sizes: every
+        return found                                            # launch after it fails the same way
+    return found + fuzz_sizes(ctx)
+
+
+def _cuda_usable() -> bool:
+    import torch
+
+    try:
+        torch.cuda.synchronize()
+        return True
+    except Exception:  # noqa: BLE001  a sticky CUDA error (illegal address, device-side assert)
+        return False
 
 
 def fuzz_sizes(ctx: Context) -> list:

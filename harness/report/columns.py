@@ -48,8 +48,9 @@ PROBE_COLUMNS = (
            "tensor's bounds, at the kernel's line (P101-P103)", YOURS, ("P101", "P102", "P103"), _probe_memcheck),
     Column("probe-guards", "probe: guard bands", "both", "guard bands around every tensor, poison in torch.empty "
            "(P111-P114)", YOURS, ("P111", "P112", "P113", "P114"), "guards"),
-    Column("probe-race", "probe: race", "interpreter", "stores to addresses that other programs touch (P301)",
-           YOURS, ("P301",), "race"),
+    Column("probe-race", "probe: race", "interpreter", "stores to addresses that other programs touch (P301); "
+           "lanes of one store colliding (P304), loads of other lanes' stores with no barrier (P305)",
+           YOURS, ("P301", "P304", "P305"), "race"),
     Column("probe-order", "probe: order", "interpreter", "the grid run in other program orders (P302; P303 float "
            "atomics)", YOURS, ("P302", "P303"), "order"),
     Column("probe-shapes", "probe: shape fuzz", "both", "seeded shape fuzzing, shrunk to the smallest failure "

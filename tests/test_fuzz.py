@@ -277,3 +277,14 @@ def test_a_closed_stdout_is_not_a_traceback(malformed_root):
     full = subprocess.run([sys.executable, "-m", "harness", "list"], cwd=ROOT, env=env, stdout=open("/dev/full", "w"),
                           stderr=subprocess.PIPE, text=True, timeout=120)
     assert full.returncode == 2 and full.stderr.count("\n") == 1 and "error:" in full.stderr
+
+
+def test_each_size_alone_at_its_largest_on_a_gpu_only():
+    """The top of FUZZ's range (a value that overflows only there) is tried last, on a GPU; under the
+    interpreter one run there may take longer than all the rest."""
+    from harness.probe import fuzz
+
+    defaults, ranges = {"batch": 2, "dt_shift": 0}, {"batch": (1, 8), "dt_shift": (0, 120)}
+    gpu = fuzz.plan(defaults, [32], ranges, 0, 8, largest=True)
+    assert gpu[-1] == {"batch": 2, "dt_shift": 120}  # batch=8, its top, is in the plan already
+    assert fuzz.plan(defaults, [32], ranges, 0, 8) == gpu[:-1]  # the rest of the plan as it was

@@ -267,7 +267,8 @@ def fuzz_sizes(ctx: Context) -> list:
     blocks = ctx.options.get("blocks") or source.blocks(ctx)
     pins = pinned_names(ctx)
     edges = launcher_thresholds(ctx)
-    sizes_list = fuzz.plan(t.sizes, blocks, t.ranges, ctx.seed, trials, thresholds=edges, pins=pins)
+    sizes_list = fuzz.plan(t.sizes, blocks, t.ranges, ctx.seed, trials, thresholds=edges, pins=pins,
+                           largest=ctx.backend == "gpu")
     base = {**t.sizes, **fuzz.pinned(t.sizes, t.ranges, pins)}
     t0, tried, memo, classes = time.monotonic(), 0, {}, {}
     # the launcher's thresholds and the index limits are tried however many programs they take

@@ -87,10 +87,11 @@ def plan(defaults: dict, blocks: list[int], ranges: dict, seed: int, trials: int
          thresholds: dict | None = None, pins=(), largest: bool = False) -> list[dict]:
     """Size dicts to try: each size alone at its most telling values, then each threshold of the
     launcher's branches (and pairs of them: a path taken when two sizes cross theirs) and index
-    limit, then seeded mixes up to ``trials`` in all, then (``largest``: on a GPU, where one run at
-    millions of elements is quick) each size alone at its largest. The thresholds and the largest
-    are always all there (beyond ``trials``), and may pass the volume cap up to ``BIG_VOLUME``,
-    with the other sizes made small. Pinned sizes (``pinned``) keep their value everywhere."""
+    limit, then seeded mixes up to ``trials`` in all. With ``largest`` (on a GPU, where one run at
+    millions of elements is quick) each size alone at its largest comes right after the first.
+    The thresholds and the largest are always all there (beyond ``trials``), and may pass the
+    volume cap up to ``BIG_VOLUME``, with the other sizes made small. Pinned sizes (``pinned``)
+    keep their value everywhere."""
     rng = random.Random(seed)
     fixed = pinned(defaults, ranges, pins)
     base = {**defaults, **fixed}
@@ -135,12 +136,12 @@ def plan(defaults: dict, blocks: list[int], ranges: dict, seed: int, trials: int
                 sizes[k] = rng.choice(pool)
         add(sizes)
     for k, pool in pools.items() if largest else ():  # each size alone at its largest (the top of FUZZ's
-        top = _range(ranges, k)[1] or pool[-1]          # range: a value that overflows only there), last
+        top = _range(ranges, k)[1] or pool[-1]          # range: a value that overflows only there)
         if top > base[k]:
             big(add_top, {**base, k: top}, k, pools)
     # each size alone, cheapest first (a flag at 1, a size at 1 before a longer row): under a time
     # budget on a loaded CPU the telling values of every size come before the costly ones
-    return sorted(plain[:n_edges], key=_volume) + must + plain[n_edges:trials] + sorted(tops, key=_volume)
+    return sorted(plain[:n_edges], key=_volume) + sorted(tops, key=_volume) + must + plain[n_edges:trials]
 
 
 def big(add, sizes: dict, keep, pools: dict) -> bool:

@@ -223,9 +223,12 @@ def gpu_sizes_run(ctx: Context) -> list:
     there, where the defaults ran, is most often a grid past CUDA's limits (P403; CUDA says only
     "invalid argument"); a wrong result there is a P401."""
     t = ctx.target
-    if not t.gpu_sizes or t.gpu_sizes == t.sizes or ctx.late():  # as large as the file says: the GPU meets them
+    if not t.gpu_sizes or t.gpu_sizes == t.sizes or ctx.late():
         return []
-    got = fail(ctx, t.gpu_sizes)
+    huge = fuzz._volume(t.gpu_sizes) > GRID_VOLUME[ERROR]
+    if huge and not ctx.options.get("large"):  # sizes past what a float64 reference checks quickly: --large's
+        return []
+    got = _crashes(ctx, t.gpu_sizes) if huge else fail(ctx, t.gpu_sizes)
     ctx.trying = None
     if got is None:
         return []
@@ -237,6 +240,27 @@ def gpu_sizes_run(ctx: Context) -> list:
         return [ctx.finding("P403", f"the launch failed {at}: {why}; CUDA answers a grid past its limits (65,535 "
                                     f"programs on axes 1 and 2) this way")]
     return [ctx.finding("P401", f"{kind}: {at}: {why}")]
+
+
+def _crashes(ctx: Context, sizes: dict) -> tuple[str, str] | None:
+    """One launch at ``sizes`` with no reference (too large to check quickly): ("raised ...", why)
+    when it fails, None when it runs or the sizes are refused."""
+    import torch
+
+    from harness.errors import error_line
+    from harness.run.worker import call_with
+
+    ctx.trying = sizes
+    try:
+        inputs = X.make(ctx.target, sizes, ctx.seed, ctx.backend)
+    except Exception:  # noqa: BLE001  make_inputs refuses them, or they do not fit
+        return None
+    try:
+        call_with(ctx.target.launcher, inputs)
+        torch.cuda.synchronize()
+    except Exception as e:  # noqa: BLE001
+        return None if refused(e) else (f"raised {type(e).__name__}", error_line(e))
+    return None
 
 
 def shapes(ctx: Context) -> list:

@@ -83,3 +83,7 @@ def reference(q, kv_buffer, req_to_token, seq_lens):
 GPU_SIZES = {"batch": 3, "heads": 1, "head_dim": 128, "page_size": 16, "seq_len": 40, "num_pages": 1_100_000,
              "high_pages": 1}
 FUZZ = {"batch": (1, 6), "seq_len": (1, 200), "high_pages": (0, 1)}
+# the scores are fp16 products (q[None, :] * k, each rounded before tl.sum): errors of about 1e-3 in
+# the logits, and so in the output, against float64, in both versions (1.5e-3 on one element of 576
+# measured on an H100: the GPU board's row for the fixed version)
+TOLERANCE = {"rtol": 1e-2, "atol": 1e-2}

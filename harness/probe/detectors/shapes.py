@@ -428,6 +428,8 @@ def _needed(ctx, memo, kind, best: dict, base: dict, crossed) -> frozenset:
 
 def _p401(ctx: Context, kind: str, best: dict, first: dict, n: int, runs: int, why: str):
     defect = KINDS.get(kind, "")
+    # where each failure was first met, before shrinking: a flaky one (a race) may show only there
+    ctx.seen.setdefault("found_at", []).append(dict(first))
     return ctx.finding("P401", f"{kind}: smallest failing sizes {_fmt(best)} (seed {ctx.seed}; found at "
                                f"{_fmt(first)} after {n} sizes, shrunk in {runs} runs): {why}"[:400],
                        defect=defect, sizes=dict(best))

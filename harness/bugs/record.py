@@ -56,6 +56,14 @@ def _totals_table(totals: dict, peers: tuple) -> list:
     """The summary table: the probe and each peer, caught, false alarms, diagnosis, seconds."""
     blank = " | ".join("" for _ in peers)
     t, tp = totals, totals["peers"]
+    rows = _totals_rows(t, tp, peers, blank)
+    if not peers:  # the probe alone: no empty peer column after it
+        rows = [r.replace(" |  |", " |") if r.endswith(" |  |") else r for r in rows]
+        rows[1] = "|---|---|"
+    return rows
+
+
+def _totals_rows(t: dict, tp: dict, peers: tuple, blank: str) -> list:
     return ["| | probe | " + " | ".join(peers) + " |", "|---|---|" + "---|" * len(peers),
             f"| bugs caught, of those visible here | {_pct(t['caught_visible'], t['visible'])} | "
             + " | ".join(_pct(tp[p]['caught_visible'], tp[p]['visible']) for p in peers) + " |",

@@ -219,9 +219,10 @@ def summary(boards: dict) -> str:
     for backend, b in sorted(boards.items(), key=lambda kv: ORDER.index(kv[0])):
         t = b["totals"]
         device = ", ".join(sorted({e.get("device", "") for e in b.get("envs", [])}))
-        where = f"on the GPU ({device})" if backend == "gpu" else \
-            f"with a GPU ({device}; the GPU and the interpreter at once, probe's default there)" \
-            if "+" in backend else "under the interpreter on a CPU"
+        last = max((str(e.get("date", "")) for e in b.get("envs", [])), default="")
+        where = f"with the GPU's detectors alone ({device}; newest rows {last})" if backend == "gpu" else \
+            f"with a GPU ({device}; the GPU and the interpreter at once, probe's default there; newest rows " \
+            f"{last})" if "+" in backend else f"under the interpreter on a CPU (newest rows {last})"
         plain = t["peers"].get("plain")
         beside = (f"; a plain test at the default sizes caught {plain['caught_visible']} of {plain['visible']}, "
                   f"with {plain['false_alarms']} false alarms" if plain else "")

@@ -273,7 +273,7 @@ def rescore_diagnosis(entry, probe_row: dict, backend: str) -> None:
     """Score the buggy version's diagnosis past the entries that rest only on what the fixed
     version gets wrong too (its ``[[fixed_known]]``): those name another bug, rightly. The
     first diagnosis left is the one scored; rows recorded without evidence keep their score."""
-    known = [k for k in getattr(entry, "fixed_known", []) if set(parts(backend)) & set(k.get("backends", parts(backend)))]
+    known = _known(entry, backend)
     evidence = probe_row.get("diagnosis_evidence")
     if not known or not evidence or len(evidence) != len(probe_row["diagnosis"]):
         return
@@ -281,6 +281,11 @@ def rescore_diagnosis(entry, probe_row: dict, backend: str) -> None:
     probe_row["diagnosis_scored"] = left
     probe_row["diagnosis_first_right"] = bool(left) and left[0] == entry.defect
     probe_row["diagnosis_top3_right"] = entry.defect in left[:3]
+
+
+def _known(entry, backend: str) -> list:
+    """The entry's ``[[fixed_known]]`` recorded for (one of) this scoreboard's backends."""
+    return [k for k in getattr(entry, "fixed_known", []) if set(parts(backend)) & set(k.get("backends", parts(backend)))]
 
 
 def _matches(known: dict, finding: dict) -> bool:
@@ -295,7 +300,7 @@ def known_on_fixed(entry, probe_row: dict, backend: str) -> str | None:
     """Why the probe's errors on the fixed version are true (the entry's ``[[fixed_known]]``), when
     every one of them is a finding recorded there for this backend; None otherwise (no error, or
     one that is not recorded: a false alarm)."""
-    known = [k for k in getattr(entry, "fixed_known", []) if set(parts(backend)) & set(k.get("backends", parts(backend)))]
+    known = _known(entry, backend)
     if not known or not probe_row or not probe_row.get("errors"):
         return None
     found = probe_row.get("error_findings")

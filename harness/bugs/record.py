@@ -29,9 +29,11 @@ def read_verify(entry, backend: str) -> dict | None:
 def verified(entries: dict, backend: str) -> dict:
     """{slug: True/False/None (no record)} for the backend, from the committed records
     (``gpu+interpreter``: verified on either)."""
+    from harness.bugs.board import parts
+
     out = {}
     for slug, e in entries.items():
-        said = [r for r in (read_verify(e, b) for b in backend.split("+")) if r is not None]
+        said = [r for r in (read_verify(e, b) for b in parts(backend)) if r is not None]
         out[slug] = None if not said else any(bool(r.get("verified")) for r in said)
     return out
 
@@ -53,28 +55,24 @@ def _pct(a: int, b: int) -> str:
 
 
 def _totals_table(totals: dict, peers: tuple) -> list:
-    """The summary table: the probe and each peer, caught, false alarms, diagnosis, seconds."""
-    blank = " | ".join("" for _ in peers)
+    """The summary table: the probe and each peer, caught, false alarms, diagnosis, seconds (no peer
+    columns for the probe alone)."""
     t, tp = totals, totals["peers"]
-    rows = _totals_rows(t, tp, peers, blank)
-    if not peers:  # the probe alone: no empty peer column after it
-        rows = [r.replace(" |  |", " |") if r.endswith(" |  |") else r for r in rows]
-        rows[1] = "|---|---|"
-    return rows
 
+    def row(label: str, probe: str, each=None) -> str:
+        return "| " + " | ".join([label, probe] + [each(p) if each else "" for p in peers]) + " |"
 
-def _totals_rows(t: dict, tp: dict, peers: tuple, blank: str) -> list:
-    return ["| | probe | " + " | ".join(peers) + " |", "|---|---|" + "---|" * len(peers),
-            f"| bugs caught, of those visible here | {_pct(t['caught_visible'], t['visible'])} | "
-            + " | ".join(_pct(tp[p]['caught_visible'], tp[p]['visible']) for p in peers) + " |",
-            f"| bugs caught, of all that ran | {_pct(t['caught_all'], t['ran'])} | {blank} |",
-            f"| false alarms on fixed versions | {t['false_alarms']} of {t['ran']} | "
-            + " | ".join(f"{tp[p]['false_alarms']} of {tp[p]['ran']}" for p in peers) + " |",
-            f"| true findings on fixed versions (bug.toml [[fixed_known]]) | "
-            f"{t.get('fixed_true_findings', 0)} of {t['ran']} | {blank} |",
-            f"| right defect class named first, of bugs caught | {_pct(t['diagnosis_first'], t['caught_all'])} | {blank} |",
-            f"| ... in the first three | {_pct(t['diagnosis_top3'], t['caught_all'])} | {blank} |",
-            f"| seconds per probe: median, max | {t['median_s']}, {t['max_s']} | {blank} |", ""]
+    return ["| | probe |" + "".join(f" {p} |" for p in peers), "|---|---|" + "---|" * len(peers),
+            row("bugs caught, of those visible here", _pct(t['caught_visible'], t['visible']),
+                lambda p: _pct(tp[p]['caught_visible'], tp[p]['visible'])),
+            row("bugs caught, of all that ran", _pct(t['caught_all'], t['ran'])),
+            row("false alarms on fixed versions", f"{t['false_alarms']} of {t['ran']}",
+                lambda p: f"{tp[p]['false_alarms']} of {tp[p]['ran']}"),
+            row("true findings on fixed versions (bug.toml [[fixed_known]])",
+                f"{t.get('fixed_true_findings', 0)} of {t['ran']}"),
+            row("right defect class named first, of bugs caught", _pct(t['diagnosis_first'], t['caught_all'])),
+            row("... in the first three", _pct(t['diagnosis_top3'], t['caught_all'])),
+            row("seconds per probe: median, max", f"{t['median_s']}, {t['max_s']}"), ""]
 
 
 def _by_class(lines: list) -> list:

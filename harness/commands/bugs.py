@@ -123,14 +123,14 @@ def run(args) -> int:
     for backend in args.backends:
         rows = []
         if not args.no_run:
-            opts = {"large": True} if args.large and backend.startswith("gpu") else {}
+            opts = {"large": True} if args.large and "gpu" in board.parts(backend) else {}
             tasks = [(slug, v, backend, peers, 2, args.timeout, not args.no_probe, opts)
                      for slug in list(good) + list(bad) for v in ("buggy", "fixed")]
             say = None if args.quiet else (lambda m: print(f"  {m}", file=sys.stderr, flush=True))
-            env = environment(backend.split("+")[0])
+            env = environment(board.parts(backend)[0])
             keep = (lambda r: record.write_rows([r], backend, env)) if args.record else None
             rows = board.run_tasks(tasks, jobs=args.jobs, ray_address=args.ray,
-                                   gpus=1 if backend.startswith("gpu") else 0, progress=say, on_row=keep)
+                                   gpus=1 if "gpu" in board.parts(backend) else 0, progress=say, on_row=keep)
             rows = [{**r, "env": env} for r in rows]
         shown_entries = good
         if args.record or args.no_run:  # the scoreboard of every entry: its newest rows, each tool's newest result

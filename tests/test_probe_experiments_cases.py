@@ -329,3 +329,54 @@ def test_intwrap_is_quiet_without_a_wrap_and_inside_tl_rand(tmp_path, monkeypatc
 def test_a_wrapped_random_counter_is_overflow():
     d = diagnose(wrong(), {"debug-assert": "a signed integer wraps at broken.py:39", "wrong-values": "378 wrong"})
     assert d[0]["defect"] == "overflow" and d[0]["case"] == "rng-offset-overflow", d
+
+
+SLOW = """
+@triton.jit
+def copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def launch(x):
+    import time
+    out = torch.empty_like(x)
+    copy_kernel[(triton.cdiv(x.numel(), 16),)](x, out, x.numel(), BLOCK=16)
+    time.sleep(0.05 * x.numel())  # a run that takes longer the larger it is
+    return out
+
+
+def make_inputs(*, device, gen, batch=1, n=16):
+    return {"x": torch.randn(batch * n, generator=gen).to(device)}
+
+
+def reference(x):
+    return x
+"""
+
+
+def test_an_experiments_run_stops_at_the_diagnosis_deadline_and_tells_nothing(tmp_path, monkeypatch):
+    import time
+
+    from harness.probe.experiments import outcome
+
+    with context(tmp_path, monkeypatch, SLOW) as ctx:
+        assert outcome(ctx, {"batch": 1, "n": 4})[0] == "right"  # 0.2 s: within the budget
+        ctx.deadline = time.monotonic() + 0.5
+        t0 = time.monotonic()
+        assert outcome(ctx, {"batch": 1, "n": 200}) == ("late", None)  # 10 s of sleep: stopped at the deadline
+        assert time.monotonic() - t0 < 3
+        assert outcome(ctx, {"batch": 1, "n": 4})[0] == "right"  # made before: still answered
+        assert outcome(ctx, {"batch": 1, "n": 5}) == ("late", None)  # past the deadline: not run at all
+
+
+def test_the_tail_experiment_does_not_raise_a_size_to_many_times_the_work(tmp_path, monkeypatch):
+    import harness.probe.experiments.tail as tail
+
+    tried = []
+    with context(tmp_path, monkeypatch, SLOW) as ctx:
+        monkeypatch.setattr(tail, "outcome", lambda c, sizes, *a: tried.append(dict(sizes)) or ("right", None))
+        monkeypatch.setattr(tail, "block_sizes", lambda c: [64])
+        tail.run(ctx, {"batch": 1, "n": 70_000})
+    assert tried and all(s["batch"] == 1 for s in tried), tried  # batch 1 -> 64: 64 times the work
+    assert {"batch": 1, "n": 69_952} in tried  # the block multiple below n: about the same work

@@ -462,5 +462,5 @@ def test_each_size_alone_is_tried_cheapest_first():
     sizes = fuzz.plan(defaults, [1024], {"seq": (1, 64), "vocab": (2, 3000), "weighted": (0, 1)}, 0, 24)
     alone = [s for s in sizes if sum(s[k] != defaults[k] for k in s) == 1]
     first = alone[:4]
-    assert [fuzz._volume(s) for s in first] == sorted(fuzz._volume(s) for s in first), first
+    assert [fuzz.volume(s) for s in first] == sorted(fuzz.volume(s) for s in first), first
     assert sizes.index({**defaults, "weighted": 1}) < sizes.index({**defaults, "vocab": 1023}), sizes[:6]

@@ -83,7 +83,7 @@ def test_the_plan_holds_each_threshold_and_its_neighbours_past_the_usual_volume(
         [s for s in fuzz.plan({"batch": 8, "row": 100}, [128], {}, seed=0, trials=6)]
     # a threshold far past the defaults: the other sizes made small so that it fits
     far = fuzz.plan({"a": 1000, "b": 1000}, [128], {}, seed=0, trials=4, thresholds={"a": {100_000}})
-    assert {"a": 100_001, "b": 1} in far and all(fuzz._volume(s) <= fuzz.BIG_VOLUME for s in far)
+    assert {"a": 100_001, "b": 1} in far and all(fuzz.volume(s) <= fuzz.BIG_VOLUME for s in far)
 
 
 def test_index_limits_only_where_fuzz_allows_them():
@@ -232,3 +232,17 @@ def test_on_a_gpu_the_block_sizes_come_from_the_source(tmp_path):
     assert kernels.blocks(ctx) == [32, 64, 256] and ctx.blocks == [32, 64, 256]
     ctx = SimpleNamespace(blocks=[], backend="interpreter", target=target)
     assert kernels.blocks(ctx) == []  # the interpreter's runs say which were used
+
+
+def test_the_plan_tries_the_defaults_own_tails_early_one_size_at_a_time():
+    # a size whose default is a block multiple is tried one off it, the others at their defaults, among
+    # the first sizes (a long last block, where a short one hides the bug: mamba's chunk scan)
+    defaults = {"seqlen": 256, "chunk": 128, "heads": 2, "dim": 32, "state": 16, "batch": 1}
+    plan = fuzz.plan(defaults, [64, 32], {}, seed=0, trials=24)
+    alone = [s for s in plan[:20] if sum(s[k] != v for k, v in defaults.items()) == 1]
+    for k, v in (("seqlen", 255), ("chunk", 127), ("chunk", 129)):  # (257: sizes stay within the default
+        assert {**defaults, k: v} in alone                          # where FUZZ gives no range)
+    wide = fuzz.plan(defaults, [64, 32], {"seqlen": (1, 600)}, seed=0, trials=24)
+    assert {**defaults, "seqlen": 257} in wide[:20]
+    assert fuzz.own_tails(16, [64, 32], list(range(1, 100))) == []  # not a block multiple: no tail of its own
+    assert fuzz.own_tails(1, [1], [1, 2]) == []

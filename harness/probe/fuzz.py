@@ -98,13 +98,13 @@ def plan(defaults: dict, blocks: list[int], ranges: dict, seed: int, trials: int
     thresholds = thresholds or {}
     pools = pools_for(base, blocks, ranges, fixed, None)
     seen = {tuple(sorted(base.items()))}
-    cap = max(4 * _volume(defaults), MIN_VOLUME)
+    cap = max(4 * volume(defaults), MIN_VOLUME)
     plain, must = [], []
 
     def adder(into):
         def add(sizes, limit=cap):
             key = tuple(sorted(sizes.items()))
-            if key not in seen and _volume(sizes) <= limit:
+            if key not in seen and volume(sizes) <= limit:
                 seen.add(key)
                 into.append(sizes)
                 return True
@@ -116,6 +116,9 @@ def plan(defaults: dict, blocks: list[int], ranges: dict, seed: int, trials: int
     for k, pool in pools.items():  # one size at a time: tails and block edges
         for v in [pool[0], *[x for x in pool if any(x % b in (1, b - 1) for b in blocks)][:3]]:
             add({**base, k: v})
+    for k, pool in pools.items():  # the default's own tails: one off a block multiple at the real scale,
+        for v in own_tails(base[k], blocks, pool):  # where a long last block holds what a short one cannot
+            add({**base, k: v})                      # (a decay that overflows only far into a chunk)
     n_edges = len(plain)
     edge = {k: edges(k, thresholds, ranges) for k in pools}
     for k, vals in edge.items():  # each threshold and index limit
@@ -141,20 +144,28 @@ def plan(defaults: dict, blocks: list[int], ranges: dict, seed: int, trials: int
             big(add_top, {**base, k: top}, k, pools)
     # each size alone, cheapest first (a flag at 1, a size at 1 before a longer row): under a time
     # budget on a loaded CPU the telling values of every size come before the costly ones
-    return sorted(plain[:n_edges], key=_volume) + sorted(tops, key=_volume) + must + plain[n_edges:trials]
+    return sorted(plain[:n_edges], key=volume) + sorted(tops, key=volume) + must + plain[n_edges:trials]
+
+
+def own_tails(default: int, blocks: list[int], pool: list[int]) -> list[int]:
+    """default - 1 and default + 1 where the default is a multiple of a block size (and they are
+    in the pool): the tail a user meets first, one element off the size they tested."""
+    if default < 2 or not any(default % b == 0 for b in blocks if b >= 2):
+        return []
+    return [v for v in (default - 1, default + 1) if v in pool]
 
 
 def big(add, sizes: dict, keep, pools: dict) -> bool:
     """Add ``sizes`` past the usual volume cap, up to ``BIG_VOLUME``: as they are if they fit, else with
     the sizes other than ``keep`` (a name or a tuple of names) at their smallest."""
     keep = (keep,) if isinstance(keep, str) else tuple(keep)
-    if _volume(sizes) <= BIG_VOLUME:
+    if volume(sizes) <= BIG_VOLUME:
         return add(sizes, BIG_VOLUME)
     small = {**sizes, **{k: pool[0] for k, pool in pools.items() if k not in keep and pool}}
     return add(small, BIG_VOLUME)
 
 
-def _volume(sizes: dict) -> int:
+def volume(sizes: dict) -> int:
     """The product of the integer sizes: a stand-in for the work one run takes."""
     v = 1
     for x in sizes.values():

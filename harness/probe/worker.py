@@ -134,15 +134,6 @@ def run(args: dict) -> int:
         return EXIT_RUN
 
 
-def _volume(sizes: dict) -> float:
-    """The product of the integer sizes (how long a run at these sizes takes, roughly)."""
-    v = 1.0
-    for x in sizes.values():
-        if isinstance(x, int) and not isinstance(x, bool) and x > 0:
-            v *= x
-    return v
-
-
 def cuda_usable() -> bool:
     """False when the CUDA context is broken (a sticky error: illegal address, device-side assert)."""
     import torch
@@ -203,10 +194,12 @@ def run_one(ctx, name: str, emit, timeout: float) -> None:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
+    from harness.probe.fuzz import volume
+
     for f in found:  # where the diagnosis experiments start: the smallest sizes shown wrong (the quickest runs)
         if f.severity == "error" and f.code not in ("P003", "P002"):
             sizes = dict(f.sizes or ctx.target.sizes)
-            if "failing" not in ctx.seen or _volume(sizes) < _volume(ctx.seen["failing"]):
+            if "failing" not in ctx.seen or volume(sizes) < volume(ctx.seen["failing"]):
                 ctx.seen["failing"] = sizes
     emit(event="meta", blocks=ctx.blocks, seen=ctx.seen)
     for f in found:

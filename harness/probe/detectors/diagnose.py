@@ -35,11 +35,12 @@ def run(ctx) -> list:
     for name, exp in registry().items():
         if ctx.late():
             break
+        t0 = time.monotonic()
         try:
             evidence.update(exp.run(ctx, dict(failing)))
-            ran.append(name)
+            ran.append(f"{name} {time.monotonic() - t0:.1f}s")
         except Exception as e:  # noqa: BLE001  one experiment failing leaves the others' evidence
-            ran.append(f"{name} (failed: {error_line(e)})"[:200])
+            ran.append(f"{name} {time.monotonic() - t0:.1f}s (failed: {error_line(e)})"[:200])
     from harness.probe.kernels import known_facts
 
     known_facts(ctx)

@@ -172,7 +172,7 @@ def _grid_at(ctx: Context, sizes: dict) -> dict | None:
     """The first launch past CUDA's grid limits when the launcher runs at ``sizes`` (no program run)."""
     from harness.run.worker import call_with
 
-    if fuzz._volume(sizes) > GRID_VOLUME[ERROR]:
+    if fuzz.volume(sizes) > GRID_VOLUME[ERROR]:
         return None
     ctx.trying = sizes
     try:
@@ -197,7 +197,7 @@ def grid_limits(ctx: Context) -> list:
     for k, v in t.sizes.items():
         hi = fuzz._range(t.ranges, k)[1]
         if isinstance(v, int) and not isinstance(v, bool) and 0 < v < PAST_Y and (hi is None or hi >= PAST_Y):
-            if fuzz._volume({**t.sizes, k: PAST_Y}) <= GRID_VOLUME[INFO]:
+            if fuzz.volume({**t.sizes, k: PAST_Y}) <= GRID_VOLUME[INFO]:
                 plans.append(({**t.sizes, k: PAST_Y}, INFO))
     out, seen = [], set()
     for sizes, severity in plans:
@@ -225,7 +225,7 @@ def gpu_sizes_run(ctx: Context) -> list:
     t = ctx.target
     if not t.gpu_sizes or t.gpu_sizes == t.sizes or ctx.late():
         return []
-    huge = fuzz._volume(t.gpu_sizes) > GRID_VOLUME[ERROR]
+    huge = fuzz.volume(t.gpu_sizes) > GRID_VOLUME[ERROR]
     if huge and not ctx.options.get("large"):  # sizes past what a float64 reference checks quickly: --large's
         return []
     got = _crashes(ctx, t.gpu_sizes) if huge else fail(ctx, t.gpu_sizes)

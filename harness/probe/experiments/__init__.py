@@ -32,9 +32,13 @@ def registry() -> dict[str, Experiment]:
 
 def outcome(ctx, sizes: dict, inputs: dict | None = None):
     """One call at ``sizes`` (or on ``inputs``) as a GPU runs it today (0 in masked lanes):
-    ("right" | "wrong" | "refused", the Call). Refused: make_inputs, the reference or Triton
-    declined these sizes, which tells nothing."""
+    ("right" | "wrong" | "refused" | "late", the Call). Refused: make_inputs, the reference or
+    Triton declined these sizes, which tells nothing; late: the experiments' time is spent (a run
+    already made at these sizes is still answered), which tells nothing either."""
+    import contextlib
+
     from harness.probe import execute as X
+    from harness.probe.detectors.order import until_deadline
     from harness.probe.detectors.shapes import refused
 
     t = ctx.target
@@ -43,6 +47,8 @@ def outcome(ctx, sizes: dict, inputs: dict | None = None):
     key = tuple(sorted(sizes.items())) if inputs is None else None
     if key is not None and key in cache:
         return cache[key]
+    if ctx.late():  # each experiment's next run would overrun the diagnosis budget: a slow kernel's
+        return "late", None  # runs (seconds each under the interpreter) must not stack up past it
     try:
         if inputs is None:
             inputs = X.make(t, sizes, ctx.seed, ctx.backend)
@@ -51,8 +57,14 @@ def outcome(ctx, sizes: dict, inputs: dict | None = None):
         return "refused", None
     # bounds-checked (an access outside is dropped, not made): a kernel that corrupts the heap at
     # these sizes must not take the experiments' process down with it
-    with ctx.instrument(poison_masked=False, memcheck=True) as rec:
-        c = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref)
+    c = None
+    # under the interpreter one run can take longer than the whole budget (a size an experiment
+    # raised 100-fold): it stops at the deadline, and tells nothing
+    with until_deadline(ctx) if ctx.backend == "interpreter" else contextlib.nullcontext():
+        with ctx.instrument(poison_masked=False, memcheck=True) as rec:
+            c = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref)
+    if c is None:
+        return "late", None
     if rec is not None:
         c.programs = sum(rec.programs.values())
         c.loads = rec.loads

@@ -60,7 +60,10 @@ def run(ctx, failing: dict) -> dict:
             continue  # not reduced over: the size is one of the result's
         cut = max((b for b in blocks if b < v), default=v // 2)
         parts = {"before": slice(0, cut), "after": slice(cut, v)}
-        moved = {name: _moves(ctx, base, outcome(ctx, failing, _doubled(inputs, v, p))[1]) for name, p in parts.items()}
+        runs = {name: outcome(ctx, failing, _doubled(inputs, v, p)) for name, p in parts.items()}
+        if any(state in ("refused", "late") for state, _ in runs.values()):
+            return {}  # a run that did not happen tells nothing about what moves
+        moved = {name: _moves(ctx, base, c) for name, (_, c) in runs.items()}
         if all(m == (True, True) for m in moved.values()) and "after" in moved:
             return {"all-parts": f"at {fmt(failing)}: the result moves with the elements of {k} before {cut} and "
                                  f"with those after it, as the reference does: every part is read"}

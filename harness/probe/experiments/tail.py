@@ -7,10 +7,12 @@ sizes lacked what the failing ones had (a value past a threshold, say)."""
 from __future__ import annotations
 
 from harness.probe.context import fmt, int_sizes
+from harness.probe.fuzz import volume
 from harness.probe.kernels import blocks as block_sizes
 from harness.probe.experiments import Experiment, outcome
 
 GUESSES = (16, 32, 64, 128, 256, 512, 1024)  # block sizes to try where none was seen (a GPU run)
+GROWTH, SMALL = 8, 1 << 16  # a size tried may make the work this many times larger, or up to this volume
 
 
 def run(ctx, failing: dict) -> dict:
@@ -21,6 +23,8 @@ def run(ctx, failing: dict) -> dict:
             if v % b == 0 or b > max(2 * v, 64):  # a block far past the size says little about it
                 continue
             lo, hi = (v // b) * b, (v // b + 1) * b
+            if volume({**failing, k: v + b}) > max(GROWTH * volume(failing), SMALL):
+                continue  # a batch of 1 raised to 64 (64 times the work) costs a slow kernel the budget
             tried = [s for s in (lo, hi) if s > 0]
             if ctx.late() or not tried:
                 return {}

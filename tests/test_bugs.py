@@ -98,6 +98,7 @@ def test_fixture_manifest_reads():
     (('title = "t"\n', ''), "'title' is missing"),
     (('shows_on = ["interpreter"]', 'shows_on = ["tpu"]'), "shows_on 'tpu'"),
     (('[source]', '[verify]\ndetector = "eyes"\n[source]'), "detector 'eyes'"),
+    (('[source]', '[verify]\nseverity = "note"\n[source]'), "severity must be"),
     (('title = "t"', 'title = "t'), "bug.toml:"),
 ])
 def test_bad_manifest_is_one_line(tmp_path, change, message):
@@ -419,3 +420,22 @@ def test_rows_of_some_tools_keep_the_others(tmp_path, monkeypatch):
 def test_no_probe_needs_record():
     r = _cli("--no-probe", "--peers", "ttsem")
     assert r.returncode == 2 and "give --record too" in r.stderr and r.stderr.count("\n") == 1
+
+
+def test_a_bug_that_is_reliance_on_undefined_lanes_is_caught_by_its_detectors_warning():
+    from types import SimpleNamespace
+
+    from harness.bugs.board import _summary
+    from harness.probe.findings import WARNING, Finding
+
+    def report(*findings):
+        return SimpleNamespace(problems=list(findings), diagnosis=[], seconds=1.0, ran=[], meta={})
+
+    warn = Finding("P102", "memcheck", "interpreter", "load past the end; only through masked-off lanes",
+                   severity=WARNING)
+    other = Finding("P203", "reference", "interpreter", "masked lanes enter the result", severity=WARNING)
+    entry = SimpleNamespace(defect="out-of-bounds-read", verify={"detector": "memcheck", "severity": "warning"})
+    assert _summary(report(warn), entry)["caught"]
+    assert not _summary(report(other), entry)["caught"]  # another detector's warning is not this bug
+    plain = SimpleNamespace(defect="out-of-bounds-read", verify={"detector": "memcheck", "severity": "error"})
+    assert not _summary(report(warn), plain)["caught"]  # elsewhere a warning is never a catch

@@ -464,3 +464,39 @@ def test_each_size_alone_is_tried_cheapest_first():
     first = alone[:4]
     assert [fuzz.volume(s) for s in first] == sorted(fuzz.volume(s) for s in first), first
     assert sizes.index({**defaults, "weighted": 1}) < sizes.index({**defaults, "vocab": 1023}), sizes[:6]
+
+
+# out[i] = table[idx[i]], the table load unmasked (TorchInductor's indirect load before its fix): the
+# lanes past n index the table with whatever the masked index load left in them
+GATHER = """
+@triton.jit
+def gather(table_ptr, idx_ptr, out_ptr, n, MASKED: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    i = tl.load(idx_ptr + offs, mask=offs < n)
+    x = tl.load(table_ptr + i, mask=offs < n) if MASKED else tl.load(table_ptr + i)
+    tl.store(out_ptr + offs, x, mask=offs < n)
+
+def launch(table, idx, masked=0, over=0):
+    out = torch.empty(idx.shape, dtype=table.dtype)
+    gather[(triton.cdiv(idx.numel(), 64),)](table, idx, out, idx.numel(), MASKED=bool(masked), BLOCK=64)
+    return out
+
+def make_inputs(*, device, gen, vocab=100, n=128, masked=0, over=0):
+    return {"table": torch.randn(vocab, generator=gen), "idx": torch.randint(0, vocab, (n,), generator=gen) + over,
+            "masked": masked, "over": over}
+
+def reference(table, idx, masked, over):
+    return table[idx.long().clamp(max=table.numel() - 1)].double()
+"""
+
+
+def test_memcheck_tries_the_defaults_own_tail_and_an_address_only_poison_makes_is_a_warning(tmp_path):
+    path = _file(tmp_path, "gather.py", GATHER)
+    r = probe(path, detectors=["memcheck"])  # n=128, two full blocks: nothing past the end at the defaults
+    loads = r.by_code("P102")
+    assert loads and r.ok and all(f.severity == "warning" for f in loads), r.text()
+    assert "n=127" in loads[0].message and "masked-off lanes" in loads[0].message
+    assert probe(path, detectors=["memcheck"], sizes={"masked": 1}).by_code("P102") == []
+    # indices past the table in the lanes that are not masked: an error, whatever the masked lanes hold
+    past = probe(path, detectors=["memcheck"], sizes={"over": 100})
+    assert not past.ok and past.by_code("P102")[0].severity == "error", past.text()

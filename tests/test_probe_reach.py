@@ -244,5 +244,8 @@ def test_the_plan_tries_the_defaults_own_tails_early_one_size_at_a_time():
         assert {**defaults, k: v} in alone                          # where FUZZ gives no range)
     wide = fuzz.plan(defaults, [64, 32], {"seqlen": (1, 600)}, seed=0, trials=24)
     assert {**defaults, "seqlen": 257} in wide[:20]
+    gpu = fuzz.plan(defaults, [64, 32], {}, seed=0, trials=24, largest=True)  # on a GPU: first (one compile)
+    assert gpu[:3] == [{**defaults, "seqlen": 255}, {**defaults, "chunk": 127}, {**defaults, "chunk": 129}]
+    assert len(gpu) == len(fuzz.plan(defaults, [64, 32], {}, seed=0, trials=24, largest=True))
     assert fuzz.own_tails(16, [64, 32], list(range(1, 100))) == []  # not a block multiple: no tail of its own
     assert fuzz.own_tails(1, [1], [1, 2]) == []

@@ -1,6 +1,11 @@
 """The streams experiment (GPU): which launchers it applies to, and what its evidence names."""
 
 import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 SIDE_STREAM = textwrap.dedent("""
@@ -67,3 +72,37 @@ def test_its_evidence_names_a_stream_race_first():
     assert ranked[0]["defect"] == "stream-race" and ranked[0]["case"] == "stream-no-sync"
     ranked = diagnose([wrong], {"order": "gpu: 3 runs differ"})
     assert ranked[0]["defect"] != "stream-race"  # without the experiment's evidence, no stream is named
+
+
+def _cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+@pytest.mark.skipif(not _cuda(), reason="needs a CUDA GPU (none on this machine)")
+def test_every_new_stream_is_the_current_one_while_torchs_own_handles_still_work():
+    # torch.cuda.current_stream() builds its handle through the name torch.cuda.Stream: the patch must
+    # leave those alone (it once recursed into itself, and every run under it failed)
+    import torch
+
+    from harness.probe.experiments.streams import _one_stream
+
+    before = torch.cuda.current_stream()
+    with _one_stream():
+        made = torch.cuda.Stream()
+        assert made == torch.cuda.current_stream() == before
+        assert torch.cuda.default_stream() is not None
+        with torch.cuda.stream(made):
+            x = torch.ones(4, device="cuda") * 2
+    assert torch.cuda.Stream() != before and float(x.sum()) == 8.0
+
+
+@pytest.mark.skipif(not _cuda(), reason="needs a CUDA GPU (none on this machine)")
+def test_the_stream_case_is_named_a_stream_race_on_a_gpu():
+    from harness import probe
+
+    case = ROOT / "cases" / "stream-no-sync"
+    report = probe.probe(str(case / "broken.py"), inputs=str(case / "case.py"), launcher="matmul_relu",
+                         backends=["gpu"], detectors=["reference", "shapes", "diagnose"])
+    assert report.errors and report.diagnosis[0]["defect"] == "stream-race", report.diagnosis[:2]

@@ -55,8 +55,12 @@ def _summary(report, entry) -> dict:
         if f.defect_class and f.defect_class not in diagnosis:  # else: the findings' classes, errors first
             diagnosis.append(f.defect_class)
     first = probs[0] if probs else None
-    return {  # caught: an error (a warning names undefined behaviour the kernel relies on: not a bug shown)
-        "caught": bool(errors), "errors": len(errors),
+    # caught: an error (a warning names undefined behaviour the kernel relies on: not a bug shown), or
+    # where that reliance is the bug (the entry's [verify] severity = "warning"), its detector's warning
+    relied = entry.verify.get("severity") == "warning" and any(
+        f.severity != ERROR and f.detector == entry.verify["detector"] for f in probs)
+    return {
+        "caught": bool(errors) or relied, "errors": len(errors),
         "warnings": sum(f.severity != ERROR for f in probs),
         "detectors": sorted({f.detector for f in probs}), "codes": sorted({f.code for f in probs}),
         "first": {"code": first.code, "detector": first.detector, "message": first.message[:240],

@@ -20,7 +20,9 @@ What the file holds (``bugs/README.md`` has the whole format and an example):
 - ``[verify]``: ``sizes`` (make_inputs keywords at which the bug shows), ``detector``
   (the probe detector that must see it: "reference" by default, "memcheck" for an
   out-of-bounds access that changes no output), ``ci`` (false: too heavy to download or
-  run in CI, which verifies the other interpreter-visible entries);
+  run in CI, which verifies the other interpreter-visible entries), ``severity`` ("warning" for
+  a bug that is the kernel relying on values Triton leaves undefined, which today's GPUs happen to
+  make harmless: the probe's warning from the detector is the catch; "error" by default);
 - ``[[fixed_known]]``: a finding the probe makes on the fixed version that is true (another
   defect the fix left in place, shown by the float64 reference or an access out of bounds):
   ``code``, ``why``, ``detector``, ``match`` (a piece of its message), ``sizes``, ``backends``.
@@ -180,7 +182,9 @@ def _verify(meta: dict, where: str) -> dict:
     det = v.get("detector", "reference")
     if det not in VERIFY_DETECTORS:
         raise ManifestError(f"{where}: [verify] detector '{det}' is not one of {', '.join(VERIFY_DETECTORS)}")
-    return {**v, "detector": det}
+    if v.get("severity", "error") not in ("error", "warning"):
+        raise ManifestError(f"{where}: [verify] severity must be \"error\" or \"warning\"")
+    return {**v, "detector": det, "severity": v.get("severity", "error")}
 
 
 def _fixed_known(meta: dict, where: str) -> list:

@@ -116,9 +116,11 @@ def plan(defaults: dict, blocks: list[int], ranges: dict, seed: int, trials: int
     for k, pool in pools.items():  # one size at a time: tails and block edges
         for v in [pool[0], *[x for x in pool if any(x % b in (1, b - 1) for b in blocks)][:3]]:
             add({**base, k: v})
+    tails: list = []
+    add_tail = adder(tails)
     for k, pool in pools.items():  # the default's own tails: one off a block multiple at the real scale,
         for v in own_tails(base[k], blocks, pool):  # where a long last block holds what a short one cannot
-            add({**base, k: v})                      # (a decay that overflows only far into a chunk)
+            add_tail({**base, k: v})                 # (a decay that overflows only far into a chunk)
     n_edges = len(plain)
     edge = {k: edges(k, thresholds, ranges) for k in pools}
     for k, vals in edge.items():  # each threshold and index limit
@@ -144,7 +146,12 @@ def plan(defaults: dict, blocks: list[int], ranges: dict, seed: int, trials: int
             big(add_top, {**base, k: top}, k, pools)
     # each size alone, cheapest first (a flag at 1, a size at 1 before a longer row): under a time
     # budget on a loaded CPU the telling values of every size come before the costly ones
-    return sorted(plain[:n_edges], key=volume) + sorted(tops, key=volume) + must + plain[n_edges:trials]
+    # On a GPU, where a run costs its compile (a new specialization: a size of 1, or not a multiple of
+    # 16) more than its volume, the default's own tails go first: they share the defaults' compile.
+    if largest:
+        return tails + sorted(plain[:n_edges], key=volume) + sorted(tops, key=volume) + must + \
+            plain[n_edges:max(n_edges, trials - len(tails))]
+    return sorted(plain[:n_edges] + tails, key=volume) + must + plain[n_edges:max(n_edges, trials - len(tails))]
 
 
 def own_tails(default: int, blocks: list[int], pool: list[int]) -> list[int]:

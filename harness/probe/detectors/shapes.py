@@ -306,6 +306,8 @@ def fuzz_sizes(ctx: Context) -> list:
         tried += 1
         if (got := _memo(ctx, memo, sizes)) is not None:
             classes.setdefault((got[0], _crossed(sizes, base, edges)), (sizes, got[1], tried))
+    ctx.seen["fuzz"] = {"tried": tried, "planned": len(sizes_list), "seconds": round(time.monotonic() - t0, 1),
+                        "last": dict(sizes_list[tried - 1]) if tried else None}
     out = _empty(ctx) if ctx.options.get("empty", True) and not ctx.late() else []
     out += _refusals(ctx)
     if not classes:

@@ -43,6 +43,8 @@ def _one_stream():
 
     class Current(real):  # a subclass: isinstance(s, torch.cuda.Stream) elsewhere still holds
         def __new__(cls, *args, **kwargs):
+            if "stream_id" in kwargs:  # torch's own handle on a stream that exists (current_stream() makes
+                return real(*args, **kwargs)  # one through this very name): left alone, or it recurses
             return torch.cuda.current_stream()
 
     with Patcher() as patch:

@@ -43,10 +43,10 @@ def launch_fixed(x, dt, dA_cumsum, B, CB, dout, dstates):
     return _run("fixed", x, dt, dA_cumsum, B, CB, dout, dstates)
 
 
-def make_inputs(*, device, gen, batch=1, seqlen=256, nheads=2, headdim=32, dstate=16, chunk_size=128):
-    """Mamba-2 shapes, one group; dt in the module's init range (0.001, 0.1) and A in its
-    (-16, -1), the cumulative dA per chunk as _chunk_cumsum_fwd makes it (dt is 0 past the
-    end of the sequence, so dA_cumsum stays flat there)."""
+def make_inputs(*, device, gen, batch=1, seqlen=256, nheads=2, headdim=32, dstate=16, chunk_size=256):
+    """Mamba-2 shapes, one group, chunks of 256 as in the issue's report; dt in the module's init
+    range (0.001, 0.1) and A in its (-16, -1), the cumulative dA per chunk as _chunk_cumsum_fwd
+    makes it (dt is 0 past the end of the sequence, so dA_cumsum stays flat there)."""
     nchunks = -(-seqlen // chunk_size)
     f16 = torch.float16
     x = torch.randn(batch, seqlen, nheads, headdim, generator=gen).to(f16)

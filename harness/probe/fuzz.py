@@ -149,9 +149,8 @@ def plan(defaults: dict, blocks: list[int], ranges: dict, seed: int, trials: int
     # On a GPU, where a run costs its compile (a new specialization: a size of 1, or not a multiple of
     # 16) more than its volume, the default's own tails go first: they share the defaults' compile.
     if largest:
-        return tails + sorted(plain[:n_edges], key=volume) + sorted(tops, key=volume) + must + \
-            plain[n_edges:max(n_edges, trials - len(tails))]
-    return sorted(plain[:n_edges] + tails, key=volume) + must + plain[n_edges:max(n_edges, trials - len(tails))]
+        return tails + sorted(plain[:n_edges], key=volume) + sorted(tops, key=volume) + must + plain[n_edges:trials]
+    return sorted(plain[:n_edges] + tails, key=volume) + must + plain[n_edges:trials]
 
 
 def own_tails(default: int, blocks: list[int], pool: list[int]) -> list[int]:

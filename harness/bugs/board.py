@@ -77,6 +77,9 @@ def _summary(report, entry) -> dict:
         "problems": [{k: v for k, v in f.to_json().items() if v not in (None, "", [], {})} for f in probs[:30]],
         "observed": {b: {k: str(v)[:240] for k, v in ((m.get("seen") or {}).get("evidence") or {}).items()}
                      for b, m in report.meta.items() if isinstance(m, dict)},
+        # how far shape fuzzing got on each backend (sizes tried of those planned, in how long)
+        "fuzz": {b: (m.get("seen") or {}).get("fuzz") for b, m in report.meta.items()
+                 if isinstance(m, dict) and (m.get("seen") or {}).get("fuzz")},
     }
 
 

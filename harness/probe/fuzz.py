@@ -122,16 +122,7 @@ def plan(defaults: dict, blocks: list[int], ranges: dict, seed: int, trials: int
         for v in own_tails(base[k], blocks, pool):  # where a long last block holds what a short one cannot
             add_tail({**base, k: v})                 # (a decay that overflows only far into a chunk)
     n_edges = len(plain)
-    edge = {k: edges(k, thresholds, ranges) for k in pools}
-    for k, vals in edge.items():  # each threshold and index limit
-        for v in vals:
-            big(add_must, {**base, k: v}, k, pools)
-    keys = [k for k in edge if thresholds.get(k)]
-    for i, a in enumerate(keys):  # two sizes across their thresholds at once: each side of each
-        for b in keys[i + 1:]:
-            for va in (v for t in sorted(thresholds[a]) for v in (t - 1, t + 1) if v in edge[a]):
-                for vb in (v for t in sorted(thresholds[b]) for v in (t - 1, t + 1) if v in edge[b]):
-                    big(add_must, {**base, a: va, b: vb}, (a, b), pools)
+    _across(add_must, base, pools, thresholds, ranges)
     for _ in range(trials * 20):
         if len(plain) >= trials or not pools:
             break
@@ -151,6 +142,21 @@ def plan(defaults: dict, blocks: list[int], ranges: dict, seed: int, trials: int
     if largest:
         return tails + sorted(plain[:n_edges], key=volume) + sorted(tops, key=volume) + must + plain[n_edges:trials]
     return sorted(plain[:n_edges] + tails, key=volume) + must + plain[n_edges:trials]
+
+
+def _across(add_must, base: dict, pools: dict, thresholds: dict, ranges: dict) -> None:
+    """Each threshold of the launcher's branches and index limit, and two sizes across their
+    thresholds at once (each side of each), through ``add_must``."""
+    edge = {k: edges(k, thresholds, ranges) for k in pools}
+    for k, vals in edge.items():
+        for v in vals:
+            big(add_must, {**base, k: v}, k, pools)
+    keys = [k for k in edge if thresholds.get(k)]
+    for i, a in enumerate(keys):
+        for b in keys[i + 1:]:
+            for va in (v for t in sorted(thresholds[a]) for v in (t - 1, t + 1) if v in edge[a]):
+                for vb in (v for t in sorted(thresholds[b]) for v in (t - 1, t + 1) if v in edge[b]):
+                    big(add_must, {**base, a: va, b: vb}, (a, b), pools)
 
 
 def own_tails(default: int, blocks: list[int], pool: list[int]) -> list[int]:

@@ -153,7 +153,8 @@ def test_order_runs_a_larger_size_only_when_it_fits_the_deadline():
     import time
 
     from harness.probe.context import Context
-    from harness.probe.detectors.order import fits, until_deadline
+    from harness.probe.context import until_deadline
+    from harness.probe.detectors.order import fits
 
     ctx = Context(target=None, backend="interpreter", seed=0, name="order")
     assert fits(ctx, 1e9)  # no deadline

@@ -6,6 +6,7 @@ share to turn what a call did into a ``Finding``.
 from __future__ import annotations
 
 import contextlib
+import signal
 import time
 from dataclasses import dataclass, field
 
@@ -158,3 +159,37 @@ def never_written(ctx: Context, inputs: dict, first, ref=None) -> dict:
         if a.shape == b.shape and (n := int((a & b).sum())):
             out[name] = out.get(name, 0) + n
     return out
+
+
+class _Late(BaseException):
+    """The detector's own deadline passed during a run it chose to make (not the kernel's hang)."""
+
+
+@contextlib.contextmanager
+def until_deadline(ctx, budget: float | None = None):
+    """Stop the block at the detector's deadline (``ctx.deadline``) or after ``budget`` seconds,
+    whichever comes first, quietly: a larger size re-tunes an autotuned kernel and runs it 8 times
+    as long, which no estimate from the defaults' runs foresees. The worker's own limit (its
+    SIGALRM timer: a hang, P002) is put back after, less the time spent; where it comes first it
+    stays in charge."""
+    ends = [x for x in (ctx.deadline, None if budget is None else time.monotonic() + budget) if x is not None]
+    left = min(ends) - time.monotonic() if ends else None
+    outer, _ = signal.getitimer(signal.ITIMER_REAL)
+    if left is None or left <= 0 or (outer and outer <= left):
+        yield
+        return
+
+    def late(signum, frame):
+        raise _Late
+
+    handler, t0 = signal.signal(signal.SIGALRM, late), time.monotonic()
+    signal.setitimer(signal.ITIMER_REAL, left)
+    try:
+        yield
+    except _Late:
+        pass
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, handler)
+        if outer:
+            signal.setitimer(signal.ITIMER_REAL, max(0.01, outer - (time.monotonic() - t0)))

@@ -82,7 +82,8 @@ RULES = (
     _r("store-race", "race", 0.8, "read-write-race"),
     _r("store-race", "lane-collision", 0.8),  # lanes of one store: which lands is the GPU's choice
     _r("missing-barrier", "cross-lane", 0.85),  # beside what stale reads leave behind (never-written elements)
-    _r("stream-race", "other-stream", 0.95),  # what an unordered stream leaves looks like anything else  # right once the launcher's side streams are the current one
+    _r("stream-race", "other-stream", 0.95),  # right once the launcher's side streams are the current one:
+    # what an unordered stream leaves looks like anything else
     _r("lost-update", "race read-write-race", 0.8),
     _r("store-race", "race read-write-race", 0.6),
     _r("store-race", "order", 0.6, "race atomics"),

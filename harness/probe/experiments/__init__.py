@@ -38,7 +38,7 @@ def outcome(ctx, sizes: dict, inputs: dict | None = None):
     import contextlib
 
     from harness.probe import execute as X
-    from harness.probe.detectors.order import until_deadline
+    from harness.probe.context import until_deadline
     from harness.probe.detectors.shapes import refused
 
     t = ctx.target

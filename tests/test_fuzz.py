@@ -280,8 +280,9 @@ def test_a_closed_stdout_is_not_a_traceback(malformed_root):
 
 
 def test_each_size_alone_at_its_largest_on_a_gpu_only():
-    """The top of FUZZ's range (a value that overflows only there) is tried on a GPU, after each size
-    alone at its telling values; under the interpreter one run there may outlast all the rest."""
+    """The top of FUZZ's range (a value that overflows only there) is tried on a GPU, before each size
+    alone at its telling values (their compiles may spend the budget first); under the interpreter
+    one run there may outlast all the rest."""
     from harness.probe import fuzz
 
     defaults, ranges = {"batch": 2, "dt_shift": 0}, {"batch": (1, 8), "dt_shift": (0, 120)}
@@ -289,3 +290,20 @@ def test_each_size_alone_at_its_largest_on_a_gpu_only():
     top = {"batch": 2, "dt_shift": 120}
     assert top not in cpu and gpu.count(top) == 1  # batch=8, its top, is in the plan already
     assert [s for s in gpu if s != top] == cpu  # the rest of the plan as it was
+    assert gpu.index(top) < gpu.index({"batch": 1, "dt_shift": 0})  # before the edges
+
+
+def test_on_a_gpu_a_value_goes_to_its_top_with_the_other_sizes_at_their_defaults():
+    """A size that shapes no tensor (a query scale) adds no work: its top runs at the defaults (made
+    small, head_size=1 is one a GPU's tl.dot refuses), and the top furthest from its default comes first."""
+    from harness.probe import fuzz
+
+    defaults = {"heads": 4, "head_size": 64, "block": 16, "qscale": 1, "softcap": 50}
+    ranges = {"qscale": (1, 5000)}
+    plain = fuzz.plan(defaults, [16], ranges, 0, 8, largest=True)
+    valued = fuzz.plan(defaults, [16], ranges, 0, 8, largest=True, values={"qscale", "softcap"})
+    assert {**defaults, "qscale": 5000} not in plain  # past the volume cap: only made small
+    assert any(s["qscale"] == 5000 and s["head_size"] < 16 for s in plain)
+    at = valued.index({**defaults, "qscale": 5000})
+    # only the defaults' own tails before it (one size one off its default)
+    assert at >= 1 and all(sum(abs(s[k] - v) for k, v in defaults.items()) == 1 for s in valued[:at]), valued[:at + 1]

@@ -62,6 +62,11 @@ def _sizes(text: str) -> dict:
         raise argparse.ArgumentTypeError(f"'{text}' is not NAME=INT[,NAME=INT...]") from None
 
 
+def _budget(text: str) -> float:
+    """--budget: 0 (none) or a number of seconds."""
+    return 0.0 if text.strip() in ("0", "0.0") else seconds(text)
+
+
 def run(args) -> int:
     from harness.probe.runner import ProbeInputError, probe
 
@@ -72,7 +77,7 @@ def run(args) -> int:
     try:
         report = probe(args.file, inputs=args.inputs, launcher=args.launcher, backends=backends,
                        detectors=args.only, seed=args.seed, sizes=args.sizes, jobs=args.jobs,
-                       timeout=args.timeout, options=options, progress=say)
+                       timeout=args.timeout, options=options, progress=say, budget=args.budget)
     except ProbeInputError as e:
         raise UsageError(f"probe: {e}") from None
     if not report.errors and not any(status in RAN for _, _, _, status in report.ran):
@@ -111,6 +116,11 @@ def register(sub) -> None:
                    help="leave masked lanes of a tl.load without other= at 0 in the interpreter")
     p.add_argument("--jobs", type=positive_int, default=2, help="detector processes at once (default 2)")
     p.add_argument("--timeout", type=seconds, default=120.0, help="seconds each detector may take (default 120)")
+    p.add_argument("--budget", type=_budget, default=None, metavar="SECONDS",
+                   help="seconds for the whole probe: the detectors stop starting runs at its end, and keep "
+                        "the diagnosis its share once a result is wrong (default: 60 on the CPU alone; none "
+                        "with a GPU. 0: none, each detector keeps to its own time). --large and --tools add "
+                        "their own runs")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 on warnings too (a kernel that relies on behaviour Triton leaves undefined)")
     p.add_argument("--json", action="store_true", help="machine-readable output")

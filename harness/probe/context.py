@@ -26,6 +26,8 @@ class Context:
     blocks: list = field(default_factory=list)  # block sizes seen (constexprs)
     trying: dict | None = None  # the sizes being run (a timeout names them)
     deadline: float | None = None  # time.monotonic() by which a long detector wraps up
+    ends: float | None = None  # time.monotonic() by which the whole probe wraps up (--budget), or None
+    reserve: float = 0.0  # seconds before ``ends`` left to the diagnosis once a result was seen wrong
     refused: list = field(default_factory=list)  # (sizes, why) where Triton would not compile the kernel
     seen: dict = field(default_factory=dict)  # what runs showed: atomics, autotune, poisoned loads (skips, diagnosis)
     outcomes: dict = field(default_factory=dict)  # the experiments' plain runs by sizes (harness.probe.experiments.outcome)
@@ -41,8 +43,17 @@ class Context:
         return Finding(code, self.name, self.backend, message, **kw)
 
     def late(self) -> bool:
-        """Past the detector's own deadline (a share of its timeout): wrap up with what there is."""
-        return self.deadline is not None and time.monotonic() > self.deadline
+        """Past the detector's own deadline (a share of its timeout), or, once a result was seen
+        wrong in this process (``seen["failing"]``, or ``seen["wrong_now"]`` while a detector
+        works), into the time the probe's budget keeps for the diagnosis: wrap up with what there is."""
+        return time.monotonic() > self.wrap_up_by()
+
+    def wrap_up_by(self) -> float:
+        """The time.monotonic() at which ``late()`` turns true as things stand (inf: never)."""
+        t = self.deadline if self.deadline is not None else float("inf")
+        if self.ends is not None and (self.seen.get("failing") or self.seen.get("wrong_now")):
+            t = min(t, self.ends - self.reserve)
+        return t
 
     @contextlib.contextmanager
     def instrument(self, **kw):

@@ -84,14 +84,15 @@ def edges(k: str, thresholds: dict, ranges: dict) -> list[int]:
 
 
 def plan(defaults: dict, blocks: list[int], ranges: dict, seed: int, trials: int,
-         thresholds: dict | None = None, pins=(), largest: bool = False) -> list[dict]:
+         thresholds: dict | None = None, pins=(), largest: bool = False, values=()) -> list[dict]:
     """Size dicts to try: each size alone at its most telling values, then each threshold of the
     launcher's branches (and pairs of them: a path taken when two sizes cross theirs) and index
     limit, then seeded mixes up to ``trials`` in all. With ``largest`` (on a GPU, where one run at
-    millions of elements is quick) each size alone at its largest comes right after the first.
+    millions of elements is quick) the defaults' own tails come first, then each size alone at its
+    largest, then the rest.
     The thresholds and the largest are always all there (beyond ``trials``), and may pass the
     volume cap up to ``BIG_VOLUME``, with the other sizes made small. Pinned sizes (``pinned``)
-    keep their value everywhere."""
+    keep their value everywhere. ``values``: sizes that shape no tensor (``_tops``)."""
     rng = random.Random(seed)
     fixed = pinned(defaults, ranges, pins)
     base = {**defaults, **fixed}
@@ -111,8 +112,8 @@ def plan(defaults: dict, blocks: list[int], ranges: dict, seed: int, trials: int
             return False
         return add
 
-    tops: list = []
-    add, add_must, add_top = adder(plain), adder(must), adder(tops)
+    tops, small = [], []  # each size at its top: as it is, and with the others made small (on a GPU)
+    add, add_must = adder(plain), adder(must)
     for k, pool in pools.items():  # one size at a time: tails and block edges
         for v in [pool[0], *[x for x in pool if any(x % b in (1, b - 1) for b in blocks)][:3]]:
             add({**base, k: v})
@@ -131,17 +132,33 @@ def plan(defaults: dict, blocks: list[int], ranges: dict, seed: int, trials: int
             if rng.random() < 0.6:
                 sizes[k] = rng.choice(pool)
         add(sizes)
-    for k, pool in pools.items() if largest else ():  # each size alone at its largest (the top of FUZZ's
-        top = _range(ranges, k)[1] or pool[-1]          # range: a value that overflows only there)
-        if top > base[k]:
-            big(add_top, {**base, k: top}, k, pools)
-    # each size alone, cheapest first (a flag at 1, a size at 1 before a longer row): under a time
-    # budget on a loaded CPU the telling values of every size come before the costly ones
-    # On a GPU, where a run costs its compile (a new specialization: a size of 1, or not a multiple of
-    # 16) more than its volume, the default's own tails go first: they share the defaults' compile.
     if largest:
-        return tails + sorted(plain[:n_edges], key=volume) + sorted(tops, key=volume) + must + plain[n_edges:trials]
+        _tops(adder(tops), adder(small), base, pools, ranges, values)
+    # each size alone, cheapest first (a flag at 1 before a longer row): on a loaded CPU the telling
+    # values of every size come before the costly ones. On a GPU, where a run costs its compile (a
+    # new specialization) more than its volume, the default's own tails go first (the defaults'
+    # compile), then each size at its top (a query scale that overflows only at 5000), then the edges.
+    if largest:
+        # the tops pushed furthest from the defaults first (a value range the defaults never reach)
+        tops.sort(key=lambda s: -max(v / max(1, base[k]) for k, v in s.items() if isinstance(v, int)))
+        return tails + tops + sorted(small, key=volume) + sorted(plain[:n_edges], key=volume) + must + plain[n_edges:trials]
     return sorted(plain[:n_edges] + tails, key=volume) + must + plain[n_edges:trials]
+
+
+def _tops(add_top, add_small, base: dict, pools: dict, ranges: dict, values) -> None:
+    """Each size alone at its largest (the top of FUZZ's range: a value that overflows only there),
+    the others at their defaults where that fits ``BIG_VOLUME``, else made small (which may be sizes
+    a GPU refuses: a tl.dot needs 16). ``values``: sizes that shape no tensor (a scale), which add no
+    work and do not count in the volume."""
+    for k, pool in pools.items():
+        top = _range(ranges, k)[1] or pool[-1]
+        if top <= base[k]:
+            continue
+        if volume({x: v for x, v in base.items() if x not in values}) * (1 if k in values else top // max(1, base[k])) \
+                <= BIG_VOLUME:
+            add_top({**base, k: top}, float("inf"))
+        else:
+            big(add_small, {**base, k: top}, k, pools)
 
 
 def _across(add_must, base: dict, pools: dict, thresholds: dict, ranges: dict) -> None:

@@ -30,6 +30,11 @@ from harness.run.isolate import exit_message, new_lines, run_process
 from harness.probe import detectors as registry
 
 DEFAULT_TIMEOUT = 120.0
+# seconds for the whole probe when none is given (--budget): the detectors stop starting runs at
+# its end, less MARGIN_S for the report. On the CPU alone, 60. With a GPU, none (0): the detectors
+# keep to their own times; measured on an H100 (docs/probe-budget.md), 20 s cut the diagnosis short
+DEFAULT_BUDGET_S = {"gpu": 0.0, "interpreter": 60.0}
+MARGIN_S = 1.5
 
 
 class ProbeInputError(Exception):
@@ -48,6 +53,7 @@ class ProbeReport:
 
     diagnosis: list = field(default_factory=list)  # harness.probe.diagnosis.diagnose: best first
     lint: list = field(default_factory=list)  # harness.lint's findings in the probed file (the source alone)
+    budget: float = 0.0  # seconds the whole probe had (--budget; 0: none)
 
     @property
     def problems(self) -> list:
@@ -77,6 +83,7 @@ class ProbeReport:
 
         lines = [f"probe {shown_path(os.path.abspath(self.file))}: {len(self.errors)} errors, {len(self.warnings)} warnings, "
                  f"{len(self.findings) - len(self.problems)} notes ({self.seconds:.0f}s)"]
+        lines += self.cut_short()
         if self.diagnosis:
             lines += [shown_paths(x) for x in diagnosis_text(self.diagnosis)] + [""]
         lines.append(table(self.findings))
@@ -89,9 +96,20 @@ class ProbeReport:
                       for x in self.lint]
         return "\n".join(lines)
 
+    def cut_short(self) -> list:
+        """A line for each backend whose shape fuzzing ran out of time before its last size."""
+        out = []
+        for backend, meta in self.meta.items():
+            f = (meta.get("seen") or {}).get("fuzz") if isinstance(meta, dict) else None
+            if f and f.get("tried", 0) < f.get("planned", 0):
+                more = f" (--budget {max(60, 3 * self.budget):.0f} tries more)" if self.budget else ""
+                out.append(f"shape fuzzing on the {backend} tried {f['tried']} of {f['planned']} sizes in its "
+                           f"time{more}")
+        return out
+
     def to_json(self) -> dict:
         return {"file": self.file, "ok": self.ok, "errors": len(self.errors), "warnings": len(self.warnings),
-                "diagnosis": self.diagnosis, "seconds": round(self.seconds, 2), "meta": self.meta,
+                "diagnosis": self.diagnosis, "seconds": round(self.seconds, 2), "budget": self.budget, "meta": self.meta,
                 "ran": [{"backend": b, "detector": d, "seconds": round(s, 2), "status": st} for b, d, s, st in self.ran],
                 "findings": [f.to_json() for f in self.findings], "lint": self.lint}
 
@@ -323,11 +341,13 @@ def _progress(backend: str, say):
 
 def probe(file: str, *, inputs: str | None = None, launcher: str = "launch", backends: list | None = None,
           detectors: list | None = None, seed: int = 0, sizes: dict | None = None, jobs: int = 2,
-          timeout: float = DEFAULT_TIMEOUT, options: dict | None = None, progress=None) -> ProbeReport:
+          timeout: float = DEFAULT_TIMEOUT, options: dict | None = None, progress=None,
+          budget: float | None = None) -> ProbeReport:
     """Run every detector on ``file`` (see ``harness.probe``); raise ProbeInputError for a bad file.
 
     The names and defaults are the command line's: ``detectors`` is ``--detectors`` (or ``--only``),
-    ``backends`` None is ``--backend all`` (the GPU if there is one, and the interpreter).
+    ``backends`` None is ``--backend all`` (the GPU if there is one, and the interpreter), ``budget``
+    None is ``DEFAULT_BUDGET_S`` (0: no budget, each detector keeps to its own).
     """
     for p in (file, inputs):
         if p is not None and not os.path.isfile(p):
@@ -335,10 +355,13 @@ def probe(file: str, *, inputs: str | None = None, launcher: str = "launch", bac
     if not isinstance(launcher, str) or not launcher.isidentifier():
         raise ProbeInputError(f"launcher {launcher!r} is not a Python function name")
     t0 = time.monotonic()
-    args = {"file": os.path.abspath(file), "inputs": os.path.abspath(inputs) if inputs else None,
-            "launcher": launcher, "seed": seed, "sizes": sizes or {}, "options": dict(options or {})}
-    report = ProbeReport(file)
     chosen = list(backends or resolve_backends("all"))  # as the CLI: the GPU if there is one, and the interpreter
+    if budget is None:
+        budget = DEFAULT_BUDGET_S["gpu" if "gpu" in chosen else "interpreter"]
+    args = {"file": os.path.abspath(file), "inputs": os.path.abspath(inputs) if inputs else None,
+            "launcher": launcher, "seed": seed, "sizes": sizes or {},
+            "options": {**(options or {}), "budget": budget}, "ends": t0 + budget - MARGIN_S if budget else None}
+    report = ProbeReport(file, budget=budget)
     # the backends at once (the GPU's processes wait on the GPU, the interpreter's on the CPU); their
     # findings in the order named
     parts = {b: ProbeReport(file) for b in chosen}

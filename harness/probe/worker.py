@@ -99,6 +99,7 @@ def run(args: dict) -> int:
         return EXIT_LOAD
     try:
         from harness.probe.context import Context
+        from harness.probe.detectors.diagnose import reserve
         from harness.run.triton_compat import patched
 
         # autotune under the interpreter: each config benchmarked in two calls (a warm-up and one
@@ -109,18 +110,21 @@ def run(args: dict) -> int:
                 return EXIT_LOAD
             ctx = Context(target, args["backend"], int(args.get("seed", 0)), "", counter,
                           dict(args.get("options") or {}), emit, list((args.get("options") or {}).get("blocks") or []))
+            ctx.ends = args.get("ends")
             if (pad := ctx.options.get("pad")) is not None:
                 ctx.pad = int(pad)
             if "failing" in args:  # an earlier process died at these sizes: the experiments start there
                 ctx.seen["failing"] = dict(args["failing"] or target.sizes)
             hung = None
-            for name in args["detectors"]:
+            for i, name in enumerate(args["detectors"]):
                 if hung is not None:  # each would wait as long for a kernel that does not return
                     emit(event="start", detector=name)
                     emit(event="skipped", detector=name, reason=f"the kernel did not return in the {hung} detector")
                     emit(event="end", detector=name)
                     continue
-                found = run_one(ctx, name, emit, float(args.get("timeout") or 120))
+                # the detectors before the diagnosis leave it its share of the probe's budget
+                found = run_one(ctx, name, emit, float(args.get("timeout") or 120),
+                                reserve=reserve(ctx) if "diagnose" in args["detectors"][i + 1:] else 0.0)
                 if any(f.code == "P002" and f.severity == "error" for f in found):
                     hung = name
                 if ctx.backend == "gpu" and name != args["detectors"][-1] and not cuda_usable():
@@ -155,9 +159,12 @@ def _alarm(signum, frame):
     raise DetectorTimeout
 
 
-def run_one(ctx, name: str, emit, timeout: float) -> None:
+def run_one(ctx, name: str, emit, timeout: float, reserve: float = 0.0) -> None:
     """One detector: its findings, or its own failure as an event (never a traceback); a
-    detector past ``timeout`` seconds is stopped (a kernel spinning in the interpreter too)."""
+    detector past ``timeout`` seconds is stopped (a kernel spinning in the interpreter too).
+    It wraps up (``ctx.late()``) at a share of its timeout or the end of the probe's budget
+    (``ctx.ends``), and ``reserve`` seconds before that end once a result was seen wrong (the
+    diagnosis after it needs the time; where all is right so far, the time goes to finding)."""
     from harness.errors import error_line
     from harness.probe.context import fmt
     from harness.probe.findings import Finding
@@ -167,6 +174,10 @@ def run_one(ctx, name: str, emit, timeout: float) -> None:
 
     emit(event="start", detector=name)
     ctx.name, ctx.trying, ctx.deadline = name, None, time.monotonic() + 0.6 * timeout
+    ctx.reserve = reserve
+    ctx.seen.pop("wrong_now", None)
+    if ctx.ends is not None:
+        ctx.deadline = min(ctx.deadline, ctx.ends)
     det = detectors()[name]
     if det.skip is not None and (why := det.skip(ctx)):
         emit(event="skipped", detector=name, reason=why)
@@ -201,6 +212,7 @@ def run_one(ctx, name: str, emit, timeout: float) -> None:
             sizes = dict(f.sizes or ctx.target.sizes)
             if "failing" not in ctx.seen or volume(sizes) < volume(ctx.seen["failing"]):
                 ctx.seen["failing"] = sizes
+    ctx.seen.pop("wrong_now", None)  # the detector's own mark (its errors set "failing" above)
     emit(event="meta", blocks=ctx.blocks, seen=ctx.seen)
     for f in found:
         emit(event="finding", **f.to_json())

@@ -11,6 +11,15 @@ from __future__ import annotations
 from harness.probe.detectors import Detector
 
 BUDGET_S = {"interpreter": 20.0, "gpu": 8.0}  # the experiments stop starting runs after this long
+RESERVE_SHARE = 0.5  # of the probe's budget (--budget), kept for the experiments where it is short
+
+
+def reserve(ctx) -> float:
+    """Seconds the detectors before this one in its process leave it at the end of the probe's
+    budget once they have seen a wrong result: its own budget, or a share of the probe's where that
+    is short (20 s on a GPU)."""
+    budget = ctx.options.get("budget")
+    return min(BUDGET_S[ctx.backend], RESERVE_SHARE * budget) if budget else 0.0
 
 
 def run(ctx) -> list:

@@ -291,8 +291,9 @@ def fuzz_sizes(ctx: Context) -> list:
     blocks = ctx.options.get("blocks") or source.blocks(ctx)
     pins = pinned_names(ctx)
     edges = launcher_thresholds(ctx)
+    gpu = ctx.backend == "gpu"
     sizes_list = fuzz.plan(t.sizes, blocks, t.ranges, ctx.seed, trials, thresholds=edges, pins=pins,
-                           largest=ctx.backend == "gpu")
+                           largest=gpu, values=value_sizes(ctx) if gpu else ())
     base = {**t.sizes, **fuzz.pinned(t.sizes, t.ranges, pins)}
     t0, tried, memo, classes = time.monotonic(), 0, {}, {}
     # the launcher's thresholds and the index limits are tried however many programs they take
@@ -306,6 +307,7 @@ def fuzz_sizes(ctx: Context) -> list:
         tried += 1
         if (got := _memo(ctx, memo, sizes)) is not None:
             classes.setdefault((got[0], _crossed(sizes, base, edges)), (sizes, got[1], tried))
+            ctx.seen["wrong_now"] = True  # the probe's budget now keeps the diagnosis its time
     ctx.seen["fuzz"] = {"tried": tried, "planned": len(sizes_list), "seconds": round(time.monotonic() - t0, 1),
                         "last": dict(sizes_list[tried - 1]) if tried else None}
     out = _empty(ctx) if ctx.options.get("empty", True) and not ctx.late() else []
@@ -318,6 +320,27 @@ def fuzz_sizes(ctx: Context) -> list:
              fuzz.pools_for(base, blocks, t.ranges, pins, edges).items() if base[k] > 0}
     found = _shrink_classes(ctx, classes, memo, pools, base, edges)
     out[:0] = [_p401(ctx, kind, best, first, n, runs, why) for kind, best, first, n, runs, why in found]
+    return out
+
+
+def value_sizes(ctx: Context) -> set:
+    """The integer sizes that shape no tensor of ``make_inputs`` (a scale, a flag): one more than the
+    default gives every tensor the same shape. A size whose next value make_inputs refuses is not one."""
+    import torch
+
+    def shapes(sizes):
+        return {k: tuple(v.shape) for k, v in X.make(ctx.target, sizes, ctx.seed, ctx.backend).items()
+                if isinstance(v, torch.Tensor)}
+
+    base, out = ctx.target.sizes, set()
+    at = shapes(base)
+    for k, v in base.items():
+        if isinstance(v, int) and not isinstance(v, bool):
+            try:
+                if shapes({**base, k: v + 1}) == at:
+                    out.add(k)
+            except Exception:  # noqa: BLE001  make_inputs refuses the value: treat it as a size
+                pass
     return out
 
 
@@ -407,7 +430,7 @@ def _shrink_classes(ctx: Context, classes: dict, memo: dict, pools: dict, base: 
 
         side = {k: [v for v in pool if _crossed({**first, k: v}, base, edges) == crossed] for k, pool in pools.items()}
         best, runs = fuzz.shrink(first, same, side,
-                                 deadline=min(time.monotonic() + share, ctx.deadline or float("inf")))
+                                 deadline=min(time.monotonic() + share, ctx.wrap_up_by()))
         needed = _needed(ctx, memo, kind, best, base, crossed) if crossed else crossed
         if (kind, needed) in done:
             continue

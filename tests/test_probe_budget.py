@@ -1,0 +1,75 @@
+"""The probe's budget (``--budget``): the detectors stop starting runs at its end, the diagnosis
+keeps its share, and the report says what the budget cut short."""
+
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+from harness import probe
+from harness.probe.detectors import diagnose
+
+ROOT = Path(__file__).resolve().parents[1]
+CASE = ROOT / "cases" / "add-missing-mask"
+
+
+def fuzzed(report):
+    return report.meta["interpreter"]["seen"]["fuzz"]
+
+
+def test_a_short_budget_cuts_shape_fuzzing_and_the_report_says_so():
+    kw = dict(inputs=str(CASE / "case.py"), launcher="add", backends=["interpreter"], detectors=["shapes"])
+    whole = probe(str(CASE / "fixed.py"), budget=0, **kw)
+    assert whole.ok and fuzzed(whole)["tried"] == fuzzed(whole)["planned"] > 8, whole.text()
+    assert not whole.cut_short() and whole.to_json()["budget"] == 0
+    # less the report's margin, over before the worker has started: one size (the first) runs
+    short = probe(str(CASE / "fixed.py"), budget=1.6, **kw)
+    assert short.ok and fuzzed(short)["tried"] == 1 < fuzzed(short)["planned"], short.text()
+    assert short.to_json()["budget"] == 1.6
+    assert "shape fuzzing on the interpreter tried" in short.text() and "--budget 60" in short.text()
+
+
+def test_the_budget_cut_still_catches_what_the_first_sizes_show():
+    # the defaults come first: a bug they show is found under any budget
+    r = probe(str(CASE / "broken.py"), inputs=str(CASE / "case.py"), launcher="add", backends=["interpreter"],
+              detectors=["reference", "guards"], budget=1.6)
+    assert not r.ok, r.text()
+
+
+def test_the_diagnosis_keeps_its_share_of_a_short_budget_and_its_own_time_of_a_long_one():
+    ctx = lambda backend, budget: SimpleNamespace(backend=backend, options={"budget": budget})  # noqa: E731
+    assert diagnose.reserve(ctx("gpu", 10.0)) == diagnose.RESERVE_SHARE * 10.0 < diagnose.BUDGET_S["gpu"]
+    assert diagnose.reserve(ctx("interpreter", 20.0)) == diagnose.RESERVE_SHARE * 20.0 < diagnose.BUDGET_S["interpreter"]
+    assert diagnose.reserve(ctx("interpreter", 60.0)) == diagnose.BUDGET_S["interpreter"]
+    assert diagnose.reserve(ctx("gpu", 0.0)) == 0.0 and diagnose.reserve(SimpleNamespace(backend="gpu", options={})) == 0
+
+
+def test_budget_on_the_command_line():
+    def cli(*a):
+        return subprocess.run([sys.executable, "-m", "harness", "probe", str(CASE / "fixed.py"), "--inputs",
+                               str(CASE / "case.py"), "--launcher", "add", "--backend", "interpreter", "--only",
+                               "reference", "-q", *a], cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+    bad = cli("--budget", "-3")
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr and "--budget" in bad.stderr
+    ok = cli("--budget", "0", "--json")
+    assert ok.returncode == 0 and '"budget": 0' in ok.stdout, ok.stderr
+
+
+def test_the_reserve_for_the_diagnosis_starts_only_once_a_result_was_seen_wrong():
+    import time
+
+    from harness.probe.context import Context
+
+    ctx = Context(target=None, backend="gpu", seed=0, name="shapes")
+    ctx.ends, ctx.reserve = time.monotonic() + 5, 10.0  # inside the reserve already
+    assert not ctx.late()  # all right so far: the time goes to finding
+    ctx.seen["wrong_now"] = True  # shape fuzzing met a wrong result: wrap up, the diagnosis needs the rest
+    assert ctx.late()
+    ctx.seen.pop("wrong_now")
+    ctx.seen["failing"] = {"n": 3}  # an earlier detector's error
+    assert ctx.late() and ctx.wrap_up_by() == ctx.ends - ctx.reserve
+    ctx.ends = time.monotonic() - 1  # the budget spent: late whatever was seen
+    ctx.seen.clear()
+    ctx.deadline = ctx.ends
+    assert ctx.late()

@@ -307,3 +307,13 @@ def test_on_a_gpu_a_value_goes_to_its_top_with_the_other_sizes_at_their_defaults
     at = valued.index({**defaults, "qscale": 5000})
     # only the defaults' own tails before it (one size one off its default)
     assert at >= 1 and all(sum(abs(s[k] - v) for k, v in defaults.items()) == 1 for s in valued[:at]), valued[:at + 1]
+
+
+def test_under_the_interpreter_only_a_value_goes_to_its_top():
+    from harness.probe import fuzz
+
+    defaults = {"n": 64, "qscale": 1}
+    ranges = {"qscale": (1, 5000), "n": (1, 1 << 20)}
+    cpu = fuzz.plan(defaults, [16], ranges, 0, 8, values={"qscale"})
+    assert {"n": 64, "qscale": 5000} in cpu and not any(s["n"] == 1 << 20 for s in cpu)
+    assert {"n": 64, "qscale": 5000} not in fuzz.plan(defaults, [16], ranges, 0, 8)  # not a value: not there

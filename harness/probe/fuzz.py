@@ -92,7 +92,8 @@ def plan(defaults: dict, blocks: list[int], ranges: dict, seed: int, trials: int
     largest, then the rest.
     The thresholds and the largest are always all there (beyond ``trials``), and may pass the
     volume cap up to ``BIG_VOLUME``, with the other sizes made small. Pinned sizes (``pinned``)
-    keep their value everywhere. ``values``: sizes that shape no tensor (``_tops``)."""
+    keep their value everywhere. ``values``: sizes that shape no tensor (``_tops``); without
+    ``largest`` these alone go to their top, with the other sizes at their defaults."""
     rng = random.Random(seed)
     fixed = pinned(defaults, ranges, pins)
     base = {**defaults, **fixed}
@@ -134,15 +135,24 @@ def plan(defaults: dict, blocks: list[int], ranges: dict, seed: int, trials: int
         add(sizes)
     if largest:
         _tops(adder(tops), adder(small), base, pools, ranges, values)
-    # each size alone, cheapest first (a flag at 1 before a longer row): on a loaded CPU the telling
-    # values of every size come before the costly ones. On a GPU, where a run costs its compile (a
-    # new specialization) more than its volume, the default's own tails go first (the defaults'
-    # compile), then each size at its top (a query scale that overflows only at 5000), then the edges.
+    else:  # under the interpreter only the sizes that shape no tensor go to their top (the defaults' cost)
+        add_value = adder(tops)
+        for k in (k for k in pools if k in values):
+            if (top := _range(ranges, k)[1] or pools[k][-1]) > base[k]:
+                add_value({**base, k: top}, float("inf"))
+    return _ordered(largest, base, tails, tops, small, plain[:n_edges], must + plain[n_edges:trials])
+
+
+def _ordered(largest: bool, base: dict, tails: list, tops: list, small: list, edges: list, rest: list) -> list:
+    """The plan's order. Each size alone, cheapest first (a flag at 1 before a longer row): on a
+    loaded CPU the telling values of every size come before the costly ones. On a GPU, where a run
+    costs its compile (a new specialization) more than its volume, the default's own tails go first
+    (the defaults' compile), then each size at its top, furthest from its default first (a query
+    scale that overflows only at 5000), then the edges."""
     if largest:
-        # the tops pushed furthest from the defaults first (a value range the defaults never reach)
-        tops.sort(key=lambda s: -max(v / max(1, base[k]) for k, v in s.items() if isinstance(v, int)))
-        return tails + tops + sorted(small, key=volume) + sorted(plain[:n_edges], key=volume) + must + plain[n_edges:trials]
-    return sorted(plain[:n_edges] + tails, key=volume) + must + plain[n_edges:trials]
+        tops = sorted(tops, key=lambda s: -max(v / max(1, base[k]) for k, v in s.items() if isinstance(v, int)))
+        return tails + tops + sorted(small, key=volume) + sorted(edges, key=volume) + rest
+    return sorted(edges + tails, key=volume) + tops + rest
 
 
 def _tops(add_top, add_small, base: dict, pools: dict, ranges: dict, values) -> None:

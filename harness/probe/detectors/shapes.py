@@ -293,7 +293,7 @@ def fuzz_sizes(ctx: Context) -> list:
     edges = launcher_thresholds(ctx)
     gpu = ctx.backend == "gpu"
     sizes_list = fuzz.plan(t.sizes, blocks, t.ranges, ctx.seed, trials, thresholds=edges, pins=pins,
-                           largest=gpu, values=value_sizes(ctx) if gpu else ())
+                           largest=gpu, values=value_sizes(ctx))
     base = {**t.sizes, **fuzz.pinned(t.sizes, t.ranges, pins)}
     t0, tried, memo, classes = time.monotonic(), 0, {}, {}
     # the launcher's thresholds and the index limits are tried however many programs they take

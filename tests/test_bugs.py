@@ -389,7 +389,7 @@ def test_readme_summary_follows_the_numbers():
     assert "the probe caught 9 of the 10 bugs" in good and "falls short" not in good
     assert "[gpu](docs/bugs/scoreboard-gpu.md)" in good and "a plain test at the default sizes caught 1 of 10" in good
     bad = record.summary({"gpu": board(9, 2, 3), "interpreter": board(5, 5, 0)})
-    assert "names the wrong trap for most" in bad and "flags correct (fixed) kernels" in bad
+    assert "names the wrong trap for most" in bad and "flags correct (fixed) kernels (gpu: 3 of 10)" in bad
     assert bad.index("With the GPU's detectors alone") < bad.index("Under the interpreter")
     both = record.summary({"interpreter": board(5, 5, 0), "gpu+interpreter": board(9, 8, 0), "gpu": board(8, 8, 0)})
     assert both.index("With a GPU (H100; the GPU and the interpreter at once") < both.index("With the GPU's") \

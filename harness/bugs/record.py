@@ -235,8 +235,9 @@ def summary(boards: dict) -> str:
     totals = [b["totals"] for b in boards.values()]
     if any(t["caught_all"] and 2 * t["diagnosis_first"] < t["caught_all"] for t in totals):
         weak.append("it names the wrong trap for most of the bugs it flags")
-    if any(t["false_alarms"] for t in totals):
-        weak.append("it flags correct (fixed) kernels")
+    if flagged := [f"{b}: {x['totals']['false_alarms']} of {x['totals']['ran']}" for b, x in sorted(boards.items())
+                   if x["totals"]["false_alarms"]]:
+        weak.append(f"it flags correct (fixed) kernels ({'; '.join(flagged)})")
     verdict = f" Where the probe falls short: {' and '.join(weak)}." if weak else ""
     return ("What the benchmark shows today: " + ". ".join(p[0].upper() + p[1:] for p in parts)
             + f" (scoreboards: {links}; every entry's row, the peers' columns and the times are there)."

@@ -32,7 +32,7 @@ from harness.probe import detectors as registry
 DEFAULT_TIMEOUT = 120.0
 # seconds for the whole probe when none is given (--budget): the detectors stop starting runs at
 # its end, less MARGIN_S for the report. On the CPU alone, 60. With a GPU, none (0): the detectors
-# keep to their own times; measured on an H100 (docs/measurements/budget-20s-h100), 20 s cut the diagnosis short
+# keep to their own times; measured on an H100 (docs/probe-budget.md), 20 s cut the diagnosis short
 DEFAULT_BUDGET_S = {"gpu": 0.0, "interpreter": 60.0}
 MARGIN_S = 1.5
 

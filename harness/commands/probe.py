@@ -64,7 +64,11 @@ def _sizes(text: str) -> dict:
 
 def _budget(text: str) -> float:
     """--budget: 0 (none) or a number of seconds."""
-    return 0.0 if text.strip() in ("0", "0.0") else seconds(text)
+    try:
+        none = float(text) == 0
+    except ValueError:
+        none = False
+    return 0.0 if none else seconds(text)
 
 
 def run(args) -> int:

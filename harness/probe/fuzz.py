@@ -138,7 +138,7 @@ def plan(defaults: dict, blocks: list[int], ranges: dict, seed: int, trials: int
     else:  # under the interpreter only the sizes that shape no tensor go to their top (the defaults' cost)
         add_value = adder(tops)
         for k in (k for k in pools if k in values):
-            if (top := _range(ranges, k)[1] or pools[k][-1]) > base[k]:
+            if (top := _top(k, ranges, pools)) > base[k]:
                 add_value({**base, k: top}, float("inf"))
     return _ordered(largest, base, tails, tops, small, plain[:n_edges], must + plain[n_edges:trials])
 
@@ -160,15 +160,20 @@ def _tops(add_top, add_small, base: dict, pools: dict, ranges: dict, values) -> 
     the others at their defaults where that fits ``BIG_VOLUME``, else made small (which may be sizes
     a GPU refuses: a tl.dot needs 16). ``values``: sizes that shape no tensor (a scale), which add no
     work and do not count in the volume."""
-    for k, pool in pools.items():
-        top = _range(ranges, k)[1] or pool[-1]
+    work = volume({x: v for x, v in base.items() if x not in values})  # the defaults' run, values aside
+    for k in pools:
+        top = _top(k, ranges, pools)
         if top <= base[k]:
             continue
-        if volume({x: v for x, v in base.items() if x not in values}) * (1 if k in values else top // max(1, base[k])) \
-                <= BIG_VOLUME:
+        if work * (1 if k in values else top // max(1, base[k])) <= BIG_VOLUME:
             add_top({**base, k: top}, float("inf"))
         else:
             big(add_small, {**base, k: top}, k, pools)
+
+
+def _top(k: str, ranges: dict, pools: dict) -> int:
+    """The largest value of size ``k``: the top of FUZZ's range, else of its pool."""
+    return _range(ranges, k)[1] or pools[k][-1]
 
 
 def _across(add_must, base: dict, pools: dict, thresholds: dict, ranges: dict) -> None:

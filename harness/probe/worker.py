@@ -175,7 +175,6 @@ def run_one(ctx, name: str, emit, timeout: float, reserve: float = 0.0) -> None:
     emit(event="start", detector=name)
     ctx.name, ctx.trying, ctx.deadline = name, None, time.monotonic() + 0.6 * timeout
     ctx.reserve = reserve
-    ctx.seen.pop("wrong_now", None)
     if ctx.ends is not None:
         ctx.deadline = min(ctx.deadline, ctx.ends)
     det = detectors()[name]

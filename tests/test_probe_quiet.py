@@ -235,6 +235,38 @@ def test_autotune_under_the_probe_benchmarks_each_config_in_two_calls():
     assert len(calls) > 2  # do_bench's own algorithm elsewhere
 
 
+def test_autotune_under_the_probe_on_the_gpu_benchmarks_each_config_in_two_calls():
+    """On the GPU the probe's autotune times each config in two launches too (not 125 ms of them);
+    outside the probe, Triton's own benchmarker stays."""
+    import triton
+    import triton.language as tl
+
+    from harness.probe import worker
+    from harness.run import triton_compat
+
+    @triton.jit
+    def k(x):
+        tl.store(x, 1)
+
+    from triton.runtime.autotuner import Autotuner
+
+    tuned = triton.autotune(configs=[triton.Config({}, num_warps=1)], key=[])(k)
+    before = Autotuner.__dict__["do_bench"]
+    with triton_compat.patched(interpreter=False, bench_calls=worker.BENCH_CALLS):
+        bench = tuned.do_bench
+        assert bench.func is triton_compat.do_bench_gpu_calls and bench.keywords == {"calls": 2}
+    assert Autotuner.__dict__["do_bench"] is before
+
+
+@pytest.mark.skipif(not __import__("torch").cuda.is_available(), reason="needs a CUDA GPU")
+def test_the_gpu_benchmark_in_two_calls_times_one():
+    from harness.run import triton_compat
+
+    calls = []
+    out = triton_compat.do_bench_gpu_calls(lambda: calls.append(1), quantiles=(0.5, 0.2, 0.8), calls=2)
+    assert len(calls) == 2 and len(out) == 3 and all(t >= 0 for t in out)
+
+
 def test_a_stub_module_has_a_spec_so_find_spec_works_on_it():
     from harness.bugs import source
 

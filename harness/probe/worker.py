@@ -34,7 +34,7 @@ import sys
 from harness.run.worker import Events, apply_memory_limit, import_failure
 
 EXIT_LOAD, EXIT_RUN, EXIT_CONTEXT = 2, 3, 4
-BENCH_CALLS = 2  # calls per autotune config under the interpreter (triton_compat.patched's bench_calls)
+BENCH_CALLS = 2  # calls per autotune config, on either backend (triton_compat.patched's bench_calls)
 
 
 def detectors() -> dict:
@@ -102,8 +102,9 @@ def run(args: dict) -> int:
         from harness.probe.detectors.diagnose import reserve
         from harness.run.triton_compat import patched
 
-        # autotune under the interpreter: each config benchmarked in two calls (a warm-up and one
-        # timed), not do_bench's eight or more; its launches' side effects still precede the real one
+        # autotune: each config benchmarked in two calls (a warm-up and one timed), not do_bench's
+        # eight or more (interpreter) or 125 ms of runs (GPU, each config at each new key: most of an
+        # autotuned kernel's probe); its launches' side effects still precede the real one
         with patched(interpreter=args["backend"] == "interpreter", bench_calls=BENCH_CALLS) as counter:
             target = _load(args, emit)
             if target is None:

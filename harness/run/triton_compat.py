@@ -120,11 +120,38 @@ def do_bench_cpu(fn, warmup: float = 25, rep: float = 100, quantiles=None, retur
             "all": list}[return_mode](times)
 
 
+def do_bench_gpu_calls(fn, warmup: float = 25, rep: float = 100, quantiles=None, return_mode: str = "mean",
+                       calls: int = 2):
+    """An autotune benchmark on the GPU in ``calls`` launches (one warm-up, the rest timed with CUDA
+    events), not do_bench's 25 ms warm-up and 100 ms of timed runs: the probe wants each config
+    launched before the real call, as autotune does, and its timings only to choose a config (a
+    config chosen on fewer runs is one that autotune may choose as well)."""
+    import torch
+
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(max(1, calls - 1)):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return [min(times)] * len(quantiles) if quantiles is not None and len(quantiles) > 1 else min(times)
+
+
 def _cpu_benchmarker(patcher: Patcher, calls: int | None) -> None:
     import functools
 
     autotune_benchmarker(functools.partial(do_bench_cpu, calls=calls) if calls is not None else do_bench_cpu,
                          patcher)
+
+
+def _gpu_benchmarker(patcher: Patcher, calls: int) -> None:
+    import functools
+
+    autotune_benchmarker(functools.partial(do_bench_gpu_calls, calls=calls), patcher)
 
 
 def autotune_benchmarker(bench: Callable, patcher: Patcher) -> None:
@@ -266,10 +293,13 @@ def patched(interpreter: bool, on_compile: Callable[[str], None] | None = None,
             bench_calls: int | None = None) -> Iterator[TuningCounter]:
     """Apply the patches this backend needs for the block; yield the tuning-launch counter.
     ``on_compile("compiling")`` is called before each kernel compilation, ``on_compile("compiled")`` after.
-    ``bench_calls``: under the interpreter, each autotune config benchmarked in that many calls
-    (``do_bench_cpu``), not do_bench's eight or more."""
+    ``bench_calls``: each autotune config benchmarked in that many calls (``do_bench_cpu`` under the
+    interpreter, ``do_bench_gpu_calls`` on the GPU), not do_bench's eight or more under the
+    interpreter and 25 + 100 ms of runs on the GPU."""
     counter = TuningCounter()
     with Patcher() as patcher:
+        if not interpreter and bench_calls is not None:
+            _gpu_benchmarker(patcher, bench_calls)
         if interpreter:
             _cpu_benchmarker(patcher, bench_calls)
             _index_fix(patcher)

@@ -71,5 +71,5 @@ def _skip(ctx) -> str | None:
 
 
 DETECTOR = Detector("diagnose", "experiments that take a wrong result apart (harness/probe/experiments)", run,
-                    process={"interpreter": 0, "gpu": 0}, rank=6, skip=_skip,
+                    process={"interpreter": 0, "gpu": 0}, rank=8, skip=_skip,
                     timeout_severity="info")

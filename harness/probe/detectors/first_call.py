@@ -31,4 +31,4 @@ def run(ctx) -> list:
 
 
 DETECTOR = Detector("first-call", "the first call against the second (autotune)", run,
-                    process={"interpreter": 0, "gpu": 0}, rank=8, skip=uses_atomics_or_autotune)
+                    process={"interpreter": 0, "gpu": 0}, rank=6, skip=uses_atomics_or_autotune)

@@ -52,5 +52,5 @@ def _rounding_only(runs: list) -> float | None:
     return spread if worst > 0 and spread <= 0.01 * worst else None
 
 
-DETECTOR = Detector("repeat", "identical runs, bitwise", run, process={"interpreter": 0, "gpu": 0}, rank=7,
+DETECTOR = Detector("repeat", "identical runs, bitwise", run, process={"interpreter": 0, "gpu": 0}, rank=5,
                     skip=uses_atomics_or_autotune)

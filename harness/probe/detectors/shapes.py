@@ -464,4 +464,4 @@ def _p401(ctx: Context, kind: str, best: dict, first: dict, n: int, runs: int, w
 
 
 DETECTOR = Detector("shapes", "seeded shape fuzzing, shrunk to the smallest failure; grids at the GPU's sizes", shapes,
-                    process={"interpreter": 0, "gpu": 0}, rank=5)
+                    process={"interpreter": 0, "gpu": 0}, rank=7)

@@ -332,6 +332,15 @@ def test_a_broken_cuda_context_restarts_the_rest_and_a_gpu_hang_stops_its_batch(
     assert all(f.severity == INFO for f in r.findings if f.detector in ("first-call", "shapes"))
 
 
+def test_after_the_budget_is_spent_a_crash_starts_no_new_process(monkeypatch):
+    r, fake = _fake_probe(monkeypatch, [(ran("reference"), 4, False, "")],  # the context broke after reference
+                          ["reference", "repeat", "shapes"], budget=0.5)  # spent before the process ended
+    assert len(fake.calls) == 1
+    status = {d: s for _, d, _, s in r.ran}
+    assert status == {"reference": "done", "repeat": "not run", "shapes": "not run"}, r.ran
+    assert all(f.severity == INFO and "budget" in f.message for f in r.findings if f.detector != "reference")
+
+
 def test_without_compute_sanitizer_it_is_a_note(monkeypatch):
     from harness.detectors import sanitizer
     from harness.probe import runner

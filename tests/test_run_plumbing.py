@@ -34,6 +34,40 @@ def test_workers_get_a_bytecode_cache_only_where_torchs_is_missing_and_read_only
     assert isolate.bytecode_cache() is None
 
 
+def test_an_interpreter_worker_gets_a_few_threads_where_the_user_set_none(monkeypatch):
+    """Each pool thread takes address space under the interpreter worker's limit: on a 64-core
+    host, one thread a core made the workers raise MemoryError. The user's own setting stands,
+    and GPU workers keep theirs."""
+    from harness.run import isolate
+
+    for var in isolate.THREAD_VARS:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+    env = isolate.worker_env("interpreter")
+    assert all(env[v] == str(isolate.INTERPRETER_THREADS) for v in isolate.THREAD_VARS)
+    assert not any(v in isolate.worker_env("gpu") for v in isolate.THREAD_VARS)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    assert isolate.worker_env("interpreter")["OMP_NUM_THREADS"] == "2"
+    monkeypatch.setenv("OMP_NUM_THREADS", "16")
+    assert isolate.worker_env("interpreter")["OMP_NUM_THREADS"] == "16"
+
+
+def test_a_memory_error_under_the_probes_own_limit_is_information_not_a_finding(monkeypatch):
+    from types import SimpleNamespace
+
+    from harness.probe.context import Context, crash
+    from harness.probe.findings import ERROR, INFO
+
+    ctx = Context(target=SimpleNamespace(), backend="interpreter", seed=0, name="race")
+    monkeypatch.delenv("CASEBOOK_WORKER_RLIMIT_AS", raising=False)
+    assert crash(ctx, MemoryError("no room"), {"n": 7}).severity == ERROR  # no limit of ours: the launcher's own
+    monkeypatch.setenv("CASEBOOK_WORKER_RLIMIT_AS", str(8 * 2**30))
+    wrapped = RuntimeError("InterpreterError: MemoryError()")
+    for e in (MemoryError("no room"), wrapped):
+        f = crash(ctx, e, {"n": 7})
+        assert f.code == "P001" and f.severity == INFO and "address space the probe gives it" in f.message
+
+
 class _Spec:
     def __init__(self, slug, variants):
         self.slug, self.variants = slug, variants

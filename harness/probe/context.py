@@ -84,7 +84,29 @@ def crash(ctx: Context, e: BaseException, sizes: dict | None = None) -> Finding:
 
     if (why := compile_error(e)) is not None:
         return ctx.finding("P003", f"Triton could not compile the kernel{at}: {why}"[:300], line=error_where(e))
+    if over_memory_cap(e):
+        from harness.probe.findings import INFO
+
+        return ctx.finding("P001", f"the worker ran out of the address space the probe gives it{at} "
+                                   f"(CASEBOOK_WORKER_MEMORY_GB): {error_line(e)} (information: not a finding "
+                                   f"about the kernel)"[:300], severity=INFO)
     return ctx.finding("P001", f"the launcher raised{at}: {error_line(e)}"[:300], line=error_where(e))
+
+
+def over_memory_cap(e: BaseException | None) -> bool:
+    """A MemoryError (or the interpreter's error wrapping one) in a worker under the probe's own
+    address-space limit (``harness.run.isolate.memory_limit_bytes``): the probe's limit was reached,
+    which says nothing about the kernel."""
+    import os
+
+    if not os.environ.get("CASEBOOK_WORKER_RLIMIT_AS"):
+        return False
+    seen = 0
+    while e is not None and seen < 10:
+        if isinstance(e, MemoryError) or "MemoryError" in f"{type(e).__name__}: {e}":
+            return True
+        e, seen = e.__cause__ or e.__context__, seen + 1
+    return False
 
 
 def grid_limit_hit(e: BaseException | None) -> dict | None:

@@ -214,6 +214,13 @@ def _batch(args: dict, names: list, backend: str, timeout: float, say) -> tuple[
     results, meta, todo = {}, {}, list(names)
     while todo:
         t0 = time.monotonic()
+        if results and args.get("ends") is not None and t0 > args["ends"]:
+            # a process ended early (a crash) after the budget was spent: no new one for the rest
+            for name in todo:
+                results[name] = ([Finding("P000", name, backend, f"not run: the probe's --budget "
+                                                                 f"({args['options'].get('budget', 0):.0f}s) was spent",
+                                          severity=INFO)], "not run", 0.0)
+            break
         worker, extra = _worker_args(args, todo, backend, timeout)
         if extra is None:
             name = todo.pop(0)

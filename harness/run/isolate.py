@@ -215,11 +215,21 @@ def side_by_side(workers: int):
         _THREADS = before
 
 
+# An interpreter worker's thread pools (torch's OpenMP, BLAS) at most, where the user set none: its
+# numpy work is one thread, and each pool thread's stack, BLAS buffer and malloc arena take address
+# space under its limit. On a 64-core host the workers raised MemoryError at 8 GiB (2026-11-26);
+# 64 torch and BLAS threads take 3.3 GB of address space before any work, 4 take 1.2 GB
+INTERPRETER_THREADS = 4
+
+
 def worker_env(backend: str) -> dict:
     env = dict(os.environ)
-    if _THREADS is not None:
+    threads = _THREADS
+    if backend == "interpreter":
+        threads = min(threads or INTERPRETER_THREADS, INTERPRETER_THREADS, os.cpu_count() or 1)
+    if threads is not None:
         for var in THREAD_VARS:
-            env.setdefault(var, str(_THREADS))
+            env.setdefault(var, str(threads))
     if (cache := bytecode_cache()) is not None:
         env["PYTHONPYCACHEPREFIX"] = cache
     env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))

@@ -22,7 +22,7 @@ from harness.probe import execute as X
 from harness.probe import fuzz
 from harness.probe import kernels as source
 from harness.probe.context import Context, crash as _crash, fmt as _fmt, grid_finding, grid_limit_hit
-from harness.probe.context import int_sizes, label as _label, never_written, wrong as _wrong
+from harness.probe.context import int_sizes, label as _label, never_written, over_memory_cap, wrong as _wrong
 from harness.probe.execute import innermost_file
 from harness.probe.detectors import Detector
 from harness.probe.findings import ERROR, INFO
@@ -77,8 +77,8 @@ def _why(ctx: Context, sizes: dict, inputs: dict, ref, c) -> tuple[str, str] | N
     if c.error is not None:
         from harness.errors import error_line
 
-        if refused(c.error):  # Triton will not build the kernel for these sizes: a limit, not a wrong result
-            ctx.refused.append((sizes, error_line(c.error)))
+        if refused(c.error) or over_memory_cap(c.error):  # a limit (Triton's, or the probe's own memory cap),
+            ctx.refused.append((sizes, error_line(c.error)))  # not a wrong result
             return None
         return f"raised {type(c.error).__name__}", f"raised {error_line(c.error)}"
     if past := c.guard.get("wrote_past_end"):

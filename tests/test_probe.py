@@ -339,6 +339,11 @@ def test_after_the_budget_is_spent_a_crash_starts_no_new_process(monkeypatch):
     status = {d: s for _, d, _, s in r.ran}
     assert status == {"reference": "done", "repeat": "not run", "shapes": "not run"}, r.ran
     assert all(f.severity == INFO and "budget" in f.message for f in r.findings if f.detector != "reference")
+    # --large keeps its own time: it still gets a process of its own
+    r, fake = _fake_probe(monkeypatch, [(ran("reference"), 4, False, ""), (ran("large"), 0, False, "")],
+                          ["reference", "repeat", "large"], budget=0.5, options={"large": True})
+    assert [c["args"]["detectors"] for c in fake.calls] == [["reference", "repeat", "large"], ["large"]]
+    assert {d: s for _, d, _, s in r.ran}["repeat"] == "not run"
 
 
 def test_without_compute_sanitizer_it_is_a_note(monkeypatch):

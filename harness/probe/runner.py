@@ -160,6 +160,12 @@ def _events(proc) -> ProbeEvents:
     return out
 
 
+def _budgeted(name: str) -> bool:
+    """Whether the detector keeps to the probe's --budget (``--large`` does not)."""
+    d = registry.registry().get(name)
+    return d is None or d.budgeted
+
+
 def _tool(name: str):
     """The GPU tool a detector is (compute-sanitizer, TRITON_DEBUG), or None."""
     d = registry.registry().get(name)
@@ -216,11 +222,13 @@ def _batch(args: dict, names: list, backend: str, timeout: float, say) -> tuple[
         t0 = time.monotonic()
         if results and args.get("ends") is not None and t0 > args["ends"]:
             # a process ended early (a crash) after the budget was spent: no new one for the rest
-            for name in todo:
+            for name in [n for n in todo if _budgeted(n)]:
+                todo.remove(name)
                 results[name] = ([Finding("P000", name, backend, f"not run: the probe's --budget "
                                                                  f"({args['options'].get('budget', 0):.0f}s) was spent",
                                           severity=INFO)], "not run", 0.0)
-            break
+            if not todo:
+                break
         worker, extra = _worker_args(args, todo, backend, timeout)
         if extra is None:
             name = todo.pop(0)

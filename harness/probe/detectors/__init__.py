@@ -41,6 +41,7 @@ class Detector:
     skip: Callable | None = None  # (ctx) -> reason it does not apply, or None
     tool: Tool | None = None
     timeout_severity: str = "error"  # a detector stopped at its timeout: the kernel hung (P002), or only slow
+    budgeted: bool = True  # kept to the probe's --budget (False: an opt-in tier that sets its own sizes and time)
 
     def process_on(self, backend: str) -> int:
         return (self.process or {}).get(backend, 0)

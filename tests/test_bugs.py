@@ -394,6 +394,10 @@ def test_readme_summary_follows_the_numbers():
     both = record.summary({"interpreter": board(5, 5, 0), "gpu+interpreter": board(9, 8, 0), "gpu": board(8, 8, 0)})
     assert both.index("With a GPU (H100; the GPU and the interpreter at once") < both.index("With the GPU's") \
         < both.index("Under the interpreter")
+    assert "at once, as the probe runs there, no budget;" in both  # rows that record none: no budget
+    budgeted = board(9, 8, 0)
+    budgeted["entries"] = [{"buggy": {"probe": {"budget": 20.0}}, "fixed": {"probe": {"budget": 20.0}}}]
+    assert "as the probe runs there, a 20 s budget;" in record.summary({"gpu+interpreter": budgeted})
     assert record.summary({}) == ""
 
 

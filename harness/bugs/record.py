@@ -210,6 +210,16 @@ README = DOCS.parents[1] / "README.md"
 ORDER = ("gpu+interpreter", "gpu", "interpreter")  # the scoreboards, in the README's order
 
 
+def _budgets(board: dict) -> str:
+    """What --budget the board's probes ran under, as its rows record it (rows made before they
+    recorded it: no budget, the GPU's default then)."""
+    seen = {float(v.get("probe", {}).get("budget", 0.0) or 0.0) for e in board.get("entries", [])
+            for v in (e.get("buggy"), e.get("fixed")) if isinstance(v, dict)}
+    if not seen:
+        return "no budget"
+    return " or ".join("no budget" if x == 0 else f"a {x:g} s budget" for x in sorted(seen))
+
+
 def summary(boards: dict) -> str:
     """The README's paragraph on the scoreboards, from their JSON ({backend: payload}): what the
     probe caught, its false alarms and how often it named the trap, beside the plain test."""
@@ -219,8 +229,9 @@ def summary(boards: dict) -> str:
         device = ", ".join(sorted({e.get("device", "") for e in b.get("envs", [])}))
         last = max((str(e.get("date", "")) for e in b.get("envs", [])), default="")
         where = f"with the GPU's detectors alone ({device}; newest rows {last})" if backend == "gpu" else \
-            f"with a GPU ({device}; the GPU and the interpreter at once, probe's default there; newest rows " \
-            f"{last})" if "+" in backend else f"under the interpreter on a CPU (newest rows {last})"
+            f"with a GPU ({device}; the GPU and the interpreter at once, as the probe runs there, " \
+            f"{_budgets(b)}; newest rows {last})" if "+" in backend else \
+            f"under the interpreter on a CPU (newest rows {last})"
         plain = t["peers"].get("plain")
         beside = (f"; a plain test at the default sizes caught {plain['caught_visible']} of {plain['visible']}, "
                   f"with {plain['false_alarms']} false alarms" if plain else "")

@@ -16,6 +16,10 @@ GROWTH, SMALL = 8, 1 << 16  # a size tried may make the work this many times lar
 
 
 def run(ctx, failing: dict) -> dict:
+    # the evidence says "wrong at" the failing sizes: seen here (shape fuzzing's failure may have
+    # been a rounding error just over the tolerance that other inputs at those sizes do not repeat)
+    if outcome(ctx, failing)[0] != "wrong":
+        return {}
     blocks = sorted({b for b in (block_sizes(ctx) or []) if isinstance(b, int) and b >= 2}, reverse=True) \
         or list(reversed(GUESSES))
     for k, v in int_sizes(failing).items():

@@ -287,7 +287,8 @@ def test_nothing_a_launcher_started_outlives_probe(tmp_path, how):
     file.write_text(with_spawns(PROBE_FILE, "launch", hang=how != "ends"))
     pids = tmp_path / "pids"
     pids.mkdir()
-    env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
+    (tmp_path / "tmp").mkdir()  # a harness killed with SIGKILL cannot remove its temporary folders: not in /tmp
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "TMPDIR": str(tmp_path / "tmp")}
     code, left = left_after([sys.executable, "-m", "harness", "probe", str(file), "--backend", "interpreter",
                              "--only", "reference", "--timeout", "3", "-q"], pids, env,
                             stop=signal.SIGKILL if how == "killed" else None)

@@ -377,3 +377,21 @@ def test_an_illegal_address_at_the_gpu_sizes_alone_is_an_overflow():
     fuzzed = Finding("P401", "shapes", "gpu", "raised RuntimeError: smallest failing sizes n=3: Triton Error [CUDA]: "
                                               "an illegal memory access was encountered")
     assert diagnose([fuzzed])[0]["defect"] != "overflow"
+
+
+def test_where_lint_agrees_with_one_of_two_level_entries_that_one_goes_first():
+    """The runs alone cannot choose (stale reads from other lanes also change with what the guard
+    bands hold); the source at the line names the missing barrier: two sources agree."""
+    from harness.probe.runner import LINT_AGREES, _agreeing
+
+    ranked = [{"defect": "out-of-bounds-read", "case": "c-style-division-negative", "confidence": 0.9,
+               "evidence": ["oob-load: ..."]},
+              {"defect": "missing-barrier", "case": "store-then-load-no-barrier", "confidence": 0.9,
+               "evidence": ["cross-lane: ..."]}]
+    lint = [{"code": "TL703", "path": "k.py", "line": 36, "message": "loads out_ptr at other offsets",
+             "cases": ["store-then-load-no-barrier"]}]
+    out = _agreeing([dict(d, evidence=list(d["evidence"])) for d in ranked], lint)
+    assert [d["case"] for d in out] == ["store-then-load-no-barrier", "c-style-division-negative"]
+    assert out[0]["confidence"] == round(0.9 + LINT_AGREES, 2) and out[1]["confidence"] == 0.9
+    assert out[0]["evidence"][-1].startswith("lint agrees: TL703")
+    assert _agreeing([dict(d, evidence=list(d["evidence"])) for d in ranked], []) == ranked  # no lint: as ranked

@@ -412,9 +412,13 @@ def _lint(file: str) -> list:
         return []
 
 
+LINT_AGREES = 0.05  # confidence a diagnosis entry gains when the source alone points to the same trap
+
+
 def _agreeing(diagnosis: list, lint: list) -> list:
     """A diagnosis entry that a lint finding agrees with (the same case, or a case of the same
-    defect class) says so in its evidence."""
+    defect class) says so in its evidence, and gains LINT_AGREES: two independent sources, the runs
+    and the source, name it. Where entries were level, it goes first."""
     if not lint or not diagnosis:
         return diagnosis
     from harness.probe.findings import case_specs
@@ -424,8 +428,10 @@ def _agreeing(diagnosis: list, lint: list) -> list:
         for x in lint:
             if d["case"] in x["cases"] or (d["defect"] and d["defect"] in {defect.get(c) for c in x["cases"]}):
                 d["evidence"].append(f"lint agrees: {x['code']} at {x['path']}:{x['line']}: {x['message']}"[:300])
+                if d["defect"]:  # "no known trap matches" stays where it is
+                    d["confidence"] = round(min(d["confidence"] + LINT_AGREES, 0.99), 2)
                 break
-    return diagnosis
+    return sorted(diagnosis, key=lambda d: -d["confidence"])  # stable: the order of equals kept
 
 
 def _merge_meta(into: dict, meta: dict) -> None:

@@ -395,3 +395,20 @@ def test_where_lint_agrees_with_one_of_two_level_entries_that_one_goes_first():
     assert out[0]["confidence"] == round(0.9 + LINT_AGREES, 2) and out[1]["confidence"] == 0.9
     assert out[0]["evidence"][-1].startswith("lint agrees: TL703")
     assert _agreeing([dict(d, evidence=list(d["evidence"])) for d in ranked], []) == ranked  # no lint: as ranked
+
+
+def test_a_narrow_running_sum_is_precision_loss_even_where_its_rounding_shows_off_a_block_multiple():
+    """fp16-accumulation on an H100: the GPU's error crossed the tolerance at cols=1025 and not at 1024
+    (one more fp16 step for the partial block: "tail"), the interpreter's was right one type wider and
+    at a quarter of the length. The running sum is the trap; the tail is where its rounding shows."""
+    from harness.probe.diagnosis import diagnose
+    from harness.probe.findings import Finding
+
+    wrong = [Finding("P202", "reference", "interpreter", "2 non-finite elements where the reference is finite")]
+    observed = {"tail": "gpu: wrong at cols=1025 and cols=2049; right at cols=1024 and cols=2048",
+                "wider-dtype": "interpreter: right with 'x' (float16) one float type wider",
+                "length": "interpreter: wrong at cols=262144, right at cols=65536 in the same types",
+                "magnitude": "interpreter: right with the float inputs scaled down by 16"}
+    d = diagnose(wrong, observed)
+    assert d[0]["defect"] == "precision-loss" and d[0]["case"] == "fp16-accumulation", d
+    assert diagnose(wrong, {**observed, "layout": "right with contiguous copies"})[0]["defect"] != "precision-loss"

@@ -75,7 +75,10 @@ RULES = (
     _r("precision-loss", "tf32", 0.9),
     _r("precision-loss", "error-grows small-error", 0.7, "tail layout other-stream"),
     _r("precision-loss", "wider-dtype small-error", 0.8, "tail layout other-stream"),
-    _r("precision-loss", "wider-dtype length", 0.9, "tail layout oob-load oob-store other-stream"),
+    # right one type wider and at a quarter of the length, wrong with the largest values clipped: a running
+    # sum in too narrow a type, whose rounding also differs off a block multiple (one more narrow step for
+    # the partial block), so a tail beside it does not veto it (fp16-accumulation on an H100)
+    _r("precision-loss", "wider-dtype length", 0.9, "layout oob-load oob-store other-stream"),
     _r("unwritten-output", "unwritten", 0.8, "oob-store"),
     _r("unwritten-output", "fill-kept", 0.75, "oob-store"),
     _r("unwritten-output", "unwritten oob-store", 0.5),  # a stray store may leave its own element unwritten

@@ -433,7 +433,7 @@ def test_a_bug_that_is_reliance_on_undefined_lanes_is_caught_by_its_detectors_wa
     from harness.probe.findings import WARNING, Finding
 
     def report(*findings):
-        return SimpleNamespace(problems=list(findings), diagnosis=[], seconds=1.0, ran=[], meta={})
+        return SimpleNamespace(problems=list(findings), diagnosis=[], seconds=1.0, budget=0.0, ran=[], meta={})
 
     warn = Finding("P102", "memcheck", "interpreter", "load past the end; only through masked-off lanes",
                    severity=WARNING)

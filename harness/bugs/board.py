@@ -72,7 +72,7 @@ def _summary(report, entry) -> dict:
         "diagnosis_first_right": bool(diagnosis) and diagnosis[0] == entry.defect,
         "diagnosis_top3_right": entry.defect in diagnosis[:3],
         "seconds": round(report.seconds, 1),
-        "budget": getattr(report, "budget", 0.0),  # the whole probe's --budget in seconds (0: none)
+        "budget": report.budget,  # the whole probe's --budget in seconds (0: none)
         "ran": [{"detector": d, "status": st, "seconds": round(s, 1), "backend": b} for b, d, s, st in report.ran],
         # what the diagnosis was made from, so another ranking can be tried on the rows alone
         "problems": [{k: v for k, v in f.to_json().items() if v not in (None, "", [], {})} for f in probs[:30]],

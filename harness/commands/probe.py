@@ -122,8 +122,8 @@ def register(sub) -> None:
     p.add_argument("--timeout", type=seconds, default=120.0, help="seconds each detector may take (default 120)")
     p.add_argument("--budget", type=_budget, default=None, metavar="SECONDS",
                    help="seconds for the whole probe: the detectors stop starting runs at its end, and keep "
-                        "the diagnosis its share once a result is wrong (default: 60 on the CPU alone; none "
-                        "with a GPU. 0: none, each detector keeps to its own time). --large and --tools add "
+                        "the diagnosis its share once a result is wrong (default: 60 on the CPU alone, 20 "
+                        "with a GPU; 0: none, each detector keeps to its own time). --large and --tools add "
                         "their own runs")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 on warnings too (a kernel that relies on behaviour Triton leaves undefined)")

@@ -101,22 +101,21 @@ def over_memory_cap(e: BaseException | None) -> bool:
 
     if not os.environ.get("CASEBOOK_WORKER_RLIMIT_AS"):
         return False
-    seen = 0
-    while e is not None and seen < 10:
-        if isinstance(e, MemoryError) or "MemoryError" in f"{type(e).__name__}: {e}":
-            return True
-        e, seen = e.__cause__ or e.__context__, seen + 1
-    return False
+    return any(isinstance(x, MemoryError) or "MemoryError" in f"{type(x).__name__}: {x}" for x in _causes(e))
+
+
+def _causes(e: BaseException | None):
+    """``e`` and the exceptions it came from (``__cause__``, else ``__context__``), ten at most."""
+    for _ in range(10):
+        if e is None:
+            return
+        yield e
+        e = e.__cause__ or e.__context__
 
 
 def grid_limit_hit(e: BaseException | None) -> dict | None:
     """The grid-limit record of ``e`` or of an exception it came from (the user may wrap it)."""
-    seen = 0
-    while e is not None and seen < 10:
-        if hasattr(e, "hit") and type(e).__name__ == "GridLimitError":
-            return e.hit
-        e, seen = e.__cause__ or e.__context__, seen + 1
-    return None
+    return next((x.hit for x in _causes(e) if hasattr(x, "hit") and type(x).__name__ == "GridLimitError"), None)
 
 
 def grid_finding(ctx: Context, hit: dict, at: str = "", severity: str = ERROR) -> Finding:

@@ -222,8 +222,8 @@ def _batch(args: dict, names: list, backend: str, timeout: float, say) -> tuple[
         t0 = time.monotonic()
         if results and args.get("ends") is not None and t0 > args["ends"]:
             # a process ended early (a crash) after the budget was spent: no new one for the rest
-            for name in [n for n in todo if _budgeted(n)]:
-                todo.remove(name)
+            spent, todo = [n for n in todo if _budgeted(n)], [n for n in todo if not _budgeted(n)]
+            for name in spent:
                 results[name] = ([Finding("P000", name, backend, f"not run: the probe's --budget "
                                                                  f"({args['options'].get('budget', 0):.0f}s) was spent",
                                           severity=INFO)], "not run", 0.0)

@@ -98,7 +98,7 @@ def do_bench_cpu(fn, warmup: float = 25, rep: float = 100, quantiles=None, retur
             t = time.perf_counter()
             fn()
             times.append((time.perf_counter() - t) * 1000)
-        return [min(times)] * len(quantiles) if quantiles is not None and len(quantiles) > 1 else min(times)
+        return _fastest(times, quantiles)
     fn()
     t0 = time.perf_counter()
     for _ in range(5):
@@ -138,20 +138,18 @@ def do_bench_gpu_calls(fn, warmup: float = 25, rep: float = 100, quantiles=None,
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end))
+    return _fastest(times, quantiles)
+
+
+def _fastest(times: list, quantiles):
+    """A few-call benchmark's answer, as do_bench gives it: the fastest time, once per quantile asked."""
     return [min(times)] * len(quantiles) if quantiles is not None and len(quantiles) > 1 else min(times)
 
 
-def _cpu_benchmarker(patcher: Patcher, calls: int | None) -> None:
+def _few_calls(bench: Callable, calls: int | None) -> Callable:
     import functools
 
-    autotune_benchmarker(functools.partial(do_bench_cpu, calls=calls) if calls is not None else do_bench_cpu,
-                         patcher)
-
-
-def _gpu_benchmarker(patcher: Patcher, calls: int) -> None:
-    import functools
-
-    autotune_benchmarker(functools.partial(do_bench_gpu_calls, calls=calls), patcher)
+    return functools.partial(bench, calls=calls) if calls is not None else bench
 
 
 def autotune_benchmarker(bench: Callable, patcher: Patcher) -> None:
@@ -298,13 +296,13 @@ def patched(interpreter: bool, on_compile: Callable[[str], None] | None = None,
     interpreter and 25 + 100 ms of runs on the GPU."""
     counter = TuningCounter()
     with Patcher() as patcher:
-        if not interpreter and bench_calls is not None:
-            _gpu_benchmarker(patcher, bench_calls)
         if interpreter:
-            _cpu_benchmarker(patcher, bench_calls)
+            autotune_benchmarker(_few_calls(do_bench_cpu, bench_calls), patcher)
             _index_fix(patcher)
             for fix in EVERYDAY_FIXES.values():
                 fix(patcher)
+        elif bench_calls is not None:
+            autotune_benchmarker(_few_calls(do_bench_gpu_calls, bench_calls), patcher)
         _launch_counter(counter, interpreter, patcher)
         if on_compile is not None:
             _compile_hook(on_compile, patcher)

@@ -259,11 +259,11 @@ class FakeWorkers:
     def __init__(self, script):
         self.script, self.calls = list(script), []
 
-    def __call__(self, module, args, *, backend, timeout, extra_env=None, wrapper=None, on_poll=None):
+    def __call__(self, module, args, *, backend, timeout, extra_env=None, wrapper=None, on_poll=None, until=None):
         from harness.run.isolate import Process
 
         self.calls.append({"args": args, "backend": backend, "timeout": timeout, "env": extra_env or {},
-                           "wrapper": wrapper or []})
+                           "wrapper": wrapper or [], "until": until})
         events, code, hung, output = self.script.pop(0)
         if "--log-file" in (wrapper or []):
             Path(wrapper[wrapper.index("--log-file") + 1]).write_text(output)

@@ -73,3 +73,48 @@ def test_the_reserve_for_the_diagnosis_starts_only_once_a_result_was_seen_wrong(
     ctx.seen.clear()
     ctx.deadline = ctx.ends
     assert ctx.late()
+
+
+# --- a GPU kernel that never returns, under a budget ------------------------------------------------------
+
+
+def _silent_worker(tmp_path):
+    """A process that reports a detector's start, then shows nothing (as a GPU kernel that spins)."""
+    events = tmp_path / "events.jsonl"
+    code = f"import time; open({str(events)!r}, 'a').write('{{\"event\": \"start\"}}\\n'); time.sleep(60)"
+    return subprocess.Popen([sys.executable, "-c", code], start_new_session=True), str(events)
+
+
+def test_under_a_budget_a_silent_gpu_process_is_ended_at_the_budgets_end_not_the_timeout(tmp_path, monkeypatch):
+    import time
+
+    from harness.run import isolate
+
+    monkeypatch.setattr(isolate, "HANG_FLOOR_S", 1.0)
+    proc, events = _silent_worker(tmp_path)
+    res, t0 = isolate.Process(), time.monotonic()
+    isolate._wait(proc, 60.0, res, events, until=t0 + 2.0)
+    assert res.hung and time.monotonic() - t0 < 10, time.monotonic() - t0  # not the 60 s timeout
+    assert 0.5 < res.silent < 10
+
+
+def test_the_hang_clock_keeps_its_floor_after_the_last_sign_of_progress(tmp_path, monkeypatch):
+    import time
+
+    from harness.run import isolate
+
+    monkeypatch.setattr(isolate, "HANG_FLOOR_S", 3.0)
+    proc, events = _silent_worker(tmp_path)
+    res, t0 = isolate.Process(), time.monotonic()
+    isolate._wait(proc, 60.0, res, events, until=t0)  # the budget already spent: the floor still holds
+    assert res.hung and time.monotonic() - t0 >= 3.0 and res.silent >= 2.5
+
+
+def test_only_budgeted_gpu_processes_get_the_shorter_hang_clock():
+    from harness.probe.runner import MARGIN_S, _hang_until
+
+    w = {"backend": "gpu", "ends": 100.0, "detectors": ["reference", "shapes"]}
+    assert _hang_until(w) == 100.0 + MARGIN_S
+    assert _hang_until({**w, "backend": "interpreter"}) is None  # its detectors stop themselves (SIGALRM)
+    assert _hang_until({**w, "ends": None}) is None  # --budget 0: the whole timeout
+    assert _hang_until({**w, "detectors": ["large"]}) is None  # --large keeps its own time

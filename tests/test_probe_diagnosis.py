@@ -412,3 +412,22 @@ def test_a_narrow_running_sum_is_precision_loss_even_where_its_rounding_shows_of
     d = diagnose(wrong, observed)
     assert d[0]["defect"] == "precision-loss" and d[0]["case"] == "fp16-accumulation", d
     assert diagnose(wrong, {**observed, "layout": "right with contiguous copies"})[0]["defect"] != "precision-loss"
+
+
+def test_a_tensor_loaded_and_stored_past_its_end_is_a_write_not_a_read():
+    """A read-modify-write with no mask (output += ...) loads and stores past the same end: the
+    store is what corrupts (bugs/sglang-lora-sgemm-b-output-dim-tail); a load past the end of
+    another tensor beside a store elsewhere still reads as the read it is."""
+    def memcheck(code, what):
+        return Finding(code, "memcheck", "interpreter", f"_k: {what} by up to 1 elements (1 lanes; first by program 0)")
+
+    order = {"wrong-any-order": "at n=7: 1 of 27 result elements are wrong with the programs in order and in reverse"}
+    rmw = [memcheck("P102", "load past the end of 'output'"), memcheck("P101", "store past the end of 'output'"),
+           memcheck("P102", "load past the end of 'weights'")]
+    ranked = diagnose(rmw, order)
+    assert ranked[0]["defect"] == "out-of-bounds-write", ranked
+    assert any(e.startswith("oob-rmw: 'output'") for e in ranked[0]["evidence"]), ranked[0]["evidence"]
+    apart = [memcheck("P102", "load past the end of 'weights'"), memcheck("P101", "store past the end of 'output'")]
+    assert diagnose(apart, order)[0]["defect"] == "out-of-bounds-read"
+    other_end = [memcheck("P102", "load before the start of 'output'"), memcheck("P101", "store past the end of 'output'")]
+    assert diagnose(other_end, order)[0]["defect"] == "out-of-bounds-read"

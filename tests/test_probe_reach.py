@@ -25,7 +25,8 @@ def shapes(name, **kw):
 
 
 def p401(report):
-    return [f for f in report.findings if f.code == "P401"]
+    """The P401 findings of a report (or of a list of findings)."""
+    return [f for f in getattr(report, "findings", report) if f.code == "P401"]
 
 
 # --- thresholds read from the launcher's source --------------------------------------------------------
@@ -249,3 +250,55 @@ def test_the_plan_tries_the_defaults_own_tails_early_one_size_at_a_time():
     assert len(gpu) == len(fuzz.plan(defaults, [64, 32], {}, seed=0, trials=24, largest=True))
     assert fuzz.own_tails(16, [64, 32], list(range(1, 100))) == []  # not a block multiple: no tail of its own
     assert fuzz.own_tails(1, [1], [1, 2]) == []
+
+
+# --- the sizes a failure cut short, after the diagnosis (shapes-rest) ----------------------------------
+
+
+@pytest.fixture
+def fuzz_ctx(monkeypatch):
+    """A shape-fuzzing Context on two_ways.py under the patched interpreter, in this process, whose
+    probe budget keeps all its time for the diagnosis once a result is wrong: fuzzing stops at its
+    first failure, as a short --budget makes it."""
+    import time
+
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    from harness.probe.context import Context
+    from harness.probe.target import load
+    from harness.run.triton_compat import patched
+
+    with patched(interpreter=True, bench_calls=2) as counter:
+        ctx = Context(load(str(REACH / "two_ways.py"), None, "launch", backend="interpreter"), "interpreter", 0,
+                      "shapes", counter, {"fuzz_trials": 8})
+        ctx.ends, ctx.reserve = time.monotonic() + 600, 600.0
+        yield ctx
+
+
+def test_a_failure_under_a_short_budget_leaves_the_other_sizes_for_after_the_diagnosis(fuzz_ctx):
+    from harness.probe.detectors import shapes as fuzzing, shapes_rest
+
+    first = p401(fuzzing.fuzz_sizes(fuzz_ctx))
+    left = fuzz_ctx.later["shapes"]
+    tried = left["tried"]
+    assert len(first) == 1 and left["cut"] and tried < len(left["sizes"]), [f.message for f in first]
+    fuzz_ctx.name, fuzz_ctx.reserve = "shapes-rest", 0.0  # as the worker runs it: after the diagnosis
+    fuzz_ctx.seen.pop("wrong_now", None)
+    assert shapes_rest.DETECTOR.skip(fuzz_ctx) is None
+    more = p401(shapes_rest.rest(fuzz_ctx))
+    kinds = [f.message.split(":")[0] for f in first + more]
+    assert sorted(kinds) == ["never written", "wrong values"], [f.message for f in first + more]
+    assert [f.detector for f in more] == ["shapes"]  # shape fuzzing's finding: its board rules apply
+    assert "shapes" not in fuzz_ctx.later and fuzz_ctx.seen["fuzz"]["tried"] > tried  # from where it stopped
+
+
+def test_sizes_left_are_not_run_when_fuzzing_was_not_cut_or_the_budget_is_spent(fuzz_ctx):
+    import time
+
+    from harness.probe.detectors import shapes as fuzzing, shapes_rest
+
+    fuzz_ctx.reserve = 0.0  # a failure does not cut fuzzing short: it runs its sizes
+    fuzzing.fuzz_sizes(fuzz_ctx)
+    assert "not cut short" in shapes_rest.DETECTOR.skip(fuzz_ctx)
+    fuzz_ctx.later["shapes"] = {"cut": True}
+    fuzz_ctx.ends = time.monotonic() + 0.5
+    assert "spent" in shapes_rest.DETECTOR.skip(fuzz_ctx) and "shapes" not in fuzz_ctx.later

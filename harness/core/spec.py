@@ -100,6 +100,7 @@ TRIGGERS = {
 EVIDENCE = {
     "oob-store": "a store or atomic outside its tensor (memcheck, guard bands, compute-sanitizer)",
     "oob-load": "a load outside its tensor (memcheck, poison read from a guard band, compute-sanitizer)",
+    "oob-rmw": "one tensor loaded and stored past the same end (memcheck): a read-modify-write with no mask",
     "unwritten": "output elements keep their contents under two different fills",
     "fill-kept": "the wrong elements all hold one sentinel (-1, or 2**30 and past) where the reference varies: the fill the output was made with",
     "uninitialized": "the result depends on what a torch.empty buffer held",

@@ -31,6 +31,7 @@ class Context:
     refused: list = field(default_factory=list)  # (sizes, why) where Triton would not compile the kernel
     seen: dict = field(default_factory=dict)  # what runs showed: atomics, autotune, poisoned loads (skips, diagnosis)
     outcomes: dict = field(default_factory=dict)  # the experiments' plain runs by sizes (harness.probe.experiments.outcome)
+    later: dict = field(default_factory=dict)  # work a detector left for one after it (shape fuzzing's sizes: shapes-rest)
     pad: int = PAD  # guard elements on each side of every tensor (0 under a GPU tool: it checks accesses itself)
 
     def call(self, inputs: dict, **kw):

@@ -19,6 +19,7 @@ known trap matches. A kernel that does not compile gets only that, and names no 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from harness.probe.findings import ERROR, WARNING
@@ -48,7 +49,10 @@ RULES = (
     # order beside a load outside were computed from what that load read
     _r("out-of-bounds-write", "oob-store", 0.9, "layout wrong-any-order"),
     _r("out-of-bounds-write", "oob-store wrong-any-order", 0.6, "layout"),
-    _r("out-of-bounds-read", "oob-load oob-store wrong-any-order", 0.9, "layout"),
+    # one tensor loaded and stored past the same end: a read-modify-write with no mask, whose
+    # load only feeds the store that corrupts (bugs/sglang-lora-sgemm-b-output-dim-tail)
+    _r("out-of-bounds-write", "oob-store oob-rmw", 0.9, "layout"),
+    _r("out-of-bounds-read", "oob-load oob-store wrong-any-order", 0.9, "layout oob-rmw"),
     _r("out-of-bounds-read", "oob-load", 0.85, "oob-store layout"),
     _r("out-of-bounds-read", "oob-load oob-store", 0.6, "layout"),
     # a read outside whose lanes do not reach the result: true, but not why the values are wrong
@@ -165,7 +169,22 @@ def evidence_of(findings: list, observed: dict | None = None) -> dict[str, list[
             out.setdefault(name, []).append(f"{f.detector}: {f.message}{where}"[:300])
     for name, text in (observed or {}).items():
         out.setdefault(name, []).append(text)
+    if rmw := _read_modify_write(out.get("oob-load", []), out.get("oob-store", [])):
+        out["oob-rmw"] = rmw
     return out
+
+
+_PAST = re.compile(r"\b(load|store) (past the end|before the start) of '([^']+)'")
+
+
+def _read_modify_write(loads: list, stores: list) -> list:
+    """The tensors that a load and a store both reach past the same end (memcheck's words), each
+    named once: a read-modify-write with no mask."""
+    def ends(texts, op):
+        return {(m[2], m[3]) for t in texts for m in _PAST.finditer(t) if m[1] == op}
+
+    both = sorted(ends(loads, "load") & ends(stores, "store"), key=lambda e: e[1])
+    return [f"'{name}': loaded and stored {side} of it, in the same run" for side, name in both]
 
 
 def _cases() -> list[dict]:

@@ -205,13 +205,24 @@ def _run_worker(worker: dict, backend: str, timeout: float, extra: dict, say=Non
         extra.pop("log_file", None)
         margin = 120 if extra.get("wrapper") else 30  # the process's start: imports, CUDA, compute-sanitizer's own
         proc = run_process("harness.probe.worker", worker, backend=backend, timeout=timeout + margin,
-                           on_poll=_progress(backend, say) if say else None, **extra)
+                           on_poll=_progress(backend, say) if say else None, until=_hang_until(worker), **extra)
         if os.path.exists(log):
             with open(log, errors="replace") as f:
                 text = f.read()
             head = text[:4000] + ("\n[...]\n" + text[-2000:] if len(text) > 6000 else text[4000:])
             proc.output_tail = head + "\n" + proc.output_tail
     return proc
+
+
+def _hang_until(worker: dict) -> float | None:
+    """When a GPU process that shows nothing is taken for hung: at the end of the probe's budget
+    (at least HANG_FLOOR_S after its last sign of progress), where all its detectors keep to the
+    budget; else after the whole timeout. Each detector wraps itself up by then: a process still
+    silent has a kernel that does not return (a spin lock), and waiting the timeout out (150 s by
+    default) would spend the budget many times over."""
+    if worker["backend"] != "gpu" or worker.get("ends") is None or not all(map(_budgeted, worker["detectors"])):
+        return None
+    return worker["ends"] + MARGIN_S
 
 
 def _batch(args: dict, names: list, backend: str, timeout: float, say) -> tuple[dict, dict]:
@@ -311,7 +322,8 @@ def _ended(name: str, backend: str, proc, ev: ProbeEvents, timeout: float) -> Fi
     at = f" at sizes {', '.join(f'{k}={v}' for k, v in ev.trying.items())}" if ev.trying else ""
     if proc.hung:
         d = registry.registry().get(name)
-        return Finding("P002", name, backend, f"no result after {timeout:.0f}s{at}: killed",
+        cut = f" (the probe's --budget was spent; --budget 0 waits {timeout:.0f}s)" if 0 < proc.silent < timeout else ""
+        return Finding("P002", name, backend, f"no result after {proc.silent or timeout:.0f}s{at}: killed{cut}",
                        severity=d.timeout_severity if d is not None else ERROR)
     if proc.returncode == -signal.SIGKILL:  # from outside: the out-of-memory killer, not the kernel's own fault
         return Finding("P001", name, backend, f"the process was killed{at}: {exit_message(proc.returncode)}; most "

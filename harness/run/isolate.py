@@ -49,6 +49,7 @@ POLL = 0.2  # seconds between looks at a running worker
 # Workers forked from the fork server (not under a wrapper such as compute-sanitizer, which must
 # start the process itself); the bench worker, which times kernels, always starts fresh and alone.
 FORKED = frozenset({"harness.run.worker", "harness.probe.worker", "harness.bugs.plain"})
+HANG_FLOOR_S = 10.0  # under a probe's budget, a hang is still at least this long with nothing shown
 STARTUP_GRACE = 60.0  # seconds a worker may take to import torch and Triton, to set up a call or to compile
 KEEPER = os.path.abspath(parent.__file__)  # runs a fresh worker under a keeper (harness.run.parent)
 KEEPER_GRACE = parent.CLEANUP_SECONDS + 5  # seconds a keeper has to end its worker before it is killed
@@ -156,6 +157,7 @@ class Process:
 
     returncode: int | None = None
     hung: bool = False
+    silent: float = 0.0  # hung: seconds it showed nothing before it was ended
     interrupted: bool = False  # never started, or killed, because the harness is stopping
     events: list = field(default_factory=list)  # the JSON lines it wrote, in order
     output_tail: str = ""
@@ -262,10 +264,12 @@ def _tail(path: str) -> str:
 
 
 def run_process(module: str, args: dict, *, backend: str, timeout: float, extra_env: dict | None = None,
-                wrapper: list[str] | None = None, on_poll=None) -> Process:
+                wrapper: list[str] | None = None, on_poll=None, until: float | None = None) -> Process:
     """``python -m module '<args as JSON>'`` in a new session; ``args["events"]`` is set to
     a file the worker appends JSON lines to. Ended, with everything it started, on timeout.
-    ``on_poll(events_path)`` is called while it runs, about each POLL seconds (progress lines)."""
+    ``on_poll(events_path)`` is called while it runs, about each POLL seconds (progress lines).
+    ``until`` (a time.monotonic(), the end of a probe's budget) shortens the hang clock to then,
+    but never below HANG_FLOOR_S after the last sign of progress."""
     res = Process()
     with tempfile.TemporaryDirectory(prefix="casebook-") as tmp:
         events, log = os.path.join(tmp, "events.jsonl"), os.path.join(tmp, "output.log")
@@ -285,7 +289,7 @@ def run_process(module: str, args: dict, *, backend: str, timeout: float, extra_
             if proc is None:
                 res.interrupted = True
                 return res
-            _wait(proc, timeout, res, events, WATCH.get(module, OTHER_WORKERS), on_poll)
+            _wait(proc, timeout, res, events, WATCH.get(module, OTHER_WORKERS), on_poll, until)
             if on_poll is not None:
                 on_poll(events)  # what the worker wrote after the last look
         res.output_tail = _tail(log)
@@ -330,13 +334,18 @@ def _progress(path: str, seen: int, kinds) -> tuple[bytes | None, int]:
 
 
 def _wait(proc: subprocess.Popen, timeout: float, res: Process, events: str, watch=OTHER_WORKERS,
-          on_poll=None) -> None:
+          on_poll=None, until: float | None = None) -> None:
     """Wait for the worker. A kernel that hangs is one that runs ``timeout`` seconds with
     nothing to show: the clock starts at each launch and again after each compilation;
     importing, setting up a call and compiling get at least STARTUP_GRACE (``watch``: the events
-    that start the clock, and those that give the grace; ``WATCH``)."""
+    that start the clock, and those that give the grace; ``WATCH``). ``until``: see run_process."""
     clock, grace = watch
-    deadline, seen = time.monotonic() + max(timeout, STARTUP_GRACE), 0
+
+    def tick(span: float) -> float:
+        now = time.monotonic()
+        return now + span if until is None else min(now + span, max(now + HANG_FLOOR_S, until))
+
+    deadline, seen, last_sign = time.monotonic() + max(timeout, STARTUP_GRACE), 0, time.monotonic()
     try:
         while True:
             try:
@@ -347,8 +356,9 @@ def _wait(proc: subprocess.Popen, timeout: float, res: Process, events: str, wat
                     on_poll(events)
                 last, seen = _progress(events, seen, clock | grace)
                 if last is not None:
-                    deadline = time.monotonic() + (timeout if last in clock else max(timeout, STARTUP_GRACE))
+                    deadline, last_sign = tick(timeout if last in clock else max(timeout, STARTUP_GRACE)), time.monotonic()
                 elif time.monotonic() >= deadline:
+                    res.silent = time.monotonic() - last_sign
                     end(proc)
                     res.hung = True
                     break

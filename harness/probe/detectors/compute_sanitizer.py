@@ -31,4 +31,4 @@ def findings(name: str, backend: str, output: str) -> list:
 
 
 DETECTOR = Detector("compute-sanitizer", "compute-sanitizer memcheck, no caching allocator", None, backends=("gpu",),
-                    process={"gpu": 1}, rank=10, tool=Tool(how, findings))
+                    process={"gpu": 1}, rank=11, tool=Tool(how, findings))

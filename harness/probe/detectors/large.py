@@ -290,6 +290,6 @@ def _compare(ctx: Context, got, ref, spans, inputs: dict, p: dict) -> list | Non
 
 
 DETECTOR = Detector("large", "--large: sizes past 2**31 elements and bytes on the GPU (int32 offsets), sampled rows "
-                             "checked", large, backends=("gpu",), process={"gpu": 9}, rank=9, skip=_skip,
+                             "checked", large, backends=("gpu",), process={"gpu": 9}, rank=10, skip=_skip,
                     timeout_severity="info", budgeted=False)  # its own work (inputs and a reference past
 # 2**31) is what takes long: opt-in, outside the probe's --budget

@@ -285,42 +285,69 @@ def _cuda_usable() -> bool:
 def fuzz_sizes(ctx: Context) -> list:
     """Seeded sizes around the defaults, the thresholds of the launcher's own branches and index limits;
     every failure classed by its kind (and by the thresholds its sizes cross), one P401 per class,
-    each shrunk to the smallest sizes that fail the same way."""
+    each shrunk to the smallest sizes that fail the same way. Where a failure cut the sizes short (the
+    probe's budget keeps the diagnosis its time), ``ctx.later["shapes"]`` keeps the rest for
+    ``shapes-rest``, after the diagnosis."""
+    st = _plan(ctx)
+    _try_sizes(ctx, st)
+    out = _empty(ctx) if ctx.options.get("empty", True) and not ctx.late() else []
+    out += _refusals(ctx)
+    if not st["classes"]:
+        if not st["tried"]:
+            out.append(ctx.finding("P000", "no sizes to fuzz (no integer sizes)", severity=INFO))
+        return out
+    out[:0] = _reported(ctx, st, st["classes"])
+    return out
+
+
+def _plan(ctx: Context) -> dict:
+    """Shape fuzzing's state: the sizes planned, how many were tried, what each gave, the classes found."""
     t = ctx.target
     trials = int(ctx.options.get("fuzz_trials") or DEFAULT_TRIALS)
     blocks = ctx.options.get("blocks") or source.blocks(ctx)
     pins = pinned_names(ctx)
     edges = launcher_thresholds(ctx)
-    gpu = ctx.backend == "gpu"
     sizes_list = fuzz.plan(t.sizes, blocks, t.ranges, ctx.seed, trials, thresholds=edges, pins=pins,
-                           largest=gpu, values=value_sizes(ctx))
+                           largest=ctx.backend == "gpu", values=value_sizes(ctx))
     base = {**t.sizes, **fuzz.pinned(t.sizes, t.ranges, pins)}
-    t0, tried, memo, classes = time.monotonic(), 0, {}, {}
+    memo = {}
     # the launcher's thresholds and the index limits are tried however many programs they take
     # (as they may pass the volume cap): the path or the wrap they reach shows nowhere else
-    limits = memo.setdefault("programs", {})
-    limits["exempt"] = lambda s: bool(_crossed(s, base, edges)) or any(
+    memo.setdefault("programs", {})["exempt"] = lambda s: bool(_crossed(s, base, edges)) or any(
         v in fuzz.edges(k, edges, t.ranges) for k, v in s.items() if isinstance(v, int))
-    for sizes in sizes_list:
-        if tried and (time.monotonic() - t0 > TIME_BUDGET_S[ctx.backend] or ctx.late()):
+    return {"sizes": sizes_list, "tried": 0, "seconds": 0.0, "memo": memo, "classes": {}, "done": set(),
+            "base": base, "edges": edges, "blocks": blocks, "pins": pins, "cut": False}
+
+
+def _try_sizes(ctx: Context, st: dict) -> None:
+    """The planned sizes from where ``st`` stopped, until they run out, fuzzing's own time is spent
+    (``TIME_BUDGET_S``, counting earlier turns) or the probe says wrap up (``st["cut"]``: sizes left)."""
+    t0, sizes_list = time.monotonic() - st["seconds"], st["sizes"]
+    while st["tried"] < len(sizes_list):
+        if st["tried"] and time.monotonic() - t0 > TIME_BUDGET_S[ctx.backend]:
             break
-        tried += 1
-        if (got := _memo(ctx, memo, sizes)) is not None:
-            classes.setdefault((got[0], _crossed(sizes, base, edges)), (sizes, got[1], tried))
+        if st["tried"] and ctx.late():
+            st["cut"] = True
+            break
+        sizes = sizes_list[st["tried"]]
+        st["tried"] += 1
+        if (got := _memo(ctx, st["memo"], sizes)) is not None:
+            key = (got[0], _crossed(sizes, st["base"], st["edges"]))
+            st["classes"].setdefault(key, (sizes, got[1], st["tried"]))
             ctx.seen["wrong_now"] = True  # the probe's budget now keeps the diagnosis its time
-    ctx.seen["fuzz"] = {"tried": tried, "planned": len(sizes_list), "seconds": round(time.monotonic() - t0, 1),
-                        "last": dict(sizes_list[tried - 1]) if tried else None}
-    out = _empty(ctx) if ctx.options.get("empty", True) and not ctx.late() else []
-    out += _refusals(ctx)
-    if not classes:
-        if not tried:
-            out.append(ctx.finding("P000", "no sizes to fuzz (no integer sizes)", severity=INFO))
-        return out
+    st["seconds"] = time.monotonic() - t0
+    ctx.seen["fuzz"] = {"tried": st["tried"], "planned": len(sizes_list), "seconds": round(st["seconds"], 1),
+                        "last": dict(sizes_list[st["tried"] - 1]) if st["tried"] else None}
+    ctx.later["shapes"] = st if st["cut"] else None
+
+
+def _reported(ctx: Context, st: dict, classes: dict) -> list:
+    """``classes`` shrunk, one P401 each, none that ``st`` reported already (``st["done"]``)."""
+    t, base, edges = ctx.target, st["base"], st["edges"]
     pools = {k: [v for v in pool if v > 0] for k, pool in
-             fuzz.pools_for(base, blocks, t.ranges, pins, edges).items() if base[k] > 0}
-    found = _shrink_classes(ctx, classes, memo, pools, base, edges)
-    out[:0] = [_p401(ctx, kind, best, first, n, runs, why) for kind, best, first, n, runs, why in found]
-    return out
+             fuzz.pools_for(base, st["blocks"], t.ranges, st["pins"], edges).items() if base[k] > 0}
+    found = _shrink_classes(ctx, classes, st["memo"], pools, base, edges, st["done"])
+    return [_p401(ctx, kind, best, first, n, runs, why) for kind, best, first, n, runs, why in found]
 
 
 def value_sizes(ctx: Context) -> set:
@@ -417,12 +444,13 @@ def _crossed(sizes: dict, base: dict, edges: dict) -> frozenset:
                      if k in sizes and (sizes[k] >= th) != (base[k] >= th))
 
 
-def _shrink_classes(ctx: Context, classes: dict, memo: dict, pools: dict, base: dict, edges: dict) -> list:
+def _shrink_classes(ctx: Context, classes: dict, memo: dict, pools: dict, base: dict, edges: dict,
+                    done: set) -> list:
     """Each class shrunk within itself (same kind, same side of each threshold). A class across
     thresholds keeps only those that matter: a threshold whose crossing back still fails the same
     way is dropped from it, and a class that is then one already reported (the same kind on the
     defaults' side, typically) is the same mechanism, not another finding."""
-    found, done = [], set()
+    found = []
     share = SHRINK_BUDGET_S[ctx.backend] / len(classes)
     for (kind, crossed), (first, why, n) in sorted(classes.items(), key=lambda kv: len(kv[0][1])):
         def same(s, kind=kind, crossed=crossed):

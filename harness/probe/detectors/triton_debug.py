@@ -21,4 +21,4 @@ def findings(name: str, backend: str, output: str) -> list:
 
 
 DETECTOR = Detector("triton-debug", "TRITON_DEBUG=1: device asserts and overflow checks", None, backends=("gpu",),
-                    process={"gpu": 2}, rank=11, tool=Tool(how, findings))
+                    process={"gpu": 2}, rank=12, tool=Tool(how, findings))

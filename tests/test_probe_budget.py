@@ -78,20 +78,23 @@ def test_the_reserve_for_the_diagnosis_starts_only_once_a_result_was_seen_wrong(
 # --- a GPU kernel that never returns, under a budget ------------------------------------------------------
 
 
-def _silent_worker(tmp_path):
-    """A process that reports a detector's start, then shows nothing (as a GPU kernel that spins)."""
+def _silent_worker(tmp_path, *kinds):
+    """A process that reports events of ``kinds`` (a detector's start, a call of the launcher), then
+    shows nothing: as a GPU kernel that spins, or a slow step between calls."""
     events = tmp_path / "events.jsonl"
-    code = f"import time; open({str(events)!r}, 'a').write('{{\"event\": \"start\"}}\\n'); time.sleep(60)"
+    lines = "".join(f'{{"event": "{k}"}}\\n' for k in kinds)
+    code = f"import time; open({str(events)!r}, 'a').write('{lines}'); time.sleep(60)"
     return subprocess.Popen([sys.executable, "-c", code], start_new_session=True), str(events)
 
 
-def test_under_a_budget_a_silent_gpu_process_is_ended_at_the_budgets_end_not_the_timeout(tmp_path, monkeypatch):
+def test_under_a_budget_a_call_that_does_not_return_is_ended_at_the_budgets_end_not_the_timeout(tmp_path,
+                                                                                              monkeypatch):
     import time
 
     from harness.run import isolate
 
     monkeypatch.setattr(isolate, "HANG_FLOOR_S", 1.0)
-    proc, events = _silent_worker(tmp_path)
+    proc, events = _silent_worker(tmp_path, "start", "calling")
     res, t0 = isolate.Process(), time.monotonic()
     isolate._wait(proc, 60.0, res, events, until=t0 + 2.0)
     assert res.hung and time.monotonic() - t0 < 10, time.monotonic() - t0  # not the 60 s timeout
@@ -104,10 +107,23 @@ def test_the_hang_clock_keeps_its_floor_after_the_last_sign_of_progress(tmp_path
     from harness.run import isolate
 
     monkeypatch.setattr(isolate, "HANG_FLOOR_S", 3.0)
-    proc, events = _silent_worker(tmp_path)
+    proc, events = _silent_worker(tmp_path, "start", "calling")
     res, t0 = isolate.Process(), time.monotonic()
     isolate._wait(proc, 60.0, res, events, until=t0)  # the budget already spent: the floor still holds
     assert res.hung and time.monotonic() - t0 >= 3.0 and res.silent >= 2.5
+
+
+def test_a_slow_step_between_calls_keeps_the_whole_timeout_under_a_budget(tmp_path, monkeypatch):
+    """Inputs past 2**31 elements, a float64 reference: slow, and no kernel of the user's runs."""
+    import time
+
+    from harness.run import isolate
+
+    monkeypatch.setattr(isolate, "HANG_FLOOR_S", 0.5)
+    proc, events = _silent_worker(tmp_path, "start", "calling", "called")
+    res, t0 = isolate.Process(), time.monotonic()
+    isolate._wait(proc, 4.0, res, events, until=t0 + 0.5)
+    assert res.hung and time.monotonic() - t0 >= 4.0, time.monotonic() - t0  # the timeout, not the budget
 
 
 def test_only_budgeted_gpu_processes_get_the_shorter_hang_clock():
@@ -118,3 +134,43 @@ def test_only_budgeted_gpu_processes_get_the_shorter_hang_clock():
     assert _hang_until({**w, "backend": "interpreter"}) is None  # its detectors stop themselves (SIGALRM)
     assert _hang_until({**w, "ends": None}) is None  # --budget 0: the whole timeout
     assert _hang_until({**w, "detectors": ["large"]}) is None  # --large keeps its own time
+
+
+def test_the_gpu_worker_marks_each_call_of_the_launcher(monkeypatch):
+    from harness.probe import execute
+
+    seen = []
+    monkeypatch.setattr(execute, "ON_CALL", lambda **e: seen.append(e["event"]))
+    monkeypatch.setattr(execute, "_compare", lambda *a, **k: None)  # the marks alone are tested here
+    target = SimpleNamespace(launcher=lambda x: x * 2, reference=lambda x: x * 2)
+    import torch
+
+    execute.call(target, {"x": torch.ones(4)}, backend="interpreter", ref=torch.ones(4) * 2)
+    assert seen == ["calling", "called"]
+    boom = SimpleNamespace(launcher=lambda x: 1 / 0)
+    execute.call(boom, {"x": torch.ones(4)}, backend="interpreter", ref=torch.ones(4))
+    assert seen[2:] == ["calling", "called"]  # a launcher that raises ends its call too
+
+
+def test_a_compilation_inside_a_call_is_not_a_hang_under_a_budget(tmp_path, monkeypatch):
+    """An autotuned kernel compiles its configs inside the launcher's first call at a new size."""
+    import time
+
+    from harness.run import isolate
+
+    monkeypatch.setattr(isolate, "HANG_FLOOR_S", 0.5)
+    monkeypatch.setattr(isolate, "STARTUP_GRACE", 3.0)
+    proc, events = _silent_worker(tmp_path, "start", "calling", "compiling")
+    res, t0 = isolate.Process(), time.monotonic()
+    isolate._wait(proc, 1.0, res, events, until=t0 + 0.5)
+    assert res.hung and time.monotonic() - t0 >= 3.0, time.monotonic() - t0  # compiling's grace
+
+
+def test_the_marks_say_when_the_worker_is_inside_a_call_and_not_compiling():
+    from harness.run.isolate import _in_call
+
+    assert _in_call([b"start", b"calling"], (False, False)) == (True, False)
+    assert _in_call([b"calling", b"compiling"], (False, False)) == (True, True)
+    assert _in_call([b"compiled"], (True, True)) == (True, False)  # the kernel runs now
+    assert _in_call([b"calling", b"called"], (False, False)) == (False, False)
+    assert _in_call([b"start"], (True, False)) == (True, False)  # other events change nothing

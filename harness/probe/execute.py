@@ -306,6 +306,17 @@ def _shares(out, inputs: dict) -> str:
                  and v.untyped_storage().data_ptr() == ptr), "")
 
 
+# the probe worker's events function (None elsewhere): "calling" and "called" around each call of the
+# launcher, so that the parent tells a kernel that does not return from a slow step between calls
+# (harness.probe.runner._hang_until)
+ON_CALL = None
+
+
+def _signal(kind: str) -> None:
+    if ON_CALL is not None:
+        ON_CALL(event=kind)
+
+
 def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: bool = False, canary=None,
          pad: int = PAD) -> Call:
     """The reference, then the launcher on guard-banded copies of ``inputs`` (with torch.empty
@@ -322,6 +333,7 @@ def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: 
         if counter is not None:
             counter.clear()
         try:
+            _signal("calling")
             with poisoned_allocations(canary, pad) as made:
                 out = call_with(target.launcher, given)
             res.allocated = made["empty"]
@@ -332,6 +344,8 @@ def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: 
         except Exception as e:  # noqa: BLE001  (the user's kernel: any exception is a finding)
             res.error = e
             return res
+        finally:
+            _signal("called")
         res.bench_launches = sum(counter.calls) if counter is not None else 0
         _compare(res, target, out, given, inputs)
         res.guard = gs.check()

@@ -205,7 +205,8 @@ def _run_worker(worker: dict, backend: str, timeout: float, extra: dict, say=Non
         extra.pop("log_file", None)
         margin = 120 if extra.get("wrapper") else 30  # the process's start: imports, CUDA, compute-sanitizer's own
         proc = run_process("harness.probe.worker", worker, backend=backend, timeout=timeout + margin,
-                           on_poll=_progress(backend, say) if say else None, until=_hang_until(worker), **extra)
+                           on_poll=_progress(backend, say) if say else None,
+                           until=None if extra else _hang_until(worker), **extra)
         if os.path.exists(log):
             with open(log, errors="replace") as f:
                 text = f.read()
@@ -215,11 +216,11 @@ def _run_worker(worker: dict, backend: str, timeout: float, extra: dict, say=Non
 
 
 def _hang_until(worker: dict) -> float | None:
-    """When a GPU process that shows nothing is taken for hung: at the end of the probe's budget
-    (at least HANG_FLOOR_S after its last sign of progress), where all its detectors keep to the
-    budget; else after the whole timeout. Each detector wraps itself up by then: a process still
-    silent has a kernel that does not return (a spin lock), and waiting the timeout out (150 s by
-    default) would spend the budget many times over."""
+    """When a GPU process stuck in a call of the launcher is taken for hung: at the end of the
+    probe's budget (at least HANG_FLOOR_S after the call began), where all its detectors keep to
+    the budget; else after the whole timeout (as under a GPU tool, whose runs are slow). Each
+    detector wraps itself up by then: a call still running has a kernel that does not return (a
+    spin lock), and waiting the timeout out (150 s by default) would spend the budget many times over."""
     if worker["backend"] != "gpu" or worker.get("ends") is None or not all(map(_budgeted, worker["detectors"])):
         return None
     return worker["ends"] + MARGIN_S

@@ -105,13 +105,21 @@ def run(args: dict) -> int:
         # autotune: each config benchmarked in two calls (a warm-up and one timed), not do_bench's
         # eight or more (interpreter) or 125 ms of runs (GPU, each config at each new key: most of an
         # autotuned kernel's probe); its launches' side effects still precede the real one
-        with patched(interpreter=args["backend"] == "interpreter", bench_calls=BENCH_CALLS) as counter:
+        gpu = args["backend"] == "gpu"
+        # on the GPU, compilations are marked, as calls are (execute.ON_CALL): a hang is a call that
+        # does not return, not a long compilation inside it (an autotuned kernel's configs)
+        with patched(interpreter=not gpu, bench_calls=BENCH_CALLS,
+                     on_compile=(lambda kind: emit(event=kind)) if gpu else None) as counter:
             target = _load(args, emit)
             if target is None:
                 return EXIT_LOAD
             ctx = Context(target, args["backend"], int(args.get("seed", 0)), "", counter,
                           dict(args.get("options") or {}), emit, list((args.get("options") or {}).get("blocks") or []))
             ctx.ends = args.get("ends")
+            if gpu:
+                from harness.probe import execute
+
+                execute.ON_CALL = emit  # the parent's hang clock under a budget runs only inside a call
             if (pad := ctx.options.get("pad")) is not None:
                 ctx.pad = int(pad)
             if "failing" in args:  # an earlier process died at these sizes: the experiments start there

@@ -269,7 +269,9 @@ def run_process(module: str, args: dict, *, backend: str, timeout: float, extra_
     a file the worker appends JSON lines to. Ended, with everything it started, on timeout.
     ``on_poll(events_path)`` is called while it runs, about each POLL seconds (progress lines).
     ``until`` (a time.monotonic(), the end of a probe's budget) shortens the hang clock to then,
-    but never below HANG_FLOOR_S after the last sign of progress."""
+    but never below HANG_FLOOR_S after the last sign of progress, while the worker is inside a
+    call of the user's launcher ("calling" without its "called": a kernel that does not return);
+    a slow step between calls (inputs past 2**31 elements, a reference) keeps the whole timeout."""
     res = Process()
     with tempfile.TemporaryDirectory(prefix="casebook-") as tmp:
         events, log = os.path.join(tmp, "events.jsonl"), os.path.join(tmp, "output.log")
@@ -306,6 +308,8 @@ def run_process(module: str, args: dict, *, backend: str, timeout: float, extra_
 # Other workers (the probe's, the bench's) restart the clock at each of their "start" events.
 WATCH = {"harness.run.worker": ({b"launch", b"compiled"}, {b"start", b"trial", b"compiling"})}
 OTHER_WORKERS = ({b"start", b"compiled"}, set())
+CALLS = {b"calling", b"called"}  # the probe worker's marks around each call of the launcher (GPU)
+COMPILES = {b"compiling", b"compiled"}  # and around each compilation inside it (it gets STARTUP_GRACE)
 
 
 def new_lines(path: str, offset: int) -> tuple[list[bytes], int]:
@@ -321,16 +325,27 @@ def new_lines(path: str, offset: int) -> tuple[list[bytes], int]:
     return more[:end].splitlines(), offset + end
 
 
-def _progress(path: str, seen: int, kinds) -> tuple[bytes | None, int]:
-    """The kind of the last event of ``kinds`` in the events file's new complete lines (None:
-    none), and the offset to read on from."""
+def _progress(path: str, seen: int, kinds) -> tuple[list[bytes], int]:
+    """The kinds of the events of ``kinds`` in the events file's new complete lines, in order, and
+    the offset to read on from."""
     lines, seen = new_lines(path, seen)
-    last = None
+    found = []
     for line in lines:
         m = re.search(rb'"event": "(\w+)"', line)
         if m and m.group(1) in kinds:
-            last = m.group(1)
-    return last, seen
+            found.append(m.group(1))
+    return found, seen
+
+
+def _in_call(kinds: list, state: tuple) -> tuple:
+    """(inside a call of the launcher, compiling) after the probe worker's marks ``kinds``."""
+    inside, compiling = state
+    for k in kinds:
+        if k in CALLS:
+            inside, compiling = k == b"calling", False
+        elif k in COMPILES:
+            compiling = k == b"compiling"
+    return inside, compiling
 
 
 def _wait(proc: subprocess.Popen, timeout: float, res: Process, events: str, watch=OTHER_WORKERS,
@@ -340,10 +355,12 @@ def _wait(proc: subprocess.Popen, timeout: float, res: Process, events: str, wat
     importing, setting up a call and compiling get at least STARTUP_GRACE (``watch``: the events
     that start the clock, and those that give the grace; ``WATCH``). ``until``: see run_process."""
     clock, grace = watch
+    state = (False, False)  # inside a call of the user's launcher (its kernels, their sync); compiling
 
     def tick(span: float) -> float:
         now = time.monotonic()
-        return now + span if until is None else min(now + span, max(now + HANG_FLOOR_S, until))
+        short = until is not None and state == (True, False)
+        return min(now + span, max(now + HANG_FLOOR_S, until)) if short else now + span
 
     deadline, seen, last_sign = time.monotonic() + max(timeout, STARTUP_GRACE), 0, time.monotonic()
     try:
@@ -354,9 +371,11 @@ def _wait(proc: subprocess.Popen, timeout: float, res: Process, events: str, wat
             except subprocess.TimeoutExpired:
                 if on_poll is not None:
                     on_poll(events)
-                last, seen = _progress(events, seen, clock | grace)
-                if last is not None:
-                    deadline, last_sign = tick(timeout if last in clock else max(timeout, STARTUP_GRACE)), time.monotonic()
+                kinds, seen = _progress(events, seen, clock | grace | CALLS | COMPILES)
+                if kinds:
+                    state = _in_call(kinds, state)
+                    span = timeout if kinds[-1] in clock | CALLS else max(timeout, STARTUP_GRACE)
+                    deadline, last_sign = tick(span), time.monotonic()
                 elif time.monotonic() >= deadline:
                     res.silent = time.monotonic() - last_sign
                     end(proc)

@@ -443,3 +443,11 @@ def test_a_bug_that_is_reliance_on_undefined_lanes_is_caught_by_its_detectors_wa
     assert not _summary(report(other), entry)["caught"]  # another detector's warning is not this bug
     plain = SimpleNamespace(defect="out-of-bounds-read", verify={"detector": "memcheck", "severity": "error"})
     assert not _summary(report(warn), plain)["caught"]  # elsewhere a warning is never a catch
+
+
+def test_the_scoreboard_gives_a_machines_run_dates_as_a_span():
+    from harness.bugs.record import _span
+
+    assert _span(["2026-11-26 11:31 UTC"]) == "2026-11-26 11:31 UTC"
+    dates = ["2026-11-26 12:05 UTC", "2026-11-26 11:31 UTC", "2026-11-26 12:05 UTC", "2026-11-26 12:39 UTC"]
+    assert _span(dates) == "2026-11-26 11:31 UTC to 2026-11-26 12:39 UTC"

@@ -124,13 +124,19 @@ def _entry_row(x: dict, peers: tuple) -> list:
                                                                      for p in peers]
 
 
+def _span(dates: list) -> str:
+    """The dates of a machine's runs: one, or the first and the last ("YYYY-MM-DD HH:MM UTC")."""
+    d = sorted(set(dates))
+    return d[0] if len(d) == 1 else f"{d[0]} to {d[-1]}"
+
+
 def scoreboard_md(lines: list, totals: dict, backend: str, envs: list, peers: tuple) -> str:
     from tabulate import tabulate
 
     dates: dict = {}
     for e in envs:  # one line per machine and versions, with the dates of its runs
         dates.setdefault(table.versions(e), []).append(str(e.get("date")))
-    ran_on = "; ".join(f"{v} ({', '.join(sorted(set(d)))})" for v, d in dates.items())
+    ran_on = "; ".join(f"{v} ({_span(d)})" for v, d in dates.items())
     head = [f"# Real-bug scoreboard: {backend}", "",
             *([f"One probe of both backends at once, as `python -m harness probe` runs by default on a machine "
                f"with a GPU: what it finds on either counts, and its diagnosis weighs the evidence of both. The "

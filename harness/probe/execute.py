@@ -312,6 +312,12 @@ def _shares(out, inputs: dict) -> str:
 ON_CALL = None
 
 
+def mark_calls(emit) -> None:
+    """Send the "calling"/"called" marks to ``emit`` (the probe worker's events, for the rest of its process)."""
+    global ON_CALL
+    ON_CALL = emit
+
+
 def _signal(kind: str) -> None:
     if ON_CALL is not None:
         ON_CALL(event=kind)

@@ -119,7 +119,7 @@ def run(args: dict) -> int:
             if gpu:
                 from harness.probe import execute
 
-                execute.ON_CALL = emit  # the parent's hang clock under a budget runs only inside a call
+                execute.mark_calls(emit)  # the parent's hang clock under a budget runs only inside a call
             if (pad := ctx.options.get("pad")) is not None:
                 ctx.pad = int(pad)
             if "failing" in args:  # an earlier process died at these sizes: the experiments start there

@@ -106,7 +106,7 @@ def run(args: dict) -> int:
         # eight or more (interpreter) or 125 ms of runs (GPU, each config at each new key: most of an
         # autotuned kernel's probe); its launches' side effects still precede the real one
         gpu = args["backend"] == "gpu"
-        # on the GPU, compilations are marked, as calls are (execute.ON_CALL): a hang is a call that
+        # on the GPU, compilations are marked, as calls are (execute.mark_calls): a hang is a call that
         # does not return, not a long compilation inside it (an autotuned kernel's configs)
         with patched(interpreter=not gpu, bench_calls=BENCH_CALLS,
                      on_compile=(lambda kind: emit(event=kind)) if gpu else None) as counter:

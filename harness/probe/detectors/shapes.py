@@ -290,6 +290,7 @@ def fuzz_sizes(ctx: Context) -> list:
     ``shapes-rest``, after the diagnosis."""
     st = _plan(ctx)
     _try_sizes(ctx, st)
+    ctx.later["shapes"] = st if st["cut"] else None
     out = _empty(ctx) if ctx.options.get("empty", True) and not ctx.late() else []
     out += _refusals(ctx)
     if not st["classes"]:
@@ -323,6 +324,7 @@ def _try_sizes(ctx: Context, st: dict) -> None:
     """The planned sizes from where ``st`` stopped, until they run out, fuzzing's own time is spent
     (``TIME_BUDGET_S``, counting earlier turns) or the probe says wrap up (``st["cut"]``: sizes left)."""
     t0, sizes_list = time.monotonic() - st["seconds"], st["sizes"]
+    st["cut"] = False
     while st["tried"] < len(sizes_list):
         if st["tried"] and time.monotonic() - t0 > TIME_BUDGET_S[ctx.backend]:
             break
@@ -338,7 +340,6 @@ def _try_sizes(ctx: Context, st: dict) -> None:
     st["seconds"] = time.monotonic() - t0
     ctx.seen["fuzz"] = {"tried": st["tried"], "planned": len(sizes_list), "seconds": round(st["seconds"], 1),
                         "last": dict(sizes_list[st["tried"] - 1]) if st["tried"] else None}
-    ctx.later["shapes"] = st if st["cut"] else None
 
 
 def _reported(ctx: Context, st: dict, classes: dict) -> list:

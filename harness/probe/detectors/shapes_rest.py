@@ -21,10 +21,9 @@ def rest(ctx: Context) -> list:
     the diagnosis left: a mechanism other than the first (a second bug, or one that shows only past
     a bug that the fixed kernel shares) is reported too. Its findings are shape fuzzing's."""
     st = ctx.later.pop("shapes")
-    ctx.name, st["cut"] = "shapes", False
+    ctx.name = "shapes"
     before = set(st["classes"])
     shapes._try_sizes(ctx, st)
-    ctx.later.pop("shapes", None)
     new = {k: v for k, v in st["classes"].items() if k not in before}
     return shapes._reported(ctx, st, new) if new else []
 

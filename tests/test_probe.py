@@ -259,7 +259,8 @@ class FakeWorkers:
     def __init__(self, script):
         self.script, self.calls = list(script), []
 
-    def __call__(self, module, args, *, backend, timeout, extra_env=None, wrapper=None, on_poll=None, until=None):
+    def __call__(self, module, args, *, backend, timeout, extra_env=None, wrapper=None, on_poll=None, until=None,
+                 stop=None):
         from harness.run.isolate import Process
 
         self.calls.append({"args": args, "backend": backend, "timeout": timeout, "env": extra_env or {},

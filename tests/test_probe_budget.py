@@ -174,3 +174,152 @@ def test_the_marks_say_when_the_worker_is_inside_a_call_and_not_compiling():
     assert _in_call([b"compiled"], (True, True)) == (True, False)  # the kernel runs now
     assert _in_call([b"calling", b"called"], (False, False)) == (False, False)
     assert _in_call([b"start"], (True, False)) == (True, False)  # other events change nothing
+
+
+# --- the interpreter's side, once the GPU's side hung ------------------------------------------------------
+
+
+def test_a_call_inside_the_interpreter_is_stopped_once_the_gpus_side_hung(tmp_path, monkeypatch):
+    """A spin lock spins in the interpreter too (its programs run one after another): once the GPU's
+    side has shown that the kernel does not return, the interpreter's call need not wait its timeout."""
+    import threading
+    import time
+
+    from harness.probe.runner import _stop_when
+    from harness.run import isolate
+
+    monkeypatch.setattr(isolate, "HANG_FLOOR_S", 1.0)
+    hung = threading.Event()
+    stop = _stop_when("interpreter", hung)
+    assert _stop_when("gpu", hung) is None and _stop_when("interpreter", None) is None
+    proc, events = _silent_worker(tmp_path, "start", "calling")
+    threading.Timer(0.5, hung.set).start()
+    res, t0 = isolate.Process(), time.monotonic()
+    isolate._wait(proc, 60.0, res, events, stop=stop)
+    assert not res.hung and res.stopped >= 1.0 and time.monotonic() - t0 < 10, (res, time.monotonic() - t0)
+
+
+def test_the_interpreter_is_not_stopped_between_calls_or_before_the_gpu_hung(tmp_path, monkeypatch):
+    import threading
+    import time
+
+    from harness.probe.runner import _stop_when
+    from harness.run import isolate
+
+    monkeypatch.setattr(isolate, "HANG_FLOOR_S", 0.2)
+    hung = threading.Event()
+    hung.set()
+    proc, events = _silent_worker(tmp_path, "start", "calling", "called")  # a slow step after its call
+    res, t0 = isolate.Process(), time.monotonic()
+    isolate._wait(proc, 2.0, res, events, stop=_stop_when("interpreter", hung))
+    assert res.hung and not res.stopped and time.monotonic() - t0 >= 2.0  # its own timeout, as before
+    proc, events = _silent_worker(tmp_path, "calling")
+    res = isolate.Process()
+    isolate._wait(proc, 2.0, res, events, stop=_stop_when("interpreter", threading.Event()))  # the GPU is fine
+    assert res.hung and not res.stopped
+
+
+def test_a_stopped_interpreter_call_is_a_note_and_the_rest_are_not_run():
+    from harness.probe.findings import INFO
+    from harness.probe.runner import ProbeEvents, _died
+    from harness.run.isolate import Process
+
+    results, todo = {}, ["reference", "guards"]
+    ev = ProbeEvents(started=["reference"], clock={"reference": [None, None]})
+    _died(results, todo, ev, Process(returncode=-15, stopped=12.0), "interpreter", 30.0, 12.5, lambda m: None)
+    (f,), status, _ = results["reference"]
+    assert status == "stopped" and f.code == "P002" and f.severity == INFO and "did not return on the GPU" in f.message
+    assert results["guards"][1] == "not run" and results["guards"][0][0].severity == INFO and not todo
+
+
+# --- an autotuned kernel re-tunes at each new size ---------------------------------------------------------
+
+
+def test_under_a_budget_no_run_starts_that_a_new_tuning_would_carry_past_its_end(monkeypatch):
+    import time
+
+    from harness.probe import execute
+    from harness.probe.context import Context
+
+    monkeypatch.setattr(execute, "LONGEST", [6.0])  # the first tuning took 6 s
+    ctx = Context(target=None, backend="gpu", seed=0, name="shapes")
+    ctx.ends = time.monotonic() + 4
+    ctx.autotuned = True
+    assert ctx.run_cost() == 6.0 and ctx.late()  # a new size would tune again: 6 s, past the budget's end
+    ctx.autotuned = False  # a plain kernel's runs are short: the time goes to finding
+    assert ctx.run_cost() == 0.0 and not ctx.late()
+    ctx.autotuned, ctx.ends = True, None  # no budget: each detector keeps to its own time
+    assert not ctx.late()
+
+
+def test_the_longest_call_is_measured_in_the_worker(monkeypatch):
+    import time
+
+    import torch
+
+    from harness.probe import execute
+
+    monkeypatch.setattr(execute, "LONGEST", [0.0])
+    monkeypatch.setattr(execute, "_compare", lambda *a, **k: None)
+    slow = SimpleNamespace(launcher=lambda x: time.sleep(0.3) or x)
+    execute.call(slow, {"x": torch.ones(4)}, backend="interpreter", ref=torch.ones(4))
+    execute.call(SimpleNamespace(launcher=lambda x: x), {"x": torch.ones(4)}, backend="interpreter", ref=torch.ones(4))
+    assert 0.3 <= execute.longest_call() < 2.0  # the longest, not the last
+
+
+def test_each_detector_has_its_own_seconds_from_its_events():
+    from harness.probe.runner import _events, _seconds
+
+    proc = SimpleNamespace(events=[{"event": "start", "detector": "reference", "t": 100.0},
+                                   {"event": "end", "detector": "reference", "t": 101.5},
+                                   {"event": "start", "detector": "shapes", "t": 101.5},
+                                   {"event": "end", "detector": "shapes", "t": 109.0}])
+    ev = _events(proc)
+    assert _seconds(ev, "reference", "reference", 4.5) == 1.5 and _seconds(ev, "shapes", "shapes", 4.5) == 7.5
+    assert _seconds(ev, "reference", "compute-sanitizer", 40.0) == 40.0  # a GPU tool: its process is its cost
+
+
+def test_shape_fuzzing_starts_no_size_an_autotuned_kernel_would_tune_past_the_budget(monkeypatch):
+    import time
+
+    from harness.probe import execute
+    from harness.probe.context import Context
+    from harness.probe.detectors import shapes
+
+    ran = []
+    monkeypatch.setattr(shapes, "_memo", lambda ctx, memo, sizes: ran.append(sizes))
+    monkeypatch.setattr(execute, "LONGEST", [6.0])
+    ctx = Context(target=None, backend="gpu", seed=0, name="shapes")
+    ctx.ends, ctx.autotuned = time.monotonic() + 4, True
+
+    def state():
+        return {"sizes": [{"n": 1}, {"n": 2}], "tried": 0, "seconds": 0.0, "memo": {}, "classes": {}}
+
+    st = state()
+    shapes._try_sizes(ctx, st)
+    assert ran == [] and st["cut"] and ctx.seen["fuzz"]["tried"] == 0  # left to shapes-rest, which has no time either
+    ctx.autotuned = False  # a plain kernel: its first size runs whatever the time (its runs are short)
+    st = state()
+    shapes._try_sizes(ctx, st)
+    assert ran == [{"n": 1}, {"n": 2}]
+
+
+def test_the_diagnosis_leaves_a_third_of_the_time_to_the_sizes_shape_fuzzing_left(monkeypatch):
+    """bugs/bitsandbytes-4bit-odd-length-last-element: its own bug shows only at sizes after the
+    first failure (a bug the fixed version shares), which shapes-rest reaches after the diagnosis."""
+    import time
+
+    from harness.probe import experiments, kernels
+    from harness.probe.context import Context
+
+    monkeypatch.setattr(experiments, "registry", lambda: {})
+    monkeypatch.setattr(kernels, "known_facts", lambda ctx: ctx.seen)
+
+    def deadline(later):
+        ctx = Context(target=None, backend="gpu", seed=0, name="diagnose", later=later)
+        ctx.seen["failing"], ctx.ends, ctx.autotuned = {"n": 1}, time.monotonic() + 9, False
+        diagnose.run(ctx)
+        return ctx.deadline - time.monotonic()
+
+    assert 5.0 < deadline({"shapes": {}}) <= 6.0  # two thirds of the 9 s left
+    assert 7.0 < deadline({}) <= diagnose.BUDGET_S["gpu"]  # nothing left to fuzz: its own time

@@ -18,6 +18,7 @@ by the tensor inputs the launch changed.
 from __future__ import annotations
 
 import contextlib
+import time
 from dataclasses import dataclass, field
 
 from harness.run.patching import Patcher
@@ -310,6 +311,13 @@ def _shares(out, inputs: dict) -> str:
 # launcher, so that the parent tells a kernel that does not return from a slow step between calls
 # (harness.probe.runner._hang_until)
 ON_CALL = None
+LONGEST = [0.0]  # the longest call of the launcher in this process, in seconds (longest_call)
+
+
+def longest_call() -> float:
+    """Seconds the longest call of the launcher in this process took (its kernels and their sync
+    included): for an autotuned kernel, a tuning, which it makes again at each new key."""
+    return LONGEST[0]
 
 
 def mark_calls(emit) -> None:
@@ -338,6 +346,7 @@ def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: 
         given, bands = _guard_inputs(inputs, finite, pad)
         if counter is not None:
             counter.clear()
+        t0 = time.monotonic()
         try:
             _signal("calling")
             with poisoned_allocations(canary, pad) as made:
@@ -352,6 +361,7 @@ def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: 
             return res
         finally:
             _signal("called")
+            LONGEST[0] = max(LONGEST[0], time.monotonic() - t0)
         res.bench_launches = sum(counter.calls) if counter is not None else 0
         _compare(res, target, out, given, inputs)
         res.guard = gs.check()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -132,6 +133,7 @@ class ProbeEvents:
     unavailable: str | None = None  # the file cannot run on this backend here: why
     trying: dict | None = None  # the sizes being run when the process stopped (shape fuzzing)
     skipped: dict = field(default_factory=dict)  # detector -> why it did not apply
+    clock: dict = field(default_factory=dict)  # detector -> [its start, its end] (the events' time.time())
 
 
 def _events(proc) -> ProbeEvents:
@@ -141,8 +143,10 @@ def _events(proc) -> ProbeEvents:
         if kind == "start":
             out.started.append(e["detector"])
             out.trying = None
+            out.clock[e["detector"]] = [e.get("t"), None]
         elif kind == "end":
             out.ended.append(e["detector"])
+            out.clock.setdefault(e["detector"], [None, None])[1] = e.get("t")
         elif kind == "skipped":
             out.skipped[e["detector"]] = e.get("reason", "")
         elif kind == "finding":
@@ -158,6 +162,15 @@ def _events(proc) -> ProbeEvents:
         elif kind == "error":
             out.errors[e.get("detector", "")] = e["message"]
     return out
+
+
+def _seconds(ev: ProbeEvents, name: str, label: str, dt: float) -> float:
+    """The detector's own seconds, from its start and end events (up to now where it did not end);
+    ``dt`` (the process's, shared out) for a GPU tool, whose process start is its cost."""
+    t0, t1 = ev.clock.get(name, [None, None])
+    if _tool(label) is not None or t0 is None:
+        return dt
+    return max(0.0, (t1 if t1 is not None else time.time()) - t0)
 
 
 def _budgeted(name: str) -> bool:
@@ -192,10 +205,12 @@ def _worker_args(args: dict, todo: list, backend: str, timeout: float) -> tuple[
     return worker, {k: v for k, v in how.items() if k != "small"}
 
 
-def _run_worker(worker: dict, backend: str, timeout: float, extra: dict, say=None):
+def _run_worker(worker: dict, backend: str, timeout: float, extra: dict, say=None, hung=None):
     """One worker process (the detectors each stop themselves after ``timeout``; the process
     limit, counted again from each detector's start, is the backstop for a hang they cannot
-    stop: a GPU kernel that never returns). A tool's log file is read into the output."""
+    stop: a GPU kernel that never returns). A tool's log file is read into the output. ``hung``
+    (a threading.Event) is set once the GPU's side of the probe hung: an interpreter process then
+    inside a call for HANG_FLOOR_S or more is stopped (``_stop_when``)."""
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="casebook-probe-") as tmp:
@@ -206,7 +221,7 @@ def _run_worker(worker: dict, backend: str, timeout: float, extra: dict, say=Non
         margin = 120 if extra.get("wrapper") else 30  # the process's start: imports, CUDA, compute-sanitizer's own
         proc = run_process("harness.probe.worker", worker, backend=backend, timeout=timeout + margin,
                            on_poll=_progress(backend, say) if say else None,
-                           until=None if extra else _hang_until(worker), **extra)
+                           until=None if extra else _hang_until(worker), stop=_stop_when(backend, hung), **extra)
         if os.path.exists(log):
             with open(log, errors="replace") as f:
                 text = f.read()
@@ -226,7 +241,19 @@ def _hang_until(worker: dict) -> float | None:
     return worker["ends"] + MARGIN_S
 
 
-def _batch(args: dict, names: list, backend: str, timeout: float, say) -> tuple[dict, dict]:
+def _stop_when(backend: str, hung):
+    """The interpreter's ``stop`` for run_process, where the GPU's side runs beside it: a call of the
+    launcher still running HANG_FLOOR_S after it began, once the GPU's side hung (``hung`` set). The
+    interpreter runs a grid's programs one after another, so a spin lock that never returns on the
+    GPU spins there too, until the interpreter's own timeout (30 to 120 s), past any budget."""
+    if backend != "interpreter" or hung is None:
+        return None
+    from harness.run.isolate import HANG_FLOOR_S
+
+    return lambda seconds: hung.is_set() and seconds >= HANG_FLOOR_S
+
+
+def _batch(args: dict, names: list, backend: str, timeout: float, say, hung=None) -> tuple[dict, dict]:
     """Run ``names`` in as few processes as it takes: a crash or a hang ends one detector, and the
     ones after it run in a new process. Returns {name: (findings, status, seconds)} and the meta."""
     results, meta, todo = {}, {}, list(names)
@@ -247,7 +274,7 @@ def _batch(args: dict, names: list, backend: str, timeout: float, say) -> tuple[
             results[name] = ([Finding("P000", name, backend, f"{name} not found (put it on PATH or set CUDA_HOME)",
                                       severity=INFO)], "not run", 0.0)
             continue
-        proc = _run_worker(worker, backend, timeout, extra, say)
+        proc = _run_worker(worker, backend, timeout, extra, say, hung)
         ev = _events(proc)
         if ev.load:
             raise ProbeInputError(ev.load)
@@ -273,6 +300,8 @@ def _batch(args: dict, names: list, backend: str, timeout: float, say) -> tuple[
             continue
         died = todo[0]
         _died(results, todo, ev, proc, backend, timeout, time.monotonic() - t0, say)
+        if proc.hung and backend == "gpu" and hung is not None:
+            hung.set()  # the interpreter's side beside it need not wait its whole timeout (_stop_when)
         found, status, _ = results[died]
         if status == "crash" and "failing" not in args and any(f.severity == ERROR for f in found):
             args = {**args, "failing": dict(ev.trying or {})}  # the diagnosis starts where it died
@@ -284,13 +313,15 @@ def _died(results: dict, todo: list, ev: ProbeEvents, proc, backend: str, timeou
     never returns makes each of them wait as long)."""
     name = todo.pop(0)
     partial = _kept(name, ev.findings.get("reference" if _tool(name) else name, []))
-    results[name] = (partial + [_ended(name, backend, proc, ev, timeout)], "hang" if proc.hung else "crash", dt)
-    say(f"{backend} {name}: {results[name][1]} after {dt:.1f}s")
-    if proc.hung:  # the next detector's first call would hang the same way, and wait as long
+    dt = _seconds(ev, "reference" if _tool(name) else name, name, dt)
+    status = "hang" if proc.hung else "stopped" if proc.stopped else "crash"
+    results[name] = (partial + [_ended(name, backend, proc, ev, timeout)], status, dt)
+    say(f"{backend} {name}: {status} after {dt:.1f}s")
+    if proc.hung or proc.stopped:  # the next detector's first call would hang the same way, and wait as long
+        why = f"the kernel hung in the {name} detector" if proc.hung else "the kernel did not return on the GPU"
         while todo:
             other = todo.pop(0)
-            results[other] = ([Finding("P000", other, backend, f"not run: the kernel hung in the {name} detector",
-                                       severity=INFO)], "not run", 0.0)
+            results[other] = ([Finding("P000", other, backend, f"not run: {why}", severity=INFO)], "not run", 0.0)
 
 
 def _collect(results: dict, todo: list, ev: ProbeEvents, proc, backend: str, dt: float, say) -> None:
@@ -307,7 +338,7 @@ def _collect(results: dict, todo: list, ev: ProbeEvents, proc, backend: str, dt:
                                  severity=WARNING))
         status = "error" if name in ev.errors else f"skipped: {ev.skipped[name]}" \
             if name in ev.skipped else "done"
-        results[label] = (found, status, 0.0 if name in ev.skipped else dt)
+        results[label] = (found, status, 0.0 if name in ev.skipped else _seconds(ev, name, label, dt))
 
 
 def _kept(label: str, found: list, own: list | None = None) -> list:
@@ -321,6 +352,10 @@ def _kept(label: str, found: list, own: list | None = None) -> list:
 def _ended(name: str, backend: str, proc, ev: ProbeEvents, timeout: float) -> Finding:
     """The finding for a detector whose process died or hung in it."""
     at = f" at sizes {', '.join(f'{k}={v}' for k, v in ev.trying.items())}" if ev.trying else ""
+    if proc.stopped:  # not shown here: a call cut short tells nothing of its own
+        return Finding("P002", name, backend, f"stopped after {proc.stopped:.0f}s inside a call of the launcher{at}, "
+                                              f"as the kernel did not return on the GPU (its P002); --budget 0 waits "
+                                              f"the whole timeout here", severity=INFO)
     if proc.hung:
         d = registry.registry().get(name)
         cut = f" (the probe's --budget was spent; --budget 0 waits {timeout:.0f}s)" if 0 < proc.silent < timeout else ""
@@ -393,8 +428,9 @@ def probe(file: str, *, inputs: str | None = None, launcher: str = "launch", bac
     # the backends at once (the GPU's processes wait on the GPU, the interpreter's on the CPU); their
     # findings in the order named
     parts = {b: ProbeReport(file) for b in chosen}
+    hung = threading.Event()  # set when the GPU's side hangs (_stop_when)
     with ThreadPoolExecutor(max_workers=len(chosen) or 1) as pool:
-        list(pool.map(lambda b: _probe_backend(parts[b], args, b, detectors, jobs, timeout, progress), chosen))
+        list(pool.map(lambda b: _probe_backend(parts[b], args, b, detectors, jobs, timeout, progress, hung), chosen))
     for b in chosen:
         report.findings += parts[b].findings
         report.ran += parts[b].ran
@@ -542,7 +578,7 @@ def _wanted(name: str, detectors, options: dict) -> bool:
     return _tool(name) is None or bool(options.get("tools"))
 
 
-def _probe_backend(report, args, backend, detectors, jobs, timeout, progress) -> None:
+def _probe_backend(report, args, backend, detectors, jobs, timeout, progress, hung=None) -> None:
     every = registry.batches(backend)
     batches = [b for b in ([d for d in b if _wanted(d, detectors, args["options"])] for b in every) if b]
     skipped = [d for b in every for d in b if detectors is None and not _wanted(d, detectors, args["options"])]
@@ -552,7 +588,7 @@ def _probe_backend(report, args, backend, detectors, jobs, timeout, progress) ->
 
     def one(batch):
         try:
-            return _batch(args, batch, backend, timeout, say)
+            return _batch(args, batch, backend, timeout, say, hung)
         except BackendUnavailable as e:
             return {}, {"unavailable": str(e)}
 

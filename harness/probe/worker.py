@@ -116,10 +116,11 @@ def run(args: dict) -> int:
             ctx = Context(target, args["backend"], int(args.get("seed", 0)), "", counter,
                           dict(args.get("options") or {}), emit, list((args.get("options") or {}).get("blocks") or []))
             ctx.ends = args.get("ends")
-            if gpu:
-                from harness.probe import execute
+            from harness.probe import execute
 
-                execute.mark_calls(emit)  # the parent's hang clock under a budget runs only inside a call
+            # the parent's hang clock under a budget runs only inside a call (GPU); an interpreter call
+            # is stopped once the GPU's side hung (runner._stop_when)
+            execute.mark_calls(emit)
             if (pad := ctx.options.get("pad")) is not None:
                 ctx.pad = int(pad)
             if "failing" in args:  # an earlier process died at these sizes: the experiments start there

@@ -159,6 +159,7 @@ class Process:
     hung: bool = False
     silent: float = 0.0  # hung: seconds it showed nothing before it was ended
     interrupted: bool = False  # never started, or killed, because the harness is stopping
+    stopped: float = 0.0  # ended by its caller's ``stop``: the seconds it had then been inside a call
     events: list = field(default_factory=list)  # the JSON lines it wrote, in order
     output_tail: str = ""
 
@@ -264,14 +265,17 @@ def _tail(path: str) -> str:
 
 
 def run_process(module: str, args: dict, *, backend: str, timeout: float, extra_env: dict | None = None,
-                wrapper: list[str] | None = None, on_poll=None, until: float | None = None) -> Process:
+                wrapper: list[str] | None = None, on_poll=None, until: float | None = None, stop=None) -> Process:
     """``python -m module '<args as JSON>'`` in a new session; ``args["events"]`` is set to
     a file the worker appends JSON lines to. Ended, with everything it started, on timeout.
     ``on_poll(events_path)`` is called while it runs, about each POLL seconds (progress lines).
     ``until`` (a time.monotonic(), the end of a probe's budget) shortens the hang clock to then,
     but never below HANG_FLOOR_S after the last sign of progress, while the worker is inside a
     call of the user's launcher ("calling" without its "called": a kernel that does not return);
-    a slow step between calls (inputs past 2**31 elements, a reference) keeps the whole timeout."""
+    a slow step between calls (inputs past 2**31 elements, a reference) keeps the whole timeout.
+    ``stop(seconds)``, asked at each look while the worker has been inside such a call for
+    ``seconds``, ends it when true (``Process.stopped``): the probe's other backend showed the
+    kernel does not return."""
     res = Process()
     with tempfile.TemporaryDirectory(prefix="casebook-") as tmp:
         events, log = os.path.join(tmp, "events.jsonl"), os.path.join(tmp, "output.log")
@@ -291,7 +295,7 @@ def run_process(module: str, args: dict, *, backend: str, timeout: float, extra_
             if proc is None:
                 res.interrupted = True
                 return res
-            _wait(proc, timeout, res, events, WATCH.get(module, OTHER_WORKERS), on_poll, until)
+            _wait(proc, timeout, res, events, WATCH.get(module, OTHER_WORKERS), on_poll, until, stop)
             if on_poll is not None:
                 on_poll(events)  # what the worker wrote after the last look
         res.output_tail = _tail(log)
@@ -349,7 +353,7 @@ def _in_call(kinds: list, state: tuple) -> tuple:
 
 
 def _wait(proc: subprocess.Popen, timeout: float, res: Process, events: str, watch=OTHER_WORKERS,
-          on_poll=None, until: float | None = None) -> None:
+          on_poll=None, until: float | None = None, stop=None) -> None:
     """Wait for the worker. A kernel that hangs is one that runs ``timeout`` seconds with
     nothing to show: the clock starts at each launch and again after each compilation;
     importing, setting up a call and compiling get at least STARTUP_GRACE (``watch``: the events
@@ -363,6 +367,7 @@ def _wait(proc: subprocess.Popen, timeout: float, res: Process, events: str, wat
         return min(now + span, max(now + HANG_FLOOR_S, until)) if short else now + span
 
     deadline, seen, last_sign = time.monotonic() + max(timeout, STARTUP_GRACE), 0, time.monotonic()
+    began = last_sign  # when the call the worker is in began
     try:
         while True:
             try:
@@ -373,10 +378,16 @@ def _wait(proc: subprocess.Popen, timeout: float, res: Process, events: str, wat
                     on_poll(events)
                 kinds, seen = _progress(events, seen, clock | grace | CALLS | COMPILES)
                 if kinds:
-                    state = _in_call(kinds, state)
+                    was, state = state, _in_call(kinds, state)
+                    if state[0] and (not was[0] or b"calling" in kinds):
+                        began = time.monotonic()
                     span = timeout if kinds[-1] in clock | CALLS else max(timeout, STARTUP_GRACE)
                     deadline, last_sign = tick(span), time.monotonic()
-                elif time.monotonic() >= deadline:
+                if stop is not None and state[0] and stop(time.monotonic() - began):
+                    res.stopped = time.monotonic() - began
+                    end(proc)
+                    break
+                if not kinds and time.monotonic() >= deadline:
                     res.silent = time.monotonic() - last_sign
                     end(proc)
                     res.hung = True

@@ -12,6 +12,9 @@ from harness.probe.detectors import Detector
 
 BUDGET_S = {"interpreter": 20.0, "gpu": 8.0}  # the experiments stop starting runs after this long
 RESERVE_SHARE = 0.5  # of the probe's budget (--budget), kept for the experiments where it is short
+# of the budget left when the experiments start, theirs where shape fuzzing left sizes for shapes-rest
+# (it stopped at a first failure): the rest is for those sizes, where a second bug may show
+SHARE_WITH_REST = 2 / 3
 
 
 def reserve(ctx) -> float:
@@ -31,6 +34,8 @@ def run(ctx) -> list:
     failing = ctx.seen.get("failing")
     evidence, ran = {}, []
     ctx.deadline = min(ctx.deadline or float("inf"), time.monotonic() + BUDGET_S[ctx.backend])
+    if ctx.ends is not None and "shapes" in ctx.later:
+        ctx.deadline = min(ctx.deadline, time.monotonic() + SHARE_WITH_REST * max(0.0, ctx.ends - time.monotonic()))
     if ctx.backend == "interpreter":  # the block sizes of this run, not those shape fuzzing met at other sizes
         from harness.probe.experiments import outcome
 

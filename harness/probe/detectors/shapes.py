@@ -328,7 +328,8 @@ def _try_sizes(ctx: Context, st: dict) -> None:
     while st["tried"] < len(sizes_list):
         if st["tried"] and time.monotonic() - t0 > TIME_BUDGET_S[ctx.backend]:
             break
-        if st["tried"] and ctx.late():
+        # the first size runs whatever the time, unless it would tune again past the budget's end
+        if (st["tried"] or ctx.ends is not None and ctx.run_cost()) and ctx.late():
             st["cut"] = True
             break
         sizes = sizes_list[st["tried"]]

@@ -323,19 +323,3 @@ def test_the_diagnosis_leaves_a_third_of_the_time_to_the_sizes_shape_fuzzing_lef
 
     assert 5.0 < deadline({"shapes": {}}) <= 6.0  # two thirds of the 9 s left
     assert 7.0 < deadline({}) <= diagnose.BUDGET_S["gpu"]  # nothing left to fuzz: its own time
-
-
-def test_no_run_starts_that_the_slowest_run_yet_says_would_end_past_the_budget():
-    """Shape fuzzing's and the experiments' runs at new sizes each say how long they took: a float64
-    reference at a large size, or the interpreter, takes seconds a run, which the budget must foresee."""
-    import time
-
-    from harness.probe.context import Context
-
-    ctx = Context(target=None, backend="gpu", seed=0, name="shapes")
-    ctx.ends, ctx.autotuned = time.monotonic() + 3, False
-    ctx.ran(0.5)
-    assert ctx.run_cost() == 0.5 and not ctx.late()
-    ctx.ran(4.0)
-    ctx.ran(1.0)  # the slowest is kept
-    assert ctx.run_cost() == 4.0 and ctx.late()

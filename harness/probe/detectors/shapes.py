@@ -328,8 +328,7 @@ def _try_sizes(ctx: Context, st: dict) -> None:
     while st["tried"] < len(sizes_list):
         if st["tried"] and time.monotonic() - t0 > TIME_BUDGET_S[ctx.backend]:
             break
-        # the first size runs whatever the time, unless a run is known to take longer than is left
-        # (an autotuned kernel tunes again at each new key: run_cost)
+        # the first size runs whatever the time, unless it would tune again past the budget's end
         if (st["tried"] or ctx.ends is not None and ctx.run_cost()) and ctx.late():
             st["cut"] = True
             break
@@ -437,9 +436,7 @@ def _memo(ctx: Context, memo: dict, sizes: dict):
     key = tuple(sorted(sizes.items()))
     if key not in memo:
         limits = memo.setdefault("programs", {})
-        t0 = time.monotonic()
         memo[key] = None if too_many_programs(ctx, sizes, limits) else fail(ctx, sizes)
-        ctx.ran(time.monotonic() - t0)
     return memo[key]
 
 

@@ -49,9 +49,6 @@ def outcome(ctx, sizes: dict, inputs: dict | None = None):
         return cache[key]
     if ctx.late():  # each experiment's next run would overrun the diagnosis budget: a slow kernel's
         return "late", None  # runs (seconds each under the interpreter) must not stack up past it
-    import time
-
-    t0 = time.monotonic()
     try:
         if inputs is None:
             inputs = X.make(t, sizes, ctx.seed, ctx.backend)
@@ -66,7 +63,6 @@ def outcome(ctx, sizes: dict, inputs: dict | None = None):
     with until_deadline(ctx) if ctx.backend == "interpreter" else contextlib.nullcontext():
         with ctx.instrument(poison_masked=False, memcheck=True) as rec:
             c = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref)
-    ctx.ran(time.monotonic() - t0)
     if c is None:
         return "late", None
     if rec is not None:

@@ -241,30 +241,36 @@ def test_under_a_budget_no_run_starts_that_a_new_tuning_would_carry_past_its_end
     from harness.probe import execute
     from harness.probe.context import Context
 
-    monkeypatch.setattr(execute, "LONGEST", [6.0])  # the first tuning took 6 s
+    monkeypatch.setattr(execute, "LONGEST_TUNING", [6.0])  # the first tuning took 6 s
     ctx = Context(target=None, backend="gpu", seed=0, name="shapes")
     ctx.ends = time.monotonic() + 4
-    ctx.autotuned = True
     assert ctx.run_cost() == 6.0 and ctx.late()  # a new size would tune again: 6 s, past the budget's end
-    ctx.autotuned = False  # a plain kernel's runs are short: the time goes to finding
+    monkeypatch.setattr(execute, "LONGEST_TUNING", [0.0])  # nothing tuned: the time goes to finding
     assert ctx.run_cost() == 0.0 and not ctx.late()
-    ctx.autotuned, ctx.ends = True, None  # no budget: each detector keeps to its own time
+    monkeypatch.setattr(execute, "LONGEST_TUNING", [6.0])
+    ctx.ends = None  # no budget: each detector keeps to its own time
     assert not ctx.late()
 
 
-def test_the_longest_call_is_measured_in_the_worker(monkeypatch):
+def test_the_longest_tuning_inside_a_call_is_measured_not_the_call(monkeypatch):
+    """A glue that imports its upstream package in the launcher's first call (seconds) has tuned nothing."""
     import time
 
     import torch
 
     from harness.probe import execute
+    from harness.run.triton_compat import TuningCounter, _timed
 
-    monkeypatch.setattr(execute, "LONGEST", [0.0])
+    counter = TuningCounter()
+    monkeypatch.setattr(execute, "TUNING", counter)
+    monkeypatch.setattr(execute, "LONGEST_TUNING", [0.0])
     monkeypatch.setattr(execute, "_compare", lambda *a, **k: None)
-    slow = SimpleNamespace(launcher=lambda x: time.sleep(0.3) or x)
+    bench = _timed(lambda: time.sleep(0.3), counter)  # autotune benchmarking its configs
+    tunes = SimpleNamespace(launcher=lambda x: bench() or x)
+    execute.call(tunes, {"x": torch.ones(4)}, backend="interpreter", ref=torch.ones(4))
+    slow = SimpleNamespace(launcher=lambda x: time.sleep(0.6) or x)  # an import, a slow launcher: no tuning
     execute.call(slow, {"x": torch.ones(4)}, backend="interpreter", ref=torch.ones(4))
-    execute.call(SimpleNamespace(launcher=lambda x: x), {"x": torch.ones(4)}, backend="interpreter", ref=torch.ones(4))
-    assert 0.3 <= execute.longest_call() < 2.0  # the longest, not the last
+    assert 0.3 <= execute.longest_tuning() < 0.6 and counter.seconds >= 0.3
 
 
 def test_each_detector_has_its_own_seconds_from_its_events():
@@ -288,9 +294,9 @@ def test_shape_fuzzing_starts_no_size_an_autotuned_kernel_would_tune_past_the_bu
 
     ran = []
     monkeypatch.setattr(shapes, "_memo", lambda ctx, memo, sizes: ran.append(sizes))
-    monkeypatch.setattr(execute, "LONGEST", [6.0])
+    monkeypatch.setattr(execute, "LONGEST_TUNING", [6.0])
     ctx = Context(target=None, backend="gpu", seed=0, name="shapes")
-    ctx.ends, ctx.autotuned = time.monotonic() + 4, True
+    ctx.ends = time.monotonic() + 4
 
     def state():
         return {"sizes": [{"n": 1}, {"n": 2}], "tried": 0, "seconds": 0.0, "memo": {}, "classes": {}}
@@ -298,7 +304,7 @@ def test_shape_fuzzing_starts_no_size_an_autotuned_kernel_would_tune_past_the_bu
     st = state()
     shapes._try_sizes(ctx, st)
     assert ran == [] and st["cut"] and ctx.seen["fuzz"]["tried"] == 0  # left to shapes-rest, which has no time either
-    ctx.autotuned = False  # a plain kernel: its first size runs whatever the time (its runs are short)
+    monkeypatch.setattr(execute, "LONGEST_TUNING", [0.0])  # nothing tuned: its first size runs whatever the time
     st = state()
     shapes._try_sizes(ctx, st)
     assert ran == [{"n": 1}, {"n": 2}]
@@ -317,7 +323,7 @@ def test_the_diagnosis_leaves_a_third_of_the_time_to_the_sizes_shape_fuzzing_lef
 
     def deadline(later):
         ctx = Context(target=None, backend="gpu", seed=0, name="diagnose", later=later)
-        ctx.seen["failing"], ctx.ends, ctx.autotuned = {"n": 1}, time.monotonic() + 9, False
+        ctx.seen["failing"], ctx.ends = {"n": 1}, time.monotonic() + 9
         diagnose.run(ctx)
         return ctx.deadline - time.monotonic()
 

@@ -32,7 +32,6 @@ class Context:
     seen: dict = field(default_factory=dict)  # what runs showed: atomics, autotune, poisoned loads (skips, diagnosis)
     outcomes: dict = field(default_factory=dict)  # the experiments' plain runs by sizes (harness.probe.experiments.outcome)
     later: dict = field(default_factory=dict)  # work a detector left for one after it (shape fuzzing's sizes: shapes-rest)
-    autotuned: bool | None = None  # an autotuned kernel among the file's (run_cost; None: not looked yet)
     pad: int = PAD  # guard elements on each side of every tensor (0 under a GPU tool: it checks accesses itself)
 
     def call(self, inputs: dict, **kw):
@@ -63,17 +62,12 @@ class Context:
     def run_cost(self) -> float:
         """Seconds a run at new sizes may take before any of its own work: an autotuned kernel
         tunes again at each new key (on a GPU, compiling and benchmarking every config: 6-10 s for
-        gemlite's GEMV, where a run itself takes milliseconds), as long as its longest call in this
-        process. 0 for other kernels: their runs are short beside the time the budget keeps."""
+        gemlite's GEMV, where a run itself takes milliseconds), as long as its longest tuning in
+        this process (``execute.longest_tuning``). 0 where nothing was tuned: other runs are short
+        beside the time the budget keeps."""
         from harness.probe import execute
-        from harness.probe.kernels import kernel_facts
 
-        if self.autotuned is None:
-            try:
-                self.autotuned = bool(self.seen.get("autotune")) or kernel_facts(self.target)["autotune"]
-            except Exception:  # noqa: BLE001  a target with no modules to read (tests' stand-ins)
-                self.autotuned = False
-        return execute.longest_call() if self.autotuned else 0.0
+        return execute.longest_tuning()
 
     @contextlib.contextmanager
     def instrument(self, **kw):

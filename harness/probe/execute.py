@@ -18,7 +18,6 @@ by the tensor inputs the launch changed.
 from __future__ import annotations
 
 import contextlib
-import time
 from dataclasses import dataclass, field
 
 from harness.run.patching import Patcher
@@ -311,13 +310,22 @@ def _shares(out, inputs: dict) -> str:
 # launcher, so that the parent tells a kernel that does not return from a slow step between calls
 # (harness.probe.runner._hang_until)
 ON_CALL = None
-LONGEST = [0.0]  # the longest call of the launcher in this process, in seconds (longest_call)
+TUNING = None  # the worker's TuningCounter (watch_tuning): its seconds spent benchmarking autotune's configs
+LONGEST_TUNING = [0.0]  # seconds of the longest tuning inside one call of the launcher in this process
 
 
-def longest_call() -> float:
-    """Seconds the longest call of the launcher in this process took (its kernels and their sync
-    included): for an autotuned kernel, a tuning, which it makes again at each new key."""
-    return LONGEST[0]
+def watch_tuning(counter) -> None:
+    """Measure the autotune tuning inside each call (``counter``: ``triton_compat.patched``'s, whose
+    ``seconds`` grow while configs are benchmarked), for ``longest_tuning``."""
+    global TUNING
+    TUNING = counter
+
+
+def longest_tuning() -> float:
+    """Seconds the longest autotune tuning inside one call of the launcher took in this process
+    (compiling and benchmarking every config), which an autotuned kernel makes again at each new
+    key; 0 where nothing was tuned."""
+    return LONGEST_TUNING[0]
 
 
 def mark_calls(emit) -> None:
@@ -346,7 +354,7 @@ def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: 
         given, bands = _guard_inputs(inputs, finite, pad)
         if counter is not None:
             counter.clear()
-        t0 = time.monotonic()
+        tuned = TUNING.seconds if TUNING is not None else 0.0
         try:
             _signal("calling")
             with poisoned_allocations(canary, pad) as made:
@@ -361,7 +369,8 @@ def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: 
             return res
         finally:
             _signal("called")
-            LONGEST[0] = max(LONGEST[0], time.monotonic() - t0)
+            if TUNING is not None:
+                LONGEST_TUNING[0] = max(LONGEST_TUNING[0], TUNING.seconds - tuned)
         res.bench_launches = sum(counter.calls) if counter is not None else 0
         _compare(res, target, out, given, inputs)
         res.guard = gs.check()

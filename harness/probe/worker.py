@@ -121,6 +121,7 @@ def run(args: dict) -> int:
             # the parent's hang clock under a budget runs only inside a call (GPU); an interpreter call
             # is stopped once the GPU's side hung (runner._stop_when)
             execute.mark_calls(emit)
+            execute.watch_tuning(counter)  # each call's tuning, which a run at a new key repeats (Context.run_cost)
             if (pad := ctx.options.get("pad")) is not None:
                 ctx.pad = int(pad)
             if "failing" in args:  # an earlier process died at these sizes: the experiments start there

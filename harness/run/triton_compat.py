@@ -79,6 +79,7 @@ class TuningCounter:
         self.calls: list[int] = []
         self.pending: dict[str, int] = {}
         self.how = "wrapper"
+        self.seconds = 0.0  # spent benchmarking configs (compiling them included) since ``patched`` began; never cleared
 
     def clear(self) -> None:
         self.calls.clear()
@@ -150,6 +151,18 @@ def _few_calls(bench: Callable, calls: int | None) -> Callable:
     import functools
 
     return functools.partial(bench, calls=calls) if calls is not None else bench
+
+
+def _timed(bench: Callable, counter: TuningCounter) -> Callable:
+    """``bench``, adding the seconds each benchmark takes (a config's compilation is in its first
+    launch) to ``counter.seconds``."""
+    def timed(*args, **kw):
+        t0 = time.perf_counter()
+        try:
+            return bench(*args, **kw)
+        finally:
+            counter.seconds += time.perf_counter() - t0
+    return timed
 
 
 def autotune_benchmarker(bench: Callable, patcher: Patcher) -> None:
@@ -297,12 +310,12 @@ def patched(interpreter: bool, on_compile: Callable[[str], None] | None = None,
     counter = TuningCounter()
     with Patcher() as patcher:
         if interpreter:
-            autotune_benchmarker(_few_calls(do_bench_cpu, bench_calls), patcher)
+            autotune_benchmarker(_timed(_few_calls(do_bench_cpu, bench_calls), counter), patcher)
             _index_fix(patcher)
             for fix in EVERYDAY_FIXES.values():
                 fix(patcher)
         elif bench_calls is not None:
-            autotune_benchmarker(_few_calls(do_bench_gpu_calls, bench_calls), patcher)
+            autotune_benchmarker(_timed(_few_calls(do_bench_gpu_calls, bench_calls), counter), patcher)
         _launch_counter(counter, interpreter, patcher)
         if on_compile is not None:
             _compile_hook(on_compile, patcher)

@@ -155,7 +155,10 @@ def _few_calls(bench: Callable, calls: int | None) -> Callable:
 
 def _timed(bench: Callable, counter: TuningCounter) -> Callable:
     """``bench``, adding the seconds each benchmark takes (a config's compilation is in its first
-    launch) to ``counter.seconds``."""
+    launch) to ``counter.seconds``; ``__wrapped__`` is ``bench``."""
+    import functools
+
+    @functools.wraps(bench)
     def timed(*args, **kw):
         t0 = time.perf_counter()
         try:

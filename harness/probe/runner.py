@@ -164,11 +164,11 @@ def _events(proc) -> ProbeEvents:
     return out
 
 
-def _seconds(ev: ProbeEvents, name: str, label: str, dt: float) -> float:
+def _seconds(ev: ProbeEvents, name: str, dt: float) -> float:
     """The detector's own seconds, from its start and end events (up to now where it did not end);
     ``dt`` (the process's, shared out) for a GPU tool, whose process start is its cost."""
     t0, t1 = ev.clock.get(name, [None, None])
-    if _tool(label) is not None or t0 is None:
+    if _tool(name) is not None or t0 is None:
         return dt
     return max(0.0, (t1 if t1 is not None else time.time()) - t0)
 
@@ -313,7 +313,7 @@ def _died(results: dict, todo: list, ev: ProbeEvents, proc, backend: str, timeou
     never returns makes each of them wait as long)."""
     name = todo.pop(0)
     partial = _kept(name, ev.findings.get("reference" if _tool(name) else name, []))
-    dt = _seconds(ev, "reference" if _tool(name) else name, name, dt)
+    dt = _seconds(ev, name, dt)
     status = "hang" if proc.hung else "stopped" if proc.stopped else "crash"
     results[name] = (partial + [_ended(name, backend, proc, ev, timeout)], status, dt)
     say(f"{backend} {name}: {status} after {dt:.1f}s")
@@ -338,7 +338,7 @@ def _collect(results: dict, todo: list, ev: ProbeEvents, proc, backend: str, dt:
                                  severity=WARNING))
         status = "error" if name in ev.errors else f"skipped: {ev.skipped[name]}" \
             if name in ev.skipped else "done"
-        results[label] = (found, status, 0.0 if name in ev.skipped else _seconds(ev, name, label, dt))
+        results[label] = (found, status, 0.0 if name in ev.skipped else _seconds(ev, label, dt))
 
 
 def _kept(label: str, found: list, own: list | None = None) -> list:

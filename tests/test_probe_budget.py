@@ -329,3 +329,161 @@ def test_the_diagnosis_leaves_a_third_of_the_time_to_the_sizes_shape_fuzzing_lef
 
     assert 5.0 < deadline({"shapes": {}}) <= 6.0  # two thirds of the 9 s left
     assert 7.0 < deadline({}) <= diagnose.BUDGET_S["gpu"]  # nothing left to fuzz: its own time
+    assert 7.0 < deadline({"shapes": None}) <= diagnose.BUDGET_S["gpu"]  # shape fuzzing ran all its sizes
+
+
+def _budget_ctx(backend="interpreter", stop_in=0.3):
+    import time
+
+    from harness.probe.context import Context
+
+    ctx = Context(target=SimpleNamespace(kernel=SimpleNamespace(), sizes={"n": 8}), backend=backend, seed=0, name="",
+                  options={"budget": 20.0})
+    ctx.ends = ctx.stop = time.monotonic() + stop_in
+    return ctx
+
+
+def test_a_detector_still_running_at_the_budgets_end_is_stopped_and_keeps_what_it_found(monkeypatch):
+    """The budget is a wall-clock promise: a run started just before its end does not carry the
+    probe past it (the GPU board's probes overran it by up to 1.7 s before this stop)."""
+    import time
+
+    from harness.probe import worker
+    from harness.probe.detectors import Detector
+    from harness.probe.findings import ERROR, Finding
+
+    def forever(ctx):
+        while True:
+            time.sleep(0.01)
+
+    kept = Finding("P401", "slow", "interpreter", "wrong at n=3", severity=ERROR, sizes={"n": 3})
+    slow = Detector("slow", "never ends", forever, partial=lambda ctx: [kept])
+    monkeypatch.setattr(worker, "detectors", lambda: {"slow": slow})
+    events = []
+    ctx = _budget_ctx()
+    t0 = time.monotonic()
+    found = worker.run_one(ctx, "slow", lambda **e: events.append(e), timeout=60.0)
+    assert time.monotonic() - t0 < 1.0
+    assert found[0] is kept and found[1].code == "P000" and found[1].severity == "info"
+    assert "stopped at the end of the probe's budget" in found[1].message
+    assert {"event": "cut", "detector": "slow"} in events and events[-1] == {"event": "end", "detector": "slow"}
+    assert ctx.seen["failing"] == {"n": 3}  # the diagnosis, had it time, would start there
+
+    # one that starts after the stop does not run at all; one with no partial keeps nothing but the note
+    events.clear()
+    assert worker.run_one(ctx, "slow", lambda **e: events.append(e), timeout=60.0) == []
+    assert {"event": "skipped", "detector": "slow", "reason": "the probe's budget is spent"} in events
+    bare = Detector("slow", "never ends", forever)
+    monkeypatch.setattr(worker, "detectors", lambda: {"slow": bare})
+    found = worker.run_one(_budget_ctx(), "slow", lambda **e: None, timeout=60.0)
+    assert [f.code for f in found] == ["P000"]
+
+
+def test_the_detectors_own_timeout_is_still_a_hang_before_the_budgets_end(monkeypatch):
+    import time
+
+    from harness.probe import worker
+    from harness.probe.detectors import Detector
+
+    def forever(ctx):
+        while True:
+            time.sleep(0.01)
+
+    monkeypatch.setattr(worker, "detectors", lambda: {"slow": Detector("slow", "never ends", forever)})
+    found = worker.run_one(_budget_ctx(stop_in=30.0), "slow", lambda **e: None, timeout=0.3)
+    assert [(f.code, f.severity) for f in found] == [("P002", "error")]
+    unbudgeted = Detector("slow", "its own sizes and time", forever, budgeted=False)
+    monkeypatch.setattr(worker, "detectors", lambda: {"slow": unbudgeted})
+    found = worker.run_one(_budget_ctx(stop_in=0.05), "slow", lambda **e: None, timeout=0.5)
+    assert [f.code for f in found] == ["P002"]  # --large keeps to its own time, not the budget
+
+
+def test_shape_fuzzing_stopped_at_the_budgets_end_reports_each_failure_it_met_unshrunk():
+    from harness.probe.detectors import shapes
+    from harness.probe.findings import ERROR, Finding
+
+    ctx = _budget_ctx()
+    grid = Finding("P403", "shapes", "interpreter", "grid past 65,535", severity=ERROR)
+    st = {"classes": {("wrote outside", frozenset()): ({"n": 1}, "wrote outside a tensor", 1),
+                      ("wrong result", frozenset()): ({"n": 1001}, "1 of 1001 differ", 7)},
+          "reported": {("wrote outside", frozenset())}}
+    ctx.later["shapes-now"] = {"grid": [grid], "st": st}
+    found = shapes.partial(ctx)
+    assert found[0] is grid and len(found) == 2 and "shapes-now" not in ctx.later
+    assert found[1].code == "P401" and found[1].sizes == {"n": 1001} and "not shrunk" in found[1].message
+    assert "smallest" not in found[1].message
+    assert shapes.partial(ctx) == []  # nothing running: nothing kept
+
+
+def test_the_diagnosis_keeps_each_experiments_evidence_as_it_goes(monkeypatch):
+    from harness.probe import experiments, kernels
+    from harness.probe.context import BudgetSpent
+    from harness.probe.detectors import diagnose
+
+    def budget_ends(ctx, failing):
+        raise BudgetSpent
+
+    exps = {"first": SimpleNamespace(run=lambda ctx, failing: {"tail": "wrong at n=7 only"}),
+            "second": SimpleNamespace(run=budget_ends)}
+    monkeypatch.setattr(experiments, "registry", lambda: exps)
+    monkeypatch.setattr(kernels, "known_facts", lambda ctx: ctx.seen.update(atomics=True))
+    ctx = _budget_ctx(backend="gpu", stop_in=30.0)
+    ctx.seen["failing"] = {"n": 7}
+    try:
+        diagnose.run(ctx)
+    except BudgetSpent:
+        pass
+    else:
+        raise AssertionError("the budget's end must reach the worker")
+    assert ctx.seen["evidence"] == {"tail": "wrong at n=7 only"} and ctx.seen["experiments"][0].startswith("first")
+    assert diagnose.DETECTOR.partial(ctx) == [] and ctx.seen["evidence"]["atomics"] == "the kernels use atomics"
+
+
+def test_a_detector_cut_at_the_budgets_end_has_its_status_and_is_not_an_answer():
+    from harness.commands.probe import RAN
+    from harness.probe import runner
+
+    ev = runner._events(SimpleNamespace(events=[{"event": "start", "detector": "shapes", "t": 1.0},
+                                                {"event": "cut", "detector": "shapes"},
+                                                {"event": "end", "detector": "shapes", "t": 3.5}]))
+    results = {}
+    runner._collect(results, ["shapes"], ev, SimpleNamespace(output_tail=""), "interpreter", 0.0, None)
+    assert results["shapes"][1] == runner.CUT and results["shapes"][2] == 2.5
+    assert runner.CUT not in RAN  # a probe whose every detector was cut checked nothing: not exit 0
+
+
+def test_the_reference_and_shape_fuzzings_first_size_finish_whatever_the_budget(monkeypatch):
+    """Every probe needs one answer: the run at the defaults, and shape fuzzing's first size; the
+    budget's end stops shape fuzzing right after that size, not inside it."""
+    import time
+
+    from harness.probe import worker
+    from harness.probe.detectors import guards, reference, shapes
+
+    assert reference.DETECTOR.finishes and guards.DETECTOR.finishes and not shapes.DETECTOR.finishes
+    ran = []
+
+    def slow_size(ctx, memo, sizes):
+        time.sleep(0.5)
+        ran.append(sizes)
+        return ("wrong result", "1 of 8 differ")
+
+    monkeypatch.setattr(shapes, "_memo", slow_size)
+
+    def fuzz(ctx):
+        ctx.later["shapes-now"] = {"st": st}
+        shapes._try_sizes(ctx, st)
+        return []
+
+    st = {"sizes": [{"n": 1}, {"n": 2}], "tried": 0, "seconds": 0.0, "memo": {}, "classes": {}, "reported": set(),
+          "base": {"n": 8}, "edges": {}}
+    monkeypatch.setattr(worker, "detectors", lambda: {"shapes": worker_detector(fuzz, shapes.partial)})
+    found = worker.run_one(_budget_ctx(stop_in=0.2), "shapes", lambda **e: None, timeout=60.0)
+    assert ran == [{"n": 1}]  # the first size ended; the second never started
+    assert [f.code for f in found] == ["P401", "P000"] and "not shrunk" in found[0].message
+
+
+def worker_detector(run, partial):
+    from harness.probe.detectors import Detector
+
+    return Detector("shapes", "fuzzing", run, partial=partial)

@@ -42,7 +42,9 @@ def _names(text: str) -> list:
     return names
 
 
-RAN = ("done", "hang", "crash")  # a detector's status when it ran the kernel (not "not run", "skipped", "error")
+# a detector's status when it ran the kernel to an answer (not "not run", "skipped", "error", nor runner.CUT:
+# stopped at the budget's end, its answer unfinished)
+RAN = ("done", "hang", "crash")
 
 
 def _identifier(text: str) -> str:

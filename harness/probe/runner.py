@@ -36,6 +36,10 @@ DEFAULT_TIMEOUT = 120.0
 # GPU (measured on H100s: docs/probe-budget.md)
 DEFAULT_BUDGET_S = {"gpu": 20.0, "interpreter": 60.0}
 MARGIN_S = 1.5
+# a detector still running this long before the budget's end is stopped where it is and keeps what it
+# found (Detector.partial): the worker's exit, the report and lint take the rest
+STOP_BEFORE_S = 0.8
+CUT = "cut at the budget's end"  # the status of a detector stopped there
 
 
 class ProbeInputError(Exception):
@@ -134,6 +138,7 @@ class ProbeEvents:
     trying: dict | None = None  # the sizes being run when the process stopped (shape fuzzing)
     skipped: dict = field(default_factory=dict)  # detector -> why it did not apply
     clock: dict = field(default_factory=dict)  # detector -> [its start, its end] (the events' time.time())
+    cut: set = field(default_factory=set)  # detectors stopped at the budget's end (worker.BudgetSpent)
 
 
 def _events(proc) -> ProbeEvents:
@@ -149,6 +154,8 @@ def _events(proc) -> ProbeEvents:
             out.clock.setdefault(e["detector"], [None, None])[1] = e.get("t")
         elif kind == "skipped":
             out.skipped[e["detector"]] = e.get("reason", "")
+        elif kind == "cut":
+            out.cut.add(e["detector"])
         elif kind == "finding":
             out.findings.setdefault(e.get("detector", ""), []).append(Finding.from_json(e))
         elif kind == "meta":  # a worker's "seen" is cumulative: its last one holds the others
@@ -337,7 +344,7 @@ def _collect(results: dict, todo: list, ev: ProbeEvents, proc, backend: str, dt:
             found.append(Finding("P000", label, backend, f"the detector failed: {ev.errors[name]}"[:300],
                                  severity=WARNING))
         status = "error" if name in ev.errors else f"skipped: {ev.skipped[name]}" \
-            if name in ev.skipped else "done"
+            if name in ev.skipped else CUT if name in ev.cut else "done"
         results[label] = (found, status, 0.0 if name in ev.skipped else _seconds(ev, label, dt))
 
 
@@ -423,7 +430,8 @@ def probe(file: str, *, inputs: str | None = None, launcher: str = "launch", bac
         budget = DEFAULT_BUDGET_S["gpu" if "gpu" in chosen else "interpreter"]
     args = {"file": os.path.abspath(file), "inputs": os.path.abspath(inputs) if inputs else None,
             "launcher": launcher, "seed": seed, "sizes": sizes or {},
-            "options": {**(options or {}), "budget": budget}, "ends": t0 + budget - MARGIN_S if budget else None}
+            "options": {**(options or {}), "budget": budget}, "ends": t0 + budget - MARGIN_S if budget else None,
+            "stop": t0 + budget - STOP_BEFORE_S if budget else None}
     report = ProbeReport(file, budget=budget)
     # the backends at once (the GPU's processes wait on the GPU, the interpreter's on the CPU); their
     # findings in the order named

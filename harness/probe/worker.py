@@ -115,7 +115,7 @@ def run(args: dict) -> int:
                 return EXIT_LOAD
             ctx = Context(target, args["backend"], int(args.get("seed", 0)), "", counter,
                           dict(args.get("options") or {}), emit, list((args.get("options") or {}).get("blocks") or []))
-            ctx.ends = args.get("ends")
+            ctx.ends, ctx.stop = args.get("ends"), args.get("stop")
             from harness.probe import execute
 
             # the parent's hang clock under a budget runs only inside a call (GPU); an interpreter call
@@ -175,13 +175,12 @@ def run_one(ctx, name: str, emit, timeout: float, reserve: float = 0.0) -> None:
     detector past ``timeout`` seconds is stopped (a kernel spinning in the interpreter too).
     It wraps up (``ctx.late()``) at a share of its timeout or the end of the probe's budget
     (``ctx.ends``), and ``reserve`` seconds before that end once a result was seen wrong (the
-    diagnosis after it needs the time; where all is right so far, the time goes to finding)."""
-    from harness.errors import error_line
-    from harness.probe.context import fmt
-    from harness.probe.findings import Finding
-    from harness.run.triton_compat import reset_autotune_caches
-
+    diagnosis after it needs the time; where all is right so far, the time goes to finding).
+    A run still going at ``ctx.stop`` (just before the budget's end) is stopped where it is, and
+    the detector keeps what it found so far (``Detector.partial``)."""
     import time
+
+    from harness.run.triton_compat import reset_autotune_caches
 
     emit(event="start", detector=name)
     ctx.name, ctx.trying, ctx.deadline = name, None, time.monotonic() + 0.6 * timeout
@@ -189,45 +188,92 @@ def run_one(ctx, name: str, emit, timeout: float, reserve: float = 0.0) -> None:
     if ctx.ends is not None:
         ctx.deadline = min(ctx.deadline, ctx.ends)
     det = detectors()[name]
-    if det.skip is not None and (why := det.skip(ctx)):
+    stop = ctx.stop if det.budgeted and not det.finishes else None
+    why = "the probe's budget is spent" if stop is not None and time.monotonic() >= stop else \
+        det.skip(ctx) if det.skip is not None else None
+    if why:
         emit(event="skipped", detector=name, reason=why)
         emit(event="end", detector=name)
         return []
     reset_autotune_caches(ctx.target.kernel)  # each detector's first call tunes, as in a fresh process
-    old = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, timeout)
+    ctx.shield, ctx.stop_due = 0, False
+    old = signal.signal(signal.SIGALRM, _alarm_until(ctx, stop))
+    signal.setitimer(signal.ITIMER_REAL, timeout if stop is None else max(0.01, min(timeout, stop - time.monotonic())))
     try:
         found = det.run(ctx)
-    except DetectorTimeout:
-        at = f" at sizes {', '.join(f'{k}={v}' for k, v in ctx.trying.items())}" if ctx.trying else ""
-        found = [Finding("P002", name, ctx.backend, f"no result after {timeout:.0f}s{at}: stopped",
-                         severity=det.timeout_severity)]
-    except Exception as e:  # noqa: BLE001
-        import traceback
-
-        frames = traceback.extract_tb(e.__traceback__)
-        where = [f"at {'/'.join(frames[-1].filename.split('/')[-3:])}:{frames[-1].lineno}"] if frames else []
-        where += [f"sizes {fmt(ctx.trying)}"] if ctx.trying else []
-        emit(event="error", phase="run", detector=name,
-             message=f"{error_line(e)} ({', '.join(where)})" if where else error_line(e),
-             traceback=traceback.format_exc(limit=8))
-        found = []
+    except BaseException as e:  # noqa: BLE001  the detector's own failure, its time or the budget's end
+        found = _stopped(ctx, det, e, timeout, emit)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
-    from harness.probe.fuzz import volume
-
-    for f in found:  # where the diagnosis experiments start: the smallest sizes shown wrong (the quickest runs)
-        if f.severity == "error" and f.code not in ("P003", "P002"):
-            sizes = dict(f.sizes or ctx.target.sizes)
-            if "failing" not in ctx.seen or volume(sizes) < volume(ctx.seen["failing"]):
-                ctx.seen["failing"] = sizes
-    ctx.seen.pop("wrong_now", None)  # the detector's own mark (its errors set "failing" above)
+    _note_failing(ctx, found)
     emit(event="meta", blocks=ctx.blocks, seen=ctx.seen)
     for f in found:
         emit(event="finding", **f.to_json())
     emit(event="end", detector=name)
     return found
+
+
+def _alarm_until(ctx, stop: float | None):
+    """The SIGALRM handler of a detector's run: at ``stop`` (the budget's end) BudgetSpent, or,
+    inside ``ctx.finishing()``, right after it; else its timeout (DetectorTimeout)."""
+    import time
+
+    from harness.probe.context import BudgetSpent
+
+    def alarm(signum, frame):
+        if stop is not None and time.monotonic() >= stop - 0.05:
+            if ctx.shield:
+                ctx.stop_due = True
+                return
+            raise BudgetSpent
+        raise DetectorTimeout
+
+    return alarm
+
+
+def _stopped(ctx, det, e: BaseException, timeout: float, emit) -> list:
+    """The findings of a detector that did not return: at its timeout a P002, at the budget's
+    end what it found so far (an INFO note says where it stopped), after its own failure an
+    error event and none."""
+    from harness.errors import error_line
+    from harness.probe.context import BudgetSpent, fmt
+    from harness.probe.findings import INFO, Finding
+
+    name = det.name
+    at = f" at sizes {fmt(ctx.trying)}" if ctx.trying else ""
+    if isinstance(e, DetectorTimeout):
+        return [Finding("P002", name, ctx.backend, f"no result after {timeout:.0f}s{at}: stopped",
+                        severity=det.timeout_severity)]
+    if isinstance(e, BudgetSpent):
+        kept = det.partial(ctx) if det.partial is not None else []
+        emit(event="cut", detector=name)
+        return kept + [Finding("P000", name, ctx.backend, f"stopped at the end of the probe's budget{at} "
+                               f"(--budget {ctx.options.get('budget', 0):g}s); its findings so far are kept",
+                               severity=INFO)]
+    if not isinstance(e, Exception):
+        raise e
+    import traceback
+
+    frames = traceback.extract_tb(e.__traceback__)
+    where = [f"at {'/'.join(frames[-1].filename.split('/')[-3:])}:{frames[-1].lineno}"] if frames else []
+    where += [f"sizes {fmt(ctx.trying)}"] if ctx.trying else []
+    emit(event="error", phase="run", detector=name,
+         message=f"{error_line(e)} ({', '.join(where)})" if where else error_line(e),
+         traceback=traceback.format_exc(limit=8))
+    return []
+
+
+def _note_failing(ctx, found: list) -> None:
+    """Where the diagnosis experiments start: the smallest sizes shown wrong (the quickest runs)."""
+    from harness.probe.fuzz import volume
+
+    for f in found:
+        if f.severity == "error" and f.code not in ("P003", "P002"):
+            sizes = dict(f.sizes or ctx.target.sizes)
+            if "failing" not in ctx.seen or volume(sizes) < volume(ctx.seen["failing"]):
+                ctx.seen["failing"] = sizes
+    ctx.seen.pop("wrong_now", None)  # the detector's own mark (its errors set "failing" above)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,8 @@ a list of ``harness.probe.findings.Finding``.
 - ``skip(ctx)``: why it cannot apply to this kernel (it is then skipped, with the reason,
   and costs nothing), or None. It is asked after the detectors before it in its process ran,
   so it can use what they saw (``ctx.seen``: atomics, autotune).
+- ``partial(ctx)``: what it found before the probe's budget ended in the middle of it (its
+  findings so far, unfinished: shape fuzzing's failures unshrunk), or None (nothing kept).
 - ``tool``: a GPU tool (compute-sanitizer, TRITON_DEBUG) that runs the reference detector
   under itself: ``tool.how()`` says how to start the process (None: the tool is not here),
   ``tool.findings(output)`` reads what it printed.
@@ -42,6 +44,9 @@ class Detector:
     tool: Tool | None = None
     timeout_severity: str = "error"  # a detector stopped at its timeout: the kernel hung (P002), or only slow
     budgeted: bool = True  # kept to the probe's --budget (False: an opt-in tier that sets its own sizes and time)
+    partial: Callable | None = None  # (ctx) -> its findings so far, where the budget's end stopped it
+    finishes: bool = False  # runs to its end whatever the budget (the defaults, plain and in guard bands: every
+    # probe needs their answer)
 
     def process_on(self, backend: str) -> int:
         return (self.process or {}).get(backend, 0)

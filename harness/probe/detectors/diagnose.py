@@ -32,9 +32,9 @@ def run(ctx) -> list:
     import time
 
     failing = ctx.seen.get("failing")
-    evidence, ran = {}, []
+    ran = []
     ctx.deadline = min(ctx.deadline or float("inf"), time.monotonic() + BUDGET_S[ctx.backend])
-    if ctx.ends is not None and "shapes" in ctx.later:
+    if ctx.ends is not None and ctx.later.get("shapes") is not None:
         ctx.deadline = min(ctx.deadline, time.monotonic() + SHARE_WITH_REST * max(0.0, ctx.ends - time.monotonic()))
     if ctx.backend == "interpreter":  # the block sizes of this run, not those shape fuzzing met at other sizes
         from harness.probe.experiments import outcome
@@ -46,18 +46,29 @@ def run(ctx) -> list:
             ctx.blocks = []
             if outcome(ctx, dict(ctx.target.sizes))[0] == "wrong":
                 failing = dict(ctx.target.sizes)
+    seen = ctx.seen
+    seen["experiments"] = ran  # kept as they go: the budget's end may stop the experiments (partial)
     for name, exp in registry().items():
         if ctx.late():
             break
         t0 = time.monotonic()
         try:
-            evidence.update(exp.run(ctx, dict(failing)))
+            got = exp.run(ctx, dict(failing))
+            seen["evidence"] = {**seen.get("evidence", {}), **got}
             ran.append(f"{name} {time.monotonic() - t0:.1f}s")
         except Exception as e:  # noqa: BLE001  one experiment failing leaves the others' evidence
             ran.append(f"{name} {time.monotonic() - t0:.1f}s (failed: {error_line(e)})"[:200])
+    return _facts(ctx)
+
+
+def _facts(ctx) -> list:
+    """What the source says beside the runs' evidence: atomics, and autotuned atomics with nothing
+    to undo the benchmarking runs. Also what the diagnosis keeps when the budget's end stops it:
+    the experiments' evidence so far is in ``ctx.seen`` already."""
     from harness.probe.kernels import known_facts
 
     known_facts(ctx)
+    evidence = {}
     if ctx.seen.get("atomics"):
         evidence["atomics"] = "the kernels use atomics"
     if ctx.seen.get("unreset_atomics"):
@@ -65,7 +76,6 @@ def run(ctx) -> list:
         evidence["autotuned-atomics"] = f"{names}: autotuned, with atomics, and no reset_to_zero or restore_value: " \
                                         f"each benchmarking run of the first call adds to the output again"
     ctx.seen["evidence"] = {**ctx.seen.get("evidence", {}), **evidence}
-    ctx.seen["experiments"] = ran
     return []
 
 
@@ -77,4 +87,4 @@ def _skip(ctx) -> str | None:
 
 DETECTOR = Detector("diagnose", "experiments that take a wrong result apart (harness/probe/experiments)", run,
                     process={"interpreter": 0, "gpu": 0}, rank=8, skip=_skip,
-                    timeout_severity="info")
+                    timeout_severity="info", partial=_facts)

@@ -42,4 +42,4 @@ def run(ctx) -> list:
 
 
 DETECTOR = Detector("guards", "guard bands around every tensor, poison in torch.empty", run,
-                    process={"interpreter": 1, "gpu": 0}, rank=1)
+                    process={"interpreter": 1, "gpu": 0}, rank=1, finishes=True)

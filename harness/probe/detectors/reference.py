@@ -69,4 +69,4 @@ def run(ctx) -> list:
 
 
 DETECTOR = Detector("reference", "the default sizes against the float64 reference", run,
-                    process={"interpreter": 0, "gpu": 0}, rank=0)
+                    process={"interpreter": 0, "gpu": 0}, rank=0, finishes=True)

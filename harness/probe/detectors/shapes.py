@@ -15,6 +15,8 @@ information. Any detector's launch past a limit, at any sizes, is refused and is
 
 from __future__ import annotations
 
+import contextlib
+
 import os
 import time
 
@@ -269,7 +271,23 @@ def shapes(ctx: Context) -> list:
     found = grid_limits(ctx)
     if ctx.backend == "gpu" and found and not _cuda_usable():  # an illegal address at the GPU's sizes: every
         return found                                            # launch after it fails the same way
-    return found + fuzz_sizes(ctx)
+    ctx.later["shapes-now"] = {"grid": found}  # what the budget's end keeps (partial)
+    found += fuzz_sizes(ctx)
+    ctx.later.pop("shapes-now", None)
+    return found
+
+
+def partial(ctx: Context) -> list:
+    """Shape fuzzing (or shapes-rest) stopped at the end of the probe's budget: the grid findings, and
+    each failure class met so far that no finding reported yet, at the sizes where it was first met
+    (not shrunk: there was no time left to)."""
+    now = ctx.later.pop("shapes-now", None) or {}
+    st = now.get("st")
+    out = list(now.get("grid", []))
+    for key, (first, why, n) in (st["classes"].items() if st else ()):
+        if key not in st["reported"]:
+            out.append(_p401(ctx, key[0], first, first, n, None, why))
+    return out
 
 
 def _cuda_usable() -> bool:
@@ -289,6 +307,7 @@ def fuzz_sizes(ctx: Context) -> list:
     probe's budget keeps the diagnosis its time), ``ctx.later["shapes"]`` keeps the rest for
     ``shapes-rest``, after the diagnosis."""
     st = _plan(ctx)
+    ctx.later.setdefault("shapes-now", {})["st"] = st
     _try_sizes(ctx, st)
     ctx.later["shapes"] = st if st["cut"] else None
     out = _empty(ctx) if ctx.options.get("empty", True) and not ctx.late() else []
@@ -298,6 +317,7 @@ def fuzz_sizes(ctx: Context) -> list:
             out.append(ctx.finding("P000", "no sizes to fuzz (no integer sizes)", severity=INFO))
         return out
     out[:0] = _reported(ctx, st, st["classes"])
+    st["reported"].update(st["classes"])
     return out
 
 
@@ -317,7 +337,8 @@ def _plan(ctx: Context) -> dict:
     memo.setdefault("programs", {})["exempt"] = lambda s: bool(_crossed(s, base, edges)) or any(
         v in fuzz.edges(k, edges, t.ranges) for k, v in s.items() if isinstance(v, int))
     return {"sizes": sizes_list, "tried": 0, "seconds": 0.0, "memo": memo, "classes": {}, "done": set(),
-            "base": base, "edges": edges, "blocks": blocks, "pins": pins, "cut": False}
+            "base": base, "edges": edges, "blocks": blocks, "pins": pins, "cut": False,
+            "reported": set()}  # the classes a finding reported (or, shrunk, found one already reported)
 
 
 def _try_sizes(ctx: Context, st: dict) -> None:
@@ -334,10 +355,12 @@ def _try_sizes(ctx: Context, st: dict) -> None:
             break
         sizes = sizes_list[st["tried"]]
         st["tried"] += 1
-        if (got := _memo(ctx, st["memo"], sizes)) is not None:
-            key = (got[0], _crossed(sizes, st["base"], st["edges"]))
-            st["classes"].setdefault(key, (sizes, got[1], st["tried"]))
-            ctx.seen["wrong_now"] = True  # the probe's budget now keeps the diagnosis its time
+        # the first size ends whatever the budget (the budget's end stops fuzzing right after it)
+        with ctx.finishing() if st["tried"] == 1 else contextlib.nullcontext():
+            if (got := _memo(ctx, st["memo"], sizes)) is not None:
+                key = (got[0], _crossed(sizes, st["base"], st["edges"]))
+                st["classes"].setdefault(key, (sizes, got[1], st["tried"]))
+                ctx.seen["wrong_now"] = True  # the probe's budget now keeps the diagnosis its time
     st["seconds"] = time.monotonic() - t0
     ctx.seen["fuzz"] = {"tried": st["tried"], "planned": len(sizes_list), "seconds": round(st["seconds"], 1),
                         "last": dict(sizes_list[st["tried"] - 1]) if st["tried"] else None}
@@ -484,14 +507,17 @@ def _needed(ctx, memo, kind, best: dict, base: dict, crossed) -> frozenset:
     return frozenset(need)
 
 
-def _p401(ctx: Context, kind: str, best: dict, first: dict, n: int, runs: int, why: str):
+def _p401(ctx: Context, kind: str, best: dict, first: dict, n: int, runs: int | None, why: str):
+    """One failure class's finding; ``runs`` None: not shrunk (the probe's budget ended first)."""
     defect = KINDS.get(kind, "")
     # where each failure was first met, before shrinking: a flaky one (a race) may show only there
     ctx.seen.setdefault("found_at", []).append(dict(first))
-    return ctx.finding("P401", f"{kind}: smallest failing sizes {_fmt(best)} (seed {ctx.seed}; found at "
-                               f"{_fmt(first)} after {n} sizes, shrunk in {runs} runs): {why}"[:400],
+    how = "not shrunk: the probe's budget ended" if runs is None else f"shrunk in {runs} runs"
+    what = "failing sizes" if runs is None else "smallest failing sizes"
+    return ctx.finding("P401", f"{kind}: {what} {_fmt(best)} (seed {ctx.seed}; found at "
+                               f"{_fmt(first)} after {n} sizes, {how}): {why}"[:400],
                        defect=defect, sizes=dict(best))
 
 
 DETECTOR = Detector("shapes", "seeded shape fuzzing, shrunk to the smallest failure; grids at the GPU's sizes", shapes,
-                    process={"interpreter": 0, "gpu": 0}, rank=7)
+                    process={"interpreter": 0, "gpu": 0}, rank=7, partial=partial)

@@ -22,10 +22,13 @@ def rest(ctx: Context) -> list:
     a bug that the fixed kernel shares) is reported too. Its findings are shape fuzzing's."""
     st = ctx.later.pop("shapes")
     ctx.name = "shapes"
+    ctx.later["shapes-now"] = {"st": st}  # what the budget's end keeps (shapes.partial)
     before = set(st["classes"])
     shapes._try_sizes(ctx, st)
     new = {k: v for k, v in st["classes"].items() if k not in before}
-    return shapes._reported(ctx, st, new) if new else []
+    found = shapes._reported(ctx, st, new) if new else []
+    ctx.later.pop("shapes-now", None)
+    return found
 
 
 def _skip(ctx: Context) -> str | None:
@@ -39,4 +42,4 @@ def _skip(ctx: Context) -> str | None:
 
 
 DETECTOR = Detector("shapes-rest", "the sizes shape fuzzing left for the diagnosis, in the time the diagnosis left", rest,
-                    process={"interpreter": 0, "gpu": 0}, rank=9, skip=_skip)
+                    process={"interpreter": 0, "gpu": 0}, rank=9, skip=_skip, partial=shapes.partial)

@@ -7,6 +7,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from harness import probe
+from harness.probe import runner
 from harness.probe.detectors import diagnose
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,11 +23,17 @@ def test_a_short_budget_cuts_shape_fuzzing_and_the_report_says_so():
     whole = probe(str(CASE / "fixed.py"), budget=0, **kw)
     assert whole.ok and fuzzed(whole)["tried"] == fuzzed(whole)["planned"] > 8, whole.text()
     assert not whole.cut_short() and whole.to_json()["budget"] == 0
-    # less the report's margin, over before the worker has started: one size (the first) runs
+    # spent about when the worker starts: shape fuzzing does not run, or is stopped, or starts one size
     short = probe(str(CASE / "fixed.py"), budget=1.6, **kw)
-    assert short.ok and fuzzed(short)["tried"] == 1 < fuzzed(short)["planned"], short.text()
     assert short.to_json()["budget"] == 1.6
-    assert "shape fuzzing on the interpreter tried" in short.text() and "--budget 60" in short.text()
+    [status] = [st for _, d, _, st in short.ran]
+    assert status in ("skipped: the probe's budget is spent", runner.CUT, "done"), status
+    assert status != "done" or fuzzed(short)["tried"] == 1 < fuzzed(short)["planned"], short.text()
+    # with a slower kernel, a few of its sizes: the report says how far it got
+    slow = probe(str(ROOT / "tests" / "probe_fixtures" / "budget" / "slow_double.py"), backends=["interpreter"],
+                 detectors=["shapes"], budget=6.0)
+    assert 0 < fuzzed(slow)["tried"] < fuzzed(slow)["planned"], slow.text()
+    assert "shape fuzzing on the interpreter tried" in slow.text() and "--budget 60" in slow.text()
 
 
 def test_the_budget_cut_still_catches_what_the_first_sizes_show():
@@ -131,6 +138,7 @@ def test_only_budgeted_gpu_processes_get_the_shorter_hang_clock():
 
     w = {"backend": "gpu", "ends": 100.0, "detectors": ["reference", "shapes"]}
     assert _hang_until(w) == 100.0 + MARGIN_S
+    assert _hang_until({**w, "stop": 100.7}) == 100.7  # where the worker stops what still runs: the report's margin
     assert _hang_until({**w, "backend": "interpreter"}) is None  # its detectors stop themselves (SIGALRM)
     assert _hang_until({**w, "ends": None}) is None  # --budget 0: the whole timeout
     assert _hang_until({**w, "detectors": ["large"]}) is None  # --large keeps its own time
@@ -452,38 +460,18 @@ def test_a_detector_cut_at_the_budgets_end_has_its_status_and_is_not_an_answer()
     assert runner.CUT not in RAN  # a probe whose every detector was cut checked nothing: not exit 0
 
 
-def test_the_reference_and_shape_fuzzings_first_size_finish_whatever_the_budget(monkeypatch):
-    """Every probe needs one answer: the run at the defaults, and shape fuzzing's first size; the
-    budget's end stops shape fuzzing right after that size, not inside it."""
-    import time
-
-    from harness.probe import worker
+def test_the_defaults_runs_finish_whatever_the_budget_and_the_rest_stop_at_its_end():
+    """Every probe needs one answer, the defaults' runs (plain and in guard bands); shape fuzzing,
+    a size at a time for a kernel that takes 0.3 s a call, is stopped at the budget's end, with
+    its sizes so far reported and the wall clock kept."""
     from harness.probe.detectors import guards, reference, shapes
 
     assert reference.DETECTOR.finishes and guards.DETECTOR.finishes and not shapes.DETECTOR.finishes
-    ran = []
-
-    def slow_size(ctx, memo, sizes):
-        time.sleep(0.5)
-        ran.append(sizes)
-        return ("wrong result", "1 of 8 differ")
-
-    monkeypatch.setattr(shapes, "_memo", slow_size)
-
-    def fuzz(ctx):
-        ctx.later["shapes-now"] = {"st": st}
-        shapes._try_sizes(ctx, st)
-        return []
-
-    st = {"sizes": [{"n": 1}, {"n": 2}], "tried": 0, "seconds": 0.0, "memo": {}, "classes": {}, "reported": set(),
-          "base": {"n": 8}, "edges": {}}
-    monkeypatch.setattr(worker, "detectors", lambda: {"shapes": worker_detector(fuzz, shapes.partial)})
-    found = worker.run_one(_budget_ctx(stop_in=0.2), "shapes", lambda **e: None, timeout=60.0)
-    assert ran == [{"n": 1}]  # the first size ended; the second never started
-    assert [f.code for f in found] == ["P401", "P000"] and "not shrunk" in found[0].message
-
-
-def worker_detector(run, partial):
-    from harness.probe.detectors import Detector
-
-    return Detector("shapes", "fuzzing", run, partial=partial)
+    slow = str(ROOT / "tests" / "probe_fixtures" / "budget" / "slow_double.py")
+    r = probe(slow, backends=["interpreter"], detectors=["reference", "shapes"], budget=5.0)
+    status = {d: st for _, d, _, st in r.ran}
+    assert status["reference"] == "done" and r.ok, r.text()
+    fuzz = fuzzed(r)
+    assert fuzz["tried"] < fuzz["planned"] and any("shape fuzzing on the interpreter tried" in x for x in r.cut_short())
+    assert status["shapes"] in ("done", runner.CUT, "skipped: the probe's budget is spent")
+    assert r.seconds < 5.0 + 1.0, r.seconds  # the old rule (stop starting runs) let a run carry it past

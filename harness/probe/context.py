@@ -33,8 +33,6 @@ class Context:
     deadline: float | None = None  # time.monotonic() by which a long detector wraps up
     ends: float | None = None  # time.monotonic() by which the whole probe wraps up (--budget), or None
     stop: float | None = None  # time.monotonic() at which a detector still running is stopped (BudgetSpent)
-    shield: int = 0  # inside ``finishing()``: the budget's end waits for the run to end
-    stop_due: bool = False  # the budget's end came inside ``finishing()``
     reserve: float = 0.0  # seconds before ``ends`` left to the diagnosis once a result was seen wrong
     refused: list = field(default_factory=list)  # (sizes, why) where Triton would not compile the kernel
     seen: dict = field(default_factory=dict)  # what runs showed: atomics, autotune, poisoned loads (skips, diagnosis)
@@ -50,20 +48,6 @@ class Context:
 
     def finding(self, code: str, message: str, **kw) -> Finding:
         return Finding(code, self.name, self.backend, message, **kw)
-
-    @contextlib.contextmanager
-    def finishing(self):
-        """A run that completes whatever the budget: shape fuzzing's first size, as the reference
-        detector's run at the defaults (every probe needs an answer). The budget's end, where it comes
-        meanwhile, stops the detector right after (BudgetSpent)."""
-        self.shield += 1
-        try:
-            yield
-        finally:
-            self.shield -= 1
-            if not self.shield and self.stop_due:
-                self.stop_due = False
-                raise BudgetSpent
 
     def late(self) -> bool:
         """Past the detector's own deadline (a share of its timeout), or, once a result was seen

@@ -239,13 +239,14 @@ def _run_worker(worker: dict, backend: str, timeout: float, extra: dict, say=Non
 
 def _hang_until(worker: dict) -> float | None:
     """When a GPU process stuck in a call of the launcher is taken for hung: at the end of the
-    probe's budget (at least HANG_FLOOR_S after the call began), where all its detectors keep to
+    probe's budget, less the time its report takes (``stop``, where the worker stops a detector
+    still running; at least HANG_FLOOR_S after the call began), where all its detectors keep to
     the budget; else after the whole timeout (as under a GPU tool, whose runs are slow). Each
     detector wraps itself up by then: a call still running has a kernel that does not return (a
     spin lock), and waiting the timeout out (150 s by default) would spend the budget many times over."""
     if worker["backend"] != "gpu" or worker.get("ends") is None or not all(map(_budgeted, worker["detectors"])):
         return None
-    return worker["ends"] + MARGIN_S
+    return worker.get("stop") or worker["ends"] + MARGIN_S
 
 
 def _stop_when(backend: str, hung):

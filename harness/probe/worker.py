@@ -196,8 +196,7 @@ def run_one(ctx, name: str, emit, timeout: float, reserve: float = 0.0) -> None:
         emit(event="end", detector=name)
         return []
     reset_autotune_caches(ctx.target.kernel)  # each detector's first call tunes, as in a fresh process
-    ctx.shield, ctx.stop_due = 0, False
-    old = signal.signal(signal.SIGALRM, _alarm_until(ctx, stop))
+    old = signal.signal(signal.SIGALRM, _alarm_until(stop))
     signal.setitimer(signal.ITIMER_REAL, timeout if stop is None else max(0.01, min(timeout, stop - time.monotonic())))
     try:
         found = det.run(ctx)
@@ -214,18 +213,15 @@ def run_one(ctx, name: str, emit, timeout: float, reserve: float = 0.0) -> None:
     return found
 
 
-def _alarm_until(ctx, stop: float | None):
-    """The SIGALRM handler of a detector's run: at ``stop`` (the budget's end) BudgetSpent, or,
-    inside ``ctx.finishing()``, right after it; else its timeout (DetectorTimeout)."""
+def _alarm_until(stop: float | None):
+    """The SIGALRM handler of a detector's run: at ``stop`` (the budget's end) BudgetSpent, else
+    its timeout (DetectorTimeout)."""
     import time
 
     from harness.probe.context import BudgetSpent
 
     def alarm(signum, frame):
         if stop is not None and time.monotonic() >= stop - 0.05:
-            if ctx.shield:
-                ctx.stop_due = True
-                return
             raise BudgetSpent
         raise DetectorTimeout
 

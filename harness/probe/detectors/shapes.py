@@ -15,7 +15,6 @@ information. Any detector's launch past a limit, at any sizes, is refused and is
 
 from __future__ import annotations
 
-import contextlib
 
 import os
 import time
@@ -346,24 +345,25 @@ def _try_sizes(ctx: Context, st: dict) -> None:
     (``TIME_BUDGET_S``, counting earlier turns) or the probe says wrap up (``st["cut"]``: sizes left)."""
     t0, sizes_list = time.monotonic() - st["seconds"], st["sizes"]
     st["cut"] = False
-    while st["tried"] < len(sizes_list):
-        if st["tried"] and time.monotonic() - t0 > TIME_BUDGET_S[ctx.backend]:
-            break
-        # the first size runs whatever the time, unless it would tune again past the budget's end
-        if (st["tried"] or ctx.ends is not None and ctx.run_cost()) and ctx.late():
-            st["cut"] = True
-            break
-        sizes = sizes_list[st["tried"]]
-        st["tried"] += 1
-        # the first size ends whatever the budget (the budget's end stops fuzzing right after it)
-        with ctx.finishing() if st["tried"] == 1 else contextlib.nullcontext():
+    try:
+        while st["tried"] < len(sizes_list):
+            if st["tried"] and time.monotonic() - t0 > TIME_BUDGET_S[ctx.backend]:
+                break
+            # the first size starts whatever the time (the budget's end still stops it: worker.run_one),
+            # unless it would tune again past the budget's end
+            if (st["tried"] or ctx.ends is not None and ctx.run_cost()) and ctx.late():
+                st["cut"] = True
+                break
+            sizes = sizes_list[st["tried"]]
+            st["tried"] += 1
             if (got := _memo(ctx, st["memo"], sizes)) is not None:
                 key = (got[0], _crossed(sizes, st["base"], st["edges"]))
                 st["classes"].setdefault(key, (sizes, got[1], st["tried"]))
                 ctx.seen["wrong_now"] = True  # the probe's budget now keeps the diagnosis its time
-    st["seconds"] = time.monotonic() - t0
-    ctx.seen["fuzz"] = {"tried": st["tried"], "planned": len(sizes_list), "seconds": round(st["seconds"], 1),
-                        "last": dict(sizes_list[st["tried"] - 1]) if st["tried"] else None}
+    finally:  # also where the budget's end stopped a size: the report says how far fuzzing got
+        st["seconds"] = time.monotonic() - t0
+        ctx.seen["fuzz"] = {"tried": st["tried"], "planned": len(sizes_list), "seconds": round(st["seconds"], 1),
+                            "last": dict(sizes_list[st["tried"] - 1]) if st["tried"] else None}
 
 
 def _reported(ctx: Context, st: dict, classes: dict) -> list:

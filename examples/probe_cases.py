@@ -5,6 +5,8 @@
     python examples/probe_cases.py --update nrm2-race ...  # re-run some, keep the other rows
     python examples/probe_cases.py --record nrm2-race ...  # also write recorded/probe-<backend>.json (the report's)
     python examples/probe_cases.py --backend gpu --jobs 8 --out probe-gpu.md   # on a GPU machine
+    python examples/probe_cases.py --backend gpu+interpreter --merge DIR --out docs/probe-cases-with-gpu.md
+        # one table from per-case tables (each case run alone with --out DIR/<slug>.md), no run
 
 For each case: ``harness.probe(cases/<slug>/broken.py, inputs=cases/<slug>/case.py)``
 and the same for fixed.py. A broken kernel is *caught* when the probe reports an
@@ -210,7 +212,7 @@ def previous_rows(out: Path) -> dict:
     return rows
 
 
-def write(rows: list, specs: list, seconds: float, n_run: int, args) -> str:
+def write(rows: list, specs: list, seconds: float, n_run: int, args, device: str | None = None) -> str:
     from tabulate import tabulate
 
     table = tabulate(rows, headers=["case", "defect", "caught? (an error)", "by (broken kernel)",
@@ -230,11 +232,12 @@ def write(rows: list, specs: list, seconds: float, n_run: int, args) -> str:
                f"{sum(r[6] not in ('none', '') for r in rows)} fixed kernels, warnings on "
                f"{sum(bool(r[7]) for r in rows)}{slowest}. Not run ({args.backend}: skip): "
                f"{', '.join(skipped) or 'none'}{'; not run here: ' + ', '.join(not_run) if not_run else ''}. "
-               f"The last run ({n_run} cases, broken and fixed) took {seconds:.0f}s.\n")
+               + (f"Merged from {n_run} per-case tables (--merge: each case ran alone, as its own command).\n"
+                  if getattr(args, "merge", None) else f"The last run ({n_run} cases, broken and fixed) took {seconds:.0f}s.\n"))
     if args.backend == WITH_GPU:
-        text = WITH_GPU_HEADER.format(device=_device(), trials=args.fuzz_trials, jobs=args.jobs) + table + "\n" + summary
+        text = WITH_GPU_HEADER.format(device=device or _device(), trials=args.fuzz_trials, jobs=args.jobs) + table + "\n" + summary
     elif args.backend == "gpu":
-        text = GPU_HEADER.format(device=_device(), trials=args.fuzz_trials, jobs=args.jobs) + table + "\n" + summary
+        text = GPU_HEADER.format(device=device or _device(), trials=args.fuzz_trials, jobs=args.jobs) + table + "\n" + summary
     else:
         notes = "" if not NOTES.is_file() else "\n" + NOTES.read_text()
         text = HEADER.format(trials=args.fuzz_trials) + table + "\n" + summary + notes
@@ -294,6 +297,8 @@ def parse(argv: list[str]):
     p.add_argument("--out", default=None, help="write the table here (default: docs/probe-cases.md on the interpreter)")
     p.add_argument("--fuzz-trials", type=int, default=None,
                    help=f"shape-fuzzing sizes (default {FUZZ_TRIALS}; on the GPU {GPU_FUZZ_TRIALS})")
+    p.add_argument("--merge", default=None, metavar="DIR",
+                   help="no run: one table (--out) from the per-case tables in DIR, each written by --out on its own")
     p.add_argument("--only", default=None, help="only these detectors, comma-separated (see harness probe --only)")
     args = p.parse_args(argv)
     args.jobs = max(1, args.jobs or ((os.cpu_count() or 2) // 2 if args.backend.startswith("gpu") else 1))
@@ -308,6 +313,8 @@ def main(argv: list[str]) -> int:
     global RECORD, JSON_DIR
     args = parse(argv)
     RECORD, JSON_DIR = args.record, args.json_dir
+    if args.merge:
+        return merge(args)
     if JSON_DIR:
         os.makedirs(JSON_DIR, exist_ok=True)
     if args.backend.startswith("gpu"):
@@ -330,6 +337,26 @@ def main(argv: list[str]) -> int:
     if args.out is None:
         return 0
     print(table(done))
+    print(f"wrote {args.out}")
+    return 0
+
+
+def merge(args) -> int:
+    """--merge DIR: the rows of every per-case table in DIR, in the cases' order, as one table; the
+    device is the one those tables name (this machine may have none)."""
+    import re
+
+    tables = sorted(Path(args.merge).glob("*.md"))
+    if not tables or not args.out:
+        print(f"--merge {args.merge}: no per-case tables (*.md) there, or no --out", file=sys.stderr)
+        return 2
+    rows, device = {}, None
+    for t in tables:
+        rows.update(previous_rows(t))
+        device = device or (m.group(1) if (m := re.search(r"\(([^;()]+); shape fuzzing", t.read_text())) else None)
+    specs, _ = discovery.load_all()
+    ordered = [rows[s.slug] for s in specs if s.slug in rows and runs_on(s, args.backend)]
+    print(write(ordered, specs, 0.0, len(tables), args, device=device))
     print(f"wrote {args.out}")
     return 0
 

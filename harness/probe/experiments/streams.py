@@ -52,10 +52,8 @@ def _one_stream():
         yield
 
 
-def _wrong(ctx, failing: dict) -> bool | None:
-    t = ctx.target
-    inputs = X.make(t, failing, ctx.seed, ctx.backend)
-    c = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=X.reference(t, inputs))
+def _wrong(ctx, inputs: dict, ref) -> bool | None:
+    c = X.call(ctx.target, X.clone_inputs(inputs), backend=ctx.backend, ref=ref)
     if c.error is not None or not c.cmp:
         return None
     return not c.cmp["close"]
@@ -78,13 +76,17 @@ def _at(ctx, failing: dict) -> dict | None:
     there was wrong (nothing to tell apart)."""
     ctx.trying = failing
     try:
+        # one set of inputs and its reference, a fresh copy each run: making them is most of a run's
+        # time where they are large (stream-no-sync's 4096 x 4096 matrices: 8 s for the runs below)
+        inputs = X.make(ctx.target, failing, ctx.seed, ctx.backend)
+        ref = X.reference(ctx.target, inputs)
         plain = []
-        while len(plain) < PLAIN and not any(plain):
-            plain.append(_wrong(ctx, failing))
+        while len(plain) < PLAIN and not any(plain) and not ctx.late():
+            plain.append(_wrong(ctx, inputs, ref))
         if not any(plain):
             return None
         with _one_stream():
-            ordered = [_wrong(ctx, failing) for _ in range(RUNS)]
+            ordered = [_wrong(ctx, inputs, ref) for _ in range(RUNS)]
     except Exception:  # noqa: BLE001  make_inputs or the reference declined these sizes
         return None
     if all(w is False for w in ordered):

@@ -340,10 +340,12 @@ def _signal(kind: str) -> None:
 
 
 def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: bool = False, canary=None,
-         pad: int = PAD) -> Call:
+         pad: int = PAD, on_device: bool = False) -> Call:
     """The reference, then the launcher on guard-banded copies of ``inputs`` (with torch.empty
     poisoned while it runs), compared; the guard bands checked. ``finite``: bands of 0.0; ``pad``:
-    guard elements on each side (0: none, under a GPU tool that checks accesses itself)."""
+    guard elements on each side (0: none, under a GPU tool that checks accesses itself);
+    ``on_device``: a single output compared where it lies (the GPU: a second where the host takes
+    seconds for 16 million elements), for an experiment that repeats one call many times."""
     import torch
 
     from harness.core import guards
@@ -372,7 +374,7 @@ def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: 
             if TUNING is not None:
                 LONGEST_TUNING[0] = max(LONGEST_TUNING[0], TUNING.seconds - tuned)
         res.bench_launches = sum(counter.calls) if counter is not None else 0
-        _compare(res, target, out, given, inputs)
+        _compare(res, target, out, given, inputs, on_device)
         res.guard = gs.check()
         res.kept = [(g.name, ~guards._differs_from_fill(g.view.reshape(-1), g.fill).cpu()) for g in gs.guards
                     if g.kind == "output" and g.view.dtype != torch.bool]
@@ -382,7 +384,7 @@ def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: 
     return res
 
 
-def _compare(res: Call, target, out, given: dict, inputs: dict) -> None:
+def _compare(res: Call, target, out, given: dict, inputs: dict, on_device: bool = False) -> None:
     """``res.out``, ``res.cmp`` (``compare.compare``'s keys), ``res.returned`` and ``res.parts`` from
     what the launcher returned (``out``) and ``res.ref``."""
     ref = res.ref
@@ -392,7 +394,7 @@ def _compare(res: Call, target, out, given: dict, inputs: dict) -> None:
     else:
         outs, problem = flat_parts(out) if isinstance(out, (tuple, list, dict)) else [("", out)], ""
     if not problem and ref_parts is None and len(outs) == 1:
-        return _compare_one(res, target, outs[0][1], ref, given)
+        return _compare_one(res, target, outs[0][1], ref, given, on_device)
     if not problem and ref_parts is not None and len(ref_parts) == 1 and len(outs) == 1:
         return _compare_one(res, target, outs[0][1], ref.reshape(ref_parts[0][1]), given)
     names = [n for n, _ in ref_parts] if ref_parts is not None else [""]
@@ -412,7 +414,7 @@ def _compare(res: Call, target, out, given: dict, inputs: dict) -> None:
     return None
 
 
-def _compare_one(res: Call, target, out, ref, given: dict) -> None:
+def _compare_one(res: Call, target, out, ref, given: dict, on_device: bool = False) -> None:
     import torch
 
     from harness.core import compare
@@ -421,7 +423,7 @@ def _compare_one(res: Call, target, out, ref, given: dict) -> None:
     out = out if isinstance(out, torch.Tensor) else torch.as_tensor(out)
     res.out, res.ref = out.detach().to("cpu"), ref
     rtol, atol = target.tolerance_for(out.dtype, ref)
-    res.cmp = compare.compare(res.out, ref, rtol, atol)
+    res.cmp = compare.compare(out.detach() if on_device else res.out, ref, rtol, atol)
 
 
 def _compare_parts(target, outs: list, ref) -> dict:

@@ -53,7 +53,7 @@ def _one_stream():
 
 
 def _wrong(ctx, inputs: dict, ref) -> bool | None:
-    c = X.call(ctx.target, X.clone_inputs(inputs), backend=ctx.backend, ref=ref)
+    c = X.call(ctx.target, X.clone_inputs(inputs), backend=ctx.backend, ref=ref, on_device=True)
     if c.error is not None or not c.cmp:
         return None
     return not c.cmp["close"]
@@ -76,8 +76,9 @@ def _at(ctx, failing: dict) -> dict | None:
     there was wrong (nothing to tell apart)."""
     ctx.trying = failing
     try:
-        # one set of inputs and its reference, a fresh copy each run: making them is most of a run's
-        # time where they are large (stream-no-sync's 4096 x 4096 matrices: 8 s for the runs below)
+        # one set of inputs and its reference, a fresh copy each run, each result compared on the GPU:
+        # making them and comparing on the host were most of a run's time where they are large
+        # (stream-no-sync's 4096 x 4096 matrices: 8 s for the runs below, past the diagnosis's share)
         inputs = X.make(ctx.target, failing, ctx.seed, ctx.backend)
         ref = X.reference(ctx.target, inputs)
         plain = []

@@ -385,6 +385,13 @@ def test_a_detector_still_running_at_the_budgets_end_is_stopped_and_keeps_what_i
     monkeypatch.setattr(worker, "detectors", lambda: {"slow": bare})
     found = worker.run_one(_budget_ctx(), "slow", lambda **e: None, timeout=60.0)
     assert [f.code for f in found] == ["P000"]
+    # a partial that fails is the detector's own failure (an error event), not the worker's end
+    broken = Detector("slow", "never ends", forever, partial=lambda ctx: 1 / 0)
+    monkeypatch.setattr(worker, "detectors", lambda: {"slow": broken})
+    events.clear()
+    found = worker.run_one(_budget_ctx(), "slow", lambda **e: events.append(e), timeout=60.0)
+    assert [f.code for f in found] == ["P000"] and events[-1] == {"event": "end", "detector": "slow"}
+    assert any(e["event"] == "error" and "ZeroDivisionError" in e["message"] for e in events)
 
 
 def test_the_detectors_own_timeout_is_still_a_hang_before_the_budgets_end(monkeypatch):

@@ -242,7 +242,11 @@ def _stopped(ctx, det, e: BaseException, timeout: float, emit) -> list:
         return [Finding("P002", name, ctx.backend, f"no result after {timeout:.0f}s{at}: stopped",
                         severity=det.timeout_severity)]
     if isinstance(e, BudgetSpent):
-        kept = det.partial(ctx) if det.partial is not None else []
+        try:
+            kept = det.partial(ctx) if det.partial is not None else []
+        except Exception as err:  # noqa: BLE001  the detector's own failure: its note, and the rest still run
+            kept = []
+            emit(event="error", phase="run", detector=name, message=f"keeping what it found: {error_line(err)}"[:300])
         emit(event="cut", detector=name)
         return kept + [Finding("P000", name, ctx.backend, f"stopped at the end of the probe's budget{at} "
                                f"(--budget {ctx.options.get('budget', 0):g}s); its findings so far are kept",

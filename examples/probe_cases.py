@@ -233,7 +233,7 @@ def write(rows: list, specs: list, seconds: float, n_run: int, args, device: str
                f"{sum(bool(r[7]) for r in rows)}{slowest}. Not run ({args.backend}: skip): "
                f"{', '.join(skipped) or 'none'}{'; not run here: ' + ', '.join(not_run) if not_run else ''}. "
                + (f"Merged from {n_run} per-case tables (--merge: each case ran alone, as its own command).\n"
-                  if getattr(args, "merge", None) else f"The last run ({n_run} cases, broken and fixed) took {seconds:.0f}s.\n"))
+                  if args.merge else f"The last run ({n_run} cases, broken and fixed) took {seconds:.0f}s.\n"))
     if args.backend == WITH_GPU:
         text = WITH_GPU_HEADER.format(device=device or _device(), trials=args.fuzz_trials, jobs=args.jobs) + table + "\n" + summary
     elif args.backend == "gpu":

@@ -396,7 +396,7 @@ def _compare(res: Call, target, out, given: dict, inputs: dict, on_device: bool 
     if not problem and ref_parts is None and len(outs) == 1:
         return _compare_one(res, target, outs[0][1], ref, given, on_device)
     if not problem and ref_parts is not None and len(ref_parts) == 1 and len(outs) == 1:
-        return _compare_one(res, target, outs[0][1], ref.reshape(ref_parts[0][1]), given)
+        return _compare_one(res, target, outs[0][1], ref.reshape(ref_parts[0][1]), given, on_device)
     names = [n for n, _ in ref_parts] if ref_parts is not None else [""]
     if not problem and [n for n, _ in outs] != names:
         problem = (f"{_structure([n for n, _ in outs])}", f"{_structure(names)}")

@@ -189,8 +189,10 @@ def run_one(ctx, name: str, emit, timeout: float, reserve: float = 0.0) -> None:
         ctx.deadline = min(ctx.deadline, ctx.ends)
     det = detectors()[name]
     stop = ctx.stop if det.budgeted and not det.finishes else None
-    why = "the probe's budget is spent" if stop is not None and time.monotonic() >= stop else \
-        det.skip(ctx) if det.skip is not None else None
+    if stop is not None and time.monotonic() >= stop:
+        why = "the probe's budget is spent"
+    else:
+        why = det.skip(ctx) if det.skip is not None else None
     if why:
         emit(event="skipped", detector=name, reason=why)
         emit(event="end", detector=name)

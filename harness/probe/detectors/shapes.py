@@ -15,7 +15,6 @@ information. Any detector's launch past a limit, at any sizes, is refused and is
 
 from __future__ import annotations
 
-
 import os
 import time
 

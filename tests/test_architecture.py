@@ -203,6 +203,8 @@ DIRECT_WRITES = {
     ("harness/run/worker.py", "open"): "the same stream, written by the worker",
     ("harness/run/timings.py", "open"): "CASEBOOK_TIMINGS: a JSON-lines log appended to",
     ("harness/sanitize/session.py", "open"): "the sanitizer's hits, a JSON-lines stream a dying process keeps",
+    ("harness/sanitize/gpu_plugin.py", "open"): "where each test got to, a JSON-lines stream a dying process keeps",
+    ("harness/sanitize/gpu.py", "open"): "the tests already run, appended to in the command's temporary folder",
     ("harness/bugs/record.py", "open"): "a lock file",
     ("harness/bugs/source.py", "open"): "a lock file",
     ("harness/bugs/source.py", "write_bytes"): "into a temporary tree that one rename puts in place",

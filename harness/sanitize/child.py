@@ -15,7 +15,7 @@ import json
 import os
 import sys
 
-from harness.sanitize import JOB_ENV, PLUGIN, RESULTS_ENV
+from harness.sanitize import GPU_PLUGIN, JOB_ENV, PLUGIN, RESULTS_ENV
 
 
 def _exit_code(e: SystemExit) -> int:
@@ -112,9 +112,9 @@ def _plugin_registered() -> bool:
 def _run_pytest(job: dict) -> int:
     import pytest
 
-    if job.get("backend") == "gpu":
+    if job.get("backend") == "gpu":  # where each test got to, for a run that loses its CUDA context
         _gpu_setup()
-        return int(pytest.main(list(job["args"])))
+        return int(pytest.main(["-p", GPU_PLUGIN] + list(job["args"])))
     config = job["config"]
     args = [] if _plugin_registered() else ["-p", PLUGIN]
     args += [f"--casebook-sanitize={job['mode']}"]

@@ -84,6 +84,7 @@ def collect(hits: list[dict], cases: bool = True) -> list[SanitizeFinding]:
     if cases and found:
         attach_cases(found)
         _evidence_first(found)
+        _mechanism_first(found)
     return found
 
 
@@ -100,6 +101,35 @@ def _evidence_first(found: list) -> None:
         first = [c for c in declared if c["slug"] in same] + [c for c in declared if c["slug"] not in same]
         slugs = {c["slug"] for c in first}
         f.cases = first + [c for c in f.cases if c["slug"] not in slugs]
+
+
+OOB = ("P101", "P102", "P103")
+
+
+def _mechanism_first(found: list) -> None:
+    """The accesses outside a tensor that one kernel made in one test are one mechanism, and the
+    probe's diagnosis (``harness.probe.diagnosis``) names it from all of them: loads and stores past
+    the end together are a missing mask on the whole tail (add-missing-mask), a load alone a read
+    past a tensor (matmul-k-tail), one tensor loaded and stored past one end a read-modify-write.
+    The case it names comes first on each of those findings, the load's as the store's."""
+    from harness.probe.diagnosis import diagnose
+    from harness.probe.findings import case_specs
+
+    groups: dict = {}
+    for f in found:
+        if f.code in OOB and f.severity == ERROR:
+            groups.setdefault((f.kernel, tuple(f.tests) or tuple(f.launched_at)), []).append(f)
+    readme = None
+    for group in groups.values():
+        slug = next((d["case"] for d in diagnose(group) if d["case"]), None)
+        if slug is None:
+            continue
+        readme = readme if readme is not None else {s.slug: (s.title, r) for s, r in case_specs()}
+        if slug not in readme:
+            continue
+        title, path = readme[slug]
+        for f in group:
+            f.cases = [{"slug": slug, "title": title, "readme": path}] + [c for c in f.cases if c["slug"] != slug]
 
 
 def headline(findings: list) -> str:

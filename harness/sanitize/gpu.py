@@ -60,6 +60,11 @@ def _pid(block: str) -> str:
 
 def parse(text: str) -> list[dict]:
     """compute-sanitizer's memcheck reports (and GSan's assertions) as hits, in order."""
+    return [hit for _, hit in parse_at(text)]
+
+
+def parse_at(text: str) -> list[tuple[int, dict]]:
+    """``parse``'s hits, each with the byte offset in ``text`` where its report starts."""
     hits = []
     for m in _BLOCK.finditer(text):
         head, kind, body = m.group(1), m.group(2), m.group(3)
@@ -70,14 +75,19 @@ def parse(text: str) -> list[dict]:
         side = ("past the end" if near.group(2) == "after" else "before the start") if near else "outside"
         far = f"{near.group(1)} bytes {near.group(2)} an allocation of {near.group(4)} bytes" if near else \
             "outside every allocation"
-        hits.append({"code": CODES[kind], "kernel": kernel, "line": line, "kind": "store" if kind == "write" else
-                     "load" if kind == "read" else "atomic", "tensor": near.group(3) if near else "?", "side": side,
-                     "elements": 0, "programs": [_pid(body)], "backend": "gpu",
-                     "message": f"{kernel}: {head.strip()}, {far} (first by program {_pid(body)})"})
+        hit = {"code": CODES[kind], "kernel": kernel, "line": line, "kind": "store" if kind == "write" else
+               "load" if kind == "read" else "atomic", "tensor": near.group(3) if near else "?", "side": side,
+               "elements": 0, "programs": [_pid(body)], "backend": "gpu",
+               "message": f"{kernel}: {head.strip()}, {far} (first by program {_pid(body)})"}
+        hits.append((_bytes(text, m.start()), hit))
     for m in _GSAN.finditer(text):
-        hits.append({"code": "P301", "kernel": "?", "line": "", "backend": "gpu", "programs": [],
-                     "message": f"Triton's GSan: {m.group(1).strip()}"[:300]})
-    return hits
+        hits.append((_bytes(text, m.start()), {"code": "P301", "kernel": "?", "line": "", "backend": "gpu",
+                                               "programs": [], "message": f"Triton's GSan: {m.group(1).strip()}"[:300]}))
+    return sorted(hits, key=lambda oh: oh[0])
+
+
+def _bytes(text: str, at: int) -> int:
+    return len(text[:at].encode("utf-8", errors="replace"))
 
 
 def environment(env: dict) -> dict:
@@ -113,3 +123,169 @@ def require() -> None:
         raise UsageError("sanitize --backend gpu: no CUDA GPU is available here (use --backend interpreter)")
     if compute_sanitizer() is None:
         raise UsageError("sanitize --backend gpu: compute-sanitizer not found (put it on PATH or set CUDA_HOME)")
+
+
+# ---------------------------------------------------------------- the command's two passes
+
+BLIND = ("compute-sanitizer sees accesses outside an allocation; it does not see races between programs "
+         "through global memory (racecheck covers shared memory only), masked lanes or program order: "
+         "the interpreter's checks run the same tests for those")
+
+
+def run(job, tmp: str, start, say) -> tuple[int, list, int | None]:
+    """The job on the GPU under memcheck (a pytest suite in as many processes as lost CUDA contexts
+    take, ``run_pytest``), then the same job under the instrumented interpreter (CPU mode, real
+    CUDA tensors), so that the GPU mode finds all that the CPU mode does. ``start(job, results,
+    backend, env, prefix)`` starts the command's child and waits for it (``harness.sanitize.runner``);
+    ``say`` prints one line for the user. Returns the exit status, the hits (the GPU's folded into
+    the interpreter's where both saw one access), and the interpreter's launch count."""
+    from harness.sanitize.session import read_sink
+
+    if job.kind == "pytest":
+        code, gpu_hits = run_pytest(job, tmp, start, say)
+    else:
+        log = os.path.join(tmp, "compute-sanitizer.log")
+        code = start(job, os.path.join(tmp, "gpu-hits.jsonl"), "gpu", {}, wrapper(log))
+        gpu_hits = parse(_read(log))
+    say(f"sanitize --backend gpu: {BLIND}")
+    results = os.path.join(tmp, "hits.jsonl")
+    interp_code = start(job, results, "interpreter", {}, [])
+    hits, launches = read_sink(results)
+    return code if code else interp_code, fold(gpu_hits, hits), launches
+
+
+def run_pytest(job, tmp: str, start, say) -> tuple[int, list]:
+    """The suite under memcheck, a fresh process for the tests left each time one loses its CUDA
+    context (``harness.sanitize.gpu_plugin``): every test runs, and each report is the test's that
+    was running when compute-sanitizer wrote it. Returns pytest's combined exit status (a test that
+    lost the context failed) and the hits, each with its test."""
+    from harness.sanitize import gpu_plugin as P
+
+    progress, done = os.path.join(tmp, "gpu-progress.jsonl"), os.path.join(tmp, "gpu-done.txt")
+    hits, codes, attempt = [], [], 0
+    while True:
+        attempt += 1
+        log = os.path.join(tmp, f"compute-sanitizer-{attempt}.log")
+        seen = len(_records(progress))
+        code = start(job, os.path.join(tmp, "gpu-hits.jsonl"), "gpu",
+                     {P.PROGRESS_ENV: progress, P.DONE_ENV: done, P.LOG_ENV: log}, wrapper(log))
+        records = _records(progress)[seen:]
+        starts = [(r["start"], r.get("log", 0)) for r in records if "start" in r]
+        ends = {r["end"]: r.get("lost", "") for r in records if "end" in r}
+        hits += _attribute(parse_at(_read(log)), starts)
+        collected = next((r["collected"] for r in records if "collected" in r), None)
+        lost = [(t, ends.get(t) or _died(code)) for t, _ in starts if ends.get(t) or t not in ends]
+        codes.append(1 if lost else code)
+        if collected is None or not starts or not lost or _exitfirst(job.args):
+            break  # it ended as pytest ends (or never got to a test: another process would not either)
+        with open(done, "a", encoding="utf-8") as f:
+            f.writelines(t + "\n" for t, _ in starts)
+        left = [t for t in collected if t not in {s for s, _ in starts}]
+        for test, why in lost:
+            say(f"sanitize --backend gpu: {test} lost the CUDA context ({why})"
+                + (f"; the {len(left)} tests left run in a fresh process" if left else ""))
+        if not left:
+            break
+    return _combined(codes), hits
+
+
+def _exitfirst(args: list) -> bool:
+    """pytest's -x / --maxfail: the user asked the run to stop at a failure, and a lost test failed."""
+    return any(a in ("-x", "--exitfirst") or a.startswith("--maxfail") for a in args)
+
+
+def _records(path: str) -> list[dict]:
+    import json
+
+    out = []
+    try:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                try:
+                    out.append(json.loads(line))
+                except ValueError:
+                    continue  # a line cut short by a process that died
+    except FileNotFoundError:
+        pass
+    return out
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def _died(code: int) -> str:
+    if code < 0:
+        import signal
+
+        return f"the process died of {signal.Signals(-code).name if -code in signal.valid_signals() else -code}"
+    return f"the process ended with status {code} inside it"
+
+
+def _attribute(located: list, starts: list) -> list[dict]:
+    """Each report's test: the last one started at or before the log offset where it was written
+    (a report before the first test: nobody's, like a launch at import)."""
+    out = []
+    for at, hit in located:
+        test = ""
+        for t, offset in starts:
+            if offset <= at:
+                test = t
+        out.append({**hit, "test": test})
+    return out
+
+
+def _combined(codes: list) -> int:
+    """pytest's exit statuses of the processes as one: an interruption, internal or usage error
+    first, then a failure, then "no tests" only where every process said so."""
+    for c in codes:
+        if c not in (0, 1, 5):
+            return c
+    if 1 in codes:
+        return 1
+    return 5 if codes and all(c == 5 for c in codes) else 0
+
+
+def _place(line: str) -> tuple:
+    path, _, n = line.rpartition(":")
+    return (os.path.realpath(path), n) if path else (line, "")
+
+
+def fold(gpu_hits: list, hits: list) -> list:
+    """The interpreter's hits, each marked ``backend`` "gpu+interpreter" where the GPU reported
+    the same code at the same kernel line in the same test; then the GPU's hits that the
+    interpreter did not match (the interpreter's name the tensor, the lanes and the launching line)."""
+    mine = {(h["code"], _place(h["line"]), h.get("test", "")) for h in gpu_hits if h.get("line")}
+    matched = set()
+    out = []
+    for h in hits:
+        key = (h["code"], _place(h.get("line", "")), h.get("test", ""))
+        if key in mine:
+            matched.add(key)
+            h = {**h, "backend": "gpu+interpreter"}
+        out.append(h)
+    return out + [h for h in gpu_hits if (h["code"], _place(h.get("line", "")), h.get("test", "")) not in matched]
+
+
+OWN = {"--casebook-sanitize", "--casebook-sanitize-tf32", "--casebook-sanitize-orders", "--casebook-sanitize-backend"}
+
+
+def user_args(args) -> list[str]:
+    """A pytest command line without the plugin's own options (and their values)."""
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+            if a in ("fail", "report", "gpu", "interpreter"):
+                continue
+        name = a.split("=", 1)[0]
+        if name in OWN:
+            skip = "=" not in a and name in ("--casebook-sanitize", "--casebook-sanitize-backend")
+            continue
+        out.append(a)
+    return out
+

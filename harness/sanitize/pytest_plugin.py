@@ -11,7 +11,9 @@ findings are reported per test:
   its findings in the failure; warnings and notes are reported and fail nothing;
 - ``--casebook-sanitize=report``: findings are reported, pass or fail is the test's own;
 - ``--casebook-sanitize-tf32``: fp32 ``tl.dot`` rounded like TF32, as on an NVIDIA GPU;
-- ``--casebook-sanitize-orders``: each launch re-run in reversed and shuffled program order.
+- ``--casebook-sanitize-orders``: each launch re-run in reversed and shuffled program order;
+- ``--casebook-sanitize-backend gpu``: the run is ``python -m harness sanitize --backend gpu pytest
+  ARGS`` (``harness.sanitize.gpu``): this process runs no test itself.
 
 A summary of every finding closes the run. Findings made outside a test (a launch at import)
 make the exit status 1 in ``fail`` mode.
@@ -53,6 +55,11 @@ def pytest_addoption(parser):
                     help="with --casebook-sanitize: round fp32 tl.dot like TF32, as an NVIDIA GPU does")
     group.addoption(f"{OPTION}-orders", action="store_true", dest="casebook_sanitize_orders",
                     help="with --casebook-sanitize: re-run each launch in reversed and shuffled program order")
+    group.addoption(f"{OPTION}-backend", choices=("interpreter", "gpu"), default="interpreter",
+                    dest="casebook_sanitize_backend",
+                    help="with --casebook-sanitize: gpu runs this pytest command as 'python -m harness sanitize "
+                         "--backend gpu pytest ...' does (on the GPU under compute-sanitizer, a fresh process "
+                         "for the tests left where one loses its CUDA context, then the interpreter's checks)")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -67,6 +74,35 @@ def pytest_load_initial_conftests(early_config, parser, args):
                 args[i] = f"{OPTION}=fail"
         ns.file_or_dir = list(ns.file_or_dir or []) + stray
     os.environ["TRITON_INTERPRET"] = "1"  # before the conftests import any kernel
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    if config.getoption("casebook_sanitize", None) and config.getoption("casebook_sanitize_backend", "") == "gpu":
+        return _on_the_gpu(config)
+    return None
+
+
+def _on_the_gpu(config) -> int:
+    """``--casebook-sanitize-backend gpu``: ``python -m harness sanitize --backend gpu pytest ARGS``,
+    run from here (``harness.sanitize.gpu``); its summary, its exit status."""
+    from harness.errors import EXIT_MISMATCH, UsageError
+    from harness.sanitize import findings as F
+    from harness.sanitize import gpu
+    from harness.sanitize.runner import Job, run
+    from harness.sanitize.session import Config
+
+    try:
+        gpu.require()
+    except UsageError as e:
+        raise pytest.UsageError(str(e)) from None
+    job = Job("pytest", "pytest", gpu.user_args(config.invocation_params.args),
+              Config(tf32=config.getoption("casebook_sanitize_tf32"),
+                     orders=config.getoption("casebook_sanitize_orders")),
+              config.getoption("casebook_sanitize"))
+    outcome = run(job, backend="gpu")
+    print(F.summary(outcome.findings, outcome.launches), flush=True)
+    return EXIT_MISMATCH if F.errors(outcome.findings) else outcome.returncode
 
 
 def pytest_configure(config):

@@ -9,6 +9,7 @@ made, else the command's own (128 + N for a command killed by signal N).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -74,24 +75,39 @@ def run(job: Job, *, quiet_stdout: bool = False, backend: str = "interpreter") -
     under compute-sanitizer (``harness.sanitize.gpu``)."""
     from harness.sanitize import findings as F
 
+    stdout = sys.stderr if quiet_stdout else None
     with tempfile.TemporaryDirectory(prefix="casebook-sanitize-") as tmp:
-        results, log = os.path.join(tmp, "hits.jsonl"), os.path.join(tmp, "compute-sanitizer.log")
-        env, prefix = _environment(job, results, backend), []
         if backend == "gpu":
             from harness.sanitize import gpu
 
-            env, prefix = gpu.environment(env), gpu.wrapper(log)
-        code = _wait(WORKERS.start(prefix + [sys.executable, "-m", "harness.sanitize.child"], env=env,
-                                   stdout=sys.stderr if quiet_stdout else None))
-        hits, launches = read_sink(results)
-        if backend == "gpu" and os.path.exists(log):
-            hits += gpu.parse(Path(log).read_text(errors="replace"))
+            code, hits, launches = gpu.run(job, tmp, functools.partial(_start, stdout=stdout), _say)
+        else:
+            results = os.path.join(tmp, "hits.jsonl")
+            code = _start(job, results, backend, {}, [], stdout=stdout)
+            hits, launches = read_sink(results)
     died = ""
     if code < 0:
         died = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
         code = 128 - code
     found = F.collect(hits)
     return Outcome(EXIT_MISMATCH if F.errors(found) else code, found, launches, died)
+
+
+def _start(job: Job, results: str, backend: str, extra: dict, prefix: list, stdout=None) -> int:
+    """The command's child for one pass (``backend`` gpu: under the ``prefix`` compute-sanitizer
+    command line, with the GPU's variables and ``extra``); its exit status."""
+    env = _environment(job, results, backend)
+    if backend == "gpu":
+        from harness.sanitize import gpu
+
+        env = gpu.environment(env)
+    env.update(extra)
+    return _wait(WORKERS.start(list(prefix) + [sys.executable, "-m", "harness.sanitize.child"], env=env,
+                               stdout=stdout))
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def _wait(proc) -> int:

@@ -1,0 +1,230 @@
+"""``sanitize --backend gpu`` (issue 40): a memcheck error ends one test, not the run. On the CPU with
+a fake compute-sanitizer (a test that aborts the process, one that leaves a report in the log: every
+other test still runs, each report is its test's); the folding of the GPU's reports into the
+interpreter's; the OOB loads and store of one kernel named as one mechanism; the plugin's spelling.
+On a GPU (marked gpu): tests/sanitize_fixtures/four, through the command and through the plugin."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FOUR = "tests/sanitize_fixtures/four"
+KERNELS = "tests/sanitize_fixtures/kernels.py"
+
+FAKE_CS = '''\
+#!{python}
+"""A stand-in for compute-sanitizer: runs the command after --log-file LOG with FAKE_CS_LOG=LOG."""
+import os, subprocess, sys
+args = sys.argv[1:]
+log = args[args.index("--log-file") + 1]
+cmd = args[args.index("--log-file") + 2:]
+open(log, "a").close()
+rc = subprocess.call(cmd, env={{**os.environ, "FAKE_CS_LOG": log}})
+sys.exit(rc if rc >= 0 else 128 - rc)
+'''
+
+REPORT = """\
+========= Invalid __global__ {op} of size 4 bytes
+=========     at {kernel}+0x2b0 in {path}:{line}
+=========     by thread (107,0,0) in block (3,0,0)
+=========     Address 0x7f3c2e8271ac is out of bounds
+=========     and is 95 bytes after the nearest allocation at 0x7f3c2e800000 of size 4000 bytes
+=========
+"""
+
+SUITE = '''\
+import os, sys
+
+def _ran(name):
+    where = "gpu" if os.environ.get("FAKE_CS_LOG") else "interpreter"
+    with open(os.environ["RAN_FILE"], "a") as f:
+        f.write(f"{{where}} {{name}}\\n")
+
+def _report(op, line):
+    if os.environ.get("FAKE_CS_LOG"):
+        with open(os.environ["FAKE_CS_LOG"], "a") as f:
+            f.write({report!r}.format(op=op, kernel="k_" + op, path={path!r}, line=line))
+            f.flush()
+
+def test_one():
+    _ran("one")
+
+def test_aborts():
+    _ran("aborts")
+    _report("read", 12)
+    if os.environ.get("FAKE_CS_LOG"):  # the process dies inside the test, as a lost context makes it
+        sys.stdout.flush()
+        os.abort()
+
+def test_two():
+    _ran("two")
+
+def test_leaves_a_report():
+    _ran("leaves")
+    _report("write", 13)  # the process goes on: the plugin sees the report and ends it after the test
+
+def test_three():
+    _ran("three")
+'''
+
+
+@pytest.fixture
+def fake_gpu(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    cs = bin_dir / "compute-sanitizer"
+    cs.write_text(FAKE_CS.format(python=sys.executable))
+    cs.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("RAN_FILE", str(tmp_path / "ran.txt"))
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    kernel_file = str(suite / "kern.py")
+    (suite / "test_suite.py").write_text(SUITE.format(report=REPORT, path=kernel_file))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_a_test_that_loses_the_process_ends_itself_not_the_run(fake_gpu, capfd):
+    from harness.sanitize.runner import Job, run
+
+    outcome = run(Job("pytest", "pytest", ["suite", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]),
+                  backend="gpu")
+    err = capfd.readouterr().err
+    ran = (fake_gpu / "ran.txt").read_text().split("\n")
+    names = ["one", "aborts", "two", "leaves", "three"]
+    assert [r.split()[1] for r in ran if r.startswith("gpu ")] == names, (ran, err[-3000:])
+    assert [r.split()[1] for r in ran if r.startswith("interpreter ")] == names  # the interpreter's pass: all
+    assert "suite/test_suite.py::test_aborts lost the CUDA context" in err and "the 3 tests left run" in err
+    assert "suite/test_suite.py::test_leaves_a_report lost the CUDA context (compute-sanitizer reported" in err
+    assert "races between programs" in err  # what the GPU cannot see, said
+    by_code = {f.code: f for f in outcome.findings}
+    assert by_code["P102"].tests == ["suite/test_suite.py::test_aborts"] and by_code["P102"].line.endswith("kern.py:12")
+    assert by_code["P101"].tests == ["suite/test_suite.py::test_leaves_a_report"]
+    assert by_code["P101"].line.endswith("kern.py:13") and by_code["P101"].backend == "gpu"
+    assert outcome.returncode == 1
+
+
+def test_a_clean_suite_runs_once_and_keeps_its_exit_status(fake_gpu, capfd):
+    from harness.sanitize.runner import Job, run
+
+    (fake_gpu / "suite" / "test_suite.py").write_text("def test_ok():\n    pass\n")
+    outcome = run(Job("pytest", "pytest", ["suite", "-q", "-p", "no:cacheprovider"]), backend="gpu")
+    assert "lost the CUDA context" not in capfd.readouterr().err
+    assert outcome.returncode == 0 and outcome.findings == []
+    (fake_gpu / "suite" / "test_suite.py").write_text("def test_bad():\n    assert False\n")
+    assert run(Job("pytest", "pytest", ["suite", "-q", "-p", "no:cacheprovider"]), backend="gpu").returncode == 1
+
+
+def test_reports_belong_to_the_test_running_when_they_were_written():
+    from harness.sanitize import gpu
+
+    located = [(5, {"code": "P102"}), (39, {"code": "P101"}), (40, {"code": "P101"})]
+    got = gpu._attribute(located, [("t::a", 10), ("t::b", 10), ("t::c", 40)])
+    assert [h["test"] for h in got] == ["", "t::b", "t::c"]
+    assert gpu._combined([1, 0]) == 1 and gpu._combined([0, 0]) == 0 and gpu._combined([5]) == 5
+    assert gpu._combined([0, 2, 1]) == 2 and gpu._combined([5, 0]) == 0
+
+
+def test_the_gpus_report_folds_into_the_interpreters_at_the_same_line_and_test(tmp_path, monkeypatch):
+    from harness.sanitize import gpu
+
+    monkeypatch.chdir(tmp_path)
+    k = tmp_path / "k.py"
+    interp = [{"code": "P102", "line": "k.py:16", "test": "t::a", "tensor": "x_ptr"},
+              {"code": "P301", "line": "k.py:34", "test": "t::b"}]
+    gpu_hits = [{"code": "P102", "line": f"{k}:16", "test": "t::a", "backend": "gpu"},
+                {"code": "P101", "line": f"{k}:18", "test": "t::a", "backend": "gpu"}]
+    out = gpu.fold(gpu_hits, interp)
+    assert [(h["code"], h.get("backend")) for h in out] == [("P102", "gpu+interpreter"), ("P301", None),
+                                                            ("P101", "gpu")]
+
+
+def test_an_unmasked_tails_loads_and_store_name_add_missing_mask_first():
+    """One kernel's loads and store past the end are one missing mask: the load's finding names
+    add-missing-mask first too (it named the read-only cases first before, issue 40)."""
+    from harness.sanitize import findings as F
+
+    def hit(code, kind, line, tensor):
+        return {"code": code, "kernel": "add_kernel", "line": f"k.py:{line}", "kind": kind, "tensor": tensor,
+                "side": "past the end", "elements": 24, "lanes": 24, "programs": ["3"], "test": "t::add"}
+
+    both = F.collect([hit("P102", "load", 16, "x_ptr"), hit("P102", "load", 17, "y_ptr"),
+                      hit("P101", "store", 18, "out_ptr")])
+    assert [f.cases[0]["slug"] for f in both] == ["add-missing-mask"] * 3
+    alone = F.collect([hit("P102", "load", 16, "x_ptr")])
+    assert alone[0].cases[0]["slug"] != "add-missing-mask"  # a load alone is a read past a tensor
+    assert "add-missing-mask" not in [c["slug"] for c in alone[0].cases[:1]]
+
+
+def test_the_plugins_gpu_backend_strips_its_own_options_and_needs_a_gpu(tmp_path):
+    from harness.sanitize import gpu
+
+    assert gpu.user_args(["--casebook-sanitize", "report", "--casebook-sanitize-backend", "gpu", "t/", "-q"]) == \
+        ["t/", "-q"]
+    assert gpu.user_args(["--casebook-sanitize=fail", "--casebook-sanitize-backend=gpu", "--casebook-sanitize-tf32",
+                          "--casebook-sanitize", "t/"]) == ["t/"]
+    if _cuda():
+        pytest.skip("a GPU is here: the plugin runs (see the gpu-marked test)")
+    (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")
+    out = subprocess.run([sys.executable, "-m", "pytest", "-p", "harness.sanitize.pytest_plugin", "--casebook-sanitize",
+                          "--casebook-sanitize-backend", "gpu", str(tmp_path), "-q", "-p", "no:cacheprovider"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 4 and "no CUDA GPU is available here" in out.stderr + out.stdout, out.stderr[-2000:]
+    assert "Traceback" not in out.stderr
+
+
+def _cuda() -> bool:
+    from harness.run.backends import cuda_available
+
+    return cuda_available()
+
+
+# ---------------------------------------------------------------- on a GPU
+
+def _check_four(doc: dict, gpu_part: str) -> None:
+    found = {(f["code"], f["line"]): f for f in doc["findings"]}
+    load, store = found[("P102", f"{KERNELS}:16")], found[("P101", f"{KERNELS}:18")]
+    for f in (load, store):
+        assert f["cases"][0]["slug"] == "add-missing-mask", f
+        assert "gpu" in f["backend"] and f["tests"] == [f"{FOUR}/test_four.py::test_add_unmasked"], f
+    race = found[("P301", f"{KERNELS}:34")]
+    assert race["cases"][0]["slug"] in ("sum-reduction-store-race", "nrm2-race"), race
+    assert race["tests"] == [f"{FOUR}/test_four.py::test_total"]
+    assert {t.split("::")[-1] for f in doc["findings"] for t in f["tests"]} == {"test_add_unmasked", "test_total"}
+    for name in ("test_total", "test_add_masked", "test_row_sums"):  # all ran on the GPU, after the lost context
+        assert f"PASSED {FOUR}/test_four.py::{name}" in gpu_part or f"FAILED {FOUR}/test_four.py::{name}" in gpu_part, \
+            gpu_part[-4000:]
+
+
+@pytest.mark.gpu
+def test_the_four_test_suite_runs_whole_on_the_gpu():
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("TRITON_INTERPRET", None)
+    args = [FOUR, "-rA", "-p", "no:cacheprovider", "-p", "no:randomly"]
+    out = subprocess.run([sys.executable, "-m", "harness", "sanitize", "--backend", "gpu", "--json", "pytest", *args],
+                         cwd=ROOT, capture_output=True, text=True, timeout=900, env=env)
+    print(out.stderr[-6000:])
+    assert out.returncode == 1, out.stderr[-4000:]
+    doc = json.loads(out.stdout)
+    gpu_part = out.stderr.split("sanitize --backend gpu: compute-sanitizer sees")[0]
+    _check_four(doc, gpu_part)
+    plugin = subprocess.run([sys.executable, "-m", "pytest", "-p", "harness.sanitize.pytest_plugin",
+                             "--casebook-sanitize", "--casebook-sanitize-backend", "gpu", *args],
+                            cwd=ROOT, capture_output=True, text=True, timeout=900, env=env)
+    print(plugin.stdout[-3000:], plugin.stderr[-3000:])
+    assert plugin.returncode == 1
+    gpu_part = plugin.stdout.split("sanitize --backend gpu: compute-sanitizer sees")[0] + plugin.stderr
+    for name in ("test_total", "test_add_masked", "test_row_sums"):
+        assert f"{FOUR}/test_four.py::{name}" in plugin.stdout
+    load = plugin.stdout[plugin.stdout.index(f"P102 error: out-of-bounds load"):]
+    assert load.split("    like ")[1].startswith("cases/add-missing-mask/"), load[:1500]
+    assert f"at {KERNELS}:34" in plugin.stdout and "P301 error" in plugin.stdout
+    assert "test_add_unmasked lost the CUDA context" in gpu_part

@@ -213,20 +213,23 @@ def test_a_small_error_alone_is_not_precision_loss():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("slug, evidence, named", [("matmul-tf32-default", "tf32", True),
-                                                   ("matmul-k-tail", "oob-load", True),
-                                                   ("histogram-lost-updates", "order", False)])
-def test_the_gpu_experiments_establish_tf32_reads_past_a_tensor_and_scheduling(slug, evidence, named):
-    """On a GPU: Triton's fp32 default set to ieee (tf32), NaN against 0 in the guard bands (bands),
-    three runs at the failing sizes (runs: a GPU shows no read-write race, so lost updates read as
-    a scheduling-dependent result, not as that case)."""
+@pytest.mark.parametrize("slug, evidence", [("matmul-tf32-default", "tf32"), ("matmul-k-tail", "oob-load"),
+                                            ("histogram-lost-updates", None)])
+def test_the_gpu_experiments_establish_tf32_reads_past_a_tensor_and_lost_updates(slug, evidence):
+    """On a GPU: Triton's fp32 default set to ieee (tf32), NaN against 0 in the guard bands (bands):
+    each case named. Lost updates are wrong on every GPU (lanes of one block with one bin overwrite
+    each other's increment, whatever the scheduler does); whether runs also differ ("order") is one
+    GPU's scheduling (an H200 gave the same wrong counts every run at the shrunk size, issue 40),
+    so it is not asserted."""
     spec = load_spec(ROOT / "cases" / slug)
     r = probe(str(spec.path / "broken.py"), inputs=str(spec.path / "case.py"), launcher=spec.launcher,
               detectors=["reference", "shapes", "diagnose"], backends=["gpu"])
-    seen = r.meta["gpu"]["seen"].get("evidence", {})
-    assert evidence in seen, r.to_json()
-    if named:
-        assert r.diagnosis[0]["defect"] == spec.defect, r.text()
+    if evidence is None:
+        wrong = [f for f in r.findings if f.code == "P201" and f.severity == "error" and f.backend == "gpu"]
+        assert wrong, r.text()
+        return
+    assert evidence in r.meta["gpu"]["seen"].get("evidence", {}), r.to_json()
+    assert r.diagnosis[0]["defect"] == spec.defect, r.text()
 
 
 def test_the_probe_shows_the_files_lint_findings_and_a_diagnosis_that_a_rule_agrees_with_says_so():

@@ -35,7 +35,7 @@ _BLOCK = re.compile(r"^=+ (Invalid __global__ (read|write|atomic)[^\n]*)\n((?:=+
 _AT = [re.compile(r"at (?P<fn>[^\s(+]+)(?:\([^)]*\))?\+0x[0-9a-f]+(?: in (?P<file>\S+):(?P<line>\d+))?"),
        re.compile(r"at 0x[0-9a-f]+ in (?P<file>[^\s:]+):(?P<line>\d+):(?P<fn>[^\s(]+)")]
 _BLOCK_ID = re.compile(r"in block \((\d+),(\d+),(\d+)\)")
-_NEAREST = re.compile(r"is (\d+) bytes (after|before) the nearest allocation at (0x[0-9a-f]+) of size (\d+) bytes")
+_NEAREST = re.compile(r"is ([\d,]+) bytes (after|before) the nearest allocation at (0x[0-9a-f]+) of size ([\d,]+) bytes")
 _GSAN = re.compile(r"(GSan[^\n]*)")
 CODES = {"write": "P101", "read": "P102", "atomic": "P103"}
 
@@ -257,19 +257,26 @@ def _place(line: str) -> tuple:
 
 def fold(gpu_hits: list, hits: list) -> list:
     """The interpreter's hits, each marked ``backend`` "gpu+interpreter" where the GPU reported
-    the same code at the same kernel line in the same test; then the GPU's hits that the
-    interpreter did not match (the interpreter's name the tensor, the lanes and the launching line)."""
-    mine = {(h["code"], _place(h["line"]), h.get("test", "")) for h in gpu_hits if h.get("line")}
-    matched = set()
-    out = []
+    the same code in the same test at the same kernel line (or, where its report names no line, in
+    the same kernel); then the GPU's hits that the interpreter did not match (the interpreter's name
+    the tensor, the lanes and the launching line)."""
+    def keys(h: dict) -> list:
+        test = h.get("test", "")
+        out = [("kernel", h["code"], h.get("kernel", ""), test)]
+        return out + ([("line", h["code"], _place(h["line"]), test)] if h.get("line") else [])
+
+    mine = {}
+    for h in gpu_hits:
+        k = keys(h)[-1]  # by its line where it names one, else by its kernel
+        mine.setdefault(k, []).append(h)
+    matched, out = set(), []
     for h in hits:
-        key = (h["code"], _place(h.get("line", "")), h.get("test", ""))
-        if key in mine:
-            matched.add(key)
+        hit = next((k for k in keys(h) if k in mine), None)
+        if hit is not None:
+            matched.add(hit)
             h = {**h, "backend": "gpu+interpreter"}
         out.append(h)
-    return out + [h for h in gpu_hits if (h["code"], _place(h.get("line", "")), h.get("test", "")) not in matched]
-
+    return out + [h for k, group in mine.items() if k not in matched for h in group]
 
 OWN = {"--casebook-sanitize", "--casebook-sanitize-tf32", "--casebook-sanitize-orders", "--casebook-sanitize-backend"}
 

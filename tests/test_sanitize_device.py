@@ -132,18 +132,23 @@ def test_reports_belong_to_the_test_running_when_they_were_written():
     assert gpu._combined([0, 2, 1]) == 2 and gpu._combined([5, 0]) == 0
 
 
-def test_the_gpus_report_folds_into_the_interpreters_at_the_same_line_and_test(tmp_path, monkeypatch):
+def test_the_gpus_report_folds_into_the_interpreters_at_the_same_line_and_test():
+    """compute-sanitizer names a Triton kernel's file without its folder (``kernels.py:16``, as on
+    an H200, docs/measurements/sanitize-gpu-h200.log)."""
     from harness.sanitize import gpu
 
-    monkeypatch.chdir(tmp_path)
-    k = tmp_path / "k.py"
-    interp = [{"code": "P102", "line": "k.py:16", "test": "t::a", "tensor": "x_ptr"},
-              {"code": "P301", "line": "k.py:34", "test": "t::b"}]
-    gpu_hits = [{"code": "P102", "line": f"{k}:16", "test": "t::a", "backend": "gpu"},
-                {"code": "P101", "line": f"{k}:18", "test": "t::a", "backend": "gpu"}]
+    interp = [{"code": "P102", "kernel": "add", "line": "t/k.py:16", "test": "t::a", "tensor": "x_ptr"},
+              {"code": "P301", "kernel": "sum", "line": "t/k.py:34", "test": "t::b"}]
+    gpu_hits = [{"code": "P102", "kernel": "add", "line": "k.py:16", "test": "t::a", "backend": "gpu", "tensor": "0x1"},
+                {"code": "P102", "kernel": "add", "line": "k.py:16", "test": "t::a", "backend": "gpu", "tensor": "0x2"},
+                {"code": "P101", "kernel": "add", "line": "k.py:18", "test": "t::a", "backend": "gpu"},
+                {"code": "P102", "kernel": "add", "line": "k.py:16", "test": "t::other", "backend": "gpu"}]
     out = gpu.fold(gpu_hits, interp)
-    assert [(h["code"], h.get("backend")) for h in out] == [("P102", "gpu+interpreter"), ("P301", None),
-                                                            ("P101", "gpu")]
+    assert [(h["code"], h["line"], h.get("backend"), h["test"]) for h in out] == [
+        ("P102", "t/k.py:16", "gpu+interpreter", "t::a"), ("P301", "t/k.py:34", None, "t::b"),
+        ("P101", "t/k.py:18", "gpu", "t::a"), ("P102", "t/k.py:16", "gpu", "t::other")]
+    no_line = [{"code": "P102", "kernel": "add", "line": "", "test": "t::a", "backend": "gpu"}]
+    assert gpu.fold(no_line, interp)[0]["backend"] == "gpu+interpreter"
 
 
 def test_an_unmasked_tails_loads_and_store_name_add_missing_mask_first():
@@ -194,7 +199,8 @@ def _check_four(doc: dict, gpu_part: str) -> None:
     load, store = found[("P102", f"{KERNELS}:16")], found[("P101", f"{KERNELS}:18")]
     for f in (load, store):
         assert f["cases"][0]["slug"] == "add-missing-mask", f
-        assert "gpu" in f["backend"] and f["tests"] == [f"{FOUR}/test_four.py::test_add_unmasked"], f
+        assert f["tests"] == [f"{FOUR}/test_four.py::test_add_unmasked"], f
+    assert load["backend"] == "gpu+interpreter", load  # memcheck stops the kernel at its first bad load
     race = found[("P301", f"{KERNELS}:34")]
     assert race["cases"][0]["slug"] in ("sum-reduction-store-race", "nrm2-race"), race
     assert race["tests"] == [f"{FOUR}/test_four.py::test_total"]
@@ -206,25 +212,26 @@ def _check_four(doc: dict, gpu_part: str) -> None:
 
 @pytest.mark.gpu
 def test_the_four_test_suite_runs_whole_on_the_gpu():
+    """The command and the plugin, side by side (each its own processes on the one GPU)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("TRITON_INTERPRET", None)
     args = [FOUR, "-rA", "-p", "no:cacheprovider", "-p", "no:randomly"]
-    out = subprocess.run([sys.executable, "-m", "harness", "sanitize", "--backend", "gpu", "--json", "pytest", *args],
-                         cwd=ROOT, capture_output=True, text=True, timeout=900, env=env)
-    print(out.stderr[-6000:])
-    assert out.returncode == 1, out.stderr[-4000:]
-    doc = json.loads(out.stdout)
-    gpu_part = out.stderr.split("sanitize --backend gpu: compute-sanitizer sees")[0]
-    _check_four(doc, gpu_part)
-    plugin = subprocess.run([sys.executable, "-m", "pytest", "-p", "harness.sanitize.pytest_plugin",
-                             "--casebook-sanitize", "--casebook-sanitize-backend", "gpu", *args],
-                            cwd=ROOT, capture_output=True, text=True, timeout=900, env=env)
-    print(plugin.stdout[-3000:], plugin.stderr[-3000:])
-    assert plugin.returncode == 1
-    gpu_part = plugin.stdout.split("sanitize --backend gpu: compute-sanitizer sees")[0] + plugin.stderr
+    runs = [subprocess.Popen([sys.executable, *cmd, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env=env)
+            for cmd in (["-m", "harness", "sanitize", "--backend", "gpu", "--json", "pytest"],
+                        ["-m", "pytest", "-p", "harness.sanitize.pytest_plugin", "--casebook-sanitize",
+                         "--casebook-sanitize-backend", "gpu"])]
+    (stdout, stderr), (p_stdout, p_stderr) = (r.communicate(timeout=900) for r in runs)
+    print(stderr[-6000:])
+    assert runs[0].returncode == 1, stderr[-4000:]
+    doc = json.loads(stdout)
+    _check_four(doc, stderr.split("sanitize --backend gpu: compute-sanitizer sees")[0])
+    print(p_stdout[-3000:], p_stderr[-3000:])
+    assert runs[1].returncode == 1
+    gpu_part = p_stdout.split("sanitize --backend gpu: compute-sanitizer sees")[0] + p_stderr
     for name in ("test_total", "test_add_masked", "test_row_sums"):
-        assert f"{FOUR}/test_four.py::{name}" in plugin.stdout
-    load = plugin.stdout[plugin.stdout.index(f"P102 error: out-of-bounds load"):]
+        assert f"{FOUR}/test_four.py::{name}" in p_stdout
+    load = p_stdout[p_stdout.index("P102 error: out-of-bounds load"):]
     assert load.split("    like ")[1].startswith("cases/add-missing-mask/"), load[:1500]
-    assert f"at {KERNELS}:34" in plugin.stdout and "P301 error" in plugin.stdout
+    assert f"at {KERNELS}:34" in p_stdout and "P301 error" in p_stdout
     assert "test_add_unmasked lost the CUDA context" in gpu_part

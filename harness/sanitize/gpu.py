@@ -38,6 +38,7 @@ _BLOCK_ID = re.compile(r"in block \((\d+),(\d+),(\d+)\)")
 _NEAREST = re.compile(r"is ([\d,]+) bytes (after|before) the nearest allocation at (0x[0-9a-f]+) of size ([\d,]+) bytes")
 _GSAN = re.compile(r"(GSan[^\n]*)")
 CODES = {"write": "P101", "read": "P102", "atomic": "P103"}
+ERROR_EXIT = 99  # compute-sanitizer's exit status where it reported an error (``detectors.sanitizer.wrapper``)
 
 
 def _where(path: str, line: str) -> str:
@@ -219,6 +220,8 @@ def _read(path: str) -> str:
 
 
 def _died(code: int) -> str:
+    if code == ERROR_EXIT:
+        return "memcheck reported an error and the process ended"
     if code < 0:
         import signal
 
@@ -251,32 +254,36 @@ def _combined(codes: list) -> int:
 
 
 def _place(line: str) -> tuple:
+    """A kernel line as (file name, line number): compute-sanitizer names the file without its folder."""
     path, _, n = line.rpartition(":")
-    return (os.path.realpath(path), n) if path else (line, "")
+    return (os.path.basename(path), n) if path else (line, "")
 
 
 def fold(gpu_hits: list, hits: list) -> list:
     """The interpreter's hits, each marked ``backend`` "gpu+interpreter" where the GPU reported
-    the same code in the same test at the same kernel line (or, where its report names no line, in
-    the same kernel); then the GPU's hits that the interpreter did not match (the interpreter's name
-    the tensor, the lanes and the launching line)."""
+    the same code in the same test and kernel at the same line (or, where its report names no
+    line, anywhere in that kernel); then the GPU's hits that the interpreter did not match, their
+    file named as the interpreter's hits name it where one has the same file name (the
+    interpreter's name the tensor, the lanes and the launching line)."""
     def keys(h: dict) -> list:
-        test = h.get("test", "")
-        out = [("kernel", h["code"], h.get("kernel", ""), test)]
-        return out + ([("line", h["code"], _place(h["line"]), test)] if h.get("line") else [])
+        where = ("kernel", h["code"], h.get("kernel", ""), h.get("test", ""))
+        return [where] + ([(*where, _place(h["line"]))] if h.get("line") else [])
 
-    mine = {}
+    mine: dict = {}
     for h in gpu_hits:
-        k = keys(h)[-1]  # by its line where it names one, else by its kernel
-        mine.setdefault(k, []).append(h)
+        mine.setdefault(keys(h)[-1], []).append(h)  # by its line where it names one, else by its kernel
     matched, out = set(), []
     for h in hits:
-        hit = next((k for k in keys(h) if k in mine), None)
+        hit = next((k for k in reversed(keys(h)) if k in mine), None)
         if hit is not None:
             matched.add(hit)
             h = {**h, "backend": "gpu+interpreter"}
         out.append(h)
-    return out + [h for k, group in mine.items() if k not in matched for h in group]
+    full = {os.path.basename(h["line"].rpartition(":")[0]): h["line"].rpartition(":")[0]
+            for h in hits if h.get("line")}
+    left = [h for k, group in mine.items() if k not in matched for h in group]
+    return out + [{**h, "line": f"{full[_place(h['line'])[0]]}:{_place(h['line'])[1]}"}
+                  if h.get("line") and _place(h["line"])[0] in full else h for h in left]
 
 OWN = {"--casebook-sanitize", "--casebook-sanitize-tf32", "--casebook-sanitize-orders", "--casebook-sanitize-backend"}
 

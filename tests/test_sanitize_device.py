@@ -122,6 +122,19 @@ def test_a_clean_suite_runs_once_and_keeps_its_exit_status(fake_gpu, capfd):
     assert run(Job("pytest", "pytest", ["suite", "-q", "-p", "no:cacheprovider"]), backend="gpu").returncode == 1
 
 
+def test_a_script_runs_under_memcheck_then_under_the_interpreter(fake_gpu, capfd):
+    from harness.sanitize.runner import Job, run
+
+    script = fake_gpu / "script.py"
+    script.write_text(SUITE.format(report=REPORT, path=str(fake_gpu / "suite" / "kern.py"))
+                      + "\n_ran('script')\n_report('write', 13)\nraise SystemExit(3)\n")
+    outcome = run(Job("script", str(script)), backend="gpu")
+    assert (fake_gpu / "ran.txt").read_text().split() == ["gpu", "script", "interpreter", "script"]
+    assert [(f.code, f.backend) for f in outcome.findings] == [("P101", "gpu")]
+    assert outcome.returncode == 1  # an error finding; the script's own status (3) otherwise
+    assert "races between programs" in capfd.readouterr().err
+
+
 def test_reports_belong_to_the_test_running_when_they_were_written():
     from harness.sanitize import gpu
 

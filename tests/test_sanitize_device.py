@@ -135,6 +135,28 @@ def test_a_script_runs_under_memcheck_then_under_the_interpreter(fake_gpu, capfd
     assert "races between programs" in capfd.readouterr().err
 
 
+H200_REPORT = """\
+========= COMPUTE-SANITIZER
+========= Invalid __global__ read of size 8 bytes
+=========     at add_unmasked_kernel+0xc0 in kernels.py:16
+=========     by thread (116,0,0) in block (3,0,0)
+=========     Access to 0x7fb45a800fa0 is out of bounds
+=========     and is 1 bytes after the nearest allocation at 0x7fb45a800000 of size 4,000 bytes
+=========     Saved host backtrace up to driver entry point at kernel launch time
+=========         Host Frame: launch [0x1dbc] in __triton_launcher.cpython-312-x86_64-linux-gnu.so
+"""  # compute-sanitizer 2025.3.1 on an H200 (docs/measurements/sanitize-gpu-h200.log's run)
+
+
+def test_compute_sanitizer_2025_reports_are_read():
+    from harness.sanitize import gpu
+
+    (at, hit), = gpu.parse_at(H200_REPORT)
+    assert at == len("========= COMPUTE-SANITIZER\n")
+    assert (hit["code"], hit["kernel"], hit["line"], hit["side"], hit["programs"]) == \
+        ("P102", "add_unmasked_kernel", "kernels.py:16", "past the end", ["3"])
+    assert "1 bytes after an allocation of 4,000 bytes" in hit["message"]
+
+
 def test_reports_belong_to_the_test_running_when_they_were_written():
     from harness.sanitize import gpu
 

@@ -35,7 +35,8 @@ _BLOCK = re.compile(r"^=+ (Invalid __global__ (read|write|atomic)[^\n]*)\n((?:=+
 _AT = [re.compile(r"at (?P<fn>[^\s(+]+)(?:\([^)]*\))?\+0x[0-9a-f]+(?: in (?P<file>\S+):(?P<line>\d+))?"),
        re.compile(r"at 0x[0-9a-f]+ in (?P<file>[^\s:]+):(?P<line>\d+):(?P<fn>[^\s(]+)")]
 _BLOCK_ID = re.compile(r"in block \((\d+),(\d+),(\d+)\)")
-_NEAREST = re.compile(r"is ([\d,]+) bytes (after|before) the nearest allocation at (0x[0-9a-f]+) of size ([\d,]+) bytes")
+_NEAREST = re.compile(r"is ([\d,]+) bytes (after|before) the nearest allocation at (0x[0-9a-f]+) "
+                      r"of size ([\d,]+) bytes")
 _GSAN = re.compile(r"(GSan[^\n]*)")
 CODES = {"write": "P101", "read": "P102", "atomic": "P103"}
 ERROR_EXIT = 99  # compute-sanitizer's exit status where it reported an error (``detectors.sanitizer.wrapper``)
@@ -82,8 +83,9 @@ def parse_at(text: str) -> list[tuple[int, dict]]:
                "message": f"{kernel}: {head.strip()}, {far} (first by program {_pid(body)})"}
         hits.append((_bytes(text, m.start()), hit))
     for m in _GSAN.finditer(text):
-        hits.append((_bytes(text, m.start()), {"code": "P301", "kernel": "?", "line": "", "backend": "gpu",
-                                               "programs": [], "message": f"Triton's GSan: {m.group(1).strip()}"[:300]}))
+        hit = {"code": "P301", "kernel": "?", "line": "", "backend": "gpu", "programs": [],
+               "message": f"Triton's GSan: {m.group(1).strip()}"[:300]}
+        hits.append((_bytes(text, m.start()), hit))
     return sorted(hits, key=lambda oh: oh[0])
 
 

@@ -17,12 +17,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from harness.lint import rules as _rules  # noqa: F401  (registers every rule)
-from harness.lint.model import Module
+from harness.lint.files import MAX_BYTES, Unreadable, display, python_files, read_source
+from harness.lint.model import Module, parse
 from harness.lint.registry import RULES, Rule
 
 CASES_URL = os.environ.get("CASEBOOK_DOCS_URL", "https://github.com/kyolebu/triton-misadventures/blob/main/")
 NOQA = re.compile(r"#\s*casebook:\s*noqa\b(?::?\s*(?P<codes>[A-Z]{2}\d{3}(?:\s*,\s*[A-Z]{2}\d{3})*))?")
-SKIP_DIRS = {"__pycache__", "node_modules", "site-packages"}
 
 
 @dataclass
@@ -124,52 +124,46 @@ def lint_file(path, select=None, ignore=None) -> list[LintFinding]:
     """The findings in one file: the public API the probe uses. Raises OSError, UnicodeDecodeError
     or SyntaxError for a file that cannot be linted."""
     path = Path(path)
-    return lint_source(path.read_text(encoding="utf-8"), str(path), select, ignore)
+    try:
+        text = read_source(path, max_bytes=None)
+    except Unreadable as e:
+        raise OSError(f"{path}: {e}") from None
+    return lint_source(text, str(path), select, ignore)
 
 
-def python_files(paths: list[str], errors: list[LintError]) -> list[Path]:
-    """The .py files named, and those under the folders named (hidden folders skipped), sorted."""
-    out = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            for root, dirs, files in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
-                out += [Path(root) / f for f in sorted(files) if f.endswith(".py")]
-        elif p.is_file():
-            out.append(p)
-        else:
-            errors.append(LintError(str(p), "no such file or folder"))
-    return out
+def parse_error(e: Exception) -> tuple[str, str]:
+    """(":line" or "", why) for what ``model.parse`` raised."""
+    where = f":{e.lineno}" if getattr(e, "lineno", None) else ""
+    return where, f"does not parse: {getattr(e, 'msg', None) or e}"
 
 
-def lint_paths(paths: list[str], select=None, ignore=None) -> LintRun:
-    """Lint every Python file in ``paths``; files that do not mention triton are counted, not parsed."""
+def lint_paths(paths: list[str], select=None, ignore=None, max_bytes: int = MAX_BYTES) -> LintRun:
+    """Lint every Python file in ``paths``, each on its own: a file that cannot be read, decoded, parsed or
+    analysed is one ``LintError`` and the others are still linted. A file that does not mention triton is
+    parsed (a file that does not parse is always said) but not analysed."""
     run = LintRun(rules=selected(select, ignore))
     start = time.perf_counter()
-    for path in python_files(paths, run.errors):
+    for path in python_files(paths, lambda p, message: run.errors.append(LintError(display(Path(p)), message))):
         shown = display(path)
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            run.errors.append(LintError(shown, f"cannot be read: {type(e).__name__}: {e}"))
-            continue
-        run.files += 1
-        run.lines += text.count("\n") + (not text.endswith("\n") and bool(text))
-        if "triton" not in text:
-            continue
-        try:
-            module = Module(text, shown)
-        except (SyntaxError, ValueError) as e:
-            where = f":{e.lineno}" if getattr(e, "lineno", None) else ""
-            run.errors.append(LintError(shown + where, f"does not parse: {getattr(e, 'msg', e)}"))
-            continue
-        run.findings += lint_module(module, run.rules, run.errors)
+            lint_one(path, shown, run, max_bytes)
+        except Unreadable as e:
+            run.errors.append(LintError(shown, str(e)))
+        except Exception as e:  # lint's own failure on this file: said, and the next file is linted
+            run.errors.append(LintError(shown, f"lint failed on this file: {type(e).__name__}: {e}"))
     run.seconds = time.perf_counter() - start
     return run
 
 
-def display(path: Path) -> str:
+def lint_one(path: Path, shown: str, run: LintRun, max_bytes: int) -> None:
+    text = read_source(path, max_bytes)
     try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return str(path)
+        module = Module(text, shown) if "triton" in text else parse(text, shown)
+    except (SyntaxError, ValueError) as e:
+        where, message = parse_error(e)
+        run.errors.append(LintError(shown + where, message))
+        return
+    run.files += 1
+    run.lines += text.count("\n") + (not text.endswith("\n") and bool(text))
+    if isinstance(module, Module):
+        run.findings += lint_module(module, run.rules, run.errors)

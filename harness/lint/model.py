@@ -107,6 +107,14 @@ def _bind(target: ast.expr, value: ast.expr, out: dict) -> None:
                 out.setdefault(t.id, []).append(part)
 
 
+def parse(source: str, path: str = "<string>") -> ast.Module:
+    """``ast.parse``, with nesting too deep for Python's parser a SyntaxError like any other."""
+    try:
+        return ast.parse(source, filename=path)
+    except (RecursionError, MemoryError):
+        raise SyntaxError("nested too deeply for Python's parser", (path, None, None, None)) from None
+
+
 def dotted(node: ast.AST) -> str:
     """``a.b.c`` for a chain of attributes on a name, '' otherwise."""
     parts = []
@@ -124,7 +132,7 @@ class Module:
 
     def __init__(self, source: str, path: str = "<string>"):
         self.path, self.source = path, source
-        self.tree = ast.parse(source, filename=path)
+        self.tree = parse(source, path)
         self.nodes = list(ast.walk(self.tree))  # walked once; the rules reuse it
         self.lines = source.splitlines()
         self.triton_names, self.tl_names, self.from_triton = {"triton"}, {"tl"}, {}

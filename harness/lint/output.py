@@ -8,12 +8,23 @@ its physical location. Files that could not be linted are tool execution notific
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
+from urllib.parse import quote
 
 from harness.lint.engine import LintRun, help_uri
 from harness.lint.registry import HIGH, MEDIUM
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 LEVEL = {HIGH: "error", MEDIUM: "warning"}  # low: "note"
+
+
+def uri(path: str) -> str:
+    """A path as a SARIF ``uri-reference`` (RFC 3986): an absolute path a ``file://`` URI, a relative one
+    percent-encoded (spaces, ``%``, non-ASCII as UTF-8), so that it reads back as the same path."""
+    if os.path.isabs(path):
+        return Path(path).as_uri()
+    return quote(path.replace(os.sep, "/"), safe="/")
 
 
 def text(run: LintRun) -> str:
@@ -55,7 +66,7 @@ def sarif(run: LintRun, version: str = "0.1.0") -> str:
         "level": LEVEL.get(f.confidence, "note"),
         "message": {"text": f"{f.message} [cases/{f.cases[0]}]"},
         "locations": [{"physicalLocation": {
-            "artifactLocation": {"uri": f.path.replace("\\", "/")},
+            "artifactLocation": {"uri": uri(f.path)},
             "region": {"startLine": f.line, "startColumn": f.col,
                        **({"endLine": f.end_line, "endColumn": f.end_col} if f.end_line else {})},
         }}],

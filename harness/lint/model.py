@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from pathlib import Path
 
 
 @dataclass
@@ -130,17 +131,22 @@ def dotted(node: ast.AST) -> str:
 class Module:
     """One parsed file: its kernels, their launches, the names Triton goes by."""
 
-    def __init__(self, source: str, path: str = "<string>"):
-        self.path, self.source = path, source
+    def __init__(self, source: str, path: str = "<string>", follow: bool = True):
+        self.path, self.source, self.follow = path, source, follow
         self.tree = parse(source, path)
         self.nodes = list(ast.walk(self.tree))  # walked once; the rules reuse it
         self.lines = source.splitlines()
         self.triton_names, self.tl_names, self.from_triton = {"triton"}, {"tl"}, {}
+        self.tl_aliases: dict[str, str] = {}  # a bare name that is a tl function: program_id imported, a wrapper
+        self.casts: dict[str, str] = {}  # a wrapper's name -> the dtype it casts its tl call to (int64)
+        self.imported: dict[str, tuple[str, int, str | None]] = {}  # alias -> (module, level, name in it)
+        self._near: dict[str, Wrappers | None] = {}
         self._imports()
         self._tl_prefixes = tuple(p + "." for p in sorted(
             self.tl_names | {f"{t}.language" for t in self.triton_names}, key=len, reverse=True))
         self._tl_memo: dict[int, str | None] = {}
         self.functions = {n.name: n for n in self.nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self._aliases()
         self.constants = {t.id: n.value for n in self.tree.body if isinstance(n, ast.Assign)
                           for t in n.targets if isinstance(t, ast.Name)}
         self.kernels: dict[str, Kernel] = {}
@@ -156,12 +162,43 @@ class Module:
                         self.triton_names.add(a.asname or "triton")
                     elif a.name == "triton.language":
                         self.tl_names.add(a.asname or "triton.language")
+                    elif a.name.startswith("triton.language.") and a.asname:  # libdevice as ld: ld.exp is tl's
+                        self.tl_names.add(a.asname)
+                    elif a.asname or "." not in a.name:
+                        self.imported[a.asname or a.name] = (a.name, 0, None)
             elif isinstance(node, ast.ImportFrom) and node.module in ("triton", "triton.language"):
                 for a in node.names:
                     if node.module == "triton" and a.name == "language":
                         self.tl_names.add(a.asname or "language")
                     else:
                         self.from_triton[a.asname or a.name] = a.name
+                    if node.module == "triton.language":  # from triton.language import program_id [as pid]
+                        self.tl_aliases[a.asname or a.name] = a.name
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("triton.language."):
+                for a in node.names:  # from triton.language.extra import libdevice
+                    self.tl_names.add(a.asname or a.name)
+            elif isinstance(node, ast.ImportFrom) and not (node.module or "").startswith("triton"):
+                for a in node.names:
+                    self.imported[a.asname or a.name] = (node.module or "", node.level, a.name)
+
+    def _aliases(self) -> None:
+        """Module-level aliases (``tle = tl``, ``pid = tl.program_id``) and one-level wrappers: a function whose
+        body returns one tl call of its own arguments, in order (``def program_id(axis): return
+        tl.program_id(axis).to(tl.int64)``), is that call."""
+        for node in self.tree.body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                name, value = node.targets[0].id, dotted(node.value)
+                if value in self.tl_names or value in {f"{t}.language" for t in self.triton_names}:
+                    self.tl_names.add(name)
+                elif value and self.tl_call(ast.Call(func=node.value, args=[], keywords=[])):
+                    self.tl_aliases[name] = value.rsplit(".", 1)[-1]
+        self._tl_memo.clear()
+        for fn in self.functions.values():
+            wrapped = wrapper_of(self, fn)
+            if wrapped:
+                self.tl_aliases[fn.name], cast = wrapped
+                if cast:
+                    self.casts[fn.name] = cast
 
     def triton_attr(self, node: ast.AST) -> str | None:
         """``'jit'`` for ``triton.jit`` or a ``jit`` imported from triton; None for anything else."""
@@ -174,13 +211,47 @@ class Module:
         return None
 
     def tl_call(self, node: ast.AST) -> str | None:
-        """``'load'`` for ``tl.load(...)`` (``tl.math.exp2`` gives 'exp2'); None for other calls."""
+        """``'load'`` for ``tl.load(...)`` (``tl.math.exp2`` gives 'exp2'); also through an alias or a one-level
+        wrapper, of this file or of a module it imports that lint can find beside it (``tle.program_id(0)``
+        gives 'program_id'); None for other calls."""
         if not isinstance(node, ast.Call):
             return None
         if id(node) not in self._tl_memo:
-            name = dotted(node.func)
-            self._tl_memo[id(node)] = name.rsplit(".", 1)[-1] if name.startswith(self._tl_prefixes) else None
+            self._tl_memo[id(node)] = self._tl_name(dotted(node.func))
         return self._tl_memo[id(node)]
+
+    def _tl_name(self, name: str) -> str | None:
+        if name.startswith(self._tl_prefixes):
+            return name.rsplit(".", 1)[-1]
+        if name in self.tl_aliases:
+            return self.tl_aliases[name]
+        head, _, last = name.rpartition(".")
+        if "." in head or not (head or last) in self.imported:
+            return None
+        found = self._elsewhere(head or last)
+        return found.tl_aliases.get(last if head else self.imported[last][2]) if found else None
+
+    def cast_of(self, node: ast.AST) -> str | None:
+        """The dtype a wrapper call casts its tl call to (``tle.program_id(0)`` returning int64), if any."""
+        if not isinstance(node, ast.Call) or self.tl_call(node) is None:
+            return None
+        name = dotted(node.func)
+        head, _, last = name.rpartition(".")
+        if name in self.casts:
+            return self.casts[name]
+        found = self._elsewhere(head or last) if "." not in head and (head or last) in self.imported else None
+        return found.casts.get(last if head else self.imported[last][2]) if found else None
+
+    def _elsewhere(self, alias: str) -> "Wrappers | None":
+        """The aliases and wrappers of the module ``alias`` was imported from (or is), found beside this file."""
+        if not self.follow:
+            return None
+        if alias not in self._near:
+            module, level, name = self.imported[alias]
+            dotted_name = module if name is None else (f"{module}.{name}" if module else name)
+            self._near[alias] = wrappers_near(self.path, dotted_name, level) or (
+                wrappers_near(self.path, module, level) if name is not None and module else None)
+        return self._near[alias]
 
     def _kernels(self) -> None:
         for fn in self.functions.values():
@@ -235,6 +306,71 @@ class Module:
             launch = Launch(kernel, node, node.func.slice, launcher, args)
             kernel.launches.append(launch)
             self.launches.append(launch)
+
+
+class Wrappers:
+    """What another module of the user's package offers as tl functions: its aliases and wrappers."""
+
+    def __init__(self, tl_aliases: dict[str, str], casts: dict[str, str]):
+        self.tl_aliases, self.casts = tl_aliases, casts
+
+
+_NEAR: dict[str, Wrappers | None] = {}
+NEAR_BYTES = 1 << 20
+
+
+def wrappers_near(path: str, module: str, level: int) -> Wrappers | None:
+    """The wrappers of ``module`` (imported with ``level`` leading dots) as a file beside ``path``: a relative
+    import from the file's own package, an absolute one from any folder above it. Read once per file."""
+    if not module and not level or path.startswith("<"):
+        return None
+    try:
+        here = Path(path).resolve().parent if Path(path).is_file() else None
+    except (OSError, RuntimeError):
+        return None
+    if here is None:
+        return None
+    rel = Path(*module.split(".")) if module else Path()
+    bases = [here.parents[level - 2] if level >= 2 and len(here.parents) >= level - 1 else here] if level else \
+        [here, *list(here.parents)[:8]]
+    for base in bases:
+        for candidate in (base / rel.with_suffix(".py") if module else None, base / rel / "__init__.py"):
+            if candidate is not None and candidate.is_file():
+                key = str(candidate)
+                if key not in _NEAR:
+                    if len(_NEAR) > 1024:
+                        _NEAR.clear()
+                    _NEAR[key] = _read_wrappers(candidate)
+                return _NEAR[key]
+    return None
+
+
+def _read_wrappers(path: Path) -> Wrappers | None:
+    try:
+        if path.stat().st_size > NEAR_BYTES:
+            return None
+        other = Module(path.read_text(encoding="utf-8"), str(path), follow=False)
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return Wrappers(other.tl_aliases, other.casts)
+
+
+def wrapper_of(module: "Module", fn: ast.FunctionDef) -> tuple[str, str | None] | None:
+    """(tl function, dtype cast to or None) when ``fn``'s body is ``return tl.f(a, b)`` (or ``.to(dtype)`` of it)
+    with ``a, b`` its own first arguments in order."""
+    body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+        return None
+    value, cast = body[0].value, None
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to" \
+            and value.args and module.tl_call(value) is None:
+        cast, value = dotted(value.args[0]).rsplit(".", 1)[-1] or None, value.func.value
+    name = module.tl_call(value) if isinstance(value, ast.Call) else None
+    params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+    if not name or value.keywords or [a.id if isinstance(a, ast.Name) else None for a in value.args] != \
+            params[:len(value.args)] or len(value.args) != len(params):
+        return None
+    return name, cast
 
 
 def read_autotune(call: ast.Call, functions: dict | None = None) -> Autotune:

@@ -149,7 +149,10 @@ INT64 = ("int64", "uint64")
 
 
 def widened(flow: Flow, node: ast.AST) -> bool:
-    """``x.to(tl.int64)`` / ``tl.cast(x, tl.int64)`` / ``x.to(tl.uint64)``: a 64-bit value."""
+    """``x.to(tl.int64)`` / ``tl.cast(x, tl.int64)`` / ``x.to(tl.uint64)``, or a wrapper that returns its tl call
+    cast so (``tle.program_id(0)``): a 64-bit value."""
+    if flow.m.cast_of(node) in INT64:
+        return True
     if isinstance(node, ast.Call) and node.args:
         target = node.args[-1] if flow.m.tl_call(node) == "cast" else node.args[0] \
             if isinstance(node.func, ast.Attribute) and node.func.attr == "to" else None
@@ -166,7 +169,8 @@ def int32_products(flow: Flow, expr: ast.AST):
         for side, other in ((n.left, n.right), (n.right, n.left)):
             runtime = isinstance(other, ast.Name) and other.id in flow.k.params and \
                 other.id not in flow.k.constexprs and "ptr" not in other.id.lower() and other.id not in flow.env
-            if runtime and any(flow.m.tl_call(s) == "program_id" for s in flow.sources(side, lambda x: widened(flow, x))):
+            if runtime and any(flow.m.tl_call(s) == "program_id" and not widened(flow, s)
+                               for s in flow.sources(side, lambda x: widened(flow, x))):
                 yield n
                 break
 

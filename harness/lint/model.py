@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from pathlib import Path
+
+from harness.lint.names import Names, dotted, parse  # noqa: F401  (dotted, parse: imported from here too)
 
 
 @dataclass
@@ -25,7 +26,8 @@ class Autotune:
     prune: str | None = None  # the name of the early_config_prune function
     hooked: set[str] = field(default_factory=set)  # names a Config's pre_hook resets (init_to_zero(["a_ptr"]))
     opaque_hook: bool = False  # some pre_hook lint cannot read: it may reset anything
-    single: bool = False  # configs= is a literal list of one Config: the autotuner never benchmarks
+    single: bool = False  # configs= is (as lint reads it) one Config: the autotuner never benchmarks
+    values: dict[str, set] = field(default_factory=dict)  # a tuned name -> every literal value its configs give it
 
     @property
     def benchmarks(self) -> bool:
@@ -108,45 +110,18 @@ def _bind(target: ast.expr, value: ast.expr, out: dict) -> None:
                 out.setdefault(t.id, []).append(part)
 
 
-def parse(source: str, path: str = "<string>") -> ast.Module:
-    """``ast.parse``, with nesting too deep for Python's parser a SyntaxError like any other."""
-    try:
-        return ast.parse(source, filename=path)
-    except (RecursionError, MemoryError):
-        raise SyntaxError("nested too deeply for Python's parser", (path, None, None, None)) from None
-
-
-def dotted(node: ast.AST) -> str:
-    """``a.b.c`` for a chain of attributes on a name, '' otherwise."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return ""
-
-
 class Module:
     """One parsed file: its kernels, their launches, the names Triton goes by."""
 
     def __init__(self, source: str, path: str = "<string>", follow: bool = True):
-        self.path, self.source, self.follow = path, source, follow
+        self.path, self.source = path, source
         self.tree = parse(source, path)
         self.nodes = list(ast.walk(self.tree))  # walked once; the rules reuse it
         self.lines = source.splitlines()
-        self.triton_names, self.tl_names, self.from_triton = {"triton"}, {"tl"}, {}
-        self.tl_aliases: dict[str, str] = {}  # a bare name that is a tl function: program_id imported, a wrapper
-        self.casts: dict[str, str] = {}  # a wrapper's name -> the dtype it casts its tl call to (int64)
-        self.imported: dict[str, tuple[str, int, str | None]] = {}  # alias -> (module, level, name in it)
-        self._near: dict[str, Wrappers | None] = {}
-        self._imports()
-        self._tl_prefixes = tuple(p + "." for p in sorted(
-            self.tl_names | {f"{t}.language" for t in self.triton_names}, key=len, reverse=True))
         self._tl_memo: dict[int, str | None] = {}
+        self.names = Names(self.nodes, path, follow)
         self.functions = {n.name: n for n in self.nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        self._aliases()
+        self.names.read_aliases(self.tree, self.functions)
         self.constants = {t.id: n.value for n in self.tree.body if isinstance(n, ast.Assign)
                           for t in n.targets if isinstance(t, ast.Name)}
         self.kernels: dict[str, Kernel] = {}
@@ -154,61 +129,9 @@ class Module:
         self.launches: list[Launch] = []
         self._launches()
 
-    def _imports(self) -> None:
-        for node in self.nodes:
-            if isinstance(node, ast.Import):
-                for a in node.names:
-                    if a.name == "triton":
-                        self.triton_names.add(a.asname or "triton")
-                    elif a.name == "triton.language":
-                        self.tl_names.add(a.asname or "triton.language")
-                    elif a.name.startswith("triton.language.") and a.asname:  # libdevice as ld: ld.exp is tl's
-                        self.tl_names.add(a.asname)
-                    elif a.asname or "." not in a.name:
-                        self.imported[a.asname or a.name] = (a.name, 0, None)
-            elif isinstance(node, ast.ImportFrom) and node.module in ("triton", "triton.language"):
-                for a in node.names:
-                    if node.module == "triton" and a.name == "language":
-                        self.tl_names.add(a.asname or "language")
-                    else:
-                        self.from_triton[a.asname or a.name] = a.name
-                    if node.module == "triton.language":  # from triton.language import program_id [as pid]
-                        self.tl_aliases[a.asname or a.name] = a.name
-            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("triton.language."):
-                for a in node.names:  # from triton.language.extra import libdevice
-                    self.tl_names.add(a.asname or a.name)
-            elif isinstance(node, ast.ImportFrom) and not (node.module or "").startswith("triton"):
-                for a in node.names:
-                    self.imported[a.asname or a.name] = (node.module or "", node.level, a.name)
-
-    def _aliases(self) -> None:
-        """Module-level aliases (``tle = tl``, ``pid = tl.program_id``) and one-level wrappers: a function whose
-        body returns one tl call of its own arguments, in order (``def program_id(axis): return
-        tl.program_id(axis).to(tl.int64)``), is that call."""
-        for node in self.tree.body:
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                name, value = node.targets[0].id, dotted(node.value)
-                if value in self.tl_names or value in {f"{t}.language" for t in self.triton_names}:
-                    self.tl_names.add(name)
-                elif value and self.tl_call(ast.Call(func=node.value, args=[], keywords=[])):
-                    self.tl_aliases[name] = value.rsplit(".", 1)[-1]
-        self._tl_memo.clear()
-        for fn in self.functions.values():
-            wrapped = wrapper_of(self, fn)
-            if wrapped:
-                self.tl_aliases[fn.name], cast = wrapped
-                if cast:
-                    self.casts[fn.name] = cast
-
     def triton_attr(self, node: ast.AST) -> str | None:
         """``'jit'`` for ``triton.jit`` or a ``jit`` imported from triton; None for anything else."""
-        name = dotted(node)
-        head, _, last = name.rpartition(".")
-        if head in self.triton_names:
-            return last
-        if not head and name in self.from_triton:
-            return self.from_triton[name]
-        return None
+        return self.names.triton_attr(node)
 
     def tl_call(self, node: ast.AST) -> str | None:
         """``'load'`` for ``tl.load(...)`` (``tl.math.exp2`` gives 'exp2'); also through an alias or a one-level
@@ -217,41 +140,12 @@ class Module:
         if not isinstance(node, ast.Call):
             return None
         if id(node) not in self._tl_memo:
-            self._tl_memo[id(node)] = self._tl_name(dotted(node.func))
+            self._tl_memo[id(node)] = self.names.tl_name(dotted(node.func))
         return self._tl_memo[id(node)]
-
-    def _tl_name(self, name: str) -> str | None:
-        if name.startswith(self._tl_prefixes):
-            return name.rsplit(".", 1)[-1]
-        if name in self.tl_aliases:
-            return self.tl_aliases[name]
-        head, _, last = name.rpartition(".")
-        if "." in head or not (head or last) in self.imported:
-            return None
-        found = self._elsewhere(head or last)
-        return found.tl_aliases.get(last if head else self.imported[last][2]) if found else None
 
     def cast_of(self, node: ast.AST) -> str | None:
         """The dtype a wrapper call casts its tl call to (``tle.program_id(0)`` returning int64), if any."""
-        if not isinstance(node, ast.Call) or self.tl_call(node) is None:
-            return None
-        name = dotted(node.func)
-        head, _, last = name.rpartition(".")
-        if name in self.casts:
-            return self.casts[name]
-        found = self._elsewhere(head or last) if "." not in head and (head or last) in self.imported else None
-        return found.casts.get(last if head else self.imported[last][2]) if found else None
-
-    def _elsewhere(self, alias: str) -> "Wrappers | None":
-        """The aliases and wrappers of the module ``alias`` was imported from (or is), found beside this file."""
-        if not self.follow:
-            return None
-        if alias not in self._near:
-            module, level, name = self.imported[alias]
-            dotted_name = module if name is None else (f"{module}.{name}" if module else name)
-            self._near[alias] = wrappers_near(self.path, dotted_name, level) or (
-                wrappers_near(self.path, module, level) if name is not None and module else None)
-        return self._near[alias]
+        return self.names.cast_of(dotted(node.func)) if self.tl_call(node) is not None else None
 
     def _kernels(self) -> None:
         for fn in self.functions.values():
@@ -272,7 +166,7 @@ class Module:
             return None
         kernel = Kernel(fn.name, fn, *self._params(fn))
         if isinstance(kinds.get("autotune"), ast.Call):
-            kernel.autotune = read_autotune(kinds["autotune"], self.functions)
+            kernel.autotune = read_autotune(kinds["autotune"], self.functions, self.constants)
             kernel.constexprs |= kernel.autotune.tuned
         if isinstance(kinds.get("heuristics"), ast.Call) and kinds["heuristics"].args:
             arg = kinds["heuristics"].args[0]
@@ -308,72 +202,134 @@ class Module:
             self.launches.append(launch)
 
 
-class Wrappers:
-    """What another module of the user's package offers as tl functions: its aliases and wrappers."""
-
-    def __init__(self, tl_aliases: dict[str, str], casts: dict[str, str]):
-        self.tl_aliases, self.casts = tl_aliases, casts
+MAX_CONFIGS = 4096  # a comprehension lint expands: beyond it, the configs are not read
 
 
-_NEAR: dict[str, Wrappers | None] = {}
-NEAR_BYTES = 1 << 20
+class Configs:
+    """The configs of an autotune as lint can read them: literal lists and tuples of ``triton.Config``,
+    comprehensions over literal sequences (or ``range`` of literals), ``+`` of such lists, a module-level name
+    bound to one, a function of the file that returns one. ``read(node)`` gives ``(configs, exact)``: one dict
+    of literal kwargs per config (a value lint cannot read is absent) and whether the count is exact (an
+    ``if`` in a comprehension filters some out); None when lint cannot read them."""
 
+    def __init__(self, functions: dict, constants: dict):
+        self.functions, self.constants = functions or {}, constants or {}
 
-def wrappers_near(path: str, module: str, level: int) -> Wrappers | None:
-    """The wrappers of ``module`` (imported with ``level`` leading dots) as a file beside ``path``: a relative
-    import from the file's own package, an absolute one from any folder above it. Read once per file."""
-    if not module and not level or path.startswith("<"):
+    def read(self, node, env=None, depth=0):
+        env = env or {}
+        if depth > 4 or node is None:
+            return None
+        if isinstance(node, ast.Name) and node.id not in env and node.id in self.constants:
+            return self.read(self.constants[node.id], env, depth + 1)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.functions:
+            return self.read(returned(self.functions[node.func.id]), env, depth + 1)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            a, b = self.read(node.left, env, depth + 1), self.read(node.right, env, depth + 1)
+            return (a[0] + b[0], a[1] and b[1]) if a is not None and b is not None else None
+        if isinstance(node, (ast.List, ast.Tuple)):
+            out, exact = [], True
+            for e in node.elts:
+                part = self.read(e.value, env, depth + 1) if isinstance(e, ast.Starred) else self.config(e, env)
+                if part is None:
+                    return None
+                out += part[0]
+                exact &= part[1]
+            return out, exact
+        if isinstance(node, ast.ListComp):
+            return self.comprehension(node, env, depth)
         return None
-    try:
-        here = Path(path).resolve().parent if Path(path).is_file() else None
-    except (OSError, RuntimeError):
+
+    def config(self, node, env):
+        if not (isinstance(node, ast.Call) and dotted(node.func).endswith("Config")):
+            return None
+        first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "kwargs"), None)
+        out = {}
+        if isinstance(first, ast.Dict):
+            for k, v in zip(first.keys, first.values):
+                value = self.value(v, env)
+                if isinstance(k, ast.Constant) and isinstance(k.value, str) and value is not None:
+                    out[k.value] = value
+        return [out], True
+
+    def value(self, node, env):
+        if isinstance(node, ast.Name):
+            node = env.get(node.id, self.constants.get(node.id))
+            return node if isinstance(node, (int, float, str, bool)) else self.value(node, {}) \
+                if isinstance(node, ast.Constant) else None
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str, bool)):
+            return node.value
+        if isinstance(node, ast.Tuple):
+            items = tuple(self.value(e, env) for e in node.elts)
+            return None if any(i is None for i in items) else items
         return None
-    if here is None:
+
+    def sequence(self, node, env) -> list | None:
+        if isinstance(node, ast.Name) and node.id in self.constants and node.id not in env:
+            node = self.constants[node.id]
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            values = [self.value(e, env) for e in node.elts]
+            return None if any(v is None for v in values) else values
+        if isinstance(node, ast.Call) and dotted(node.func) == "range" and 1 <= len(node.args) <= 3:
+            bounds = [self.value(a, env) for a in node.args]
+            if all(isinstance(b, int) for b in bounds) and len(range(*bounds)) <= MAX_CONFIGS:
+                return list(range(*bounds))
         return None
-    rel = Path(*module.split(".")) if module else Path()
-    bases = [here.parents[level - 2] if level >= 2 and len(here.parents) >= level - 1 else here] if level else \
-        [here, *list(here.parents)[:8]]
-    for base in bases:
-        for candidate in (base / rel.with_suffix(".py") if module else None, base / rel / "__init__.py"):
-            if candidate is not None and candidate.is_file():
-                key = str(candidate)
-                if key not in _NEAR:
-                    if len(_NEAR) > 1024:
-                        _NEAR.clear()
-                    _NEAR[key] = _read_wrappers(candidate)
-                return _NEAR[key]
+
+    def comprehension(self, node: ast.ListComp, env, depth):
+        envs, exact = [dict(env)], True
+        for gen in node.generators:
+            nxt = []
+            for e in envs:
+                seq = self.sequence(gen.iter, e)
+                if seq is None:
+                    return None
+                for item in seq:
+                    bound = bind(gen.target, item, e)
+                    if bound is None:
+                        return None
+                    nxt.append(bound)
+            if len(nxt) > MAX_CONFIGS:
+                return None
+            envs, exact = nxt, exact and not gen.ifs
+        out = []
+        for e in envs:
+            part = self.config(node.elt, e)
+            if part is None:
+                return None
+            out += part[0]
+        return out, exact
+
+
+def bind(target, item, env) -> dict | None:
+    """``env`` with a comprehension's target bound to one item (a name, or a tuple of names)."""
+    if isinstance(target, ast.Name):
+        return {**env, target.id: item}
+    if isinstance(target, ast.Tuple) and isinstance(item, (tuple, list)) and len(item) == len(target.elts):
+        out = env
+        for t, v in zip(target.elts, item):
+            out = bind(t, v, out)
+            if out is None:
+                return None
+        return out
     return None
 
 
-def _read_wrappers(path: Path) -> Wrappers | None:
-    try:
-        if path.stat().st_size > NEAR_BYTES:
-            return None
-        other = Module(path.read_text(encoding="utf-8"), str(path), follow=False)
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+def returned(fn: ast.FunctionDef) -> ast.expr | None:
+    """What a function returns when it has one ``return`` (a name assigned once in it is followed)."""
+    returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
+    if len(returns) != 1 or returns[0].value is None:
         return None
-    return Wrappers(other.tl_aliases, other.casts)
+    value = returns[0].value
+    if isinstance(value, ast.Name):
+        bound = assignments(fn).get(value.id, [])
+        mutated = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+                      isinstance(n.func.value, ast.Name) and n.func.value.id == value.id for n in ast.walk(fn)) or \
+            any(isinstance(n, ast.AugAssign) for n in ast.walk(fn))
+        return bound[0] if len(bound) == 1 and not mutated else None
+    return value
 
 
-def wrapper_of(module: "Module", fn: ast.FunctionDef) -> tuple[str, str | None] | None:
-    """(tl function, dtype cast to or None) when ``fn``'s body is ``return tl.f(a, b)`` (or ``.to(dtype)`` of it)
-    with ``a, b`` its own first arguments in order."""
-    body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
-    if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
-        return None
-    value, cast = body[0].value, None
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to" \
-            and value.args and module.tl_call(value) is None:
-        cast, value = dotted(value.args[0]).rsplit(".", 1)[-1] or None, value.func.value
-    name = module.tl_call(value) if isinstance(value, ast.Call) else None
-    params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
-    if not name or value.keywords or [a.id if isinstance(a, ast.Name) else None for a in value.args] != \
-            params[:len(value.args)] or len(value.args) != len(params):
-        return None
-    return name, cast
-
-
-def read_autotune(call: ast.Call, functions: dict | None = None) -> Autotune:
+def read_autotune(call: ast.Call, functions: dict | None = None, constants: dict | None = None) -> Autotune:
     """What ``@triton.autotune(...)`` says; configs built (or pruned) by a function of the same file are
     read in that function too (its Config kwargs, its pre_hooks)."""
     kw = {k.arg: k.value for k in call.keywords if k.arg}
@@ -381,8 +337,12 @@ def read_autotune(call: ast.Call, functions: dict | None = None) -> Autotune:
     at.reset_to_zero = literal_strings(kw.get("reset_to_zero")) or []
     at.restore_value = literal_strings(kw.get("restore_value")) or []
     configs = kw.get("configs", call.args[0] if call.args else None)
-    at.single = isinstance(configs, (ast.List, ast.Tuple)) and len(configs.elts) == 1 and \
-        not isinstance(configs.elts[0], ast.Starred)
+    read = Configs(functions, constants).read(configs)
+    at.single = read is not None and read[1] and len(read[0]) == 1 or \
+        isinstance(configs, (ast.List, ast.Tuple)) and len(configs.elts) == 1 and not isinstance(configs.elts[0], ast.Starred)
+    if read is not None and read[0]:
+        names = set().union(*read[0])
+        at.values = {n: {c[n] for c in read[0]} for n in names if all(n in c for c in read[0])}
     hooks = [kw["pre_hook"]] if "pre_hook" in kw else []
     helpers = [functions[n.id] for n in ast.walk(configs) if isinstance(n, ast.Name) and n.id in (functions or {})] \
         if configs is not None else []

@@ -140,6 +140,8 @@ def exact_width(flow: Flow, block: str) -> bool:
     if block == "1" or launches and all(block in l.args and (from_shape(l, l.args[block]) or module_int(
             flow.m, l.resolve(l.args[block])) == 1) for l in launches):
         return True
+    if flow.k.autotune is not None and flow.k.autotune.values.get(block) == {1}:  # every config fixes it to 1
+        return True
     if BLOCKISH.search(block):
         return False
     return not any(block in l.args and "next_power_of_2" in ast.unparse(l.args[block]) for l in launches)
@@ -370,7 +372,7 @@ def partial_block_evidence(flow: Flow, call: ast.AST, block: str) -> str | None:
             for n in ast.walk(loop))
         if steps and isinstance(it, ast.Call) and it.args and (rounds_up(it) or len(it.args) >= 2 and any(
                 isinstance(n, ast.Name) and n.id in flow.k.params and n.id not in flow.k.constexprs
-                for n in ast.walk(it.args[1]))):
+                for n in ast.walk(it.args[1]))) and not whole_range(flow, it, block):
             return "strong"
     axes = [axis for axis, blocks in axis_blocks(flow).items() if block in blocks]
     for launch in flow.k.launches:
@@ -384,6 +386,54 @@ def partial_block_evidence(flow: Flow, call: ast.AST, block: str) -> str | None:
     return None
 
 
+def _bound(flow: Flow, node: ast.AST, depth: int = 0) -> ast.AST:
+    """A name assigned once in the kernel, replaced by its value (a few levels)."""
+    while depth < 4 and isinstance(node, ast.Name) and len(flow.env.get(node.id, ())) == 1:
+        node, depth = flow.env[node.id][0][0], depth + 1
+    return node
+
+
+def _rounded_down(flow: Flow, node: ast.AST, block: str) -> str | None:
+    """``X`` when ``node`` is ``X // B * B``, ``(X // B) * B`` or ``X - X % B`` (B the block): X rounded down to
+    whole blocks."""
+    node = _bound(flow, node)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        for a, b in ((node.left, node.right), (node.right, node.left)):
+            a = _bound(flow, a)
+            if ast.unparse(b) == block and isinstance(a, ast.BinOp) and isinstance(a.op, ast.FloorDiv) and \
+                    ast.unparse(a.right) == block:
+                return ast.unparse(a.left)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
+        r = _bound(flow, node.right)
+        if isinstance(r, ast.BinOp) and isinstance(r.op, ast.Mod) and ast.unparse(r.right) == block and \
+                ast.unparse(r.left) == ast.unparse(node.left):
+            return ast.unparse(node.left)
+    return None
+
+
+def _whole_start(flow: Flow, node: ast.AST | None, block: str) -> bool:
+    """A start that is a whole number of blocks: absent, 0, the block, a literal multiple, ``k * block``."""
+    node = _bound(flow, node) if node is not None else None
+    if node is None or isinstance(node, ast.Constant) and node.value == 0 or ast.unparse(node) == block:
+        return True
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and block in (
+        ast.unparse(node.left), ast.unparse(node.right))
+
+
+def whole_range(flow: Flow, it: ast.Call, block: str) -> bool:
+    """``range(start, stop, block)`` that walks whole blocks only, the tail peeled off before or after the loop:
+    ``range(N % B, N, B)`` (the first, partial block done apart), ``range(0, N // B * B, B)`` or
+    ``range(B, N - N % B, B)`` (the last one done apart). The loop's accesses never pass ``stop``."""
+    if len(it.args) != 3 or ast.unparse(it.args[2]) != block:
+        return False
+    start, stop = it.args[0], it.args[1]
+    s = _bound(flow, start)
+    if isinstance(s, ast.BinOp) and isinstance(s.op, ast.Mod) and ast.unparse(s.right) == block and \
+            ast.unparse(s.left) in (ast.unparse(_bound(flow, stop)), ast.unparse(stop)):
+        return True
+    return _rounded_down(flow, stop, block) is not None and _whole_start(flow, start, block)
+
+
 def whole_cdiv(launch: Launch, module: Module, axis: ast.AST) -> bool:
     """The grid axis is ``cdiv(512, bd)`` with a literal extent and block sizes that all divide it
     (``bd = 64 if ne else 512``): a fixed layout cut into whole blocks, never a partial one."""
@@ -391,9 +441,20 @@ def whole_cdiv(launch: Launch, module: Module, axis: ast.AST) -> bool:
     for call in calls:
         extent = literal_values(launch, module, call.args[0]) if len(call.args) == 2 else None
         blocks = literal_values(launch, module, call.args[1]) if len(call.args) == 2 else None
+        if blocks is None and len(call.args) == 2:
+            blocks = tuned_values(launch, call.args[1])
         if not (extent and blocks and len(extent) == 1 and all(next(iter(extent)) % b == 0 for b in blocks)):
             return False
     return bool(calls)
+
+
+def tuned_values(launch: Launch, node: ast.AST) -> set[int] | None:
+    """``meta["BLOCK"]`` in an autotuned kernel's grid: every value its literal configs give BLOCK."""
+    at = launch.kernel.autotune
+    if at is None or not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)):
+        return None
+    values = at.values.get(node.slice.value)
+    return values if values and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values) else None
 
 
 def whole_blocks_exit(flow: Flow, block: str) -> bool:

@@ -30,7 +30,10 @@ def check(module):
     launch of the first call: the caller's tensor comes back updated hundreds of times.
     ``restore_value=["x_ptr"]`` makes the autotuner copy it before each timing launch and put it back.
     Fires when the kernel reads the tensor before it first writes it and stores a value computed from what
-    it read; a scratch buffer written before it is read is left alone."""
+    it read; a scratch buffer written before it is read is left alone, and so is a kernel with one config
+    (a literal list, a comprehension over literals, or a function of the file that returns one): Triton's
+    autotuner does not benchmark a single config, so the update runs once (a hazard the day a second
+    config is added)."""
     for flow in flows(module):
         at = flow.k.autotune
         if at is None or not at.benchmarks:

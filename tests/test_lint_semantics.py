@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from harness.lint import lint_file, lint_source
+from harness.lint.rules.tl204_padding_division import BAD as TL204_BAD
 
 HEAD = "import torch\nimport triton\nimport triton.language as tl\n"
 
@@ -157,18 +158,7 @@ def rotate_kernel(x_ptr, out_ptr, flag, D: tl.constexpr):
     tl.store(x_ptr + row * D + d, partner)
 '''
 
-WHERE_BEFORE_SUM = HEAD + '''
-@triton.jit
-def mean_ratio_kernel(p_ptr, q_ptr, out_ptr, stride, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < n_cols
-    p = tl.load(p_ptr + row * stride + cols, mask=mask, other=0.0)
-    q = tl.load(q_ptr + row * stride + cols, mask=mask, other=0.0)
-    ratio = p / q
-    ratio = tl.where(mask, ratio, 0.0)
-    tl.store(out_ptr + row, tl.sum(ratio, axis=0) / n_cols)
-'''
+WHERE_BEFORE_SUM = TL204_BAD.replace("    ratio = p / q\n", "    ratio = p / q\n    ratio = tl.where(mask, ratio, 0.0)\n")
 
 FILLED_BY_EARLIER_LAUNCH = HEAD + '''
 @triton.jit

@@ -93,7 +93,9 @@ def test_public_api_for_the_probe(tmp_path):
     f = findings[0]
     assert (f.code, f.line, f.col) == ("TL101", 8, 9) and f.cases == ("add-missing-mask",) + f.cases[1:]
     assert f.confidence == HIGH and "mask" in f.message
-    assert str(f).startswith(f"{path}:8:9: TL101 ") and str(f).endswith("[cases/add-missing-mask]")
+    assert str(f).startswith(f"{path}:8:9: TL101 ") and str(f).endswith(
+        "[cases/add-missing-mask] (bug: add_kernel is launched on line 12)")
+    assert (f.severity, f.reason) == ("bug", "add_kernel is launched on line 12")
     assert lint_file(path, ignore=["TL1"]) == [] and lint_file(path, select=["TL2"]) == []
 
 

@@ -50,7 +50,8 @@ def run(args) -> int:
         return EXIT_OK
     if not args.paths:
         raise UsageError("name at least one file or folder to lint")
-    result = engine.lint_paths(args.paths, select, ignore, **({"max_bytes": args.max_size} if args.max_size else {}))
+    result = engine.lint_paths(args.paths, select, ignore, min_severity=args.min_severity,
+                               **({"max_bytes": args.max_size} if args.max_size else {}))
     for e in result.errors:
         print(e, file=sys.stderr, flush=True)
     print(output.FORMATS[args.format](result))
@@ -72,6 +73,10 @@ def register(sub) -> None:
                    help="only these rules (codes or prefixes, comma-separated: TL1,TL301; ALL for every rule, "
                         "preview ones included); default: every rule that is not preview")
     p.add_argument("--ignore", action="append", metavar="CODES", help="leave these rules out (codes or prefixes)")
+    p.add_argument("--min-severity", choices=["hazard", "bug"], default="hazard",
+                   help="report only findings of this severity or more: bug (wrong through the launcher as "
+                        "written, at some size) or hazard (every finding: also those that depend on sizes, "
+                        "configs or callers lint cannot see); default hazard")
     p.add_argument("--max-size", type=size, default=None, metavar="SIZE",
                    help="skip (with an error line) files larger than this: bytes, or with K, M or G (default 1M)")
     p.add_argument("--list", action="store_true", help="list the rules and exit")

@@ -19,7 +19,7 @@ from pathlib import Path
 from harness.lint import rules as _rules  # noqa: F401  (registers every rule)
 from harness.lint.files import MAX_BYTES, Unreadable, display, python_files, read_source
 from harness.lint.model import Module, parse
-from harness.lint.registry import RULES, Rule
+from harness.lint.registry import BUG, HAZARD, HIGH, RULES, SEVERITIES, Rule, Severity
 
 CASES_URL = os.environ.get("CASEBOOK_DOCS_URL", "https://github.com/kyolebu/triton-misadventures/blob/main/")
 NOQA = re.compile(r"#\s*casebook:\s*noqa\b(?::?\s*(?P<codes>[A-Z]{2}\d{3}(?:\s*,\s*[A-Z]{2}\d{3})*))?")
@@ -37,9 +37,12 @@ class LintFinding:
     confidence: str
     end_line: int | None = None
     end_col: int | None = None
+    severity: str = HAZARD  # bug: wrong through the launcher as written; hazard: for some sizes, configs, callers
+    reason: str = ""  # why that severity, a few words
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}:{self.col}: {self.code} {self.message} [cases/{self.cases[0]}]"
+        return (f"{self.path}:{self.line}:{self.col}: {self.code} {self.message} [cases/{self.cases[0]}] "
+                f"({self.severity}: {self.reason})")
 
     def as_dict(self) -> dict:
         d = asdict(self)
@@ -105,14 +108,39 @@ def lint_module(module: Module, rules: list[Rule], errors: list[LintError] | Non
                 raise
             errors.append(LintError(module.path, f"rule {r.code} ({r.name}) crashed: {type(e).__name__}: {e}"))
             continue
-        for node, message, *case in hits:  # a hit may name the one case it is most like
+        for node, message, *extra in hits:  # a hit may name the one case it is most like, and its severity
+            case = [e for e in extra if isinstance(e, str)]
+            given = next((e for e in extra if isinstance(e, Severity)), None) or severity(module, r, node)
             cases = tuple(case) + tuple(c for c in r.cases if c not in case)
             f = LintFinding(module.path, node.lineno, node.col_offset + 1, r.code, r.name, message, cases,
-                            r.confidence, getattr(node, "end_lineno", None), (getattr(node, "end_col_offset", 0) or 0) + 1)
+                            r.confidence, getattr(node, "end_lineno", None), (getattr(node, "end_col_offset", 0) or 0) + 1,
+                            given.kind, given.reason)
             if (f.line, f.col, f.code) not in seen and not suppressed(module.lines, f):
                 seen.add((f.line, f.col, f.code))
                 out.append(f)
     return sorted(out, key=lambda f: (f.line, f.col, f.code))
+
+
+def severity(module: Module, rule: Rule, node: ast.AST) -> Severity:
+    """A hit's severity when its rule does not say: *bug* for a high-confidence rule whose kernel this file
+    launches (the hit is reachable through the launcher as written, at some size); *hazard* when no launch
+    is in the file (its callers decide the sizes and configs) or the rule is of medium or low confidence
+    (the pattern is usually wrong, and correct uses exist that lint cannot tell apart)."""
+    if rule.confidence != HIGH:
+        return Severity(HAZARD, f"{rule.confidence}-confidence rule: correct uses of the pattern exist")
+    line = getattr(node, "lineno", 0)
+    for launch in module.launches:
+        if launch.node.lineno <= line <= (launch.node.end_lineno or launch.node.lineno):
+            return Severity(BUG, f"at the launch on line {launch.node.lineno}")
+    kernel = next((k for k in module.kernels.values() if k.node.lineno <= line <= (k.node.end_lineno or line)), None)
+    if kernel is None or not kernel.launches:
+        return Severity(HAZARD, "no launch of this kernel in the file: its callers decide the sizes")
+    return Severity(BUG, f"{kernel.name} is launched on line {kernel.launches[0].node.lineno}")
+
+
+def at_least(findings: list[LintFinding], minimum: str) -> list[LintFinding]:
+    """The findings whose severity is ``minimum`` or more (``SEVERITIES``, least first)."""
+    return [f for f in findings if SEVERITIES.index(f.severity) >= SEVERITIES.index(minimum)]
 
 
 def lint_source(source: str, path: str = "<string>", select=None, ignore=None) -> list[LintFinding]:
@@ -137,7 +165,8 @@ def parse_error(e: Exception) -> tuple[str, str]:
     return where, f"does not parse: {getattr(e, 'msg', None) or e}"
 
 
-def lint_paths(paths: list[str], select=None, ignore=None, max_bytes: int = MAX_BYTES) -> LintRun:
+def lint_paths(paths: list[str], select=None, ignore=None, max_bytes: int = MAX_BYTES,
+               min_severity: str = HAZARD) -> LintRun:
     """Lint every Python file in ``paths``, each on its own: a file that cannot be read, decoded, parsed or
     analysed is one ``LintError`` and the others are still linted. A file that does not mention triton is
     parsed (a file that does not parse is always said) but not analysed."""
@@ -151,6 +180,7 @@ def lint_paths(paths: list[str], select=None, ignore=None, max_bytes: int = MAX_
             run.errors.append(LintError(shown, str(e)))
         except Exception as e:  # lint's own failure on this file: said, and the next file is linted
             run.errors.append(LintError(shown, f"lint failed on this file: {type(e).__name__}: {e}"))
+    run.findings = at_least(run.findings, min_severity)
     run.seconds = time.perf_counter() - start
     return run
 

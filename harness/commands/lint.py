@@ -50,6 +50,10 @@ def run(args) -> int:
         return EXIT_OK
     if not args.paths:
         raise UsageError("name at least one file or folder to lint")
+    if args.fix or args.diff:
+        code = fix(args, select, ignore)
+        if args.diff or code == EXIT_USAGE:
+            return code
     result = engine.lint_paths(args.paths, select, ignore, min_severity=args.min_severity,
                                **({"max_bytes": args.max_size} if args.max_size else {}))
     for e in result.errors:
@@ -58,6 +62,24 @@ def run(args) -> int:
     if result.errors:
         return EXIT_USAGE
     return EXIT_MISMATCH if result.findings else EXIT_OK
+
+
+def fix(args, select, ignore) -> int:
+    """--diff: print what --fix would change (exit 1 if anything, 0 if nothing); --fix: change it (each file
+    whole or untouched), say so on stderr, then lint as usual what is left."""
+    from harness.lint import fixing
+
+    done = fixing.fix_paths(args.paths, select, ignore, write=not args.diff, max_bytes=args.max_size)
+    for e in done.errors:
+        print(e, file=sys.stderr, flush=True)
+    if args.diff:
+        print(done.diff, end="")
+        print(f"{done.fixes} fix{'es' * (done.fixes != 1)} in {len(done.files)} file{'s' * (len(done.files) != 1)} "
+              f"(not written: --fix writes them)", file=sys.stderr)
+        return EXIT_USAGE if done.errors else EXIT_MISMATCH if done.fixes else EXIT_OK
+    print(f"fixed {done.fixes} finding{'s' * (done.fixes != 1)} in {len(done.files)} "
+          f"file{'s' * (len(done.files) != 1)}", file=sys.stderr)
+    return EXIT_USAGE if done.errors else EXIT_OK
 
 
 def register(sub) -> None:
@@ -73,6 +95,12 @@ def register(sub) -> None:
                    help="only these rules (codes or prefixes, comma-separated: TL1,TL301; ALL for every rule, "
                         "preview ones included); default: every rule that is not preview")
     p.add_argument("--ignore", action="append", metavar="CODES", help="leave these rules out (codes or prefixes)")
+    p.add_argument("--fix", action="store_true",
+                   help="apply the mechanical fixes (other= for a max, reset_to_zero=/restore_value= on an "
+                        "autotune, an int64 cast, input_precision=\"ieee\" where TL601 is selected), then report "
+                        "what is left")
+    p.add_argument("--diff", action="store_true", help="print the fixes as a unified diff and write nothing "
+                                                          "(exit 1 if there are any)")
     p.add_argument("--min-severity", choices=["hazard", "bug"], default="hazard",
                    help="report only findings of this severity or more: bug (wrong through the launcher as "
                         "written, at some size) or hazard (every finding: also those that depend on sizes, "

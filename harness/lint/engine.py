@@ -18,6 +18,7 @@ from pathlib import Path
 
 from harness.lint import rules as _rules  # noqa: F401  (registers every rule)
 from harness.lint.files import MAX_BYTES, Unreadable, display, python_files, read_source
+from harness.lint.fixes import Fix
 from harness.lint.model import Module, parse
 from harness.lint.registry import BUG, HAZARD, HIGH, RULES, SEVERITIES, Rule, Severity
 
@@ -39,6 +40,7 @@ class LintFinding:
     end_col: int | None = None
     severity: str = HAZARD  # bug: wrong through the launcher as written; hazard: for some sizes, configs, callers
     reason: str = ""  # why that severity, a few words
+    fix: Fix | None = None  # the mechanical fix (lint --fix), where the rule has one
 
     def __str__(self) -> str:
         return (f"{self.path}:{self.line}:{self.col}: {self.code} {self.message} [cases/{self.cases[0]}] "
@@ -48,6 +50,7 @@ class LintFinding:
         d = asdict(self)
         d["cases"] = list(self.cases)
         d["help"] = help_uri(self.cases)
+        d["fix"] = self.fix.description if self.fix else None
         return d
 
 
@@ -111,10 +114,11 @@ def lint_module(module: Module, rules: list[Rule], errors: list[LintError] | Non
         for node, message, *extra in hits:  # a hit may name the one case it is most like, and its severity
             case = [e for e in extra if isinstance(e, str)]
             given = next((e for e in extra if isinstance(e, Severity)), None) or severity(module, r, node)
+            fix = next((e for e in extra if isinstance(e, Fix)), None)
             cases = tuple(case) + tuple(c for c in r.cases if c not in case)
             f = LintFinding(module.path, node.lineno, node.col_offset + 1, r.code, r.name, message, cases,
                             r.confidence, getattr(node, "end_lineno", None), (getattr(node, "end_col_offset", 0) or 0) + 1,
-                            given.kind, given.reason)
+                            given.kind, given.reason, fix)
             if (f.line, f.col, f.code) not in seen and not suppressed(module.lines, f):
                 seen.add((f.line, f.col, f.code))
                 out.append(f)

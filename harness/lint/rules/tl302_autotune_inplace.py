@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from harness.lint.fixes import autotune_names
 from harness.lint.flow import arg, flows
 from harness.lint.registry import HIGH, rule
 from harness.lint.rules._common import memory_ops, pointer_param
@@ -54,5 +55,5 @@ def check(module):
             if value is not None and any(id(n) in mine for n in flow.sources(value)):
                 yield call, (f"stores into {param}, which this autotuned kernel also loads: an in-place update "
                              f"that every benchmarking launch repeats; add restore_value=[{param!r}] to "
-                             f"@triton.autotune")
+                             f"@triton.autotune"), "inplace-autotune", autotune_names(at.node, "restore_value", param)
                 safe.add(param)

@@ -5,7 +5,8 @@ visible in the source (quiet), and the same kernel with that reason taken away (
 - aliases and one-level wrappers of ``tl.*`` (``from triton.language import program_id``, ``tle = tl``, a
   function that returns ``tl.program_id(axis)``, a wrapper module beside the file: ``tle.program_id(0)``);
 - literal autotune configs: comprehensions over literals, a function that returns the list, the values a
-  tuned block takes (fixed to 1; all dividing a literal extent), the single config (TL302);
+  tuned block takes (fixed to 1; all dividing a literal extent; asserted as a divisor), the expression a
+  config gives it (``Cfg.BLOCK_K``, asserted), the single config (TL302);
 - loops that walk whole tiles after (or before) a peeled tail;
 - a branch that ends in ``return``;
 - a tuned block used as a loop step rather than a grid axis (TL303);
@@ -117,6 +118,45 @@ def rowsum(x, out):
     rowsum_kernel[(M // 32,)](x, out, K, BLOCK_M=32)
 '''
 
+TUNED_AND_ASSERTED = HEAD + '''
+configs = [triton.Config({"BLOCK_M": bm}, num_stages=s) for bm in [64] for s in [2, 3]]
+
+@triton.autotune(configs, key=["T"])
+@triton.jit
+def rowmax_kernel(x_ptr, out_ptr, T, D: tl.constexpr, BLOCK_M: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, D)
+    tl.store(out_ptr + rows, tl.max(tl.load(x_ptr + rows[:, None] * D + cols[None, :]), axis=1))
+
+def rowmax(x, out):
+    T, D = x.shape
+    assert T % 64 == 0, "rows must be a multiple of 64"
+    rowmax_kernel[lambda meta: (triton.cdiv(T, 64),)](x, out, T, D)
+'''
+
+CONFIG_EXPRESSION = HEAD + '''
+class Cfg:
+    BLOCK_K: int = 32
+
+def validate(K):
+    assert K % Cfg.BLOCK_K == 0, "K must be a multiple of the block"
+
+@triton.autotune(configs=[triton.Config({"BLOCK_K": Cfg.BLOCK_K}, num_warps=4)], key=["K"])
+@triton.jit
+def rowsum_kernel(a_ptr, out_ptr, K, stride, BLOCK_K: tl.constexpr):
+    row = tl.program_id(0)
+    a_ptrs = a_ptr + row * stride + tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_K,), dtype=tl.float32)
+    for _ in range(0, tl.cdiv(K, BLOCK_K)):
+        acc += tl.load(a_ptrs)
+        a_ptrs += BLOCK_K
+    tl.store(out_ptr + row, tl.sum(acc))
+
+def rowsum(a, out):
+    validate(a.shape[1])
+    rowsum_kernel[(a.shape[0],)](a, out, a.shape[1], a.stride(0))
+'''
+
 # ---------------------------------------------------------------- loops, branches, padding, launches
 
 PEELED_HEAD = HEAD + '''
@@ -186,6 +226,8 @@ PAIRS = [  # (id, rule, correct kernel, (old, new): the edit that takes the reas
     ("tuned-blocks-divide-extent", "TL101", TUNED_DIVIDES, ("[64, 128, 256]", "[64, 96, 256]")),
     ("tuned-block-fixed-to-1", "TL101", ROWS_OF_ONE, ('"BLOCK_M": 1, "BLOCK_N": n}) for n in [64, 128]',
                                                       '"BLOCK_M": m, "BLOCK_N": n}) for m in [1, 2] for n in [64, 128]')),
+    ("tuned-block-asserted-divisor", "TL101", TUNED_AND_ASSERTED, ('    assert T % 64 == 0, "rows must be a multiple of 64"\n', "")),
+    ("config-expression-asserted", "TL101", CONFIG_EXPRESSION, ('    assert K % Cfg.BLOCK_K == 0, "K must be a multiple of the block"\n', "    pass\n")),
     ("single-config-function", "TL302", ONE_CONFIG_FUNCTION, (
         'return [triton.Config({"BLOCK": 1024}, num_warps=4)]',
         'return [triton.Config({"BLOCK": b}, num_warps=4) for b in (512, 1024)]')),

@@ -202,6 +202,10 @@ class Module:
             self.launches.append(launch)
 
 
+class Expr(str):
+    """A config value lint cannot evaluate, kept as its source text (``TritonConfig.BLOCK_K``)."""
+
+
 MAX_CONFIGS = 4096  # a comprehension lint expands: beyond it, the configs are not read
 
 
@@ -247,6 +251,9 @@ class Configs:
         if isinstance(first, ast.Dict):
             for k, v in zip(first.keys, first.values):
                 value = self.value(v, env)
+                if value is None and isinstance(v, (ast.Name, ast.Attribute)) and not (
+                        isinstance(v, ast.Name) and v.id in env):
+                    value = Expr(ast.unparse(v))  # TritonConfig.BLOCK_K: not a literal, but a name lint can match
                 if isinstance(k, ast.Constant) and isinstance(k.value, str) and value is not None:
                     out[k.value] = value
         return [out], True

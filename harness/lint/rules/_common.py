@@ -7,7 +7,7 @@ import re
 from typing import Iterator
 
 from harness.lint.flow import Flow, arg
-from harness.lint.model import Launch, Module, dotted
+from harness.lint.model import Expr, Launch, Module, dotted
 
 NONNEG = {"abs", "exp", "exp2", "sqrt", "sqrt_rn", "rsqrt", "sigmoid", "softplus"}
 REDUCE_MAX = {"max", "min", "argmax", "argmin"}
@@ -250,16 +250,20 @@ def remainder_tests(module: Module) -> list[tuple[str, int | None]]:
 def divisibility_checked(flow: Flow, block: str) -> bool:
     """The file tests that a size is a multiple of this block (``assert M % BLOCK_M == 0``, ``if K % 128 != 0:
     fall back``, ``return K % _BLOCK_K == 0`` in the function that picks this kernel): the author keeps the last
-    block whole. The divisor is the block's name, the name or value the launches pass for it, or a multiple of
-    every literal value they pass."""
+    block whole. The divisor is the block's name, the name or value the launches pass for it (or, for a tuned
+    block, the expression its autotune configs give it: ``TritonConfig.BLOCK_K``), or a multiple of every
+    literal value they pass (or its literal configs give it)."""
     def asserts(root: ast.AST, names: set[str]) -> bool:
         return any(isinstance(n, (ast.Assert, ast.If)) and any(
             isinstance(b, ast.BinOp) and isinstance(b.op, ast.Mod) and ast.unparse(b.right).lower() in names
             for b in ast.walk(n.test)) for n in ast.walk(root))
 
     launches = flow.k.launches
-    names = {_norm(block)} | {_norm(ast.unparse(l.args[block])) for l in launches if block in l.args}
-    values = [literal_values(l, flow.m, l.args[block]) if block in l.args else None for l in launches]
+    tuned = flow.k.autotune.values.get(block, set()) if flow.k.autotune is not None else set()
+    names = {_norm(block)} | {_norm(ast.unparse(l.args[block])) for l in launches if block in l.args} | {
+        _norm(v) for v in tuned if isinstance(v, Expr)}  # the config's own expression: TritonConfig.BLOCK_K
+    configs = tuned if tuned and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in tuned) else None
+    values = [literal_values(l, flow.m, l.args[block]) if block in l.args else configs for l in launches]
     known = set().union(*values) if launches and all(v is not None for v in values) else set()
     for divisor, value in remainder_tests(flow.m):
         if divisor in names or value and known and all(value % v == 0 for v in known):

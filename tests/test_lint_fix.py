@@ -89,3 +89,26 @@ def two_kernel(x_ptr, a_ptr, b_ptr, n, BLOCK: tl.constexpr):
     after, made = fixed(src, "k.py")
     assert [f.code for f in made] == ["TL301", "TL301"]
     assert 'key=["n"], reset_to_zero=["a_ptr", "b_ptr"])' in after and lint_source(after) == []
+
+
+def test_a_file_that_cannot_be_fixed_is_one_line_and_the_others_are_fixed(tmp_path, capsys, monkeypatch):
+    from harness.lint import fixing
+
+    good = tmp_path / "good.py"
+    good.write_text((REPO / "cases" / "inplace-autotune" / "broken.py").read_text())
+    (tmp_path / "broken.py").write_text("import triton\ndef (:\n")
+    (tmp_path / "boom.py").write_text(good.read_text())
+    real = fixing.fixed
+
+    def fixed_or_boom(source, path, *a, **k):
+        if path.endswith("boom.py"):
+            raise KeyError("a bug in a fix")
+        return real(source, path, *a, **k)
+
+    monkeypatch.setattr(fixing, "fixed", fixed_or_boom)
+    assert main(["lint", str(tmp_path), "--fix"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert f"error: {tmp_path / 'boom.py'}: lint failed on this file: KeyError: 'a bug in a fix'" in err
+    assert f"error: {tmp_path / 'broken.py'}:2: does not parse: invalid syntax" in err
+    fix = 'key=["n"], restore_value=["x_ptr"],'
+    assert fix in good.read_text() and fix not in (tmp_path / "boom.py").read_text()

@@ -73,6 +73,9 @@ def fix_paths(paths: list[str], select=None, ignore=None, write: bool = False, m
         except SyntaxError as e:
             run.errors.append(LintError(shown + (f":{e.lineno}" if e.lineno else ""), f"does not parse: {e.msg}"))
             continue
+        except Exception as e:  # lint's own failure on this file: said, and the next file is fixed
+            run.errors.append(LintError(shown, f"lint failed on this file: {type(e).__name__}: {e}"))
+            continue
         if not made:
             continue
         run.diff += diff(before, after, shown)

@@ -1,6 +1,7 @@
 """``lint --fix`` and ``--diff`` (issue 39 item 4): each mechanical fix applied to the broken kernel of the case
 it names silences its rule there, leaves a file that parses, and, where the case's fixed.py is that same fix,
-gives the very kernel of fixed.py (its AST)."""
+gives the very kernel of fixed.py (its AST); under the probe (interpreter), inplace-autotune fixed by lint alone
+is right."""
 
 import ast
 import json
@@ -113,3 +114,20 @@ def test_a_file_that_cannot_be_fixed_is_one_line_and_the_others_are_fixed(tmp_pa
     assert f"error: {tmp_path / 'broken.py'}:2: does not parse: invalid syntax" in err
     fix = 'key=["n"], restore_value=["x_ptr"],'
     assert fix in good.read_text() and fix not in (tmp_path / "boom.py").read_text()
+
+
+@pytest.mark.interpreter
+def test_the_probe_finds_the_lint_fixed_kernel_right(tmp_path):
+    """inplace-autotune's broken kernel, fixed by ``lint --fix`` alone (restore_value=), under the probe with the
+    case's own inputs: the broken one is caught (autotune-accumulation), the fixed one has no error."""
+    from harness import probe
+
+    case = REPO / "cases" / "inplace-autotune"
+    broken = (case / "broken.py").read_text()
+    (tmp_path / "broken.py").write_text(broken)
+    (tmp_path / "fixed_by_lint.py").write_text(fixed(broken, "broken.py", select=["TL302"])[0])
+    kw = dict(inputs=str(case / "case.py"), launcher="add_", backends=["interpreter"])
+    before = probe(str(tmp_path / "broken.py"), **kw)
+    after = probe(str(tmp_path / "fixed_by_lint.py"), **kw)
+    assert not before.ok and before.diagnosis and before.diagnosis[0]["case"] == "inplace-autotune"
+    assert after.ok and not after.errors, after.text()

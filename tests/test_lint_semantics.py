@@ -143,18 +143,19 @@ def validate(K):
 
 @triton.autotune(configs=[triton.Config({"BLOCK_K": Cfg.BLOCK_K}, num_warps=4)], key=["K"])
 @triton.jit
-def rowsum_kernel(a_ptr, out_ptr, K, stride, BLOCK_K: tl.constexpr):
-    row = tl.program_id(0)
-    a_ptrs = a_ptr + row * stride + tl.arange(0, BLOCK_K)
-    acc = tl.zeros((BLOCK_K,), dtype=tl.float32)
+def matvec_kernel(a_ptr, v_ptr, out_ptr, K, stride, BLOCK_K: tl.constexpr):
+    ks = tl.arange(0, BLOCK_K)
+    a_ptrs, v_ptrs = a_ptr + tl.program_id(0) * stride + ks, v_ptr + ks
+    total = tl.zeros((BLOCK_K,), dtype=tl.float32)
     for _ in range(0, tl.cdiv(K, BLOCK_K)):
-        acc += tl.load(a_ptrs)
+        total += tl.load(a_ptrs) * tl.load(v_ptrs)
         a_ptrs += BLOCK_K
-    tl.store(out_ptr + row, tl.sum(acc))
+        v_ptrs += BLOCK_K
+    tl.store(out_ptr + tl.program_id(0), tl.sum(total))
 
-def rowsum(a, out):
+def matvec(a, v, out):
     validate(a.shape[1])
-    rowsum_kernel[(a.shape[0],)](a, out, a.shape[1], a.stride(0))
+    matvec_kernel[(a.shape[0],)](a, v, out, a.shape[1], a.stride(0))
 '''
 
 # ---------------------------------------------------------------- loops, branches, padding, launches

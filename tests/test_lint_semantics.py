@@ -9,7 +9,8 @@ visible in the source (quiet), and the same kernel with that reason taken away (
   config gives it (``Cfg.BLOCK_K``, asserted), the single config (TL302);
 - loops that walk whole tiles after (or before) a peeled tail;
 - a branch that ends in ``return``;
-- a tuned block used as a loop step rather than a grid axis (TL303);
+- a tuned block used as a loop step rather than a grid axis (TL303); an idempotent in-place update under
+  autotune (a ReLU stored back: TL302);
 - ``tl.where`` clearing padding lanes before a reduction; a buffer written in full by an earlier launch.
 """
 
@@ -99,6 +100,16 @@ def axpy_kernel(x_ptr, y_ptr, a, n, BLOCK: tl.constexpr):
     mask = offs < n
     y = tl.load(y_ptr + offs, mask=mask)
     tl.store(y_ptr + offs, y + a * tl.load(x_ptr + offs, mask=mask), mask=mask)
+'''
+
+RELU_IN_PLACE = HEAD + '''
+@triton.autotune(configs=[triton.Config({"BLOCK": 256}), triton.Config({"BLOCK": 1024})], key=["n"])
+@triton.jit
+def relu_inplace_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(x_ptr + offs, tl.maximum(x, 0.0), mask=mask)
 '''
 
 TUNED_LOOP_STEP = HEAD + '''
@@ -234,6 +245,7 @@ PAIRS = [  # (id, rule, correct kernel, (old, new): the edit that takes the reas
         'return [triton.Config({"BLOCK": b}, num_warps=4) for b in (512, 1024)]')),
     ("single-config-literal", "TL302", ONE_CONFIG_LITERAL, (
         '[triton.Config({"BLOCK": 1024})]', '[triton.Config({"BLOCK": 1024}), triton.Config({"BLOCK": 256})]')),
+    ("idempotent-update-in-place", "TL302", RELU_IN_PLACE, ("tl.maximum(x, 0.0)", "tl.maximum(x, 0.0) + 1.0")),
     ("tuned-block-only-a-loop-step", "TL303", TUNED_LOOP_STEP, (
         '[triton.Config({"BLOCK_K": 64}), triton.Config({"BLOCK_K": 128})]',
         '[triton.Config({"BLOCK_K": 64, "BLOCK_M": 32}), triton.Config({"BLOCK_K": 128, "BLOCK_M": 64})]')),

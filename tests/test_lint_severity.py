@@ -90,3 +90,15 @@ def test_min_severity_filters_and_sets_the_exit_status(capsys, files):
     assert code == 0 and out.startswith("0 findings")
     code, out = run(capsys, files / "medium.py", "--min-severity", "hazard")
     assert code == 1 and " TL703 " in out
+
+
+def test_hits_in_a_launcher_and_on_a_decorator_belong_to_their_launch(capsys):
+    """TL304 sits in the launcher's grid (a bug through that launch); TL305 on the autotune decorator, which is
+    part of the kernel it decorates: a bug once the file launches that kernel, a hazard before."""
+    grid = lint_source(RULES["TL304"].bad, select=["TL304"])
+    assert [(f.severity, f.reason) for f in grid] == [("bug", "in transpose, which launches transpose_kernel on line 16")]
+    alone = RULES["TL305"].bad
+    assert [f.severity for f in lint_source(alone, select=["TL305"])] == ["hazard"]
+    launched = alone + "\n\ndef run(x, out):\n    rms_kernel[(x.shape[0],)](x, out, x.shape[0], x.shape[1], x.stride(0))\n"
+    found = lint_source(launched, select=["TL305"])
+    assert [(f.line, f.severity) for f in found] == [(9, "bug")], [str(f) for f in found]

@@ -136,7 +136,14 @@ def severity(module: Module, rule: Rule, node: ast.AST) -> Severity:
     for launch in module.launches:
         if launch.node.lineno <= line <= (launch.node.end_lineno or launch.node.lineno):
             return Severity(BUG, f"at the launch on line {launch.node.lineno}")
-    kernel = next((k for k in module.kernels.values() if k.node.lineno <= line <= (k.node.end_lineno or line)), None)
+    kernel = next((k for k in module.kernels.values() if min([k.node.lineno] + [d.lineno for d in k.node.decorator_list])
+                   <= line <= (k.node.end_lineno or line)), None)  # the decorators too: an autotune's key
+    if kernel is None:  # in a launcher: reachable when that function launches
+        launch = next((l for l in module.launches if l.launcher is not None and
+                       l.launcher.lineno <= line <= (l.launcher.end_lineno or line)), None)
+        if launch is not None:
+            return Severity(BUG, f"in {launch.launcher.name}, which launches {launch.kernel.name} on line "
+                                 f"{launch.node.lineno}")
     if kernel is None or not kernel.launches:
         return Severity(HAZARD, "no launch of this kernel in the file: its callers decide the sizes")
     return Severity(BUG, f"{kernel.name} is launched on line {kernel.launches[0].node.lineno}")

@@ -93,7 +93,9 @@ def test_public_api_for_the_probe(tmp_path):
     f = findings[0]
     assert (f.code, f.line, f.col) == ("TL101", 8, 9) and f.cases == ("add-missing-mask",) + f.cases[1:]
     assert f.confidence == HIGH and "mask" in f.message
-    assert str(f).startswith(f"{path}:8:9: TL101 ") and str(f).endswith("[cases/add-missing-mask]")
+    assert str(f).startswith(f"{path}:8:9: TL101 ") and str(f).endswith(
+        "[cases/add-missing-mask] (bug: add_kernel is launched on line 12)")
+    assert (f.severity, f.reason) == ("bug", "add_kernel is launched on line 12")
     assert lint_file(path, ignore=["TL1"]) == [] and lint_file(path, select=["TL2"]) == []
 
 
@@ -140,3 +142,17 @@ def test_time_per_thousand_lines_is_small():
     run = lint_paths([str(REPO / "cases")])
     assert run.files >= 129 and run.lines > 4000
     assert run.seconds < 10, run.seconds  # measured in docs/lint-measurements.md; generous for a busy CI
+
+
+def test_first_run_precision_is_read_from_every_triaged_hit():
+    """The rules table's first-run column counts the triage tables of docs/lint-packages.md: every hit of sets A
+    to C (74, 49 false alarms) and E to G (27, 3 false alarms), as that page's summary says."""
+    from harness.lint.docs import first_runs
+
+    runs = first_runs()
+    totals = {g: (sum(sum(c.values()) for c in rules.values()), sum(c["false alarm"] for c in rules.values()))
+              for g, rules in runs.items()}
+    assert totals == {"A to C": (74, 49), "E to G": (27, 3)}
+    assert set(runs["E to G"]) == {"TL101", "TL103", "TL203"}
+    assert {v for rules in runs.values() for c in rules.values() for v in c} <= {"real bug", "latent hazard",
+                                                                                   "false alarm"}

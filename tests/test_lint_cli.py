@@ -42,7 +42,7 @@ def test_text_lines_and_exit_1_for_findings(capsys, files):
     assert code == 1 and err == ""
     assert lines[0] == (f"{files / 'bad.py'}:8:9: TL101 tl.load of block offsets (tl.arange(0, BLOCK) stepped per "
                         f"program or iteration) with no mask: the last, partial block reads past the end of the "
-                        f"tensor [cases/add-missing-mask]")
+                        f"tensor [cases/add-missing-mask] (bug: add_kernel is launched on line 12)")
     assert len(lines) == 4 and lines[-1].startswith("3 findings in 1 file (1 files, ")  # and the summary
 
 

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import sys
 
-from tabulate import tabulate
-
 from harness.core import recorded, table
 from harness.errors import EXIT_MISMATCH, EXIT_OK, UsageError, error_line
 from harness.options import add_selection, load_specs
@@ -75,6 +73,7 @@ def run(args) -> int:
         unit, timed = spec.bench["unit"], timed_variant(spec)
         headers = ["size", f"{timed} (us)", "torch (us)", f"{timed} {unit}", f"torch {unit}",
                    f"torch time / {timed} time", "check"]
+        from tabulate import tabulate  # here, not at the top: lint and --help need only the standard library
         text = tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
         env = table.env_lines([{k: v for k, v in env_event.items() if k != "event"}])
         ok &= all(r[-1] == "ok" for r in rows)

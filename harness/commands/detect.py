@@ -6,8 +6,6 @@ The runs and the records live in ``harness.detectors.session``; the detectors in
 
 from __future__ import annotations
 
-from tabulate import tabulate
-
 from harness.core import table
 from harness.detectors import registry as D
 from harness.detectors.session import across, from_case_record, load_record
@@ -35,6 +33,7 @@ def findings_table(rec: dict, cross: dict | None = None, fmt: str = "simple") ->
             f = rec["variants"].get("fixed", {}).get("findings", {}).get(det.name)
         outcome = D.outcome((b or {}).get("status", ""), (f or {}).get("status", ""))
         rows.append([det.name, _cell(b), _cell(f), outcome.upper() if "false" in outcome else outcome])
+    from tabulate import tabulate  # here, not at the top: lint and --help need only the standard library
     return tabulate(rows, headers=["detector", "broken kernel", "fixed kernel", "outcome"], tablefmt=fmt,
                     maxcolwidths=[None, 60, 60, None], disable_numparse=True)
 

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import sys
 
-from tabulate import tabulate
-
 from harness.core import casetable, discovery, table
 from harness.core.casetable import HEADERS, case_rows
 from harness.core.spec import CATEGORIES, DEFECTS, TRIGGERS
@@ -37,6 +35,7 @@ def run(args) -> int:
         print(table.dumps([{"slug": s.slug, "title": s.title, "category": s.category, "defect": s.defect,
                             "triggers": s.triggers, "summary": s.summary, "expect": s.expect} for s in specs]))
     else:
+        from tabulate import tabulate  # here, not at the top: lint and --help need only the standard library
         print(tabulate(case_rows(specs), headers=HEADERS, tablefmt=args.format))
     for e in errors:
         print(f"error: {e}", file=sys.stderr)

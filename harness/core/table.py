@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import math
 
-from tabulate import tabulate
-
 from harness.core.verdict import CallVerdict
 
 HEADERS = ["backend", "variant", "call", "result", "reference", "max abs err", "max rel err",
@@ -56,6 +54,7 @@ def case_table(verdicts: list[CallVerdict], calls: int, fmt: str = "github") -> 
         headers.pop(i)
         for r in body:
             r.pop(i)
+    from tabulate import tabulate  # here, not at the top: lint and --help need only the standard library
     return tabulate(body, headers=headers, tablefmt=fmt, disable_numparse=True, maxcolwidths=None)
 
 

@@ -6,6 +6,9 @@ A test keeps the file equal to it (like docs/check-rules.md for ``check``).
 from __future__ import annotations
 
 import difflib
+import re
+from collections import Counter
+from pathlib import Path
 
 from harness.lint.registry import FAMILIES, Rule
 from harness.lint.rules import all_rules
@@ -21,12 +24,51 @@ def case_links(r: Rule, prefix: str = "../") -> str:
     return ", ".join(f"[{c}]({prefix}cases/{c}/README.md)" for c in r.cases)
 
 
+PACKAGES = Path(__file__).resolve().parents[2] / "docs" / "lint-packages.md"
+FIRST_RUNS = {"A to C": ("Held-out set A", "Held-out set B", "Held-out set C"),
+              "E to G": ("First runs after issue 39",)}
+
+
+def first_runs(text: str | None = None) -> dict[str, dict[str, Counter]]:
+    """Per group of first-run sets, per rule, the verdicts of its hits, read from the triage tables of
+    docs/lint-packages.md (every table with a ``rule`` and a ``verdict`` column under a set's heading)."""
+    if text is None:
+        text = PACKAGES.read_text() if PACKAGES.is_file() else ""
+    out: dict[str, dict[str, Counter]] = {group: {} for group in FIRST_RUNS}
+    for section in re.split(r"^## ", text, flags=re.M):
+        group = next((g for g, heads in FIRST_RUNS.items() if section.startswith(heads)), None)
+        header = None
+        for line in section.splitlines() if group else ():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if not line.startswith("|"):
+                header = None
+            elif "rule" in cells and "verdict" in cells:
+                header = cells
+            elif header and len(cells) == len(header) and not set(line) <= set("|-: "):
+                rule = cells[header.index("rule")].split()[0].rstrip("*")
+                out[group].setdefault(rule, Counter())[cells[header.index("verdict")]] += 1
+    return out
+
+
+def first_run_cell(runs: dict[str, dict[str, Counter]], code: str) -> str:
+    """``E to G 20 of 23 right; A to C 13 of 35``: the hits that were not false alarms, per group of sets."""
+    parts = []
+    for group in reversed(list(FIRST_RUNS)):
+        verdicts = runs.get(group, {}).get(code)
+        if verdicts:
+            hits = sum(verdicts.values())
+            parts.append(f"{group}: {hits - verdicts['false alarm']} of {hits}")
+    return "; ".join(parts) or "no hit"
+
+
 def table() -> str:
-    rows = ["| code | name | confidence | finds | cases |", "|---|---|---|---|---|"]
+    runs = first_runs()
+    rows = ["| code | name | confidence | finds | cases | first runs: hits right (not false alarms) |",
+            "|---|---|---|---|---|---|"]
     for r in all_rules():
         conf = f"{r.confidence} (preview)" if r.preview else r.confidence
         rows.append(f"| [{r.code}](#{r.code.lower()}-{r.name}) | `{r.name}` | {conf} | {cell(r.summary)} | "
-                    f"{case_links(r)} |")
+                    f"{case_links(r)} | {first_run_cell(runs, r.code)} |")
     return "\n".join(rows)
 
 

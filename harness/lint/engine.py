@@ -17,12 +17,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from harness.lint import rules as _rules  # noqa: F401  (registers every rule)
-from harness.lint.model import Module
-from harness.lint.registry import RULES, Rule
+from harness.lint.files import MAX_BYTES, Unreadable, display, python_files, read_source
+from harness.lint.fixes import Fix
+from harness.lint.model import Module, parse
+from harness.lint.registry import BUG, HAZARD, HIGH, RULES, SEVERITIES, Rule, Severity
 
 CASES_URL = os.environ.get("CASEBOOK_DOCS_URL", "https://github.com/kyolebu/triton-misadventures/blob/main/")
 NOQA = re.compile(r"#\s*casebook:\s*noqa\b(?::?\s*(?P<codes>[A-Z]{2}\d{3}(?:\s*,\s*[A-Z]{2}\d{3})*))?")
-SKIP_DIRS = {"__pycache__", "node_modules", "site-packages"}
 
 
 @dataclass
@@ -37,14 +38,19 @@ class LintFinding:
     confidence: str
     end_line: int | None = None
     end_col: int | None = None
+    severity: str = HAZARD  # bug: wrong through the launcher as written; hazard: for some sizes, configs, callers
+    reason: str = ""  # why that severity, a few words
+    fix: Fix | None = None  # the mechanical fix (lint --fix), where the rule has one
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}:{self.col}: {self.code} {self.message} [cases/{self.cases[0]}]"
+        return (f"{self.path}:{self.line}:{self.col}: {self.code} {self.message} [cases/{self.cases[0]}] "
+                f"({self.severity}: {self.reason})")
 
     def as_dict(self) -> dict:
         d = asdict(self)
         d["cases"] = list(self.cases)
         d["help"] = help_uri(self.cases)
+        d["fix"] = self.fix.description if self.fix else None
         return d
 
 
@@ -105,14 +111,47 @@ def lint_module(module: Module, rules: list[Rule], errors: list[LintError] | Non
                 raise
             errors.append(LintError(module.path, f"rule {r.code} ({r.name}) crashed: {type(e).__name__}: {e}"))
             continue
-        for node, message, *case in hits:  # a hit may name the one case it is most like
+        for node, message, *extra in hits:  # a hit may name the one case it is most like, and its severity
+            case = [e for e in extra if isinstance(e, str)]
+            given = next((e for e in extra if isinstance(e, Severity)), None) or severity(module, r, node)
+            fix = next((e for e in extra if isinstance(e, Fix)), None)
             cases = tuple(case) + tuple(c for c in r.cases if c not in case)
             f = LintFinding(module.path, node.lineno, node.col_offset + 1, r.code, r.name, message, cases,
-                            r.confidence, getattr(node, "end_lineno", None), (getattr(node, "end_col_offset", 0) or 0) + 1)
+                            r.confidence, getattr(node, "end_lineno", None), (getattr(node, "end_col_offset", 0) or 0) + 1,
+                            given.kind, given.reason, fix)
             if (f.line, f.col, f.code) not in seen and not suppressed(module.lines, f):
                 seen.add((f.line, f.col, f.code))
                 out.append(f)
     return sorted(out, key=lambda f: (f.line, f.col, f.code))
+
+
+def severity(module: Module, rule: Rule, node: ast.AST) -> Severity:
+    """A hit's severity when its rule does not say: *bug* for a high-confidence rule whose kernel this file
+    launches (the hit is reachable through the launcher as written, at some size); *hazard* when no launch
+    is in the file (its callers decide the sizes and configs) or the rule is of medium or low confidence
+    (the pattern is usually wrong, and correct uses exist that lint cannot tell apart)."""
+    if rule.confidence != HIGH:
+        return Severity(HAZARD, f"{rule.confidence}-confidence rule: correct uses of the pattern exist")
+    line = getattr(node, "lineno", 0)
+    for launch in module.launches:
+        if launch.node.lineno <= line <= (launch.node.end_lineno or launch.node.lineno):
+            return Severity(BUG, f"at the launch on line {launch.node.lineno}")
+    kernel = next((k for k in module.kernels.values() if min([k.node.lineno] + [d.lineno for d in k.node.decorator_list])
+                   <= line <= (k.node.end_lineno or line)), None)  # the decorators too: an autotune's key
+    if kernel is None:  # in a launcher: reachable when that function launches
+        launch = next((l for l in module.launches if l.launcher is not None and
+                       l.launcher.lineno <= line <= (l.launcher.end_lineno or line)), None)
+        if launch is not None:
+            return Severity(BUG, f"in {launch.launcher.name}, which launches {launch.kernel.name} on line "
+                                 f"{launch.node.lineno}")
+    if kernel is None or not kernel.launches:
+        return Severity(HAZARD, "no launch of this kernel in the file: its callers decide the sizes")
+    return Severity(BUG, f"{kernel.name} is launched on line {kernel.launches[0].node.lineno}")
+
+
+def at_least(findings: list[LintFinding], minimum: str) -> list[LintFinding]:
+    """The findings whose severity is ``minimum`` or more (``SEVERITIES``, least first)."""
+    return [f for f in findings if SEVERITIES.index(f.severity) >= SEVERITIES.index(minimum)]
 
 
 def lint_source(source: str, path: str = "<string>", select=None, ignore=None) -> list[LintFinding]:
@@ -124,52 +163,48 @@ def lint_file(path, select=None, ignore=None) -> list[LintFinding]:
     """The findings in one file: the public API the probe uses. Raises OSError, UnicodeDecodeError
     or SyntaxError for a file that cannot be linted."""
     path = Path(path)
-    return lint_source(path.read_text(encoding="utf-8"), str(path), select, ignore)
+    try:
+        text = read_source(path, max_bytes=None)
+    except Unreadable as e:
+        raise OSError(f"{path}: {e}") from None
+    return lint_source(text, str(path), select, ignore)
 
 
-def python_files(paths: list[str], errors: list[LintError]) -> list[Path]:
-    """The .py files named, and those under the folders named (hidden folders skipped), sorted."""
-    out = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            for root, dirs, files in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
-                out += [Path(root) / f for f in sorted(files) if f.endswith(".py")]
-        elif p.is_file():
-            out.append(p)
-        else:
-            errors.append(LintError(str(p), "no such file or folder"))
-    return out
+def parse_error(e: Exception) -> tuple[str, str]:
+    """(":line" or "", why) for what ``model.parse`` raised."""
+    where = f":{e.lineno}" if getattr(e, "lineno", None) else ""
+    return where, f"does not parse: {getattr(e, 'msg', None) or e}"
 
 
-def lint_paths(paths: list[str], select=None, ignore=None) -> LintRun:
-    """Lint every Python file in ``paths``; files that do not mention triton are counted, not parsed."""
+def lint_paths(paths: list[str], select=None, ignore=None, max_bytes: int = MAX_BYTES,
+               min_severity: str = HAZARD) -> LintRun:
+    """Lint every Python file in ``paths``, each on its own: a file that cannot be read, decoded, parsed or
+    analysed is one ``LintError`` and the others are still linted. A file that does not mention triton is
+    parsed (a file that does not parse is always said) but not analysed."""
     run = LintRun(rules=selected(select, ignore))
     start = time.perf_counter()
-    for path in python_files(paths, run.errors):
+    for path in python_files(paths, lambda p, message: run.errors.append(LintError(display(Path(p)), message))):
         shown = display(path)
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            run.errors.append(LintError(shown, f"cannot be read: {type(e).__name__}: {e}"))
-            continue
-        run.files += 1
-        run.lines += text.count("\n") + (not text.endswith("\n") and bool(text))
-        if "triton" not in text:
-            continue
-        try:
-            module = Module(text, shown)
-        except (SyntaxError, ValueError) as e:
-            where = f":{e.lineno}" if getattr(e, "lineno", None) else ""
-            run.errors.append(LintError(shown + where, f"does not parse: {getattr(e, 'msg', e)}"))
-            continue
-        run.findings += lint_module(module, run.rules, run.errors)
+            lint_one(path, shown, run, max_bytes)
+        except Unreadable as e:
+            run.errors.append(LintError(shown, str(e)))
+        except Exception as e:  # lint's own failure on this file: said, and the next file is linted
+            run.errors.append(LintError(shown, f"lint failed on this file: {type(e).__name__}: {e}"))
+    run.findings = at_least(run.findings, min_severity)
     run.seconds = time.perf_counter() - start
     return run
 
 
-def display(path: Path) -> str:
+def lint_one(path: Path, shown: str, run: LintRun, max_bytes: int) -> None:
+    text = read_source(path, max_bytes)
     try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        return str(path)
+        module = Module(text, shown) if "triton" in text else parse(text, shown)
+    except (SyntaxError, ValueError) as e:
+        where, message = parse_error(e)
+        run.errors.append(LintError(shown + where, message))
+        return
+    run.files += 1
+    run.lines += text.count("\n") + (not text.endswith("\n") and bool(text))
+    if isinstance(module, Module):
+        run.findings += lint_module(module, run.rules, run.errors)

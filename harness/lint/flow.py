@@ -73,7 +73,7 @@ class Reach:
             return values
         enclosing = set(map(id, self.ancestors(use)))
         loops = [a for a in self.ancestors(use) if isinstance(a, (ast.For, ast.While))]
-        before = [v for v in values if v.lineno < line]
+        before = [v for v in values if v.lineno < line and not self.returns_between(v, use)]
         dominating = [v for v in before if id(self.block_of(v)) in enclosing]
         last = max(dominating, key=lambda v: v.lineno) if dominating else None
         out = [v for v in before if last is None or v is last or v.lineno > last.lineno]
@@ -81,6 +81,21 @@ class Reach:
             out += [v for v in values if v.lineno >= line and loop.lineno <= v.lineno <= loop.end_lineno]
         self._reaching[id(use)] = out
         return out
+
+    def returns_between(self, a: ast.AST, b: ast.AST) -> bool:
+        """``a`` sits in a branch of an ``if`` that does not hold ``b`` and ends in ``return``: a program that ran
+        ``a`` never gets to ``b``."""
+        holds_b = set(map(id, self.ancestors(b)))
+        child = a
+        for node in self.ancestors(a):
+            if id(node) in holds_b:
+                return False
+            if isinstance(node, ast.If):
+                branch = node.body if any(child is s for s in node.body) else node.orelse
+                if branch and isinstance(branch[-1], ast.Return):
+                    return True
+            child = node
+        return False
 
     def block_of(self, value: ast.AST) -> ast.AST:
         """What holds the statement that assigns ``value``: the function, a loop, an ``if``, a ``with``."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from harness.lint.names import Names, dotted, parse  # noqa: F401  (dotted, parse: imported from here too)
+
 
 @dataclass
 class Autotune:
@@ -24,7 +26,8 @@ class Autotune:
     prune: str | None = None  # the name of the early_config_prune function
     hooked: set[str] = field(default_factory=set)  # names a Config's pre_hook resets (init_to_zero(["a_ptr"]))
     opaque_hook: bool = False  # some pre_hook lint cannot read: it may reset anything
-    single: bool = False  # configs= is a literal list of one Config: the autotuner never benchmarks
+    single: bool = False  # configs= is (as lint reads it) one Config: the autotuner never benchmarks
+    values: dict[str, set] = field(default_factory=dict)  # a tuned name -> every literal value its configs give it
 
     @property
     def benchmarks(self) -> bool:
@@ -107,32 +110,18 @@ def _bind(target: ast.expr, value: ast.expr, out: dict) -> None:
                 out.setdefault(t.id, []).append(part)
 
 
-def dotted(node: ast.AST) -> str:
-    """``a.b.c`` for a chain of attributes on a name, '' otherwise."""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return ""
-
-
 class Module:
     """One parsed file: its kernels, their launches, the names Triton goes by."""
 
-    def __init__(self, source: str, path: str = "<string>"):
+    def __init__(self, source: str, path: str = "<string>", follow: bool = True):
         self.path, self.source = path, source
-        self.tree = ast.parse(source, filename=path)
+        self.tree = parse(source, path)
         self.nodes = list(ast.walk(self.tree))  # walked once; the rules reuse it
         self.lines = source.splitlines()
-        self.triton_names, self.tl_names, self.from_triton = {"triton"}, {"tl"}, {}
-        self._imports()
-        self._tl_prefixes = tuple(p + "." for p in sorted(
-            self.tl_names | {f"{t}.language" for t in self.triton_names}, key=len, reverse=True))
         self._tl_memo: dict[int, str | None] = {}
+        self.names = Names(self.nodes, path, follow)
         self.functions = {n.name: n for n in self.nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self.names.read_aliases(self.tree, self.functions)
         self.constants = {t.id: n.value for n in self.tree.body if isinstance(n, ast.Assign)
                           for t in n.targets if isinstance(t, ast.Name)}
         self.kernels: dict[str, Kernel] = {}
@@ -140,39 +129,23 @@ class Module:
         self.launches: list[Launch] = []
         self._launches()
 
-    def _imports(self) -> None:
-        for node in self.nodes:
-            if isinstance(node, ast.Import):
-                for a in node.names:
-                    if a.name == "triton":
-                        self.triton_names.add(a.asname or "triton")
-                    elif a.name == "triton.language":
-                        self.tl_names.add(a.asname or "triton.language")
-            elif isinstance(node, ast.ImportFrom) and node.module in ("triton", "triton.language"):
-                for a in node.names:
-                    if node.module == "triton" and a.name == "language":
-                        self.tl_names.add(a.asname or "language")
-                    else:
-                        self.from_triton[a.asname or a.name] = a.name
-
     def triton_attr(self, node: ast.AST) -> str | None:
         """``'jit'`` for ``triton.jit`` or a ``jit`` imported from triton; None for anything else."""
-        name = dotted(node)
-        head, _, last = name.rpartition(".")
-        if head in self.triton_names:
-            return last
-        if not head and name in self.from_triton:
-            return self.from_triton[name]
-        return None
+        return self.names.triton_attr(node)
 
     def tl_call(self, node: ast.AST) -> str | None:
-        """``'load'`` for ``tl.load(...)`` (``tl.math.exp2`` gives 'exp2'); None for other calls."""
+        """``'load'`` for ``tl.load(...)`` (``tl.math.exp2`` gives 'exp2'); also through an alias or a one-level
+        wrapper, of this file or of a module it imports that lint can find beside it (``tle.program_id(0)``
+        gives 'program_id'); None for other calls."""
         if not isinstance(node, ast.Call):
             return None
         if id(node) not in self._tl_memo:
-            name = dotted(node.func)
-            self._tl_memo[id(node)] = name.rsplit(".", 1)[-1] if name.startswith(self._tl_prefixes) else None
+            self._tl_memo[id(node)] = self.names.tl_name(dotted(node.func))
         return self._tl_memo[id(node)]
+
+    def cast_of(self, node: ast.AST) -> str | None:
+        """The dtype a wrapper call casts its tl call to (``tle.program_id(0)`` returning int64), if any."""
+        return self.names.cast_of(dotted(node.func)) if self.tl_call(node) is not None else None
 
     def _kernels(self) -> None:
         for fn in self.functions.values():
@@ -193,7 +166,7 @@ class Module:
             return None
         kernel = Kernel(fn.name, fn, *self._params(fn))
         if isinstance(kinds.get("autotune"), ast.Call):
-            kernel.autotune = read_autotune(kinds["autotune"], self.functions)
+            kernel.autotune = read_autotune(kinds["autotune"], self.functions, self.constants)
             kernel.constexprs |= kernel.autotune.tuned
         if isinstance(kinds.get("heuristics"), ast.Call) and kinds["heuristics"].args:
             arg = kinds["heuristics"].args[0]
@@ -229,7 +202,141 @@ class Module:
             self.launches.append(launch)
 
 
-def read_autotune(call: ast.Call, functions: dict | None = None) -> Autotune:
+class Expr(str):
+    """A config value lint cannot evaluate, kept as its source text (``TritonConfig.BLOCK_K``)."""
+
+
+MAX_CONFIGS = 4096  # a comprehension lint expands: beyond it, the configs are not read
+
+
+class Configs:
+    """The configs of an autotune as lint can read them: literal lists and tuples of ``triton.Config``,
+    comprehensions over literal sequences (or ``range`` of literals), ``+`` of such lists, a module-level name
+    bound to one, a function of the file that returns one. ``read(node)`` gives ``(configs, exact)``: one dict
+    of literal kwargs per config (a value lint cannot read is absent) and whether the count is exact (an
+    ``if`` in a comprehension filters some out); None when lint cannot read them."""
+
+    def __init__(self, functions: dict, constants: dict):
+        self.functions, self.constants = functions or {}, constants or {}
+
+    def read(self, node, env=None, depth=0):
+        env = env or {}
+        if depth > 4 or node is None:
+            return None
+        if isinstance(node, ast.Name) and node.id not in env and node.id in self.constants:
+            return self.read(self.constants[node.id], env, depth + 1)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.functions:
+            return self.read(returned(self.functions[node.func.id]), env, depth + 1)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            a, b = self.read(node.left, env, depth + 1), self.read(node.right, env, depth + 1)
+            return (a[0] + b[0], a[1] and b[1]) if a is not None and b is not None else None
+        if isinstance(node, (ast.List, ast.Tuple)):
+            out, exact = [], True
+            for e in node.elts:
+                part = self.read(e.value, env, depth + 1) if isinstance(e, ast.Starred) else self.config(e, env)
+                if part is None:
+                    return None
+                out += part[0]
+                exact &= part[1]
+            return out, exact
+        if isinstance(node, ast.ListComp):
+            return self.comprehension(node, env, depth)
+        return None
+
+    def config(self, node, env):
+        if not (isinstance(node, ast.Call) and dotted(node.func).endswith("Config")):
+            return None
+        first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "kwargs"), None)
+        out = {}
+        if isinstance(first, ast.Dict):
+            for k, v in zip(first.keys, first.values):
+                value = self.value(v, env)
+                if value is None and isinstance(v, (ast.Name, ast.Attribute)) and not (
+                        isinstance(v, ast.Name) and v.id in env):
+                    value = Expr(ast.unparse(v))  # TritonConfig.BLOCK_K: not a literal, but a name lint can match
+                if isinstance(k, ast.Constant) and isinstance(k.value, str) and value is not None:
+                    out[k.value] = value
+        return [out], True
+
+    def value(self, node, env):
+        if isinstance(node, ast.Name):
+            node = env.get(node.id, self.constants.get(node.id))
+            return node if isinstance(node, (int, float, str, bool)) else self.value(node, {}) \
+                if isinstance(node, ast.Constant) else None
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str, bool)):
+            return node.value
+        if isinstance(node, ast.Tuple):
+            items = tuple(self.value(e, env) for e in node.elts)
+            return None if any(i is None for i in items) else items
+        return None
+
+    def sequence(self, node, env) -> list | None:
+        if isinstance(node, ast.Name) and node.id in self.constants and node.id not in env:
+            node = self.constants[node.id]
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            values = [self.value(e, env) for e in node.elts]
+            return None if any(v is None for v in values) else values
+        if isinstance(node, ast.Call) and dotted(node.func) == "range" and 1 <= len(node.args) <= 3:
+            bounds = [self.value(a, env) for a in node.args]
+            if all(isinstance(b, int) for b in bounds) and len(range(*bounds)) <= MAX_CONFIGS:
+                return list(range(*bounds))
+        return None
+
+    def comprehension(self, node: ast.ListComp, env, depth):
+        envs, exact = [dict(env)], True
+        for gen in node.generators:
+            nxt = []
+            for e in envs:
+                seq = self.sequence(gen.iter, e)
+                if seq is None:
+                    return None
+                for item in seq:
+                    bound = bind(gen.target, item, e)
+                    if bound is None:
+                        return None
+                    nxt.append(bound)
+            if len(nxt) > MAX_CONFIGS:
+                return None
+            envs, exact = nxt, exact and not gen.ifs
+        out = []
+        for e in envs:
+            part = self.config(node.elt, e)
+            if part is None:
+                return None
+            out += part[0]
+        return out, exact
+
+
+def bind(target, item, env) -> dict | None:
+    """``env`` with a comprehension's target bound to one item (a name, or a tuple of names)."""
+    if isinstance(target, ast.Name):
+        return {**env, target.id: item}
+    if isinstance(target, ast.Tuple) and isinstance(item, (tuple, list)) and len(item) == len(target.elts):
+        out = env
+        for t, v in zip(target.elts, item):
+            out = bind(t, v, out)
+            if out is None:
+                return None
+        return out
+    return None
+
+
+def returned(fn: ast.FunctionDef) -> ast.expr | None:
+    """What a function returns when it has one ``return`` (a name assigned once in it is followed)."""
+    returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
+    if len(returns) != 1 or returns[0].value is None:
+        return None
+    value = returns[0].value
+    if isinstance(value, ast.Name):
+        bound = assignments(fn).get(value.id, [])
+        mutated = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+                      isinstance(n.func.value, ast.Name) and n.func.value.id == value.id for n in ast.walk(fn)) or \
+            any(isinstance(n, ast.AugAssign) for n in ast.walk(fn))
+        return bound[0] if len(bound) == 1 and not mutated else None
+    return value
+
+
+def read_autotune(call: ast.Call, functions: dict | None = None, constants: dict | None = None) -> Autotune:
     """What ``@triton.autotune(...)`` says; configs built (or pruned) by a function of the same file are
     read in that function too (its Config kwargs, its pre_hooks)."""
     kw = {k.arg: k.value for k in call.keywords if k.arg}
@@ -237,8 +344,12 @@ def read_autotune(call: ast.Call, functions: dict | None = None) -> Autotune:
     at.reset_to_zero = literal_strings(kw.get("reset_to_zero")) or []
     at.restore_value = literal_strings(kw.get("restore_value")) or []
     configs = kw.get("configs", call.args[0] if call.args else None)
-    at.single = isinstance(configs, (ast.List, ast.Tuple)) and len(configs.elts) == 1 and \
-        not isinstance(configs.elts[0], ast.Starred)
+    read = Configs(functions, constants).read(configs)
+    at.single = read is not None and read[1] and len(read[0]) == 1 or \
+        isinstance(configs, (ast.List, ast.Tuple)) and len(configs.elts) == 1 and not isinstance(configs.elts[0], ast.Starred)
+    if read is not None and read[0]:
+        names = set().union(*read[0])
+        at.values = {n: {c[n] for c in read[0]} for n in names if all(n in c for c in read[0])}
     hooks = [kw["pre_hook"]] if "pre_hook" in kw else []
     helpers = [functions[n.id] for n in ast.walk(configs) if isinstance(n, ast.Name) and n.id in (functions or {})] \
         if configs is not None else []

@@ -8,19 +8,33 @@ its physical location. Files that could not be linted are tool execution notific
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
+from urllib.parse import quote
 
 from harness.lint.engine import LintRun, help_uri
-from harness.lint.registry import HIGH, MEDIUM
+from harness.lint.registry import BUG, HAZARD, HIGH, MEDIUM
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-LEVEL = {HIGH: "error", MEDIUM: "warning"}  # low: "note"
+LEVEL = {HIGH: "error", MEDIUM: "warning"}  # a rule's default, by confidence; low: "note"
+SEVERITY_LEVEL = {BUG: "error", HAZARD: "warning"}  # a result's level, by its severity
+
+
+def uri(path: str) -> str:
+    """A path as a SARIF ``uri-reference`` (RFC 3986): an absolute path a ``file://`` URI, a relative one
+    percent-encoded (spaces, ``%``, non-ASCII as UTF-8), so that it reads back as the same path."""
+    if os.path.isabs(path):
+        return Path(path).as_uri()
+    return quote(path.replace(os.sep, "/"), safe="/")
 
 
 def text(run: LintRun) -> str:
     lines = [str(f) for f in run.findings]
     files = len({f.path for f in run.findings})
+    bugs = sum(f.severity == BUG for f in run.findings)
     lines.append(f"{len(run.findings)} finding{'s' * (len(run.findings) != 1)} in {files} file{'s' * (files != 1)} "
-                 f"({run.files} files, {run.lines} lines linted in {run.seconds:.2f} s)")
+                 f"({run.files} files, {run.lines} lines linted in {run.seconds:.2f} s; {bugs} bug{'s' * (bugs != 1)}, "
+                 f"{len(run.findings) - bugs} hazard{'s' * (len(run.findings) - bugs != 1)})")
     return "\n".join(lines)
 
 
@@ -52,14 +66,15 @@ def sarif(run: LintRun, version: str = "0.1.0") -> str:
     } for r in (by_code[c] for c in rules)]
     results = [{
         "ruleId": f.code, "ruleIndex": index[f.code],
-        "level": LEVEL.get(f.confidence, "note"),
+        "level": SEVERITY_LEVEL.get(f.severity, "note"),
         "message": {"text": f"{f.message} [cases/{f.cases[0]}]"},
         "locations": [{"physicalLocation": {
-            "artifactLocation": {"uri": f.path.replace("\\", "/")},
+            "artifactLocation": {"uri": uri(f.path)},
             "region": {"startLine": f.line, "startColumn": f.col,
                        **({"endLine": f.end_line, "endColumn": f.end_col} if f.end_line else {})},
         }}],
-        "properties": {"confidence": f.confidence, "cases": list(f.cases)},
+        "properties": {"confidence": f.confidence, "cases": list(f.cases), "severity": f.severity,
+                       "reason": f.reason},
     } for f in run.findings]
     notes = [{"level": "error", "message": {"text": f"{e.path}: {e.message}"}} for e in run.errors]
     log = {

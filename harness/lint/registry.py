@@ -25,6 +25,17 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 HIGH, MEDIUM, LOW = "high", "medium", "low"
+BUG, HAZARD = "bug", "hazard"  # a hit's severity: wrong through the launcher as written, or only for some callers
+SEVERITIES = (HAZARD, BUG)  # least first: --min-severity keeps those at or above
+
+
+@dataclass(frozen=True)
+class Severity:
+    """What a rule may add to a hit, after its case: ``(node, message, case, Severity(HAZARD, "why"))``. Without
+    one the engine decides (``engine.severity``)."""
+
+    kind: str
+    reason: str
 
 FAMILIES = {
     "TL1": "bounds, masks and strides",
@@ -36,7 +47,7 @@ FAMILIES = {
     "TL7": "races and ordering",
 }
 
-Hit = tuple  # (node, message) or (node, message, case): the case the hit is most like, first
+Hit = tuple  # (node, message), (node, message, case): the case the hit is most like, first; a Severity may follow
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import re
 from typing import Iterator
 
 from harness.lint.flow import Flow, arg
-from harness.lint.model import Launch, Module, dotted
+from harness.lint.model import Expr, Launch, Module, dotted
 
 NONNEG = {"abs", "exp", "exp2", "sqrt", "sqrt_rn", "rsqrt", "sigmoid", "softplus"}
 REDUCE_MAX = {"max", "min", "argmax", "argmin"}
@@ -140,6 +140,8 @@ def exact_width(flow: Flow, block: str) -> bool:
     if block == "1" or launches and all(block in l.args and (from_shape(l, l.args[block]) or module_int(
             flow.m, l.resolve(l.args[block])) == 1) for l in launches):
         return True
+    if flow.k.autotune is not None and flow.k.autotune.values.get(block) == {1}:  # every config fixes it to 1
+        return True
     if BLOCKISH.search(block):
         return False
     return not any(block in l.args and "next_power_of_2" in ast.unparse(l.args[block]) for l in launches)
@@ -149,7 +151,10 @@ INT64 = ("int64", "uint64")
 
 
 def widened(flow: Flow, node: ast.AST) -> bool:
-    """``x.to(tl.int64)`` / ``tl.cast(x, tl.int64)`` / ``x.to(tl.uint64)``: a 64-bit value."""
+    """``x.to(tl.int64)`` / ``tl.cast(x, tl.int64)`` / ``x.to(tl.uint64)``, or a wrapper that returns its tl call
+    cast so (``tle.program_id(0)``): a 64-bit value."""
+    if flow.m.cast_of(node) in INT64:
+        return True
     if isinstance(node, ast.Call) and node.args:
         target = node.args[-1] if flow.m.tl_call(node) == "cast" else node.args[0] \
             if isinstance(node.func, ast.Attribute) and node.func.attr == "to" else None
@@ -166,7 +171,8 @@ def int32_products(flow: Flow, expr: ast.AST):
         for side, other in ((n.left, n.right), (n.right, n.left)):
             runtime = isinstance(other, ast.Name) and other.id in flow.k.params and \
                 other.id not in flow.k.constexprs and "ptr" not in other.id.lower() and other.id not in flow.env
-            if runtime and any(flow.m.tl_call(s) == "program_id" for s in flow.sources(side, lambda x: widened(flow, x))):
+            if runtime and any(flow.m.tl_call(s) == "program_id" and not widened(flow, s)
+                               for s in flow.sources(side, lambda x: widened(flow, x))):
                 yield n
                 break
 
@@ -244,16 +250,20 @@ def remainder_tests(module: Module) -> list[tuple[str, int | None]]:
 def divisibility_checked(flow: Flow, block: str) -> bool:
     """The file tests that a size is a multiple of this block (``assert M % BLOCK_M == 0``, ``if K % 128 != 0:
     fall back``, ``return K % _BLOCK_K == 0`` in the function that picks this kernel): the author keeps the last
-    block whole. The divisor is the block's name, the name or value the launches pass for it, or a multiple of
-    every literal value they pass."""
+    block whole. The divisor is the block's name, the name or value the launches pass for it (or, for a tuned
+    block, the expression its autotune configs give it: ``TritonConfig.BLOCK_K``), or a multiple of every
+    literal value they pass (or its literal configs give it)."""
     def asserts(root: ast.AST, names: set[str]) -> bool:
         return any(isinstance(n, (ast.Assert, ast.If)) and any(
             isinstance(b, ast.BinOp) and isinstance(b.op, ast.Mod) and ast.unparse(b.right).lower() in names
             for b in ast.walk(n.test)) for n in ast.walk(root))
 
     launches = flow.k.launches
-    names = {_norm(block)} | {_norm(ast.unparse(l.args[block])) for l in launches if block in l.args}
-    values = [literal_values(l, flow.m, l.args[block]) if block in l.args else None for l in launches]
+    tuned = flow.k.autotune.values.get(block, set()) if flow.k.autotune is not None else set()
+    names = {_norm(block)} | {_norm(ast.unparse(l.args[block])) for l in launches if block in l.args} | {
+        _norm(v) for v in tuned if isinstance(v, Expr)}  # the config's own expression: TritonConfig.BLOCK_K
+    configs = tuned if tuned and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in tuned) else None
+    values = [literal_values(l, flow.m, l.args[block]) if block in l.args else configs for l in launches]
     known = set().union(*values) if launches and all(v is not None for v in values) else set()
     for divisor, value in remainder_tests(flow.m):
         if divisor in names or value and known and all(value % v == 0 for v in known):
@@ -366,7 +376,7 @@ def partial_block_evidence(flow: Flow, call: ast.AST, block: str) -> str | None:
             for n in ast.walk(loop))
         if steps and isinstance(it, ast.Call) and it.args and (rounds_up(it) or len(it.args) >= 2 and any(
                 isinstance(n, ast.Name) and n.id in flow.k.params and n.id not in flow.k.constexprs
-                for n in ast.walk(it.args[1]))):
+                for n in ast.walk(it.args[1]))) and not whole_range(flow, it, block):
             return "strong"
     axes = [axis for axis, blocks in axis_blocks(flow).items() if block in blocks]
     for launch in flow.k.launches:
@@ -380,6 +390,54 @@ def partial_block_evidence(flow: Flow, call: ast.AST, block: str) -> str | None:
     return None
 
 
+def _bound(flow: Flow, node: ast.AST, depth: int = 0) -> ast.AST:
+    """A name assigned once in the kernel, replaced by its value (a few levels)."""
+    while depth < 4 and isinstance(node, ast.Name) and len(flow.env.get(node.id, ())) == 1:
+        node, depth = flow.env[node.id][0][0], depth + 1
+    return node
+
+
+def _rounded_down(flow: Flow, node: ast.AST, block: str) -> str | None:
+    """``X`` when ``node`` is ``X // B * B``, ``(X // B) * B`` or ``X - X % B`` (B the block): X rounded down to
+    whole blocks."""
+    node = _bound(flow, node)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        for a, b in ((node.left, node.right), (node.right, node.left)):
+            a = _bound(flow, a)
+            if ast.unparse(b) == block and isinstance(a, ast.BinOp) and isinstance(a.op, ast.FloorDiv) and \
+                    ast.unparse(a.right) == block:
+                return ast.unparse(a.left)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
+        r = _bound(flow, node.right)
+        if isinstance(r, ast.BinOp) and isinstance(r.op, ast.Mod) and ast.unparse(r.right) == block and \
+                ast.unparse(r.left) == ast.unparse(node.left):
+            return ast.unparse(node.left)
+    return None
+
+
+def _whole_start(flow: Flow, node: ast.AST | None, block: str) -> bool:
+    """A start that is a whole number of blocks: absent, 0, the block, a literal multiple, ``k * block``."""
+    node = _bound(flow, node) if node is not None else None
+    if node is None or isinstance(node, ast.Constant) and node.value == 0 or ast.unparse(node) == block:
+        return True
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and block in (
+        ast.unparse(node.left), ast.unparse(node.right))
+
+
+def whole_range(flow: Flow, it: ast.Call, block: str) -> bool:
+    """``range(start, stop, block)`` that walks whole blocks only, the tail peeled off before or after the loop:
+    ``range(N % B, N, B)`` (the first, partial block done apart), ``range(0, N // B * B, B)`` or
+    ``range(B, N - N % B, B)`` (the last one done apart). The loop's accesses never pass ``stop``."""
+    if len(it.args) != 3 or ast.unparse(it.args[2]) != block:
+        return False
+    start, stop = it.args[0], it.args[1]
+    s = _bound(flow, start)
+    if isinstance(s, ast.BinOp) and isinstance(s.op, ast.Mod) and ast.unparse(s.right) == block and \
+            ast.unparse(s.left) in (ast.unparse(_bound(flow, stop)), ast.unparse(stop)):
+        return True
+    return _rounded_down(flow, stop, block) is not None and _whole_start(flow, start, block)
+
+
 def whole_cdiv(launch: Launch, module: Module, axis: ast.AST) -> bool:
     """The grid axis is ``cdiv(512, bd)`` with a literal extent and block sizes that all divide it
     (``bd = 64 if ne else 512``): a fixed layout cut into whole blocks, never a partial one."""
@@ -387,9 +445,20 @@ def whole_cdiv(launch: Launch, module: Module, axis: ast.AST) -> bool:
     for call in calls:
         extent = literal_values(launch, module, call.args[0]) if len(call.args) == 2 else None
         blocks = literal_values(launch, module, call.args[1]) if len(call.args) == 2 else None
+        if blocks is None and len(call.args) == 2:
+            blocks = tuned_values(launch, call.args[1])
         if not (extent and blocks and len(extent) == 1 and all(next(iter(extent)) % b == 0 for b in blocks)):
             return False
     return bool(calls)
+
+
+def tuned_values(launch: Launch, node: ast.AST) -> set[int] | None:
+    """``meta["BLOCK"]`` in an autotuned kernel's grid: every value its literal configs give BLOCK."""
+    at = launch.kernel.autotune
+    if at is None or not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant)):
+        return None
+    values = at.values.get(node.slice.value)
+    return values if values and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values) else None
 
 
 def whole_blocks_exit(flow: Flow, block: str) -> bool:

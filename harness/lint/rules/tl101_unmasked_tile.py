@@ -52,8 +52,10 @@ def check(module):
     ...))``). Quiet when the axis is masked (by any comparison of its
     offsets), when the file tests that a size is a multiple of the block (``assert M % BLOCK_M == 0``, or
     ``K % 128 == 0`` in the function that picks the kernel, 128 being the block the launch passes), when
-    every launch passes the block size as the tensor's own size (``D=x.shape[1]``), when the grid cuts a
-    literal extent into blocks that divide it (``cdiv(512, bd)`` with ``bd`` 64 or 512), wrapped with ``%``
+    every launch passes the block size as the tensor's own size (``D=x.shape[1]``) or every autotune config
+    fixes it to 1, when the grid cuts a literal extent into blocks that divide it (``cdiv(512, bd)`` with
+    ``bd`` 64 or 512, or ``meta["BLOCK"]`` whose literal configs all divide it), when the loop walks whole
+    blocks only, its tail peeled off (``range(N % B, N, B)``, ``range(0, N // B * B, B)``), wrapped with ``%``
     (the matmul tutorial's rows), or under an ``if`` (an EVEN_K-style guard that lint cannot read). A kernel
     that exits when its block starts past a bound (``if pid * BLOCK >= n: return``) runs whole blocks of a
     padded count: TL106."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from harness.lint.fixes import Fix, insert_keyword
 from harness.lint.flow import arg, flows
 from harness.lint.registry import HIGH, rule
 from harness.lint.rules._common import REDUCE_MAX, is_none, is_zero, masked_loads, value_chain
@@ -21,6 +22,12 @@ def greedy_kernel(logp_ptr, out_ptr, stride, vocab, BLOCK: tl.constexpr):
 '''
 
 GOOD = BAD.replace("mask=cols < vocab)", 'mask=cols < vocab, other=-float("inf"))')
+
+
+def neutral_other(load: ast.Call, reduction: str) -> Fix:
+    """``other=`` the neutral element of the max or min that reduces the load: -inf or +inf."""
+    value = 'float("-inf")' if reduction in ("max", "argmax") else 'float("inf")'
+    return insert_keyword(load, "other", value, f"other={value} on the tl.load on line {load.lineno}", index=2)
 
 
 def padded_reductions(module, explicit_zero: bool):
@@ -55,4 +62,4 @@ def check(module):
         name = ast.unparse(red.func).rsplit(".", 1)[-1]
         yield red, (f"tl.{name} over a tl.load (line {load.lineno}) with a mask and no other=: the masked lanes "
                     f"read 0 (undefined, in fact), which can win the {name}; pass other=-float('inf') "
-                    f"(+inf for a min)")
+                    f"(+inf for a min)"), "masked-load-no-other", neutral_other(load, name)

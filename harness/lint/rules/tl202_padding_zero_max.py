@@ -6,7 +6,7 @@ import ast
 
 from harness.lint.flow import arg, flows
 from harness.lint.registry import HIGH, rule
-from harness.lint.rules.tl201_masked_load_no_other import padded_reductions
+from harness.lint.rules.tl201_masked_load_no_other import neutral_other, padded_reductions
 
 BAD = '''
 import triton
@@ -50,4 +50,5 @@ def check(module):
             continue
         name = ast.unparse(red.func).rsplit(".", 1)[-1]
         yield red, (f"tl.{name} over a tl.load (line {load.lineno}) whose masked lanes are filled with 0: the "
-                    f"padding can win the {name}; fill with -float('inf') for a max (+inf for a min)")
+                    f"padding can win the {name}; fill with -float('inf') for a max (+inf for a min)"), \
+            "softmax-mask-fill-zero", neutral_other(load, name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from harness.lint.fixes import autotune_names
 from harness.lint.flow import arg, flows
 from harness.lint.registry import HIGH, rule
 from harness.lint.rules._common import pointer_param
@@ -43,4 +44,5 @@ def check(module):
             if param and not at.resets(param):
                 yield call, (f"tl.{flow.m.tl_call(call)} into {param} in an autotuned kernel: every benchmarking "
                              f"launch of the first call adds into it again; add reset_to_zero=[{param!r}] to "
-                             f"@triton.autotune"), "splitk-matmul-autotune" if "dot" in module.source else "nrm2-atomics"
+                             f"@triton.autotune"), "splitk-matmul-autotune" if "dot" in module.source else "nrm2-atomics", \
+                    autotune_names(at.node, "reset_to_zero", param)

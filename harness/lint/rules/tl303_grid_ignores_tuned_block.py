@@ -6,6 +6,7 @@ import ast
 
 from harness.lint.flow import flows
 from harness.lint.registry import HIGH, rule
+from harness.lint.rules._common import axis_blocks
 
 BAD = '''
 import triton
@@ -37,11 +38,16 @@ def divides(node: ast.AST) -> bool:
 def check(module):
     """The grid must follow the config the autotuner picks: ``lambda meta: (cdiv(n, meta["BLOCK"]),)``. A
     tuple computed with the old fixed block launches the wrong number of programs for every other config
-    (too few: the tail is never written). Quiet for a grid with no division (a persistent grid of SMs)."""
+    (too few: the tail is never written). Quiet for a grid with no division (a persistent grid of SMs), and
+    for a tuned block that is only a loop's step (``for k in range(0, K, BLOCK_K)``), not a grid axis: the
+    programs walk the whole extent whatever its value."""
     for flow in flows(module):
         at = flow.k.autotune
         tiles = {a[1] for n in flow.nodes for a in flow.atoms(n) if a[0] == "tile"} if at else set()
-        tuned = sorted(tiles & at.tuned) if at else []
+        steps = {ast.unparse(n.iter.args[2]) for n in flow.nodes if isinstance(n, ast.For) and
+                 isinstance(n.iter, ast.Call) and len(n.iter.args) == 3}
+        on_grid = set().union(*axis_blocks(flow).values()) if at else set()
+        tuned = sorted(b for b in tiles & at.tuned if b in on_grid or b not in steps) if at else []
         if not tuned:
             continue
         for launch in flow.k.launches:

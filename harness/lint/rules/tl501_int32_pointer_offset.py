@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import ast
 
+from harness.lint.fixes import int64
 from harness.lint.flow import flows
 from harness.lint.registry import LOW, rule
-from harness.lint.rules._common import int32_products, memory_ops
+from harness.lint.rules._common import int32_products, memory_ops, widened
 
 BAD = '''
 import triton
@@ -21,6 +22,15 @@ def row_max_kernel(x_ptr, out_ptr, stride, n_cols, BLOCK: tl.constexpr):
 '''
 
 GOOD = BAD.replace("row = tl.program_id(0)", "row = tl.program_id(0).to(tl.int64)")
+
+
+def widen(flow, product: ast.BinOp):
+    """The fix: ``.to(tl.int64)`` on the side of the product that holds the program id."""
+    tl = "tl" if flow.m.names.tl_name("tl.int64") else next(iter(sorted(flow.m.names.tl_names)), "tl")
+    for side in (product.left, product.right):
+        if any(flow.m.tl_call(s) == "program_id" for s in flow.sources(side, lambda x: widened(flow, x))):
+            return int64(side, tl)
+    return None
 
 
 @rule("TL501", "int32-pid-offset", cases=("int32-offset-overflow", "int32-pid-stride-overflow"), confidence=LOW,
@@ -39,4 +49,4 @@ def check(module):
                     seen.add(id(n))
                     yield n, (f"{ast.unparse(n)} multiplies a program id (int32) by a runtime argument in int32: it "
                               f"wraps past 2**31 and the address goes negative; cast the program id to tl.int64 "
-                              f"before the multiply")
+                              f"before the multiply"), "int32-offset-overflow", widen(flow, n)

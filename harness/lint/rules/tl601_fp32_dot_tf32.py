@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 
+from harness.lint.fixes import insert_keyword
 from harness.lint.flow import arg, flows
 from harness.lint.registry import LOW, rule
 
@@ -55,4 +56,5 @@ def check(module):
             for d in dots:
                 yield d, ("tl.dot of operands that stay fp32, with no input_precision: on NVIDIA GPUs that is TF32 "
                           "(10-bit mantissa, errors near 1e-3); pass input_precision=\"ieee\" for fp32 accuracy, "
-                          "or \"tf32\" to say TF32 is intended")
+                          "or \"tf32\" to say TF32 is intended"), "matmul-tf32-default", \
+                    insert_keyword(d, "input_precision", '"ieee"', f'input_precision="ieee" on the tl.dot on line {d.lineno}')

@@ -25,7 +25,10 @@ GOOD = BAD.replace("    partner = ", "    tl.debug_barrier()\n    partner = ")
 
 
 def exclusive(flow, a: ast.AST, b: ast.AST) -> bool:
-    """``a`` and ``b`` sit in the two branches of one ``if``/``else``: never both in one program."""
+    """``a`` and ``b`` sit in the two branches of one ``if``/``else``, or ``a`` in a branch that ends in ``return``
+    and ``b`` after it: never both in one program."""
+    if flow.returns_between(a, b):
+        return True
     for node in flow.ancestors(a):
         if isinstance(node, ast.If):
             in_body = any(x is a for s in node.body for x in ast.walk(s))
@@ -49,7 +52,7 @@ def check(module):
     line earlier may not be in memory yet when this warp loads it. ``tl.debug_barrier()`` between the store
     and the load (and before the next overwrite) orders them. Quiet when the load reads exactly the
     addresses the same lanes stored, when both are scalar (one address stored, another loaded), or the two
-    sit in the two branches of one ``if``/``else``."""
+    sit in the two branches of one ``if``/``else`` (or the store in a branch that returns, the load after it)."""
     for flow in flows(module):
         ops = sorted(memory_ops(flow), key=lambda o: (o[0].lineno, o[0].col_offset))
         barriers = [c.lineno for c in flow.calls("debug_barrier")]

@@ -1,0 +1,321 @@
+"""Semantics, not names (issue 39 item 1): lint resolves what it can read statically and cheaply, and each
+refinement is a pair, as in tests/test_lint_precision.py: a correct kernel that is correct for a reason
+visible in the source (quiet), and the same kernel with that reason taken away (the rule fires).
+
+- aliases and one-level wrappers of ``tl.*`` (``from triton.language import program_id``, ``tle = tl``, a
+  function that returns ``tl.program_id(axis)``, a wrapper module beside the file: ``tle.program_id(0)``);
+- literal autotune configs: comprehensions over literals, a function that returns the list, the values a
+  tuned block takes (fixed to 1; all dividing a literal extent; asserted as a divisor), the expression a
+  config gives it (``Cfg.BLOCK_K``, asserted), the single config (TL302);
+- loops that walk whole tiles after (or before) a peeled tail;
+- a branch that ends in ``return``;
+- a tuned block used as a loop step rather than a grid axis (TL303); an idempotent in-place update under
+  autotune (a ReLU stored back: TL302);
+- ``tl.where`` clearing padding lanes before a reduction; a buffer written in full by an earlier launch.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from harness.lint import lint_file, lint_source
+from harness.lint.rules.tl204_padding_division import BAD as TL204_BAD
+
+HEAD = "import torch\nimport triton\nimport triton.language as tl\n"
+
+# ---------------------------------------------------------------- aliases and wrappers
+
+STORE_PER_PROGRAM = '''
+@triton.jit
+def partial_kernel(x_ptr, part_ptr, n, BLOCK: tl.constexpr):
+    pid = PID(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.store(part_ptr + pid, tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0)))
+
+def partial_sums(x, part):
+    partial_kernel[(triton.cdiv(x.numel(), 1024),)](x, part, x.numel(), BLOCK=1024)
+'''
+
+SAME_FILE_WRAPPER = HEAD + '''
+@triton.jit
+def program_id(axis):
+    """The program id along ``axis``."""
+    return tl.program_id(axis)
+''' + STORE_PER_PROGRAM.replace("PID(0)", "program_id(0)")
+
+FROM_IMPORT = HEAD + "from triton.language import program_id as pid_of\n" + \
+    STORE_PER_PROGRAM.replace("PID(0)", "pid_of(0)")
+
+MODULE_ALIAS = HEAD + "tle = tl\n" + STORE_PER_PROGRAM.replace("PID(0)", "tle.program_id(0)")
+
+WITHOUT_PID = ("    tl.store(part_ptr + pid, tl.sum(", "    tl.store(part_ptr, tl.sum(")
+
+# ---------------------------------------------------------------- autotune configs
+
+TUNED_DIVIDES = HEAD + '''
+@triton.autotune(configs=[triton.Config({"BLOCK": b}, num_warps=w) for b in [64, 128, 256] for w in (4, 8)],
+                 key=["n"])
+@triton.jit
+def scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, 2 * tl.load(x_ptr + offs))
+
+def scale(x, y):
+    scale_kernel[lambda meta: (triton.cdiv(1024, meta["BLOCK"]),)](x, y, 1024)
+'''
+
+ROWS_OF_ONE = HEAD + '''
+@triton.autotune(configs=[triton.Config({"BLOCK_M": 1, "BLOCK_N": n}) for n in [64, 128]], key=["M", "N"])
+@triton.jit
+def rows_kernel(x_ptr, y_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    for start in range(0, N, BLOCK_N):
+        cols = start + tl.arange(0, BLOCK_N)
+        ptrs = rows[:, None] * N + cols[None, :]
+        tl.store(y_ptr + ptrs, tl.load(x_ptr + ptrs, mask=cols[None, :] < N), mask=cols[None, :] < N)
+
+def copy_rows(x, y):
+    M, N = x.shape
+    rows_kernel[lambda meta: (triton.cdiv(M, meta["BLOCK_M"]),)](x, y, M, N)
+'''
+
+ONE_CONFIG_FUNCTION = HEAD + '''
+def matmul_get_configs():
+    return [triton.Config({"BLOCK": 1024}, num_warps=4)]
+
+@triton.autotune(configs=matmul_get_configs(), key=["n"])
+@triton.jit
+def epilogue_kernel(c_ptr, bias_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    c = tl.load(c_ptr + offs, mask=mask)
+    tl.store(c_ptr + offs, c + tl.load(bias_ptr + offs, mask=mask), mask=mask)
+'''
+
+ONE_CONFIG_LITERAL = HEAD + '''
+@triton.autotune(configs=[triton.Config({"BLOCK": 1024})], key=["n"])
+@triton.jit
+def axpy_kernel(x_ptr, y_ptr, a, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(y_ptr + offs, y + a * tl.load(x_ptr + offs, mask=mask), mask=mask)
+'''
+
+RELU_IN_PLACE = HEAD + '''
+@triton.autotune(configs=[triton.Config({"BLOCK": 256}), triton.Config({"BLOCK": 1024})], key=["n"])
+@triton.jit
+def relu_inplace_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(x_ptr + offs, tl.maximum(x, 0.0), mask=mask)
+'''
+
+TUNED_LOOP_STEP = HEAD + '''
+@triton.autotune(configs=[triton.Config({"BLOCK_K": 64}), triton.Config({"BLOCK_K": 128})], key=["K"])
+@triton.jit
+def rowsum_kernel(x_ptr, out_ptr, K, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    acc = tl.zeros((BLOCK_M,), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        cols = k + tl.arange(0, BLOCK_K)
+        acc += tl.sum(tl.load(x_ptr + rows[:, None] * K + cols[None, :], mask=cols[None, :] < K, other=0.0), axis=1)
+    tl.store(out_ptr + rows, acc)
+
+def rowsum(x, out):
+    M, K = x.shape
+    assert M % 32 == 0
+    rowsum_kernel[(M // 32,)](x, out, K, BLOCK_M=32)
+'''
+
+TUNED_AND_ASSERTED = HEAD + '''
+configs = [triton.Config({"BLOCK_M": bm}, num_stages=s) for bm in [64] for s in [2, 3]]
+
+@triton.autotune(configs, key=["T"])
+@triton.jit
+def rowmax_kernel(x_ptr, out_ptr, T, D: tl.constexpr, BLOCK_M: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, D)
+    tl.store(out_ptr + rows, tl.max(tl.load(x_ptr + rows[:, None] * D + cols[None, :]), axis=1))
+
+def rowmax(x, out):
+    T, D = x.shape
+    assert T % 64 == 0, "rows must be a multiple of 64"
+    rowmax_kernel[lambda meta: (triton.cdiv(T, 64),)](x, out, T, D)
+'''
+
+CONFIG_EXPRESSION = HEAD + '''
+class Cfg:
+    BLOCK_K: int = 32
+
+def validate(K):
+    assert K % Cfg.BLOCK_K == 0, "K must be a multiple of the block"
+
+@triton.autotune(configs=[triton.Config({"BLOCK_K": Cfg.BLOCK_K}, num_warps=4)], key=["K"])
+@triton.jit
+def matvec_kernel(a_ptr, v_ptr, out_ptr, K, stride, BLOCK_K: tl.constexpr):
+    ks = tl.arange(0, BLOCK_K)
+    a_ptrs, v_ptrs = a_ptr + tl.program_id(0) * stride + ks, v_ptr + ks
+    total = tl.zeros((BLOCK_K,), dtype=tl.float32)
+    for _ in range(0, tl.cdiv(K, BLOCK_K)):
+        total += tl.load(a_ptrs) * tl.load(v_ptrs)
+        a_ptrs += BLOCK_K
+        v_ptrs += BLOCK_K
+    tl.store(out_ptr + tl.program_id(0), tl.sum(total))
+
+def matvec(a, v, out):
+    validate(a.shape[1])
+    matvec_kernel[(a.shape[0],)](a, v, out, a.shape[1], a.stride(0))
+'''
+
+# ---------------------------------------------------------------- loops, branches, padding, launches
+
+PEELED_HEAD = HEAD + '''
+@triton.jit
+def rowsum_kernel(x_ptr, out_ptr, N, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    base = x_ptr + row * stride
+    cols = tl.arange(0, BLOCK)
+    tail = N % BLOCK
+    acc = tl.sum(tl.load(base + cols, mask=cols < tail, other=0.0))
+    for start in range(tail, N, BLOCK):
+        acc += tl.sum(tl.load(base + start + cols))
+    tl.store(out_ptr + row, acc)
+'''
+
+PEELED_TAIL = HEAD + '''
+@triton.jit
+def rowsum_kernel(x_ptr, out_ptr, N, stride, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    base = x_ptr + row * stride
+    cols = tl.arange(0, BLOCK)
+    whole = N // BLOCK * BLOCK
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for start in range(0, whole, BLOCK):
+        acc += tl.load(base + start + cols)
+    acc += tl.load(base + whole + cols, mask=whole + cols < N, other=0.0)
+    tl.store(out_ptr + row, tl.sum(acc))
+'''
+
+RETURNING_BRANCH = HEAD + '''
+@triton.jit
+def rotate_kernel(x_ptr, out_ptr, flag, D: tl.constexpr):
+    row = tl.program_id(0)
+    d = tl.arange(0, D)
+    if flag:
+        tl.store(out_ptr + row * D + d, tl.load(x_ptr + row * D + d))
+        return
+    partner = tl.load(out_ptr + row * D + (d + D // 2) % D)
+    tl.store(x_ptr + row * D + d, partner)
+'''
+
+WHERE_BEFORE_SUM = TL204_BAD.replace("    ratio = p / q\n", "    ratio = p / q\n    ratio = tl.where(mask, ratio, 0.0)\n")
+
+FILLED_BY_EARLIER_LAUNCH = HEAD + '''
+@triton.jit
+def fill_kernel(out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.zeros((BLOCK,), dtype=tl.float32), mask=offs < n)
+
+@triton.jit
+def hist_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    bins = tl.load(x_ptr + offs, mask=offs < n, other=0)
+    tl.atomic_add(out_ptr + bins, 1.0, mask=offs < n)
+
+def histogram(x, bins):
+    out = torch.empty(bins, device=x.device)
+    fill_kernel[(triton.cdiv(bins, 256),)](out, bins, BLOCK=256)
+    hist_kernel[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), BLOCK=1024)
+    return out
+'''
+
+PAIRS = [  # (id, rule, correct kernel, (old, new): the edit that takes the reason away)
+    ("wrapper-same-file", "TL701", SAME_FILE_WRAPPER, WITHOUT_PID),
+    ("from-triton-language-import", "TL701", FROM_IMPORT, WITHOUT_PID),
+    ("module-alias", "TL701", MODULE_ALIAS, WITHOUT_PID),
+    ("tuned-blocks-divide-extent", "TL101", TUNED_DIVIDES, ("[64, 128, 256]", "[64, 96, 256]")),
+    ("tuned-block-fixed-to-1", "TL101", ROWS_OF_ONE, ('"BLOCK_M": 1, "BLOCK_N": n}) for n in [64, 128]',
+                                                      '"BLOCK_M": m, "BLOCK_N": n}) for m in [1, 2] for n in [64, 128]')),
+    ("tuned-block-asserted-divisor", "TL101", TUNED_AND_ASSERTED, ('    assert T % 64 == 0, "rows must be a multiple of 64"\n', "")),
+    ("config-expression-asserted", "TL101", CONFIG_EXPRESSION, ('    assert K % Cfg.BLOCK_K == 0, "K must be a multiple of the block"\n', "    pass\n")),
+    ("single-config-function", "TL302", ONE_CONFIG_FUNCTION, (
+        'return [triton.Config({"BLOCK": 1024}, num_warps=4)]',
+        'return [triton.Config({"BLOCK": b}, num_warps=4) for b in (512, 1024)]')),
+    ("single-config-literal", "TL302", ONE_CONFIG_LITERAL, (
+        '[triton.Config({"BLOCK": 1024})]', '[triton.Config({"BLOCK": 1024}), triton.Config({"BLOCK": 256})]')),
+    ("idempotent-update-in-place", "TL302", RELU_IN_PLACE, ("tl.maximum(x, 0.0)", "tl.maximum(x, 0.0) + 1.0")),
+    ("tuned-block-only-a-loop-step", "TL303", TUNED_LOOP_STEP, (
+        '[triton.Config({"BLOCK_K": 64}), triton.Config({"BLOCK_K": 128})]',
+        '[triton.Config({"BLOCK_K": 64, "BLOCK_M": 32}), triton.Config({"BLOCK_K": 128, "BLOCK_M": 64})]')),
+    ("whole-tiles-after-peeled-head", "TL101", PEELED_HEAD, ("range(tail, N, BLOCK)", "range(0, N, BLOCK)")),
+    ("whole-tiles-before-peeled-tail", "TL101", PEELED_TAIL, ("range(0, whole, BLOCK)", "range(0, N, BLOCK)")),
+    ("branch-ends-in-return", "TL703", RETURNING_BRANCH, ("        return\n", "")),
+    ("where-clears-padding-before-sum", "TL204", WHERE_BEFORE_SUM, ("    ratio = tl.where(mask, ratio, 0.0)\n", "")),
+    ("filled-by-earlier-launch", "TL306", FILLED_BY_EARLIER_LAUNCH, (
+        "    fill_kernel[(triton.cdiv(bins, 256),)](out, bins, BLOCK=256)\n", "")),
+]
+
+
+@pytest.mark.parametrize("code, correct, edit", [p[1:] for p in PAIRS], ids=[p[0] for p in PAIRS])
+def test_quiet_for_a_reason_it_can_see_and_fires_without_it(code, correct, edit):
+    without = correct.replace(*edit)
+    assert without != correct, edit
+    assert [str(f) for f in lint_source(correct, "correct.py", select=["ALL"]) if f.code == code] == []
+    assert [str(f) for f in lint_source(correct, "correct.py")] == []  # no default rule fires on it
+    assert code in {f.code for f in lint_source(without, "without.py", select=[code])}, without
+
+
+# ---------------------------------------------------------------- a wrapper module beside the file
+
+TLE = HEAD + '''
+@triton.jit
+def program_id(axis):
+    return tl.program_id(axis).to(tl.int64)
+'''
+
+ROW_KERNEL = HEAD + '''{imp}
+
+@triton.jit
+def row_kernel(x_ptr, y_ptr, stride, n, BLOCK: tl.constexpr):
+    row = {pid}(0)
+    cols = tl.arange(0, BLOCK)
+    tl.store(y_ptr + row * stride + cols, tl.load(x_ptr + row * stride + cols, mask=cols < n), mask=cols < n)
+
+def copy_rows(x, y):
+    row_kernel[(x.shape[0],)](x, y, x.stride(0), x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1]))
+'''
+
+
+def package(tmp_path: Path, tle: str, imp: str, pid: str) -> Path:
+    (tmp_path / "pkg" / "utils").mkdir(parents=True)
+    for folder in (tmp_path / "pkg", tmp_path / "pkg" / "utils"):
+        (folder / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "utils" / "tle.py").write_text(tle)
+    (tmp_path / "pkg" / "ops.py").write_text(ROW_KERNEL.format(imp=imp, pid=pid))
+    return tmp_path / "pkg" / "ops.py"
+
+
+@pytest.mark.parametrize("imp, pid", [
+    ("from pkg.utils import tle", "tle.program_id"),
+    ("from .utils import tle", "tle.program_id"),
+    ("from pkg.utils.tle import program_id as pid64", "pid64"),
+    ("import pkg.utils.tle as tle", "tle.program_id"),
+], ids=["absolute", "relative", "function", "import-as"])
+def test_a_wrapper_module_beside_the_file_is_read(tmp_path, imp, pid):
+    """``tle.program_id(0)`` from the package's own module, which returns ``tl.program_id(axis).to(tl.int64)``:
+    a program id (TL701 sees the store depends on it) already 64-bit (TL501 quiet); the same wrapper without
+    the cast fires TL501, as ``tl.program_id`` would."""
+    ops = package(tmp_path, TLE, imp, pid)
+    assert [str(f) for f in lint_file(ops, select=["ALL"])] == []
+    tle = tmp_path / "pkg" / "utils" / "tle.py"
+    tle.write_text(TLE.replace(".to(tl.int64)", "") + "# a different size: read again\n")
+    assert {f.code for f in lint_file(ops, select=["TL501"])} == {"TL501"}
+
+
+def test_without_the_wrapper_module_the_name_is_no_program_id(tmp_path):
+    """The module lint cannot find says nothing: ``tle.program_id`` is then an unknown call (no TL501)."""
+    ops = package(tmp_path, TLE.replace(".to(tl.int64)", ""), "from pkg.utils import tle", "tle.program_id")
+    (tmp_path / "pkg" / "utils" / "tle.py").unlink()
+    assert [f.code for f in lint_file(ops, select=["TL501"])] == []

@@ -24,21 +24,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from harness.probe.budget import PROCESS_START_S, TIMEOUT_S, Budget
 from harness.probe.findings import ERROR, INFO, WARNING, Finding, attach_cases, problems
 from harness.run.backends import resolve_backends
 from harness.run.isolate import exit_message, new_lines, run_process
 
 from harness.probe import detectors as registry
 
-DEFAULT_TIMEOUT = 120.0
-# seconds for the whole probe when none is given (--budget; 0: none): the detectors stop starting
-# runs at its end, less MARGIN_S for the report. Issue #20's limits: 60 on the CPU alone, 20 with a
-# GPU (measured on H100s: docs/probe-budget.md)
-DEFAULT_BUDGET_S = {"gpu": 20.0, "interpreter": 60.0}
-MARGIN_S = 1.5
-# a detector still running this long before the budget's end is stopped where it is and keeps what it
-# found (Detector.partial): the worker's exit, the report and lint take the rest
-STOP_BEFORE_S = 0.8
 CUT = "cut at the budget's end"  # the status of a detector stopped there
 
 
@@ -138,7 +130,7 @@ class ProbeEvents:
     trying: dict | None = None  # the sizes being run when the process stopped (shape fuzzing)
     skipped: dict = field(default_factory=dict)  # detector -> why it did not apply
     clock: dict = field(default_factory=dict)  # detector -> [its start, its end] (the events' time.time())
-    cut: set = field(default_factory=set)  # detectors stopped at the budget's end (worker.BudgetSpent)
+    cut: set = field(default_factory=set)  # detectors stopped at the budget's end (budget.BudgetSpent)
 
 
 def _events(proc) -> ProbeEvents:
@@ -225,7 +217,7 @@ def _run_worker(worker: dict, backend: str, timeout: float, extra: dict, say=Non
         if extra.get("log_file"):
             extra = {**extra, "wrapper": extra["wrapper"] + ["--log-file", log]}
         extra.pop("log_file", None)
-        margin = 120 if extra.get("wrapper") else 30  # the process's start: imports, CUDA, compute-sanitizer's own
+        margin = PROCESS_START_S["tool" if extra.get("wrapper") else "plain"]
         proc = run_process("harness.probe.worker", worker, backend=backend, timeout=timeout + margin,
                            on_poll=_progress(backend, say) if say else None,
                            until=None if extra else _hang_until(worker), stop=_stop_when(backend, hung), **extra)
@@ -244,9 +236,9 @@ def _hang_until(worker: dict) -> float | None:
     the budget; else after the whole timeout (as under a GPU tool, whose runs are slow). Each
     detector wraps itself up by then: a call still running has a kernel that does not return (a
     spin lock), and waiting the timeout out (150 s by default) would spend the budget many times over."""
-    if worker["backend"] != "gpu" or worker.get("ends") is None or not all(map(_budgeted, worker["detectors"])):
+    if worker["backend"] != "gpu" or not all(map(_budgeted, worker["detectors"])):
         return None
-    return worker.get("stop") or worker["ends"] + MARGIN_S
+    return Budget(ends=worker.get("ends"), stop=worker.get("stop")).hang_until()
 
 
 def _stop_when(backend: str, hung):
@@ -412,13 +404,13 @@ def _progress(backend: str, say):
 
 def probe(file: str, *, inputs: str | None = None, launcher: str = "launch", backends: list | None = None,
           detectors: list | None = None, seed: int = 0, sizes: dict | None = None, jobs: int = 2,
-          timeout: float = DEFAULT_TIMEOUT, options: dict | None = None, progress=None,
+          timeout: float = TIMEOUT_S, options: dict | None = None, progress=None,
           budget: float | None = None) -> ProbeReport:
     """Run every detector on ``file`` (see ``harness.probe``); raise ProbeInputError for a bad file.
 
     The names and defaults are the command line's: ``detectors`` is ``--detectors`` (or ``--only``),
     ``backends`` None is ``--backend all`` (the GPU if there is one, and the interpreter), ``budget``
-    None is ``DEFAULT_BUDGET_S`` (0: no budget, each detector keeps to its own).
+    None is ``budget.DEFAULT_BUDGET_S`` (0: no budget, each detector keeps to its own).
     """
     for p in (file, inputs):
         if p is not None and not os.path.isfile(p):
@@ -428,11 +420,11 @@ def probe(file: str, *, inputs: str | None = None, launcher: str = "launch", bac
     t0 = time.monotonic()
     chosen = list(backends or resolve_backends("all"))  # as the CLI: the GPU if there is one, and the interpreter
     if budget is None:
-        budget = DEFAULT_BUDGET_S["gpu" if "gpu" in chosen else "interpreter"]
+        budget = Budget.default_seconds(chosen)
+    window = Budget.starting(budget)
     args = {"file": os.path.abspath(file), "inputs": os.path.abspath(inputs) if inputs else None,
             "launcher": launcher, "seed": seed, "sizes": sizes or {},
-            "options": {**(options or {}), "budget": budget}, "ends": t0 + budget - MARGIN_S if budget else None,
-            "stop": t0 + budget - STOP_BEFORE_S if budget else None}
+            "options": {**(options or {}), "budget": budget}, "ends": window.ends, "stop": window.stop}
     report = ProbeReport(file, budget=budget)
     # the backends at once (the GPU's processes wait on the GPU, the interpreter's on the CPU); their
     # findings in the order named

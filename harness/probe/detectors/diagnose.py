@@ -10,32 +10,15 @@ from __future__ import annotations
 
 from harness.probe.detectors import Detector
 
-BUDGET_S = {"interpreter": 20.0, "gpu": 8.0}  # the experiments stop starting runs after this long
-RESERVE_SHARE = 0.5  # of the probe's budget (--budget), kept for the experiments where it is short
-# of the budget left when the experiments start, theirs where shape fuzzing left sizes for shapes-rest
-# (it stopped at a first failure): the rest is for those sizes, where a second bug may show
-SHARE_WITH_REST = 2 / 3
-
-
-def reserve(ctx) -> float:
-    """Seconds the detectors before this one in its process leave it at the end of the probe's
-    budget once they have seen a wrong result: its own budget, or a share of the probe's where that
-    is short (20 s on a GPU)."""
-    budget = ctx.options.get("budget")
-    return min(BUDGET_S[ctx.backend], RESERVE_SHARE * budget) if budget else 0.0
-
 
 def run(ctx) -> list:
     from harness.errors import error_line
     from harness.probe.experiments import registry
 
-    import time
-
     failing = ctx.seen.get("failing")
     ran = []
-    ctx.deadline = min(ctx.deadline or float("inf"), time.monotonic() + BUDGET_S[ctx.backend])
-    if ctx.ends is not None and ctx.later.get("shapes") is not None:
-        ctx.deadline = min(ctx.deadline, time.monotonic() + SHARE_WITH_REST * max(0.0, ctx.ends - time.monotonic()))
+    # its own time, and a share of the budget left where shape fuzzing left sizes for shapes-rest
+    ctx.budget.begin_diagnosis(ctx.backend, rest_left=ctx.later.get("shapes") is not None)
     if ctx.backend == "interpreter":  # the block sizes of this run, not those shape fuzzing met at other sizes
         from harness.probe.experiments import outcome
 
@@ -51,13 +34,13 @@ def run(ctx) -> list:
     for name, exp in registry().items():
         if ctx.late():
             break
-        t0 = time.monotonic()
+        t0 = ctx.budget.now()
         try:
             got = exp.run(ctx, dict(failing))
             seen["evidence"] = {**seen.get("evidence", {}), **got}
-            ran.append(f"{name} {time.monotonic() - t0:.1f}s")
+            ran.append(f"{name} {ctx.budget.now() - t0:.1f}s")
         except Exception as e:  # noqa: BLE001  one experiment failing leaves the others' evidence
-            ran.append(f"{name} {time.monotonic() - t0:.1f}s (failed: {error_line(e)})"[:200])
+            ran.append(f"{name} {ctx.budget.now() - t0:.1f}s (failed: {error_line(e)})"[:200])
     return _facts(ctx)
 
 

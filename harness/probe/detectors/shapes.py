@@ -16,11 +16,11 @@ information. Any detector's launch past a limit, at any sizes, is refused and is
 from __future__ import annotations
 
 import os
-import time
 
 from harness.probe import execute as X
 from harness.probe import fuzz
 from harness.probe import kernels as source
+from harness.probe.budget import FUZZ_S, SHRINK_S
 from harness.probe.context import Context, crash as _crash, fmt as _fmt, grid_finding, grid_limit_hit
 from harness.probe.context import int_sizes, label as _label, never_written, over_memory_cap, wrong as _wrong
 from harness.probe.execute import innermost_file
@@ -28,10 +28,6 @@ from harness.probe.detectors import Detector
 from harness.probe.findings import ERROR, INFO
 
 DEFAULT_TRIALS = 24
-# fuzzing stops starting new sizes after this long (shrinking has its own budget): a probe of
-# every detector stays within a minute on a 2-core CPU and 20 s on a GPU
-TIME_BUDGET_S = {"interpreter": 15.0, "gpu": 6.0}
-SHRINK_BUDGET_S = {"interpreter": 10.0, "gpu": 4.0}
 
 
 def why_fails(ctx: Context, sizes: dict) -> str | None:
@@ -341,16 +337,16 @@ def _plan(ctx: Context) -> dict:
 
 def _try_sizes(ctx: Context, st: dict) -> None:
     """The planned sizes from where ``st`` stopped, until they run out, fuzzing's own time is spent
-    (``TIME_BUDGET_S``, counting earlier turns) or the probe says wrap up (``st["cut"]``: sizes left)."""
-    t0, sizes_list = time.monotonic() - st["seconds"], st["sizes"]
+    (``budget.FUZZ_S``, counting earlier turns) or the probe says wrap up (``st["cut"]``: sizes left)."""
+    t0, sizes_list = ctx.budget.now() - st["seconds"], st["sizes"]
     st["cut"] = False
     try:
         while st["tried"] < len(sizes_list):
-            if st["tried"] and time.monotonic() - t0 > TIME_BUDGET_S[ctx.backend]:
+            if st["tried"] and ctx.budget.now() - t0 > FUZZ_S[ctx.backend]:
                 break
             # the first size starts whatever the time (the budget's end still stops it: worker.run_one),
             # unless it would tune again past the budget's end
-            if (st["tried"] or ctx.ends is not None and ctx.run_cost()) and ctx.late():
+            if (st["tried"] or ctx.budget.ends is not None and ctx.budget.run_cost()) and ctx.late():
                 st["cut"] = True
                 break
             sizes = sizes_list[st["tried"]]
@@ -360,7 +356,7 @@ def _try_sizes(ctx: Context, st: dict) -> None:
                 st["classes"].setdefault(key, (sizes, got[1], st["tried"]))
                 ctx.seen["wrong_now"] = True  # the probe's budget now keeps the diagnosis its time
     finally:  # also where the budget's end stopped a size: the report says how far fuzzing got
-        st["seconds"] = time.monotonic() - t0
+        st["seconds"] = ctx.budget.now() - t0
         ctx.seen["fuzz"] = {"tried": st["tried"], "planned": len(sizes_list), "seconds": round(st["seconds"], 1),
                             "last": dict(sizes_list[st["tried"] - 1]) if st["tried"] else None}
 
@@ -475,7 +471,7 @@ def _shrink_classes(ctx: Context, classes: dict, memo: dict, pools: dict, base: 
     way is dropped from it, and a class that is then one already reported (the same kind on the
     defaults' side, typically) is the same mechanism, not another finding."""
     found = []
-    share = SHRINK_BUDGET_S[ctx.backend] / len(classes)
+    share = SHRINK_S[ctx.backend] / len(classes)
     for (kind, crossed), (first, why, n) in sorted(classes.items(), key=lambda kv: len(kv[0][1])):
         def same(s, kind=kind, crossed=crossed):
             if _crossed(s, base, edges) != crossed:  # another path of the launcher: not run
@@ -485,7 +481,7 @@ def _shrink_classes(ctx: Context, classes: dict, memo: dict, pools: dict, base: 
 
         side = {k: [v for v in pool if _crossed({**first, k: v}, base, edges) == crossed] for k, pool in pools.items()}
         best, runs = fuzz.shrink(first, same, side,
-                                 deadline=min(time.monotonic() + share, ctx.wrap_up_by()))
+                                 deadline=min(ctx.budget.now() + share, ctx.wrap_up_by()), now=ctx.budget.now)
         needed = _needed(ctx, memo, kind, best, base, crossed) if crossed else crossed
         if (kind, needed) in done:
             continue

@@ -1,5 +1,5 @@
 """After the diagnosis, the sizes that shape fuzzing left: under the probe's budget, fuzzing stops
-at its first failure to keep the diagnosis its time (``Context.reserve``); what time the diagnosis
+at its first failure to keep the diagnosis its time (``Budget.reserve``); what time the diagnosis
 leaves goes back to the sizes not yet tried, and each new way of failing is shape fuzzing's finding.
 A kernel with two bugs, or one whose bug shows only past another that its fixed version shares
 (bugs/bitsandbytes-4bit-odd-length-last-element), needs the sizes after the first failure.
@@ -7,13 +7,10 @@ A kernel with two bugs, or one whose bug shows only past another that its fixed 
 
 from __future__ import annotations
 
-import time
-
+from harness.probe.budget import REST_MIN_LEFT_S
 from harness.probe.context import Context
 from harness.probe.detectors import Detector
 from harness.probe.detectors import shapes
-
-MIN_LEFT_S = {"interpreter": 2.0, "gpu": 1.0}  # it does not start with less of the probe's budget left
 
 
 def rest(ctx: Context) -> list:
@@ -35,7 +32,7 @@ def _skip(ctx: Context) -> str | None:
     st = ctx.later.get("shapes")
     if st is None:
         return "shape fuzzing was not cut short (it ran its sizes or its own time)"
-    if ctx.ends is not None and ctx.ends - time.monotonic() < MIN_LEFT_S[ctx.backend]:
+    if ctx.budget.ends is not None and ctx.budget.left() < REST_MIN_LEFT_S[ctx.backend]:
         ctx.later.pop("shapes")
         return "the probe's budget is spent"
     return None

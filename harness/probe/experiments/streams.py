@@ -53,7 +53,7 @@ def _one_stream():
 
 
 def _wrong(ctx, inputs: dict, ref) -> bool | None:
-    c = X.call(ctx.target, X.clone_inputs(inputs), backend=ctx.backend, ref=ref, on_device=True)
+    c = X.call(ctx.target, X.clone_inputs(inputs), backend=ctx.backend, watch=ctx.watch, ref=ref, on_device=True)
     if c.error is not None or not c.cmp:
         return None
     return not c.cmp["close"]

@@ -190,12 +190,14 @@ def test_only_budgeted_gpu_processes_get_the_shorter_hang_clock():
     from harness.probe.budget import MARGIN_S
     from harness.probe.runner import _hang_until
 
-    w = {"backend": "gpu", "ends": 100.0, "detectors": ["reference", "shapes"]}
+    from harness.probe.request import ProbeRequest
+
+    w = ProbeRequest("f.py", backend="gpu", ends=100.0, detectors=["reference", "shapes"])
     assert _hang_until(w) == 100.0 + MARGIN_S
-    assert _hang_until({**w, "stop": 100.7}) == 100.7  # where the worker stops what still runs: the report's margin
-    assert _hang_until({**w, "backend": "interpreter"}) is None  # its detectors stop themselves (SIGALRM)
-    assert _hang_until({**w, "ends": None}) is None  # --budget 0: the whole timeout
-    assert _hang_until({**w, "detectors": ["large"]}) is None  # --large keeps its own time
+    assert _hang_until(w.with_(stop=100.7)) == 100.7  # where the worker stops what still runs: the report's margin
+    assert _hang_until(w.with_(backend="interpreter")) is None  # its detectors stop themselves (SIGALRM)
+    assert _hang_until(w.with_(ends=None)) is None  # --budget 0: the whole timeout
+    assert _hang_until(w.with_(detectors=["large"])) is None  # --large keeps its own time
 
 
 def test_the_gpu_worker_marks_each_call_of_the_launcher(monkeypatch):

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from harness.probe.budget import PROCESS_START_S, TIMEOUT_S, Budget
 from harness.probe.findings import ERROR, INFO, WARNING, Finding, attach_cases, problems
+from harness.probe.request import ProbeRequest
 from harness.run.backends import resolve_backends
 from harness.run.isolate import exit_message, new_lines, run_process
 
@@ -184,27 +185,27 @@ def _tool(name: str):
     return d.tool if d is not None else None
 
 
-def _worker_args(args: dict, todo: list, backend: str, timeout: float) -> tuple[dict, dict | None]:
-    """The worker's arguments for the detectors ``todo``, and how to run it: a GPU tool runs the
+def _worker_request(req: ProbeRequest, todo: list, backend: str, timeout: float) -> tuple[ProbeRequest, dict | None]:
+    """The worker's request for the detectors ``todo``, and how to run it: a GPU tool runs the
     reference detector alone under the tool, at the small sizes where it asks for them (None: the
     tool is not here)."""
     import itertools
 
-    worker = {**args, "detectors": list(itertools.takewhile(lambda d: _tool(d) is None, todo)), "backend": backend,
-              "timeout": timeout}
+    worker = req.with_(detectors=list(itertools.takewhile(lambda d: _tool(d) is None, todo)), backend=backend,
+                       timeout=timeout)
     tool = _tool(todo[0])
     if tool is None:
         return worker, {}
     how = tool.how()
     if how is None:
         return worker, None
-    worker["detectors"] = ["reference"]
     # padding is valid memory: it would hide accesses from compute-sanitizer
-    worker["options"] = {**worker["options"], "pad": 0, "small": bool(how.get("small"))}
+    options = {**worker.options, "pad": 0, "small": bool(how.get("small"))}
+    worker = worker.with_(detectors=["reference"], options=options)
     return worker, {k: v for k, v in how.items() if k != "small"}
 
 
-def _run_worker(worker: dict, backend: str, timeout: float, extra: dict, say=None, hung=None):
+def _run_worker(worker: ProbeRequest, backend: str, timeout: float, extra: dict, say=None, hung=None):
     """One worker process (the detectors each stop themselves after ``timeout``; the process
     limit, counted again from each detector's start, is the backstop for a hang they cannot
     stop: a GPU kernel that never returns). A tool's log file is read into the output. ``hung``
@@ -218,7 +219,7 @@ def _run_worker(worker: dict, backend: str, timeout: float, extra: dict, say=Non
             extra = {**extra, "wrapper": extra["wrapper"] + ["--log-file", log]}
         extra.pop("log_file", None)
         margin = PROCESS_START_S["tool" if extra.get("wrapper") else "plain"]
-        proc = run_process("harness.probe.worker", worker, backend=backend, timeout=timeout + margin,
+        proc = run_process("harness.probe.worker", worker.to_json(), backend=backend, timeout=timeout + margin,
                            on_poll=_progress(backend, say) if say else None,
                            until=None if extra else _hang_until(worker), stop=_stop_when(backend, hung), **extra)
         if os.path.exists(log):
@@ -229,16 +230,16 @@ def _run_worker(worker: dict, backend: str, timeout: float, extra: dict, say=Non
     return proc
 
 
-def _hang_until(worker: dict) -> float | None:
+def _hang_until(worker: ProbeRequest) -> float | None:
     """When a GPU process stuck in a call of the launcher is taken for hung: at the end of the
     probe's budget, less the time its report takes (``stop``, where the worker stops a detector
     still running; at least HANG_FLOOR_S after the call began), where all its detectors keep to
     the budget; else after the whole timeout (as under a GPU tool, whose runs are slow). Each
     detector wraps itself up by then: a call still running has a kernel that does not return (a
     spin lock), and waiting the timeout out (150 s by default) would spend the budget many times over."""
-    if worker["backend"] != "gpu" or not all(map(_budgeted, worker["detectors"])):
+    if worker.backend != "gpu" or not all(map(_budgeted, worker.detectors)):
         return None
-    return Budget(ends=worker.get("ends"), stop=worker.get("stop")).hang_until()
+    return worker.budget().hang_until()
 
 
 def _stop_when(backend: str, hung):
@@ -253,22 +254,22 @@ def _stop_when(backend: str, hung):
     return lambda seconds: hung.is_set() and seconds >= HANG_FLOOR_S
 
 
-def _batch(args: dict, names: list, backend: str, timeout: float, say, hung=None) -> tuple[dict, dict]:
+def _batch(req: ProbeRequest, names: list, backend: str, timeout: float, say, hung=None) -> tuple[dict, dict]:
     """Run ``names`` in as few processes as it takes: a crash or a hang ends one detector, and the
     ones after it run in a new process. Returns {name: (findings, status, seconds)} and the meta."""
     results, meta, todo = {}, {}, list(names)
     while todo:
         t0 = time.monotonic()
-        if results and args.get("ends") is not None and t0 > args["ends"]:
+        if results and req.ends is not None and t0 > req.ends:
             # a process ended early (a crash) after the budget was spent: no new one for the rest
             spent, todo = [n for n in todo if _budgeted(n)], [n for n in todo if not _budgeted(n)]
             for name in spent:
                 results[name] = ([Finding("P000", name, backend, f"not run: the probe's --budget "
-                                                                 f"({args['options'].get('budget', 0):.0f}s) was spent",
+                                                                 f"({req.options.get('budget', 0):.0f}s) was spent",
                                           severity=INFO)], "not run", 0.0)
             if not todo:
                 break
-        worker, extra = _worker_args(args, todo, backend, timeout)
+        worker, extra = _worker_request(req, todo, backend, timeout)
         if extra is None:
             name = todo.pop(0)
             results[name] = ([Finding("P000", name, backend, f"{name} not found (put it on PATH or set CUDA_HOME)",
@@ -279,13 +280,13 @@ def _batch(args: dict, names: list, backend: str, timeout: float, say, hung=None
         if ev.load:
             raise ProbeInputError(ev.load)
         if proc.hung and not ev.meta and not ev.started:  # stuck where the worker's own alarm cannot reach
-            raise ProbeInputError(f"{args['file']}: not loaded after {timeout:.0f}s (importing it, or its make_inputs, "
+            raise ProbeInputError(f"{req.file}: not loaded after {timeout:.0f}s (importing it, or its make_inputs, "
                                   f"hung)")
         if ev.unavailable:
             raise BackendUnavailable(ev.unavailable)
         _merge_meta(meta, ev.meta)
         _collect(results, todo, ev, proc, backend, (time.monotonic() - t0) / max(1, len(ev.started)), say)
-        left = len(worker["detectors"]) - len(ev.ended)
+        left = len(worker.detectors) - len(ev.ended)
         if not left:  # all it was asked ran (an exit status after that is compute-sanitizer's --error-exitcode)
             continue
         if not proc.hung and not ev.started[len(ev.ended):] and (ev.ended or not proc.returncode):
@@ -303,8 +304,8 @@ def _batch(args: dict, names: list, backend: str, timeout: float, say, hung=None
         if proc.hung and backend == "gpu" and hung is not None:
             hung.set()  # the interpreter's side beside it need not wait its whole timeout (_stop_when)
         found, status, _ = results[died]
-        if status == "crash" and "failing" not in args and any(f.severity == ERROR for f in found):
-            args = {**args, "failing": dict(ev.trying or {})}  # the diagnosis starts where it died
+        if status == "crash" and req.failing is None and any(f.severity == ERROR for f in found):
+            req = req.with_(failing=dict(ev.trying or {}))  # the diagnosis starts where it died
     return results, meta
 
 
@@ -422,16 +423,16 @@ def probe(file: str, *, inputs: str | None = None, launcher: str = "launch", bac
     if budget is None:
         budget = Budget.default_seconds(chosen)
     window = Budget.starting(budget)
-    args = {"file": os.path.abspath(file), "inputs": os.path.abspath(inputs) if inputs else None,
-            "launcher": launcher, "seed": seed, "sizes": sizes or {},
-            "options": {**(options or {}), "budget": budget}, "ends": window.ends, "stop": window.stop}
+    req = ProbeRequest(os.path.abspath(file), inputs=os.path.abspath(inputs) if inputs else None, launcher=launcher,
+                       seed=seed, sizes=sizes or {}, options={**(options or {}), "budget": budget}, ends=window.ends,
+                       stop=window.stop)
     report = ProbeReport(file, budget=budget)
     # the backends at once (the GPU's processes wait on the GPU, the interpreter's on the CPU); their
     # findings in the order named
     parts = {b: ProbeReport(file) for b in chosen}
     hung = threading.Event()  # set when the GPU's side hangs (_stop_when)
     with ThreadPoolExecutor(max_workers=len(chosen) or 1) as pool:
-        list(pool.map(lambda b: _probe_backend(parts[b], args, b, detectors, jobs, timeout, progress, hung), chosen))
+        list(pool.map(lambda b: _probe_backend(parts[b], req, b, detectors, jobs, timeout, progress, hung), chosen))
     for b in chosen:
         report.findings += parts[b].findings
         report.ran += parts[b].ran
@@ -579,17 +580,17 @@ def _wanted(name: str, detectors, options: dict) -> bool:
     return _tool(name) is None or bool(options.get("tools"))
 
 
-def _probe_backend(report, args, backend, detectors, jobs, timeout, progress, hung=None) -> None:
+def _probe_backend(report, req: ProbeRequest, backend, detectors, jobs, timeout, progress, hung=None) -> None:
     every = registry.batches(backend)
-    batches = [b for b in ([d for d in b if _wanted(d, detectors, args["options"])] for b in every) if b]
-    skipped = [d for b in every for d in b if detectors is None and not _wanted(d, detectors, args["options"])]
+    batches = [b for b in ([d for d in b if _wanted(d, detectors, req.options)] for b in every) if b]
+    skipped = [d for b in every for d in b if detectors is None and not _wanted(d, detectors, req.options)]
     if jobs == 1:
         batches = [[d for b in batches for d in b]] if batches else []
     say = progress or (lambda _m: None)
 
     def one(batch):
         try:
-            return _batch(args, batch, backend, timeout, say, hung)
+            return _batch(req, batch, backend, timeout, say, hung)
         except BackendUnavailable as e:
             return {}, {"unavailable": str(e)}
 

@@ -4,6 +4,8 @@ Usage (by the harness, not by people)::
 
     TRITON_INTERPRET=1 python -m harness.probe.worker '{"file": ..., "detectors": [...], ...}'
 
+(a ``harness.probe.request.ProbeRequest`` as JSON).
+
 The detectors named run one after another in this process (a process start costs more
 than most detectors); ``start`` and ``end`` events bracket each, so when the process
 dies or hangs, ``runner`` knows which detector it was in and runs the rest in a new one.
@@ -31,7 +33,8 @@ import contextlib
 import json
 import sys
 
-from harness.probe.budget import TIMEOUT_S, Budget, BudgetSpent, DetectorTimeout
+from harness.probe.budget import Budget, BudgetSpent, DetectorTimeout
+from harness.probe.request import ProbeRequest
 from harness.run.worker import Events, apply_memory_limit, import_failure
 
 EXIT_LOAD, EXIT_RUN, EXIT_CONTEXT = 2, 3, 4
@@ -45,26 +48,26 @@ def detectors() -> dict:
     return {name: d for name, d in registry().items() if d.run is not None}
 
 
-def _load(args: dict, emit, budget: Budget):
+def _load(req: ProbeRequest, emit, budget: Budget):
     """The target, checked: the file imports, its declarations and ``--sizes`` are good, and
     make_inputs makes inputs at its sizes, all within the timeout (a file that hangs at import
     is bad input too). None after an error event."""
     from harness.probe.execute import make
     from harness.probe.target import TargetError, Unavailable, check_sizes, load
 
-    timeout = float(args.get("timeout") or TIMEOUT_S)
+    timeout = req.timeout
     t = None
     try:
         with budget.limit(timeout, DetectorTimeout):
-            t = load(args["file"], args.get("inputs"), args.get("launcher") or "launch", args["backend"])
-            if (args.get("options") or {}).get("small") and t.small_sizes:
+            t = load(req.file, req.inputs, req.launcher, req.backend)
+            if req.options.get("small") and t.small_sizes:
                 t.sizes = dict(t.small_sizes)  # a slow GPU tool's run
-            if args.get("sizes"):
-                check_sizes(t.make_inputs, args["sizes"])
-                t.sizes = {**t.sizes, **args["sizes"]}
-            _made(t, make(t, t.sizes, int(args.get("seed", 0)), args["backend"]))
+            if req.sizes:
+                check_sizes(t.make_inputs, req.sizes)
+                t.sizes = {**t.sizes, **req.sizes}
+            _made(t, make(t, t.sizes, req.seed, req.backend))
     except DetectorTimeout:
-        what = "make_inputs" if t is not None else f"importing {args['file']}"
+        what = "make_inputs" if t is not None else f"importing {req.file}"
         emit(event="error", phase="load", message=f"{what} took more than {timeout:.0f}s (the --timeout)")
         return None
     except TargetError as e:
@@ -90,7 +93,9 @@ def _made(t, inputs) -> None:
 
 
 def run(args: dict) -> int:
-    emit = Events(args["events"])
+    """The worker's work: ``args`` is a ProbeRequest's JSON."""
+    req = ProbeRequest.from_json(args)
+    emit = Events(req.events)
     if (broken := import_failure()) is not None:  # a broken environment is bad input, not a finding
         emit(event="error", phase="load", message=broken)
         return EXIT_LOAD
@@ -102,40 +107,37 @@ def run(args: dict) -> int:
         # autotune: each config benchmarked in two calls (a warm-up and one timed), not do_bench's
         # eight or more (interpreter) or 125 ms of runs (GPU, each config at each new key: most of an
         # autotuned kernel's probe); its launches' side effects still precede the real one
-        gpu = args["backend"] == "gpu"
+        gpu = req.backend == "gpu"
         # on the GPU, compilations are marked, as calls are (execute.Watch): a hang is a call that
         # does not return, not a long compilation inside it (an autotuned kernel's configs)
         with patched(interpreter=not gpu, bench_calls=BENCH_CALLS,
                      on_compile=(lambda kind: emit(event=kind)) if gpu else None) as counter:
-            budget = Budget(float((args.get("options") or {}).get("budget") or 0.0), ends=args.get("ends"),
-                            stop=args.get("stop"))
-            target = _load(args, emit, budget)
+            budget = req.budget()
+            target = _load(req, emit, budget)
             if target is None:
                 return EXIT_LOAD
             # the parent's hang clock under a budget runs only inside a call (GPU); an interpreter call
             # is stopped once the GPU's side hung (runner._stop_when); each call's tuning, which a run at
             # a new key repeats (Budget.run_cost)
-            ctx = Context(target, args["backend"], int(args.get("seed", 0)), "", counter,
-                          dict(args.get("options") or {}), emit, list((args.get("options") or {}).get("blocks") or []),
-                          budget=budget, watch=Watch(emit, counter, budget))
+            ctx = Context(target, req.backend, req.seed, "", counter, dict(req.options), emit,
+                          list(req.options.get("blocks") or []), budget=budget, watch=Watch(emit, counter, budget))
             if (pad := ctx.options.get("pad")) is not None:
                 ctx.pad = int(pad)
-            if "failing" in args:  # an earlier process died at these sizes: the experiments start there
-                ctx.seen["failing"] = dict(args["failing"] or target.sizes)
+            if req.failing is not None:  # an earlier process died at these sizes: the experiments start there
+                ctx.seen["failing"] = dict(req.failing or target.sizes)
             hung = None
-            for i, name in enumerate(args["detectors"]):
+            for i, name in enumerate(req.detectors):
                 if hung is not None:  # each would wait as long for a kernel that does not return
                     emit(event="start", detector=name)
                     emit(event="skipped", detector=name, reason=f"the kernel did not return in the {hung} detector")
                     emit(event="end", detector=name)
                     continue
                 # the detectors before the diagnosis leave it its share of the probe's budget
-                found = run_one(ctx, name, emit, float(args.get("timeout") or TIMEOUT_S),
-                                reserve=budget.diagnosis_reserve(ctx.backend)
-                                if "diagnose" in args["detectors"][i + 1:] else 0.0)
+                found = run_one(ctx, name, emit, req.timeout, reserve=budget.diagnosis_reserve(ctx.backend)
+                                if "diagnose" in req.detectors[i + 1:] else 0.0)
                 if any(f.code == "P002" and f.severity == "error" for f in found):
                     hung = name
-                if ctx.backend == "gpu" and name != args["detectors"][-1] and not cuda_usable():
+                if ctx.backend == "gpu" and name != req.detectors[-1] and not cuda_usable():
                     return EXIT_CONTEXT
         emit(event="done")
         return 0

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 from harness import probe
 from harness.probe import runner
+from harness.probe.blackboard import Blackboard
 from harness.probe.budget import DIAGNOSIS_S, RESERVE_SHARE, Budget, ManualClock as FakeClock
 from harness.probe.detectors import diagnose
 
@@ -44,9 +45,9 @@ def test_a_short_budget_cuts_shape_fuzzing_and_the_report_says_so(monkeypatch):
     clock = FakeClock()
     _, _, whole = _fuzz(monkeypatch, CASE / "fixed.py", Budget(clock=clock), inputs=str(CASE / "case.py"),
                         launcher="add")
-    fuzz = whole.seen["fuzz"]
-    assert fuzz["tried"] == fuzz["planned"] > 8 and not whole.later["shapes"]
-    assert not runner.ProbeReport("f.py", meta={"interpreter": {"seen": whole.seen}}).cut_short()
+    fuzz = whole.board.fuzz
+    assert fuzz["tried"] == fuzz["planned"] > 8 and not whole.board.fuzz_left
+    assert not runner.ProbeReport("f.py", meta={"interpreter": {"seen": whole.board.to_json()}}).cut_short()
     # spent when the worker starts: shape fuzzing does not run
     spent = Budget.starting(1.6, clock)
     clock.sleep(1.6)
@@ -55,9 +56,9 @@ def test_a_short_budget_cuts_shape_fuzzing_and_the_report_says_so(monkeypatch):
     # with a slow kernel (0.3 s a call), a few of its sizes: the report says how far it got
     found, events, slow = _fuzz(monkeypatch, ROOT / "tests" / "probe_fixtures" / "budget" / "slow_double.py",
                                 Budget.starting(6.0, clock))
-    fuzz = slow.seen["fuzz"]
+    fuzz = slow.board.fuzz
     assert 0 < fuzz["tried"] < fuzz["planned"], fuzz
-    report = runner.ProbeReport("f.py", meta={"interpreter": {"seen": slow.seen}}, budget=6.0)
+    report = runner.ProbeReport("f.py", meta={"interpreter": {"seen": slow.board.to_json()}}, budget=6.0)
     [line] = report.cut_short()
     assert line.startswith(f"shape fuzzing on the interpreter tried {fuzz['tried']} of") and "--budget 60" in line
 
@@ -95,12 +96,12 @@ def test_the_reserve_for_the_diagnosis_starts_only_once_a_result_was_seen_wrong(
     ctx = Context(target=None, backend="gpu", seed=0, name="shapes", budget=Budget(clock=clock, ends=clock.t + 5))
     ctx.budget.reserve = 10.0  # inside the reserve already
     assert not ctx.late()  # all right so far: the time goes to finding
-    ctx.seen["wrong_now"] = True  # shape fuzzing met a wrong result: wrap up, the diagnosis needs the rest
+    ctx.board.wrong_now = True  # shape fuzzing met a wrong result: wrap up, the diagnosis needs the rest
     assert ctx.late()
-    ctx.seen.pop("wrong_now")
-    ctx.seen["failing"] = {"n": 3}  # an earlier detector's error
+    ctx.board.wrong_now = None
+    ctx.board.failing = {"n": 3}  # an earlier detector's error
     assert ctx.late() and ctx.wrap_up_by() == ctx.budget.ends - ctx.budget.reserve
-    ctx.seen.clear()
+    ctx.board.failing = None
     ctx.budget.reserve = 0.0
     assert not ctx.late()
     clock.sleep(5.001)  # the budget spent: late whatever was seen
@@ -352,7 +353,7 @@ def test_shape_fuzzing_starts_no_size_an_autotuned_kernel_would_tune_past_the_bu
 
     st = state()
     shapes._try_sizes(ctx, st)
-    assert ran == [] and st["cut"] and ctx.seen["fuzz"]["tried"] == 0  # left to shapes-rest, which has no time either
+    assert ran == [] and st["cut"] and ctx.board.fuzz["tried"] == 0  # left to shapes-rest, which has no time either
     ctx.budget = Budget(clock=clock, ends=clock.t + 4)  # nothing tuned: its first size runs whatever the time
     st = state()
     shapes._try_sizes(ctx, st)
@@ -366,19 +367,18 @@ def test_the_diagnosis_leaves_a_third_of_the_time_to_the_sizes_shape_fuzzing_lef
     from harness.probe.context import Context
 
     monkeypatch.setattr(experiments, "registry", lambda: {})
-    monkeypatch.setattr(kernels, "known_facts", lambda ctx: ctx.seen)
+    monkeypatch.setattr(kernels, "known_facts", lambda ctx: ctx.board)
 
-    def deadline(later):
+    def deadline(left):
         clock = FakeClock()
-        ctx = Context(target=None, backend="gpu", seed=0, name="diagnose", later=later,
+        ctx = Context(target=None, backend="gpu", seed=0, name="diagnose", board=Blackboard(fuzz_left=left),
                       budget=Budget(clock=clock, ends=clock.t + 9))
-        ctx.seen["failing"] = {"n": 1}
+        ctx.board.failing = {"n": 1}
         diagnose.run(ctx)
         return ctx.budget.deadline - clock.t
 
-    assert deadline({"shapes": {}}) == 6.0  # two thirds of the 9 s left
-    assert deadline({}) == DIAGNOSIS_S["gpu"] < 9  # nothing left to fuzz: its own time
-    assert deadline({"shapes": None}) == DIAGNOSIS_S["gpu"]  # shape fuzzing ran all its sizes
+    assert deadline({"cut": True}) == 6.0  # two thirds of the 9 s left
+    assert deadline(None) == DIAGNOSIS_S["gpu"] < 9  # nothing left to fuzz (it ran all its sizes): its own time
 
 
 def _budget_ctx(backend="interpreter", stop_in=0.3):
@@ -415,7 +415,7 @@ def test_a_detector_still_running_at_the_budgets_end_is_stopped_and_keeps_what_i
     assert found[0] is kept and found[1].code == "P000" and found[1].severity == "info"
     assert "stopped at the end of the probe's budget" in found[1].message
     assert {"event": "cut", "detector": "slow"} in events and events[-1] == {"event": "end", "detector": "slow"}
-    assert ctx.seen["failing"] == {"n": 3}  # the diagnosis, had it time, would start there
+    assert ctx.board.failing == {"n": 3}  # the diagnosis, had it time, would start there
 
     # one that starts after the stop does not run at all; one with no partial keeps nothing but the note
     events.clear()
@@ -484,9 +484,9 @@ def test_shape_fuzzing_stopped_at_the_budgets_end_reports_each_failure_it_met_un
     st = {"classes": {("wrote outside", frozenset()): ({"n": 1}, "wrote outside a tensor", 1),
                       ("wrong result", frozenset()): ({"n": 1001}, "1 of 1001 differ", 7)},
           "reported": {("wrote outside", frozenset())}}
-    ctx.later["shapes-now"] = {"grid": [grid], "st": st}
+    ctx.board.fuzz_now = {"grid": [grid], "st": st}
     found = shapes.partial(ctx)
-    assert found[0] is grid and len(found) == 2 and "shapes-now" not in ctx.later
+    assert found[0] is grid and len(found) == 2 and ctx.board.fuzz_now is None
     assert found[1].code == "P401" and found[1].sizes == {"n": 1001} and "not shrunk" in found[1].message
     assert "smallest" not in found[1].message
     assert shapes.partial(ctx) == []  # nothing running: nothing kept
@@ -503,17 +503,17 @@ def test_the_diagnosis_keeps_each_experiments_evidence_as_it_goes(monkeypatch):
     exps = {"first": SimpleNamespace(run=lambda ctx, failing: {"tail": "wrong at n=7 only"}),
             "second": SimpleNamespace(run=budget_ends)}
     monkeypatch.setattr(experiments, "registry", lambda: exps)
-    monkeypatch.setattr(kernels, "known_facts", lambda ctx: ctx.seen.update(atomics=True))
+    monkeypatch.setattr(kernels, "known_facts", lambda ctx: setattr(ctx.board, "atomics", True))
     ctx = _budget_ctx(backend="gpu", stop_in=30.0)
-    ctx.seen["failing"] = {"n": 7}
+    ctx.board.failing = {"n": 7}
     try:
         diagnose.run(ctx)
     except BudgetSpent:
         pass
     else:
         raise AssertionError("the budget's end must reach the worker")
-    assert ctx.seen["evidence"] == {"tail": "wrong at n=7 only"} and ctx.seen["experiments"][0].startswith("first")
-    assert diagnose.DETECTOR.partial(ctx) == [] and ctx.seen["evidence"]["atomics"] == "the kernels use atomics"
+    assert ctx.board.evidence == {"tail": "wrong at n=7 only"} and ctx.board.experiments[0].startswith("first")
+    assert diagnose.DETECTOR.partial(ctx) == [] and ctx.board.evidence["atomics"] == "the kernels use atomics"
 
 
 def test_a_detector_cut_at_the_budgets_end_has_its_status_and_is_not_an_answer():
@@ -551,9 +551,9 @@ def test_the_defaults_runs_finish_whatever_the_budget_and_the_rest_stop_at_its_e
     clock = FakeClock()
     budget = Budget.starting(5.0, clock)
     found, events, ctx = _fuzz(monkeypatch, slow, budget, detectors=("reference", "shapes"))
-    fuzz = ctx.seen["fuzz"]
+    fuzz = ctx.board.fuzz
     assert 0 < fuzz["tried"] < fuzz["planned"] and [e["detector"] for e in events if e["event"] == "end"] == \
         ["reference", "shapes"]
     assert clock.t <= budget.stop, clock.t - budget.stop
-    report = runner.ProbeReport("f.py", meta={"interpreter": {"seen": ctx.seen}}, budget=5.0)
+    report = runner.ProbeReport("f.py", meta={"interpreter": {"seen": ctx.board.to_json()}}, budget=5.0)
     assert report.cut_short()

@@ -132,10 +132,10 @@ def test_sizes_wrong_only_after_shape_fuzzings_other_launches_start_the_experime
     with context(tmp_path, monkeypatch, slug="autotune-key-missing-shape") as ctx:
         shrunk = {"rows": 1, "kv_rank": 1, "q_rank": 513}
         assert outcome(ctx, shrunk)[0] == "refused"
-        ctx.outcomes.clear()
-        ctx.seen["failing"] = shrunk
+        ctx.board.outcomes.clear()
+        ctx.board.failing = shrunk
         run(ctx)
-    assert "autotune-reuse" in ctx.seen["evidence"], ctx.seen
+    assert "autotune-reuse" in ctx.board.evidence, ctx.board
 
 
 # -- widen: too narrow a float type, and an error that builds up along a size -----------------------

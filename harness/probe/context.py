@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass, field
 
+from harness.probe.blackboard import Blackboard
 from harness.probe.budget import Budget
 from harness.probe.execute import PAD, Watch
 from harness.probe.findings import ERROR, Finding
@@ -27,9 +28,7 @@ class Context:
     budget: Budget = field(default_factory=Budget)  # the probe's time in this process (its deadlines, its timer)
     watch: Watch | None = None  # the worker's marks around each call, and its tuning clock (execute.Watch)
     refused: list = field(default_factory=list)  # (sizes, why) where Triton would not compile the kernel
-    seen: dict = field(default_factory=dict)  # what runs showed: atomics, autotune, poisoned loads (skips, diagnosis)
-    outcomes: dict = field(default_factory=dict)  # the experiments' plain runs by sizes (harness.probe.experiments.outcome)
-    later: dict = field(default_factory=dict)  # work a detector left for one after it (shape fuzzing's sizes: shapes-rest)
+    board: Blackboard = field(default_factory=Blackboard)  # what the runs showed (skips, the diagnosis, the parent)
     pad: int = PAD  # guard elements on each side of every tensor (0 under a GPU tool: it checks accesses itself)
 
     def call(self, inputs: dict, **kw):
@@ -43,18 +42,14 @@ class Context:
 
     def late(self) -> bool:
         """Past the detector's own deadline (a share of its timeout), or, once a result was seen
-        wrong in this process (``seen["failing"]``, or ``seen["wrong_now"]`` while a detector
+        wrong in this process (``board.failing``, or ``board.wrong_now`` while a detector
         works), into the time the probe's budget keeps for the diagnosis: wrap up with what there is
         (``Budget.late``)."""
-        return self.budget.late(self.wrong())
+        return self.budget.late(self.board.wrong())
 
     def wrap_up_by(self) -> float:
         """The clock time at which ``late()`` turns true as things stand (``Budget.wrap_up_by``)."""
-        return self.budget.wrap_up_by(self.wrong())
-
-    def wrong(self) -> bool:
-        """A result was seen wrong in this process: the diagnosis' reserve counts."""
-        return bool(self.seen.get("failing") or self.seen.get("wrong_now"))
+        return self.budget.wrap_up_by(self.board.wrong())
 
     @contextlib.contextmanager
     def instrument(self, **kw):
@@ -70,7 +65,7 @@ class Context:
         for name, values in rec.blocks.items():
             self.blocks = sorted(set(self.blocks) | set(values))
         if rec.float_atomics or getattr(rec, "atomics", 0):
-            self.seen["atomics"] = True
+            self.board.atomics = True
 
 
 def crash(ctx: Context, e: BaseException, sizes: dict | None = None) -> Finding:

@@ -24,6 +24,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+from harness.probe.blackboard import Blackboard
 from harness.probe.budget import PROCESS_START_S, TIMEOUT_S, Budget
 from harness.probe.findings import ERROR, INFO, WARNING, Finding, attach_cases, problems
 from harness.probe.request import ProbeRequest
@@ -97,8 +98,8 @@ class ProbeReport:
     def cut_short(self) -> list:
         """A line for each backend whose shape fuzzing ran out of time before its last size."""
         out = []
-        for backend, meta in self.meta.items():
-            f = (meta.get("seen") or {}).get("fuzz") if isinstance(meta, dict) else None
+        for backend in self.meta:
+            f = _seen(self, backend).fuzz
             if f and f.get("tried", 0) < f.get("planned", 0):
                 more = f" (--budget {max(60, 3 * self.budget):.0f} tries more)" if self.budget else ""
                 out.append(f"shape fuzzing on the {backend} tried {f['tried']} of {f['planned']} sizes in its "
@@ -498,8 +499,10 @@ def _merge_meta(into: dict, meta: dict) -> None:
     into["seen"] = seen
 
 
-def _seen(report: ProbeReport, backend: str) -> dict:
-    return (report.meta.get(backend) or {}).get("seen") or {}
+def _seen(report: ProbeReport, backend: str) -> Blackboard:
+    """What the runs on ``backend`` showed (its workers' blackboards, merged)."""
+    meta = report.meta.get(backend)
+    return Blackboard.from_json((meta.get("seen") if isinstance(meta, dict) else None) or {})
 
 
 def _poison_only(report: ProbeReport) -> list:
@@ -509,7 +512,7 @@ def _poison_only(report: ProbeReport) -> list:
         return []
     out = []
     for backend in report.meta:
-        if p := _seen(report, backend).get("poison_only"):
+        if p := _seen(report, backend).poison_only:
             sizes = ", ".join(f"{k}={v}" for k, v in p["sizes"].items())
             out.append(Finding("P203", "shapes", backend, f"masked lanes of a tl.load without other= enter the result "
                                f"at {sizes}: with poison in them {p['why']}; with 0 (what today's GPUs give, "
@@ -525,7 +528,7 @@ def _diagnose(report: ProbeReport) -> list:
         return []
     observed = {}
     for backend in report.meta:
-        for name, text in (_seen(report, backend).get("evidence") or {}).items():
+        for name, text in (_seen(report, backend).evidence or {}).items():
             observed.setdefault(name, f"{backend}: {text}")
     return diagnose(report.findings, observed)
 

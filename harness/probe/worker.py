@@ -124,7 +124,7 @@ def run(args: dict) -> int:
             if (pad := ctx.options.get("pad")) is not None:
                 ctx.pad = int(pad)
             if req.failing is not None:  # an earlier process died at these sizes: the experiments start there
-                ctx.seen["failing"] = dict(req.failing or target.sizes)
+                ctx.board.failing = dict(req.failing or target.sizes)
             hung = None
             for i, name in enumerate(req.detectors):
                 if hung is not None:  # each would wait as long for a kernel that does not return
@@ -193,7 +193,7 @@ def run_one(ctx, name: str, emit, timeout: float, reserve: float = 0.0) -> list:
     except BaseException as e:  # noqa: BLE001  the detector's own failure, its time or the budget's end
         found = _stopped(ctx, det, e, timeout, emit)
     _note_failing(ctx, found)
-    emit(event="meta", blocks=ctx.blocks, seen=ctx.seen)
+    emit(event="meta", blocks=ctx.blocks, seen=ctx.board.to_json())
     for f in found:
         emit(event="finding", **f.to_json())
     emit(event="end", detector=name)
@@ -243,9 +243,9 @@ def _note_failing(ctx, found: list) -> None:
     for f in found:
         if f.severity == "error" and f.code not in ("P003", "P002"):
             sizes = dict(f.sizes or ctx.target.sizes)
-            if "failing" not in ctx.seen or volume(sizes) < volume(ctx.seen["failing"]):
-                ctx.seen["failing"] = sizes
-    ctx.seen.pop("wrong_now", None)  # the detector's own mark (its errors set "failing" above)
+            if ctx.board.failing is None or volume(sizes) < volume(ctx.board.failing):
+                ctx.board.failing = sizes
+    ctx.board.wrong_now = None  # the detector's own mark (its errors set ``failing`` above)
 
 
 if __name__ == "__main__":

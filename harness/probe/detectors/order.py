@@ -99,8 +99,8 @@ def programs_share_writes(ctx) -> str | None:
     order can change the result only through memory one of them writes and another touches (or
     atomics). The race detector, run before this one in its process at the same sizes, records
     those addresses: none, and no atomics, and every order gives the same result."""
-    s = ctx.seen
-    if s.get("atomics") or s.get("cross_program") != 0:
+    s = ctx.board
+    if s.atomics or s.cross_program != 0:
         return None
     return ("no program writes an address that another program of its launch touches, and no atomics "
             "(the race detector's record at the default sizes): every program order gives the same result")

@@ -17,23 +17,23 @@ def rest(ctx: Context) -> list:
     """The sizes shape fuzzing left when a failure cut it short for the diagnosis, run in the time
     the diagnosis left: a mechanism other than the first (a second bug, or one that shows only past
     a bug that the fixed kernel shares) is reported too. Its findings are shape fuzzing's."""
-    st = ctx.later.pop("shapes")
+    st, ctx.board.fuzz_left = ctx.board.fuzz_left, None
     ctx.name = "shapes"
-    ctx.later["shapes-now"] = {"st": st}  # what the budget's end keeps (shapes.partial)
+    ctx.board.fuzz_now = {"st": st}  # what the budget's end keeps (shapes.partial)
     before = set(st["classes"])
     shapes._try_sizes(ctx, st)
     new = {k: v for k, v in st["classes"].items() if k not in before}
     found = shapes._reported(ctx, st, new) if new else []
-    ctx.later.pop("shapes-now", None)
+    ctx.board.fuzz_now = None
     return found
 
 
 def _skip(ctx: Context) -> str | None:
-    st = ctx.later.get("shapes")
+    st = ctx.board.fuzz_left
     if st is None:
         return "shape fuzzing was not cut short (it ran its sizes or its own time)"
     if ctx.budget.ends is not None and ctx.budget.left() < REST_MIN_LEFT_S[ctx.backend]:
-        ctx.later.pop("shapes")
+        ctx.board.fuzz_left = None
         return "the probe's budget is spent"
     return None
 

@@ -42,7 +42,7 @@ def outcome(ctx, sizes: dict, inputs: dict | None = None):
 
     t = ctx.target
     ctx.trying = sizes
-    cache = ctx.outcomes  # the failing sizes' plain run: several experiments start there
+    cache = ctx.board.outcomes  # the failing sizes' plain run: several experiments start there
     key = tuple(sorted(sizes.items())) if inputs is None else None
     if key is not None and key in cache:
         return cache[key]

@@ -34,7 +34,7 @@ def run(ctx, failing: dict) -> dict:
         ev["oob-store"] = f"at {fmt(failing)}: wrote into the guard bands past {', '.join(map(repr, past))}"
     from harness.probe.kernels import known_facts
 
-    if known_facts(ctx).get("atomics") or ctx.late():  # atomics' order changes results between any two
+    if known_facts(ctx).atomics or ctx.late():  # atomics' order changes results between any two
         return ev                                          # runs: no comparison (nor past the deadline)
     runs = [nan] + [X.call(t, X.clone_inputs(inputs), backend=ctx.backend, watch=ctx.watch, ref=ref, finite=finite)
                     for finite in (True, False, True)]  # NaN, 0, NaN, 0: the same change twice

@@ -480,7 +480,7 @@ def test_the_gpu_tools_are_opt_in_and_say_so(monkeypatch):
     assert runner._wanted("compute-sanitizer", None, {"tools": True}) and runner._wanted("reference", None, {})
     assert runner._wanted("triton-debug", ["triton-debug"], {})
     asked = []
-    monkeypatch.setattr(runner, "_batch", lambda req, batch, *rest: (asked.extend(batch), ({}, {}))[1])
+    monkeypatch.setattr(runner.Batch, "run", lambda batch: (asked.extend(batch.todo), ({}, {}))[1])
     for options, tools_ran in (({}, False), ({"tools": True}, True)):
         asked.clear()
         report = runner.ProbeReport("k.py")

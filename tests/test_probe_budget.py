@@ -275,15 +275,21 @@ def test_the_interpreter_is_not_stopped_between_calls_or_before_the_gpu_hung(tmp
 
 def test_a_stopped_interpreter_call_is_a_note_and_the_rest_are_not_run():
     from harness.probe.findings import INFO
-    from harness.probe.runner import ProbeEvents, _died
+    from harness.probe.request import ProbeRequest
+    from harness.probe.runner import Batch, ProbeEvents, Status
     from harness.run.isolate import Process
 
-    results, todo = {}, ["reference", "guards"]
+    said = []
+    batch = Batch(ProbeRequest("k.py"), ["reference", "guards"], "interpreter", 30.0, said.append)
     ev = ProbeEvents(started=["reference"], clock={"reference": [None, None]})
-    _died(results, todo, ev, Process(returncode=-15, stopped=12.0), "interpreter", 30.0, 12.5, lambda m: None)
-    (f,), status, _ = results["reference"]
-    assert status == "stopped" and f.code == "P002" and f.severity == INFO and "did not return on the GPU" in f.message
-    assert results["guards"][1] == "not run" and results["guards"][0][0].severity == INFO and not todo
+    batch.died(ev, Process(returncode=-15, stopped=12.0), 12.5)
+    run = batch.results["reference"]
+    (f,) = run.findings
+    assert run.status is Status.STOPPED and run.label == "stopped" and run.seconds == 12.5
+    assert f.code == "P002" and f.severity == INFO and "did not return on the GPU" in f.message
+    guards = batch.results["guards"]
+    assert guards.label == "not run" and guards.findings[0].severity == INFO and not batch.todo
+    assert said == ["interpreter reference: stopped after 12.5s"]
 
 
 # --- an autotuned kernel re-tunes at each new size ---------------------------------------------------------
@@ -523,9 +529,10 @@ def test_a_detector_cut_at_the_budgets_end_has_its_status_and_is_not_an_answer()
     ev = runner._events(SimpleNamespace(events=[{"event": "start", "detector": "shapes", "t": 1.0},
                                                 {"event": "cut", "detector": "shapes"},
                                                 {"event": "end", "detector": "shapes", "t": 3.5}]))
-    results = {}
-    runner._collect(results, ["shapes"], ev, SimpleNamespace(output_tail=""), "interpreter", 0.0, None)
-    assert results["shapes"][1] == runner.CUT and results["shapes"][2] == 2.5
+    batch = runner.Batch(runner.ProbeRequest("k.py"), ["shapes"], "interpreter", 30.0, None)
+    batch.collect(ev, SimpleNamespace(output_tail=""), 0.0)
+    run = batch.results["shapes"]
+    assert run.status is runner.Status.CUT and run.label == runner.CUT and run.seconds == 2.5
     assert runner.CUT not in RAN  # a probe whose every detector was cut checked nothing: not exit 0
 
 
@@ -557,3 +564,20 @@ def test_the_defaults_runs_finish_whatever_the_budget_and_the_rest_stop_at_its_e
     assert clock.t <= budget.stop, clock.t - budget.stop
     report = runner.ProbeReport("f.py", meta={"interpreter": {"seen": ctx.board.to_json()}}, budget=5.0)
     assert report.cut_short()
+
+
+def test_a_skipped_detector_says_why_and_costs_nothing():
+    from harness.probe import runner
+
+    ev = runner._events(SimpleNamespace(events=[{"event": "start", "detector": "order", "t": 1.0},
+                                                {"event": "skipped", "detector": "order", "reason": "no atomics"},
+                                                {"event": "end", "detector": "order", "t": 3.5},
+                                                {"event": "start", "detector": "race", "t": 3.5},
+                                                {"event": "error", "phase": "run", "detector": "race",
+                                                 "message": "boom"},
+                                                {"event": "end", "detector": "race", "t": 4.0}]))
+    batch = runner.Batch(runner.ProbeRequest("k.py"), ["order", "race"], "interpreter", 30.0, None)
+    batch.collect(ev, SimpleNamespace(output_tail=""), 0.0)
+    order, race = batch.results["order"], batch.results["race"]
+    assert order.label == "skipped: no atomics" and order.seconds == 0.0 and order.why == "no atomics"
+    assert race.label == "error" and race.seconds == 0.5 and [f.severity for f in race.findings] == ["warning"]

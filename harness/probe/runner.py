@@ -23,6 +23,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from enum import Enum
 
 from harness.probe.blackboard import Blackboard
 from harness.probe.budget import PROCESS_START_S, TIMEOUT_S, Budget
@@ -32,9 +33,6 @@ from harness.run.backends import resolve_backends
 from harness.run.isolate import exit_message, new_lines, run_process
 
 from harness.probe import detectors as registry
-
-CUT = "cut at the budget's end"  # the status of a detector stopped there
-
 
 class ProbeInputError(Exception):
     """The probe file cannot be used; the message is one line."""
@@ -133,6 +131,37 @@ class ProbeEvents:
     skipped: dict = field(default_factory=dict)  # detector -> why it did not apply
     clock: dict = field(default_factory=dict)  # detector -> [its start, its end] (the events' time.time())
     cut: set = field(default_factory=set)  # detectors stopped at the budget's end (budget.BudgetSpent)
+
+
+class Status(str, Enum):
+    """How a detector's run ended, as the report says it (``DetectorRun.label``)."""
+
+    DONE = "done"
+    SKIPPED = "skipped"  # it did not apply (``DetectorRun.why``)
+    CUT = "cut at the budget's end"  # stopped there, its findings so far kept (its answer unfinished)
+    ERROR = "error"  # the detector's own failure
+    NOT_RUN = "not run"
+    CRASH = "crash"  # its process died in it
+    HANG = "hang"  # its process was killed, the kernel hung
+    STOPPED = "stopped"  # its interpreter call was stopped, as the kernel did not return on the GPU
+
+
+CUT = Status.CUT.value  # the status of a detector stopped at the budget's end
+
+
+@dataclass
+class DetectorRun:
+    """One detector's run on one backend, as the runner accounts for it."""
+
+    findings: list
+    status: Status
+    seconds: float = 0.0
+    why: str = ""  # why it was skipped
+
+    @property
+    def label(self) -> str:
+        """The status as the report says it: "skipped: <why>" for a skip."""
+        return f"skipped: {self.why}" if self.status is Status.SKIPPED else self.status.value
 
 
 def _events(proc) -> ProbeEvents:
@@ -255,92 +284,104 @@ def _stop_when(backend: str, hung):
     return lambda seconds: hung.is_set() and seconds >= HANG_FLOOR_S
 
 
-def _batch(req: ProbeRequest, names: list, backend: str, timeout: float, say, hung=None) -> tuple[dict, dict]:
-    """Run ``names`` in as few processes as it takes: a crash or a hang ends one detector, and the
-    ones after it run in a new process. Returns {name: (findings, status, seconds)} and the meta."""
-    results, meta, todo = {}, {}, list(names)
-    while todo:
-        t0 = time.monotonic()
-        if results and req.ends is not None and t0 > req.ends:
-            # a process ended early (a crash) after the budget was spent: no new one for the rest
-            spent, todo = [n for n in todo if _budgeted(n)], [n for n in todo if not _budgeted(n)]
-            for name in spent:
-                results[name] = ([Finding("P000", name, backend, f"not run: the probe's --budget "
-                                                                 f"({req.options.get('budget', 0):.0f}s) was spent",
-                                          severity=INFO)], "not run", 0.0)
-            if not todo:
-                break
-        worker, extra = _worker_request(req, todo, backend, timeout)
-        if extra is None:
-            name = todo.pop(0)
-            results[name] = ([Finding("P000", name, backend, f"{name} not found (put it on PATH or set CUDA_HOME)",
-                                      severity=INFO)], "not run", 0.0)
-            continue
-        proc = _run_worker(worker, backend, timeout, extra, say, hung)
-        ev = _events(proc)
-        if ev.load:
-            raise ProbeInputError(ev.load)
-        if proc.hung and not ev.meta and not ev.started:  # stuck where the worker's own alarm cannot reach
-            raise ProbeInputError(f"{req.file}: not loaded after {timeout:.0f}s (importing it, or its make_inputs, "
-                                  f"hung)")
-        if ev.unavailable:
-            raise BackendUnavailable(ev.unavailable)
-        _merge_meta(meta, ev.meta)
-        _collect(results, todo, ev, proc, backend, (time.monotonic() - t0) / max(1, len(ev.started)), say)
-        left = len(worker.detectors) - len(ev.ended)
-        if not left:  # all it was asked ran (an exit status after that is compute-sanitizer's --error-exitcode)
-            continue
-        if not proc.hung and not ev.started[len(ev.ended):] and (ev.ended or not proc.returncode):
-            if proc.returncode:
-                continue  # ended between two detectors (a broken CUDA context): the rest in a new process
-            for _ in range(left):  # the process ended cleanly before starting them: report, do not loop
-                name = todo.pop(0)
-                # the probe's own failure, nothing shown about the kernel: a warning (--strict fails on it)
-                results[name] = ([Finding("P000", name, backend, "the worker stopped before this detector (the "
-                                          "probe's own failure: nothing was shown about the kernel)",
-                                          severity=WARNING)], "error", 0.0)
-            continue
-        died = todo[0]
-        _died(results, todo, ev, proc, backend, timeout, time.monotonic() - t0, say)
-        if proc.hung and backend == "gpu" and hung is not None:
-            hung.set()  # the interpreter's side beside it need not wait its whole timeout (_stop_when)
-        found, status, _ = results[died]
-        if status == "crash" and req.failing is None and any(f.severity == ERROR for f in found):
-            req = req.with_(failing=dict(ev.trying or {}))  # the diagnosis starts where it died
-    return results, meta
+class Batch:
+    """The detectors of one batch, run in as few processes as it takes: a crash or a hang ends one
+    detector, and the ones after it run in a new process. ``run()`` returns {name: DetectorRun} and
+    the meta; ``todo`` holds the detectors not yet accounted for, ``results`` those that are."""
 
+    def __init__(self, req: ProbeRequest, names: list, backend: str, timeout: float, say, hung=None):
+        self.req, self.backend, self.timeout, self.say, self.hung = req, backend, timeout, say, hung
+        self.todo: list = list(names)
+        self.results: dict = {}
+        self.meta: dict = {}
 
-def _died(results: dict, todo: list, ev: ProbeEvents, proc, backend: str, timeout: float, dt: float, say) -> None:
-    """The detector the process died or hung in; after a hang the rest are not run (a kernel that
-    never returns makes each of them wait as long)."""
-    name = todo.pop(0)
-    partial = _kept(name, ev.findings.get("reference" if _tool(name) else name, []))
-    dt = _seconds(ev, name, dt)
-    status = "hang" if proc.hung else "stopped" if proc.stopped else "crash"
-    results[name] = (partial + [_ended(name, backend, proc, ev, timeout)], status, dt)
-    say(f"{backend} {name}: {status} after {dt:.1f}s")
-    if proc.hung or proc.stopped:  # the next detector's first call would hang the same way, and wait as long
-        why = f"the kernel hung in the {name} detector" if proc.hung else "the kernel did not return on the GPU"
-        while todo:
-            other = todo.pop(0)
-            results[other] = ([Finding("P000", other, backend, f"not run: {why}", severity=INFO)], "not run", 0.0)
+    def _not_run(self, name: str, why: str, severity: str = INFO, status: Status = Status.NOT_RUN) -> None:
+        self.results[name] = DetectorRun([Finding("P000", name, self.backend, why, severity=severity)], status)
 
+    def run(self) -> tuple[dict, dict]:
+        req, backend, timeout = self.req, self.backend, self.timeout
+        while self.todo:
+            t0 = time.monotonic()
+            if self.results and req.ends is not None and t0 > req.ends:
+                # a process ended early (a crash) after the budget was spent: no new one for the rest
+                spent = [n for n in self.todo if _budgeted(n)]
+                self.todo = [n for n in self.todo if not _budgeted(n)]
+                for name in spent:
+                    self._not_run(name, f"not run: the probe's --budget ({req.options.get('budget', 0):.0f}s) was spent")
+                if not self.todo:
+                    break
+            worker, extra = _worker_request(req, self.todo, backend, timeout)
+            if extra is None:
+                name = self.todo.pop(0)
+                self._not_run(name, f"{name} not found (put it on PATH or set CUDA_HOME)")
+                continue
+            proc = _run_worker(worker, backend, timeout, extra, self.say, self.hung)
+            ev = _events(proc)
+            if ev.load:
+                raise ProbeInputError(ev.load)
+            if proc.hung and not ev.meta and not ev.started:  # stuck where the worker's own alarm cannot reach
+                raise ProbeInputError(f"{req.file}: not loaded after {timeout:.0f}s (importing it, or its "
+                                      f"make_inputs, hung)")
+            if ev.unavailable:
+                raise BackendUnavailable(ev.unavailable)
+            _merge_meta(self.meta, ev.meta)
+            self.collect(ev, proc, (time.monotonic() - t0) / max(1, len(ev.started)))
+            left = len(worker.detectors) - len(ev.ended)
+            if not left:  # all it was asked ran (an exit status after that is compute-sanitizer's --error-exitcode)
+                continue
+            if not proc.hung and not ev.started[len(ev.ended):] and (ev.ended or not proc.returncode):
+                if proc.returncode:
+                    continue  # ended between two detectors (a broken CUDA context): the rest in a new process
+                for _ in range(left):  # the process ended cleanly before starting them: report, do not loop
+                    # the probe's own failure, nothing shown about the kernel: a warning (--strict fails on it)
+                    self._not_run(self.todo.pop(0), "the worker stopped before this detector (the probe's own "
+                                  "failure: nothing was shown about the kernel)", WARNING, Status.ERROR)
+                continue
+            died = self.todo[0]
+            self.died(ev, proc, time.monotonic() - t0)
+            if proc.hung and backend == "gpu" and self.hung is not None:
+                self.hung.set()  # the interpreter's side beside it need not wait its whole timeout (_stop_when)
+            run = self.results[died]
+            if run.status is Status.CRASH and req.failing is None and any(f.severity == ERROR for f in run.findings):
+                req = self.req = req.with_(failing=dict(ev.trying or {}))  # the diagnosis starts where it died
+        return self.results, self.meta
 
-def _collect(results: dict, todo: list, ev: ProbeEvents, proc, backend: str, dt: float, say) -> None:
-    """The detectors that ended: their findings (a GPU tool's own, read from its output), in ``results``."""
-    for name in ev.ended:
-        label = todo.pop(0)  # as the user knows it: a GPU tool runs the reference detector
-        own = _tool_findings(label, backend, proc)
-        found = _kept(label, ev.findings.get(name, []), own) + own
-        for f in found:
-            f.detector = label
-        if name in ev.errors:
-            # the probe's own failure: nothing shown about the kernel (a warning: --strict fails on it)
-            found.append(Finding("P000", label, backend, f"the detector failed: {ev.errors[name]}"[:300],
-                                 severity=WARNING))
-        status = "error" if name in ev.errors else f"skipped: {ev.skipped[name]}" \
-            if name in ev.skipped else CUT if name in ev.cut else "done"
-        results[label] = (found, status, 0.0 if name in ev.skipped else _seconds(ev, label, dt))
+    def died(self, ev: ProbeEvents, proc, dt: float) -> None:
+        """The detector the process died or hung in; after a hang the rest are not run (a kernel that
+        never returns makes each of them wait as long)."""
+        name = self.todo.pop(0)
+        partial = _kept(name, ev.findings.get("reference" if _tool(name) else name, []))
+        dt = _seconds(ev, name, dt)
+        status = Status.HANG if proc.hung else Status.STOPPED if proc.stopped else Status.CRASH
+        self.results[name] = DetectorRun(partial + [_ended(name, self.backend, proc, ev, self.timeout)], status, dt)
+        self.say(f"{self.backend} {name}: {status.value} after {dt:.1f}s")
+        if proc.hung or proc.stopped:  # the next detector's first call would hang the same way, and wait as long
+            why = f"the kernel hung in the {name} detector" if proc.hung else "the kernel did not return on the GPU"
+            while self.todo:
+                self._not_run(self.todo.pop(0), f"not run: {why}")
+
+    def collect(self, ev: ProbeEvents, proc, dt: float) -> None:
+        """The detectors that ended: their findings (a GPU tool's own, read from its output)."""
+        backend = self.backend
+        for name in ev.ended:
+            label = self.todo.pop(0)  # as the user knows it: a GPU tool runs the reference detector
+            own = _tool_findings(label, backend, proc)
+            found = _kept(label, ev.findings.get(name, []), own) + own
+            for f in found:
+                f.detector = label
+            if name in ev.errors:
+                # the probe's own failure: nothing shown about the kernel (a warning: --strict fails on it)
+                found.append(Finding("P000", label, backend, f"the detector failed: {ev.errors[name]}"[:300],
+                                     severity=WARNING))
+            if name in ev.errors:
+                run = DetectorRun(found, Status.ERROR)
+            elif name in ev.skipped:
+                run = DetectorRun(found, Status.SKIPPED, why=ev.skipped[name])
+            else:
+                run = DetectorRun(found, Status.CUT if name in ev.cut else Status.DONE)
+            if run.status is not Status.SKIPPED:
+                run.seconds = _seconds(ev, label, dt)
+            self.results[label] = run
 
 
 def _kept(label: str, found: list, own: list | None = None) -> list:
@@ -593,7 +634,7 @@ def _probe_backend(report, req: ProbeRequest, backend, detectors, jobs, timeout,
 
     def one(batch):
         try:
-            return _batch(req, batch, backend, timeout, say, hung)
+            return Batch(req, batch, backend, timeout, say, hung).run()
         except BackendUnavailable as e:
             return {}, {"unavailable": str(e)}
 
@@ -607,9 +648,9 @@ def _probe_backend(report, req: ProbeRequest, backend, detectors, jobs, timeout,
     order = [d.name for d in registry.on(backend)]
     merged = {k: v for results, _ in done for k, v in results.items()}
     for name in sorted(merged, key=lambda n: order.index(n) if n in order else len(order)):
-        found, status, dt = merged[name]
-        report.findings += found
-        report.ran.append((backend, name, dt, status))
+        run = merged[name]
+        report.findings += run.findings
+        report.ran.append((backend, name, run.seconds, run.label))
     report.ran += [(backend, name, 0.0, f"skipped: {TOOLS_OPT_IN}") for name in skipped]
     for _, meta in done:
         _merge_meta(report.meta.setdefault(backend, {}), meta)

@@ -122,7 +122,7 @@ class Timer:
 
     @contextlib.contextmanager
     def limit(self, when: float, exc: type):
-        entry = [when, exc]  # a list: its identity, not its value, is taken away at the end
+        entry = (when, exc)
         if not self._stack:
             self._old = self.clock.on_alarm(self._fire)
         self._stack.append(entry)
@@ -130,7 +130,7 @@ class Timer:
         try:
             yield
         finally:
-            self._stack.remove(next(e for e in self._stack if e is entry))
+            del self._stack[next(i for i, e in enumerate(self._stack) if e is entry)]
             if self._stack:
                 self._arm()
             else:
@@ -148,7 +148,8 @@ class Timer:
         self.clock.arm(max(TICK_S, self._due()[0] - self.clock.now()))
 
     def _fire(self, signum=None, frame=None):
-        raise self._due()[1]
+        if self._stack:  # (an alarm already on its way as the last limit ended: nothing to stop)
+            raise self._due()[1]
 
 
 class Budget:

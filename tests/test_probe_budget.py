@@ -581,3 +581,20 @@ def test_a_skipped_detector_says_why_and_costs_nothing():
     order, race = batch.results["order"], batch.results["race"]
     assert order.label == "skipped: no atomics" and order.seconds == 0.0 and order.why == "no atomics"
     assert race.label == "error" and race.seconds == 0.5 and [f.severity for f in race.findings] == ["warning"]
+
+
+def test_the_timer_raises_the_earliest_deadlines_exception_and_nothing_once_empty():
+    import pytest
+
+    from harness.probe.budget import BudgetSpent, DetectorTimeout, ManualClock, Timer
+
+    clock = ManualClock()
+    timer = Timer(clock)
+    with timer.limit(clock.t + 2, DetectorTimeout):
+        with pytest.raises(BudgetSpent), timer.limit(clock.t + 1, BudgetSpent):
+            clock.sleep(1.5)  # the earlier one
+        assert clock.due == clock.t + 0.5  # the outer one armed again, for what is left of it
+        with pytest.raises(BudgetSpent), timer.limit(clock.t + 0.5, BudgetSpent):
+            clock.sleep(1)  # a tie (the budget's stop at the detector's timeout): the one pushed last, the stop
+    timer._fire()  # an alarm already on its way as the last limit ended: nothing to stop
+    assert clock.handler is None and clock.due is None

@@ -474,16 +474,17 @@ def test_the_gpu_tools_are_opt_in_and_say_so(monkeypatch):
     """compute-sanitizer and TRITON_DEBUG take 20 to 130 s a kernel: the probe runs them with
     --tools (options["tools"]) or when named, and otherwise lists them as skipped, with why."""
     from harness.probe import runner
+    from harness.probe.request import ProbeRequest
 
     assert not runner._wanted("compute-sanitizer", None, {}) and not runner._wanted("triton-debug", None, {})
     assert runner._wanted("compute-sanitizer", None, {"tools": True}) and runner._wanted("reference", None, {})
     assert runner._wanted("triton-debug", ["triton-debug"], {})
     asked = []
-    monkeypatch.setattr(runner, "_batch", lambda args, batch, *rest: (asked.extend(batch), ({}, {}))[1])
+    monkeypatch.setattr(runner.Batch, "run", lambda batch: (asked.extend(batch.todo), ({}, {}))[1])
     for options, tools_ran in (({}, False), ({"tools": True}, True)):
         asked.clear()
         report = runner.ProbeReport("k.py")
-        runner._probe_backend(report, {"options": options}, "gpu", None, 2, 10.0, None)
+        runner._probe_backend(report, ProbeRequest("k.py", options=options), "gpu", None, 2, 10.0, None)
         assert ("compute-sanitizer" in asked) is tools_ran and ("triton-debug" in asked) is tools_ran
         assert "reference" in asked
         skipped = {name: st for _, name, _, st in report.ran}

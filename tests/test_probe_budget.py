@@ -8,6 +8,8 @@ from types import SimpleNamespace
 
 from harness import probe
 from harness.probe import runner
+from harness.probe.blackboard import Blackboard
+from harness.probe.budget import DIAGNOSIS_S, RESERVE_SHARE, Budget, ManualClock as FakeClock
 from harness.probe.detectors import diagnose
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,22 +20,47 @@ def fuzzed(report):
     return report.meta["interpreter"]["seen"]["fuzz"]
 
 
-def test_a_short_budget_cuts_shape_fuzzing_and_the_report_says_so():
-    kw = dict(inputs=str(CASE / "case.py"), launcher="add", backends=["interpreter"], detectors=["shapes"])
-    whole = probe(str(CASE / "fixed.py"), budget=0, **kw)
-    assert whole.ok and fuzzed(whole)["tried"] == fuzzed(whole)["planned"] > 8, whole.text()
-    assert not whole.cut_short() and whole.to_json()["budget"] == 0
-    # spent about when the worker starts: shape fuzzing does not run, or is stopped, or starts one size
-    short = probe(str(CASE / "fixed.py"), budget=1.6, **kw)
-    assert short.to_json()["budget"] == 1.6
-    [status] = [st for _, d, _, st in short.ran]
-    assert status in ("skipped: the probe's budget is spent", runner.CUT, "done"), status
-    assert status != "done" or fuzzed(short)["tried"] == 1 < fuzzed(short)["planned"], short.text()
-    # with a slower kernel, a few of its sizes: the report says how far it got
-    slow = probe(str(ROOT / "tests" / "probe_fixtures" / "budget" / "slow_double.py"), backends=["interpreter"],
-                 detectors=["shapes"], budget=6.0)
-    assert 0 < fuzzed(slow)["tried"] < fuzzed(slow)["planned"], slow.text()
-    assert "shape fuzzing on the interpreter tried" in slow.text() and "--budget 60" in slow.text()
+def _fuzz(monkeypatch, path: Path, budget: Budget, detectors=("shapes",), **load):
+    """Shape fuzzing (or ``detectors``) of the file at ``path`` in this process (``worker.run_one``),
+    on ``budget``'s clock (a ``time.sleep`` of the file's launcher waits on it). Its findings, events
+    and Context."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    from harness.probe import worker
+    from harness.probe.context import Context
+    from harness.probe.execute import Watch
+    from harness.probe.target import load as load_target
+
+    target = load_target(str(path), **load)
+    if "time" in target.launcher.__globals__:  # the fixture's own wait, on the test's clock
+        monkeypatch.setitem(target.launcher.__globals__, "time", SimpleNamespace(sleep=budget.clock.sleep))
+    ctx = Context(target, "interpreter", 0, "", options={"budget": budget.seconds}, budget=budget,
+                  watch=Watch(budget=budget))
+    events, found = [], []
+    for name in detectors:
+        found += worker.run_one(ctx, name, lambda **e: events.append(e), timeout=120.0)
+    return found, events, ctx
+
+
+def test_a_short_budget_cuts_shape_fuzzing_and_the_report_says_so(monkeypatch):
+    clock = FakeClock()
+    _, _, whole = _fuzz(monkeypatch, CASE / "fixed.py", Budget(clock=clock), inputs=str(CASE / "case.py"),
+                        launcher="add")
+    fuzz = whole.board.fuzz
+    assert fuzz["tried"] == fuzz["planned"] > 8 and not whole.board.fuzz_left
+    assert not runner.ProbeReport("f.py", meta={"interpreter": {"seen": whole.board.to_json()}}).cut_short()
+    # spent when the worker starts: shape fuzzing does not run
+    spent = Budget.starting(1.6, clock)
+    clock.sleep(1.6)
+    found, events, _ = _fuzz(monkeypatch, CASE / "fixed.py", spent, inputs=str(CASE / "case.py"), launcher="add")
+    assert found == [] and {"event": "skipped", "detector": "shapes", "reason": "the probe's budget is spent"} in events
+    # with a slow kernel (0.3 s a call), a few of its sizes: the report says how far it got
+    found, events, slow = _fuzz(monkeypatch, ROOT / "tests" / "probe_fixtures" / "budget" / "slow_double.py",
+                                Budget.starting(6.0, clock))
+    fuzz = slow.board.fuzz
+    assert 0 < fuzz["tried"] < fuzz["planned"], fuzz
+    report = runner.ProbeReport("f.py", meta={"interpreter": {"seen": slow.board.to_json()}}, budget=6.0)
+    [line] = report.cut_short()
+    assert line.startswith(f"shape fuzzing on the interpreter tried {fuzz['tried']} of") and "--budget 60" in line
 
 
 def test_the_budget_cut_still_catches_what_the_first_sizes_show():
@@ -44,11 +71,10 @@ def test_the_budget_cut_still_catches_what_the_first_sizes_show():
 
 
 def test_the_diagnosis_keeps_its_share_of_a_short_budget_and_its_own_time_of_a_long_one():
-    ctx = lambda backend, budget: SimpleNamespace(backend=backend, options={"budget": budget})  # noqa: E731
-    assert diagnose.reserve(ctx("gpu", 10.0)) == diagnose.RESERVE_SHARE * 10.0 < diagnose.BUDGET_S["gpu"]
-    assert diagnose.reserve(ctx("interpreter", 20.0)) == diagnose.RESERVE_SHARE * 20.0 < diagnose.BUDGET_S["interpreter"]
-    assert diagnose.reserve(ctx("interpreter", 60.0)) == diagnose.BUDGET_S["interpreter"]
-    assert diagnose.reserve(ctx("gpu", 0.0)) == 0.0 and diagnose.reserve(SimpleNamespace(backend="gpu", options={})) == 0
+    assert Budget(10.0).diagnosis_reserve("gpu") == RESERVE_SHARE * 10.0 < DIAGNOSIS_S["gpu"]
+    assert Budget(20.0).diagnosis_reserve("interpreter") == RESERVE_SHARE * 20.0 < DIAGNOSIS_S["interpreter"]
+    assert Budget(60.0).diagnosis_reserve("interpreter") == DIAGNOSIS_S["interpreter"]
+    assert Budget(0.0).diagnosis_reserve("gpu") == 0.0 and Budget().diagnosis_reserve("gpu") == 0
 
 
 def test_budget_on_the_command_line():
@@ -64,114 +90,142 @@ def test_budget_on_the_command_line():
 
 
 def test_the_reserve_for_the_diagnosis_starts_only_once_a_result_was_seen_wrong():
-    import time
-
     from harness.probe.context import Context
 
-    ctx = Context(target=None, backend="gpu", seed=0, name="shapes")
-    ctx.ends, ctx.reserve = time.monotonic() + 5, 10.0  # inside the reserve already
+    clock = FakeClock()
+    ctx = Context(target=None, backend="gpu", seed=0, name="shapes", budget=Budget(clock=clock, ends=clock.t + 5))
+    ctx.budget.reserve = 10.0  # inside the reserve already
     assert not ctx.late()  # all right so far: the time goes to finding
-    ctx.seen["wrong_now"] = True  # shape fuzzing met a wrong result: wrap up, the diagnosis needs the rest
+    ctx.board.wrong_now = True  # shape fuzzing met a wrong result: wrap up, the diagnosis needs the rest
     assert ctx.late()
-    ctx.seen.pop("wrong_now")
-    ctx.seen["failing"] = {"n": 3}  # an earlier detector's error
-    assert ctx.late() and ctx.wrap_up_by() == ctx.ends - ctx.reserve
-    ctx.ends = time.monotonic() - 1  # the budget spent: late whatever was seen
-    ctx.seen.clear()
-    ctx.deadline = ctx.ends
+    ctx.board.wrong_now = None
+    ctx.board.failing = {"n": 3}  # an earlier detector's error
+    assert ctx.late() and ctx.wrap_up_by() == ctx.budget.ends - ctx.budget.reserve
+    ctx.board.failing = None
+    ctx.budget.reserve = 0.0
+    assert not ctx.late()
+    clock.sleep(5.001)  # the budget spent: late whatever was seen
+    assert ctx.late()
+    ctx.budget.ends = None  # no budget: the detector's own deadline
+    ctx.budget.begin(timeout=10.0)
+    clock.sleep(5.999)
+    assert not ctx.late()
+    clock.sleep(0.002)  # past WRAP_UP_SHARE (0.6) of its timeout
     assert ctx.late()
 
 
 # --- a GPU kernel that never returns, under a budget ------------------------------------------------------
 
 
-def _silent_worker(tmp_path, *kinds):
-    """A process that reports events of ``kinds`` (a detector's start, a call of the launcher), then
-    shows nothing: as a GPU kernel that spins, or a slow step between calls."""
+class SilentProc:
+    """A worker that wrote its first events and then shows nothing (a GPU kernel that spins, a slow
+    step between calls): each wait for it moves the test's clock on; ``isolate.end`` ends it."""
+
+    def __init__(self, clock: FakeClock):
+        self.clock, self.ended, self.pid = clock, False, -1
+
+    def wait(self, timeout=None):
+        if self.ended:
+            return -15
+        self.clock.sleep(timeout or 0.0)
+        raise subprocess.TimeoutExpired("worker", timeout)
+
+    def poll(self):
+        return -15 if self.ended else None
+
+
+def _silent_worker(tmp_path, monkeypatch, clock, *kinds):
+    """A worker that reported events of ``kinds`` (a detector's start, a call of the launcher), then
+    shows nothing, waited for on ``clock``; its events file."""
+    from harness.run import isolate
+
     events = tmp_path / "events.jsonl"
-    lines = "".join(f'{{"event": "{k}"}}\\n' for k in kinds)
-    code = f"import time; open({str(events)!r}, 'a').write('{lines}'); time.sleep(60)"
-    return subprocess.Popen([sys.executable, "-c", code], start_new_session=True), str(events)
+    events.write_text("".join(f'{{"event": "{k}"}}\n' for k in kinds))
+    monkeypatch.setattr(isolate, "end", lambda proc: setattr(proc, "ended", True))
+    return SilentProc(clock), str(events)
+
+
+def _waited(monkeypatch, tmp_path, kinds, timeout, floor, **kw):
+    """isolate._wait for a silent worker that reported ``kinds``, on a fake clock, with HANG_FLOOR_S
+    ``floor``; ``until`` and a stop (given the clock) in ``kw``. The Process and the seconds it took."""
+    from harness.run import isolate
+
+    monkeypatch.setattr(isolate, "HANG_FLOOR_S", floor)
+    clock = FakeClock()
+    proc, events = _silent_worker(tmp_path, monkeypatch, clock, *kinds)
+    t0, res = clock.t, isolate.Process()
+    if "until" in kw:
+        kw["until"] = t0 + kw["until"]
+    if "stop" in kw:
+        kw["stop"] = kw["stop"](clock)
+    isolate._wait(proc, timeout, res, events, now=clock.now, **kw)
+    return res, clock.t - t0
+
+
+POLL = 0.2  # isolate.POLL: the hang clock looks at the worker this often
 
 
 def test_under_a_budget_a_call_that_does_not_return_is_ended_at_the_budgets_end_not_the_timeout(tmp_path,
                                                                                               monkeypatch):
-    import time
-
     from harness.run import isolate
 
-    monkeypatch.setattr(isolate, "HANG_FLOOR_S", 1.0)
-    proc, events = _silent_worker(tmp_path, "start", "calling")
-    res, t0 = isolate.Process(), time.monotonic()
-    isolate._wait(proc, 60.0, res, events, until=t0 + 2.0)
-    assert res.hung and time.monotonic() - t0 < 10, time.monotonic() - t0  # not the 60 s timeout
-    assert 0.5 < res.silent < 10
+    assert isolate.POLL == POLL
+    res, took = _waited(monkeypatch, tmp_path, ("start", "calling"), 60.0, floor=1.0, until=2.0)
+    assert res.hung and 2.0 <= took <= 2.0 + POLL, took  # not the 60 s timeout
+    assert 2.0 - POLL - 1e-6 <= res.silent <= 2.0
 
 
 def test_the_hang_clock_keeps_its_floor_after_the_last_sign_of_progress(tmp_path, monkeypatch):
-    import time
-
-    from harness.run import isolate
-
-    monkeypatch.setattr(isolate, "HANG_FLOOR_S", 3.0)
-    proc, events = _silent_worker(tmp_path, "start", "calling")
-    res, t0 = isolate.Process(), time.monotonic()
-    isolate._wait(proc, 60.0, res, events, until=t0)  # the budget already spent: the floor still holds
-    assert res.hung and time.monotonic() - t0 >= 3.0 and res.silent >= 2.5
+    # the budget already spent: the floor still holds
+    res, took = _waited(monkeypatch, tmp_path, ("start", "calling"), 60.0, floor=3.0, until=0.0)
+    assert res.hung and 3.0 <= took <= 3.0 + 2 * POLL and 3.0 <= res.silent <= 3.0 + POLL
 
 
 def test_a_slow_step_between_calls_keeps_the_whole_timeout_under_a_budget(tmp_path, monkeypatch):
     """Inputs past 2**31 elements, a float64 reference: slow, and no kernel of the user's runs."""
-    import time
-
-    from harness.run import isolate
-
-    monkeypatch.setattr(isolate, "HANG_FLOOR_S", 0.5)
-    proc, events = _silent_worker(tmp_path, "start", "calling", "called")
-    res, t0 = isolate.Process(), time.monotonic()
-    isolate._wait(proc, 4.0, res, events, until=t0 + 0.5)
-    assert res.hung and time.monotonic() - t0 >= 4.0, time.monotonic() - t0  # the timeout, not the budget
+    res, took = _waited(monkeypatch, tmp_path, ("start", "calling", "called"), 4.0, floor=0.5, until=0.5)
+    assert res.hung and 4.0 <= took <= 4.0 + 2 * POLL, took  # the timeout, not the budget
 
 
 def test_only_budgeted_gpu_processes_get_the_shorter_hang_clock():
-    from harness.probe.runner import MARGIN_S, _hang_until
+    from harness.probe.budget import MARGIN_S
+    from harness.probe.runner import _hang_until
 
-    w = {"backend": "gpu", "ends": 100.0, "detectors": ["reference", "shapes"]}
+    from harness.probe.request import ProbeRequest
+
+    w = ProbeRequest("f.py", backend="gpu", ends=100.0, detectors=["reference", "shapes"])
     assert _hang_until(w) == 100.0 + MARGIN_S
-    assert _hang_until({**w, "stop": 100.7}) == 100.7  # where the worker stops what still runs: the report's margin
-    assert _hang_until({**w, "backend": "interpreter"}) is None  # its detectors stop themselves (SIGALRM)
-    assert _hang_until({**w, "ends": None}) is None  # --budget 0: the whole timeout
-    assert _hang_until({**w, "detectors": ["large"]}) is None  # --large keeps its own time
+    assert _hang_until(w.with_(stop=100.7)) == 100.7  # where the worker stops what still runs: the report's margin
+    assert _hang_until(w.with_(backend="interpreter")) is None  # its detectors stop themselves (SIGALRM)
+    assert _hang_until(w.with_(ends=None)) is None  # --budget 0: the whole timeout
+    assert _hang_until(w.with_(detectors=["large"])) is None  # --large keeps its own time
 
 
 def test_the_gpu_worker_marks_each_call_of_the_launcher(monkeypatch):
     from harness.probe import execute
 
     seen = []
-    monkeypatch.setattr(execute, "ON_CALL", lambda **e: seen.append(e["event"]))
+    watch = execute.Watch(emit=lambda **e: seen.append(e["event"]))
     monkeypatch.setattr(execute, "_compare", lambda *a, **k: None)  # the marks alone are tested here
     target = SimpleNamespace(launcher=lambda x: x * 2, reference=lambda x: x * 2)
     import torch
 
-    execute.call(target, {"x": torch.ones(4)}, backend="interpreter", ref=torch.ones(4) * 2)
+    execute.call(target, {"x": torch.ones(4)}, backend="interpreter", ref=torch.ones(4) * 2, watch=watch)
     assert seen == ["calling", "called"]
     boom = SimpleNamespace(launcher=lambda x: 1 / 0)
-    execute.call(boom, {"x": torch.ones(4)}, backend="interpreter", ref=torch.ones(4))
+    execute.call(boom, {"x": torch.ones(4)}, backend="interpreter", ref=torch.ones(4), watch=watch)
     assert seen[2:] == ["calling", "called"]  # a launcher that raises ends its call too
+    execute.call(target, {"x": torch.ones(4)}, backend="interpreter", ref=torch.ones(4) * 2)
+    assert len(seen) == 4  # outside a worker (no Watch): no marks
 
 
 def test_a_compilation_inside_a_call_is_not_a_hang_under_a_budget(tmp_path, monkeypatch):
     """An autotuned kernel compiles its configs inside the launcher's first call at a new size."""
-    import time
-
     from harness.run import isolate
 
-    monkeypatch.setattr(isolate, "HANG_FLOOR_S", 0.5)
     monkeypatch.setattr(isolate, "STARTUP_GRACE", 3.0)
-    proc, events = _silent_worker(tmp_path, "start", "calling", "compiling")
-    res, t0 = isolate.Process(), time.monotonic()
-    isolate._wait(proc, 1.0, res, events, until=t0 + 0.5)
-    assert res.hung and time.monotonic() - t0 >= 3.0, time.monotonic() - t0  # compiling's grace
+    res, took = _waited(monkeypatch, tmp_path, ("start", "calling", "compiling"), 1.0, floor=0.5, until=0.5)
+    assert res.hung and 3.0 <= took <= 3.0 + 2 * POLL, took  # compiling's grace
 
 
 def test_the_marks_say_when_the_worker_is_inside_a_call_and_not_compiling():
@@ -187,98 +241,95 @@ def test_the_marks_say_when_the_worker_is_inside_a_call_and_not_compiling():
 # --- the interpreter's side, once the GPU's side hung ------------------------------------------------------
 
 
+def _gpu_hung_after(seconds: float):
+    """The GPU side's hung event (``threading.Event``'s is_set), set ``seconds`` into the clock's wait."""
+    return lambda clock, t0=None: SimpleNamespace(is_set=lambda: clock.t >= 1000.0 + seconds)
+
+
 def test_a_call_inside_the_interpreter_is_stopped_once_the_gpus_side_hung(tmp_path, monkeypatch):
     """A spin lock spins in the interpreter too (its programs run one after another): once the GPU's
     side has shown that the kernel does not return, the interpreter's call need not wait its timeout."""
     import threading
-    import time
 
     from harness.probe.runner import _stop_when
-    from harness.run import isolate
 
-    monkeypatch.setattr(isolate, "HANG_FLOOR_S", 1.0)
     hung = threading.Event()
-    stop = _stop_when("interpreter", hung)
     assert _stop_when("gpu", hung) is None and _stop_when("interpreter", None) is None
-    proc, events = _silent_worker(tmp_path, "start", "calling")
-    threading.Timer(0.5, hung.set).start()
-    res, t0 = isolate.Process(), time.monotonic()
-    isolate._wait(proc, 60.0, res, events, stop=stop)
-    assert not res.hung and res.stopped >= 1.0 and time.monotonic() - t0 < 10, (res, time.monotonic() - t0)
+    res, took = _waited(monkeypatch, tmp_path, ("start", "calling"), 60.0, floor=1.0,
+                        stop=lambda clock: _stop_when("interpreter", _gpu_hung_after(0.5)(clock)))
+    assert not res.hung and 1.0 <= res.stopped <= 1.0 + POLL and took <= 1.0 + 2 * POLL, (res, took)
 
 
 def test_the_interpreter_is_not_stopped_between_calls_or_before_the_gpu_hung(tmp_path, monkeypatch):
-    import threading
-    import time
-
     from harness.probe.runner import _stop_when
-    from harness.run import isolate
 
-    monkeypatch.setattr(isolate, "HANG_FLOOR_S", 0.2)
-    hung = threading.Event()
-    hung.set()
-    proc, events = _silent_worker(tmp_path, "start", "calling", "called")  # a slow step after its call
-    res, t0 = isolate.Process(), time.monotonic()
-    isolate._wait(proc, 2.0, res, events, stop=_stop_when("interpreter", hung))
-    assert res.hung and not res.stopped and time.monotonic() - t0 >= 2.0  # its own timeout, as before
-    proc, events = _silent_worker(tmp_path, "calling")
-    res = isolate.Process()
-    isolate._wait(proc, 2.0, res, events, stop=_stop_when("interpreter", threading.Event()))  # the GPU is fine
-    assert res.hung and not res.stopped
+    # a slow step after its call, the GPU's side hung from the start: its own timeout, as before
+    res, took = _waited(monkeypatch, tmp_path, ("start", "calling", "called"), 2.0, floor=0.2,
+                        stop=lambda clock: _stop_when("interpreter", _gpu_hung_after(0.0)(clock)))
+    assert res.hung and not res.stopped and took >= 2.0
+    # inside a call, the GPU's side fine
+    res, took = _waited(monkeypatch, tmp_path, ("calling",), 2.0, floor=0.2,
+                        stop=lambda clock: _stop_when("interpreter", _gpu_hung_after(1e9)(clock)))
+    assert res.hung and not res.stopped and took >= 2.0
 
 
 def test_a_stopped_interpreter_call_is_a_note_and_the_rest_are_not_run():
     from harness.probe.findings import INFO
-    from harness.probe.runner import ProbeEvents, _died
+    from harness.probe.request import ProbeRequest
+    from harness.probe.runner import Batch, ProbeEvents, Status
     from harness.run.isolate import Process
 
-    results, todo = {}, ["reference", "guards"]
+    said = []
+    batch = Batch(ProbeRequest("k.py"), ["reference", "guards"], "interpreter", 30.0, said.append)
     ev = ProbeEvents(started=["reference"], clock={"reference": [None, None]})
-    _died(results, todo, ev, Process(returncode=-15, stopped=12.0), "interpreter", 30.0, 12.5, lambda m: None)
-    (f,), status, _ = results["reference"]
-    assert status == "stopped" and f.code == "P002" and f.severity == INFO and "did not return on the GPU" in f.message
-    assert results["guards"][1] == "not run" and results["guards"][0][0].severity == INFO and not todo
+    batch.died(ev, Process(returncode=-15, stopped=12.0), 12.5)
+    run = batch.results["reference"]
+    (f,) = run.findings
+    assert run.status is Status.STOPPED and run.label == "stopped" and run.seconds == 12.5
+    assert f.code == "P002" and f.severity == INFO and "did not return on the GPU" in f.message
+    guards = batch.results["guards"]
+    assert guards.label == "not run" and guards.findings[0].severity == INFO and not batch.todo
+    assert said == ["interpreter reference: stopped after 12.5s"]
 
 
 # --- an autotuned kernel re-tunes at each new size ---------------------------------------------------------
 
 
-def test_under_a_budget_no_run_starts_that_a_new_tuning_would_carry_past_its_end(monkeypatch):
-    import time
-
-    from harness.probe import execute
+def test_under_a_budget_no_run_starts_that_a_new_tuning_would_carry_past_its_end():
     from harness.probe.context import Context
 
-    monkeypatch.setattr(execute, "LONGEST_TUNING", [6.0])  # the first tuning took 6 s
-    ctx = Context(target=None, backend="gpu", seed=0, name="shapes")
-    ctx.ends = time.monotonic() + 4
-    assert ctx.run_cost() == 6.0 and ctx.late()  # a new size would tune again: 6 s, past the budget's end
-    monkeypatch.setattr(execute, "LONGEST_TUNING", [0.0])  # nothing tuned: the time goes to finding
-    assert ctx.run_cost() == 0.0 and not ctx.late()
-    monkeypatch.setattr(execute, "LONGEST_TUNING", [6.0])
-    ctx.ends = None  # no budget: each detector keeps to its own time
+    clock = FakeClock()
+    ctx = Context(target=None, backend="gpu", seed=0, name="shapes", budget=Budget(clock=clock, ends=clock.t + 4))
+    ctx.budget.tuned(6.0)  # the first tuning took 6 s
+    assert ctx.budget.run_cost() == 6.0 and ctx.late()  # a new size would tune again: 6 s, past the budget's end
+    ctx.budget = Budget(clock=clock, ends=clock.t + 4)  # nothing tuned: the time goes to finding
+    assert ctx.budget.run_cost() == 0.0 and not ctx.late()
+    ctx.budget.tuned(6.0)
+    ctx.budget.ends = None  # no budget: each detector keeps to its own time
     assert not ctx.late()
 
 
 def test_the_longest_tuning_inside_a_call_is_measured_not_the_call(monkeypatch):
     """A glue that imports its upstream package in the launcher's first call (seconds) has tuned nothing."""
-    import time
-
     import torch
 
     from harness.probe import execute
-    from harness.run.triton_compat import TuningCounter, _timed
+    from harness.run.triton_compat import TuningCounter
 
-    counter = TuningCounter()
-    monkeypatch.setattr(execute, "TUNING", counter)
-    monkeypatch.setattr(execute, "LONGEST_TUNING", [0.0])
+    clock = FakeClock()
+    counter, budget = TuningCounter(), Budget(clock=clock)
+    watch = execute.Watch(counter=counter, budget=budget)
     monkeypatch.setattr(execute, "_compare", lambda *a, **k: None)
-    bench = _timed(lambda: time.sleep(0.3), counter)  # autotune benchmarking its configs
+
+    def bench():  # autotune benchmarking its configs: the counter's seconds grow with the clock
+        clock.sleep(0.3)
+        counter.seconds += 0.3
+
     tunes = SimpleNamespace(launcher=lambda x: bench() or x)
-    execute.call(tunes, {"x": torch.ones(4)}, backend="interpreter", ref=torch.ones(4))
-    slow = SimpleNamespace(launcher=lambda x: time.sleep(0.6) or x)  # an import, a slow launcher: no tuning
-    execute.call(slow, {"x": torch.ones(4)}, backend="interpreter", ref=torch.ones(4))
-    assert 0.3 <= execute.longest_tuning() < 0.6 and counter.seconds >= 0.3
+    execute.call(tunes, {"x": torch.ones(4)}, backend="interpreter", ref=torch.ones(4), watch=watch)
+    slow = SimpleNamespace(launcher=lambda x: clock.sleep(0.6) or x)  # an import, a slow launcher: no tuning
+    execute.call(slow, {"x": torch.ones(4)}, backend="interpreter", ref=torch.ones(4), watch=watch)
+    assert budget.run_cost() == 0.3 and abs(clock.t - 1000.9) < 1e-9
 
 
 def test_each_detector_has_its_own_seconds_from_its_events():
@@ -294,25 +345,22 @@ def test_each_detector_has_its_own_seconds_from_its_events():
 
 
 def test_shape_fuzzing_starts_no_size_an_autotuned_kernel_would_tune_past_the_budget(monkeypatch):
-    import time
-
-    from harness.probe import execute
     from harness.probe.context import Context
     from harness.probe.detectors import shapes
 
     ran = []
     monkeypatch.setattr(shapes, "_memo", lambda ctx, memo, sizes: ran.append(sizes))
-    monkeypatch.setattr(execute, "LONGEST_TUNING", [6.0])
-    ctx = Context(target=None, backend="gpu", seed=0, name="shapes")
-    ctx.ends = time.monotonic() + 4
+    clock = FakeClock()
+    ctx = Context(target=None, backend="gpu", seed=0, name="shapes", budget=Budget(clock=clock, ends=clock.t + 4))
+    ctx.budget.tuned(6.0)
 
     def state():
         return {"sizes": [{"n": 1}, {"n": 2}], "tried": 0, "seconds": 0.0, "memo": {}, "classes": {}}
 
     st = state()
     shapes._try_sizes(ctx, st)
-    assert ran == [] and st["cut"] and ctx.seen["fuzz"]["tried"] == 0  # left to shapes-rest, which has no time either
-    monkeypatch.setattr(execute, "LONGEST_TUNING", [0.0])  # nothing tuned: its first size runs whatever the time
+    assert ran == [] and st["cut"] and ctx.board.fuzz["tried"] == 0  # left to shapes-rest, which has no time either
+    ctx.budget = Budget(clock=clock, ends=clock.t + 4)  # nothing tuned: its first size runs whatever the time
     st = state()
     shapes._try_sizes(ctx, st)
     assert ran == [{"n": 1}, {"n": 2}]
@@ -321,96 +369,116 @@ def test_shape_fuzzing_starts_no_size_an_autotuned_kernel_would_tune_past_the_bu
 def test_the_diagnosis_leaves_a_third_of_the_time_to_the_sizes_shape_fuzzing_left(monkeypatch):
     """bugs/bitsandbytes-4bit-odd-length-last-element: its own bug shows only at sizes after the
     first failure (a bug the fixed version shares), which shapes-rest reaches after the diagnosis."""
-    import time
-
     from harness.probe import experiments, kernels
     from harness.probe.context import Context
 
     monkeypatch.setattr(experiments, "registry", lambda: {})
-    monkeypatch.setattr(kernels, "known_facts", lambda ctx: ctx.seen)
+    monkeypatch.setattr(kernels, "known_facts", lambda ctx: ctx.board)
 
-    def deadline(later):
-        ctx = Context(target=None, backend="gpu", seed=0, name="diagnose", later=later)
-        ctx.seen["failing"], ctx.ends = {"n": 1}, time.monotonic() + 9
+    def deadline(left):
+        clock = FakeClock()
+        ctx = Context(target=None, backend="gpu", seed=0, name="diagnose", board=Blackboard(fuzz_left=left),
+                      budget=Budget(clock=clock, ends=clock.t + 9))
+        ctx.board.failing = {"n": 1}
         diagnose.run(ctx)
-        return ctx.deadline - time.monotonic()
+        return ctx.budget.deadline - clock.t
 
-    assert 5.0 < deadline({"shapes": {}}) <= 6.0  # two thirds of the 9 s left
-    assert 7.0 < deadline({}) <= diagnose.BUDGET_S["gpu"]  # nothing left to fuzz: its own time
-    assert 7.0 < deadline({"shapes": None}) <= diagnose.BUDGET_S["gpu"]  # shape fuzzing ran all its sizes
+    assert deadline({"cut": True}) == 6.0  # two thirds of the 9 s left
+    assert deadline(None) == DIAGNOSIS_S["gpu"] < 9  # nothing left to fuzz (it ran all its sizes): its own time
 
 
 def _budget_ctx(backend="interpreter", stop_in=0.3):
-    import time
-
+    """A Context on a fake clock whose budget's end (and stop) is ``stop_in`` seconds away."""
     from harness.probe.context import Context
 
-    ctx = Context(target=SimpleNamespace(kernel=SimpleNamespace(), sizes={"n": 8}), backend=backend, seed=0, name="",
-                  options={"budget": 20.0})
-    ctx.ends = ctx.stop = time.monotonic() + stop_in
-    return ctx
+    clock = FakeClock()
+    budget = Budget(20.0, ends=clock.t + stop_in, stop=clock.t + stop_in, clock=clock)
+    return Context(target=SimpleNamespace(kernel=SimpleNamespace(), sizes={"n": 8}), backend=backend, seed=0, name="",
+                   options={"budget": 20.0}, budget=budget)
+
+
+def _forever(ctx):
+    """A detector whose run never ends: its kernel's calls take 10 ms each of the clock."""
+    while True:
+        ctx.budget.clock.sleep(0.01)
 
 
 def test_a_detector_still_running_at_the_budgets_end_is_stopped_and_keeps_what_it_found(monkeypatch):
     """The budget is a wall-clock promise: a run started just before its end does not carry the
     probe past it (the GPU board's probes overran it by up to 1.7 s before this stop)."""
-    import time
-
     from harness.probe import worker
     from harness.probe.detectors import Detector
     from harness.probe.findings import ERROR, Finding
 
-    def forever(ctx):
-        while True:
-            time.sleep(0.01)
-
     kept = Finding("P401", "slow", "interpreter", "wrong at n=3", severity=ERROR, sizes={"n": 3})
-    slow = Detector("slow", "never ends", forever, partial=lambda ctx: [kept])
+    slow = Detector("slow", "never ends", _forever, partial=lambda ctx: [kept])
     monkeypatch.setattr(worker, "detectors", lambda: {"slow": slow})
     events = []
     ctx = _budget_ctx()
-    t0 = time.monotonic()
+    t0 = ctx.budget.now()
     found = worker.run_one(ctx, "slow", lambda **e: events.append(e), timeout=60.0)
-    assert time.monotonic() - t0 < 1.0
+    assert 0.3 <= ctx.budget.now() - t0 < 0.3 + 0.01 + 1e-9  # stopped at the budget's stop, within a call
     assert found[0] is kept and found[1].code == "P000" and found[1].severity == "info"
     assert "stopped at the end of the probe's budget" in found[1].message
     assert {"event": "cut", "detector": "slow"} in events and events[-1] == {"event": "end", "detector": "slow"}
-    assert ctx.seen["failing"] == {"n": 3}  # the diagnosis, had it time, would start there
+    assert ctx.board.failing == {"n": 3}  # the diagnosis, had it time, would start there
 
     # one that starts after the stop does not run at all; one with no partial keeps nothing but the note
     events.clear()
     assert worker.run_one(ctx, "slow", lambda **e: events.append(e), timeout=60.0) == []
     assert {"event": "skipped", "detector": "slow", "reason": "the probe's budget is spent"} in events
-    bare = Detector("slow", "never ends", forever)
+    bare = Detector("slow", "never ends", _forever)
     monkeypatch.setattr(worker, "detectors", lambda: {"slow": bare})
     found = worker.run_one(_budget_ctx(), "slow", lambda **e: None, timeout=60.0)
     assert [f.code for f in found] == ["P000"]
     # a partial that fails is the detector's own failure (an error event), not the worker's end
-    broken = Detector("slow", "never ends", forever, partial=lambda ctx: 1 / 0)
+    broken = Detector("slow", "never ends", _forever, partial=lambda ctx: 1 / 0)
     monkeypatch.setattr(worker, "detectors", lambda: {"slow": broken})
     events.clear()
     found = worker.run_one(_budget_ctx(), "slow", lambda **e: events.append(e), timeout=60.0)
     assert [f.code for f in found] == ["P000"] and events[-1] == {"event": "end", "detector": "slow"}
     assert any(e["event"] == "error" and "ZeroDivisionError" in e["message"] for e in events)
+    assert ctx.budget.timer.earliest() is None and ctx.budget.clock.due is None  # the timer left off
 
 
 def test_the_detectors_own_timeout_is_still_a_hang_before_the_budgets_end(monkeypatch):
-    import time
-
     from harness.probe import worker
     from harness.probe.detectors import Detector
 
-    def forever(ctx):
-        while True:
-            time.sleep(0.01)
-
-    monkeypatch.setattr(worker, "detectors", lambda: {"slow": Detector("slow", "never ends", forever)})
-    found = worker.run_one(_budget_ctx(stop_in=30.0), "slow", lambda **e: None, timeout=0.3)
-    assert [(f.code, f.severity) for f in found] == [("P002", "error")]
-    unbudgeted = Detector("slow", "its own sizes and time", forever, budgeted=False)
+    monkeypatch.setattr(worker, "detectors", lambda: {"slow": Detector("slow", "never ends", _forever)})
+    ctx = _budget_ctx(stop_in=30.0)
+    t0 = ctx.budget.now()
+    found = worker.run_one(ctx, "slow", lambda **e: None, timeout=0.3)
+    assert [(f.code, f.severity) for f in found] == [("P002", "error")] and ctx.budget.now() - t0 < 0.32
+    unbudgeted = Detector("slow", "its own sizes and time", _forever, budgeted=False)
     monkeypatch.setattr(worker, "detectors", lambda: {"slow": unbudgeted})
-    found = worker.run_one(_budget_ctx(stop_in=0.05), "slow", lambda **e: None, timeout=0.5)
+    ctx = _budget_ctx(stop_in=0.05)
+    t0 = ctx.budget.now()
+    found = worker.run_one(ctx, "slow", lambda **e: None, timeout=0.5)
     assert [f.code for f in found] == ["P002"]  # --large keeps to its own time, not the budget
+    assert 0.5 <= ctx.budget.now() - t0 < 0.52
+
+
+def test_a_limit_inside_a_detector_ends_quietly_and_gives_the_outer_ones_back():
+    """``Budget.until_deadline`` (a run a detector chose to make: a scaled-up size) is one more
+    deadline on the timer's stack: it ends its block quietly, and the detector's timeout and the
+    budget's stop still hold after it, and before it where they come first."""
+    from harness.probe.budget import BudgetSpent, DetectorTimeout
+
+    ctx = _budget_ctx(stop_in=1.0)
+    budget, clock = ctx.budget, ctx.budget.clock
+    t0 = clock.t
+    with budget.limit(5.0, DetectorTimeout), budget.timer.limit(budget.stop, BudgetSpent):
+        with budget.until_deadline(0.25):
+            _forever(ctx)
+        assert 0.25 <= clock.t - t0 < 0.26 and budget.timer.earliest() == budget.stop
+        try:
+            with budget.until_deadline(5.0):  # later than the stop: the stop comes first, and is not quiet
+                _forever(ctx)
+        except BudgetSpent:
+            pass
+        assert 1.0 <= clock.t - t0 < 1.01
+    assert budget.timer.earliest() is None and clock.due is None and clock.handler is None
 
 
 def test_shape_fuzzing_stopped_at_the_budgets_end_reports_each_failure_it_met_unshrunk():
@@ -422,9 +490,9 @@ def test_shape_fuzzing_stopped_at_the_budgets_end_reports_each_failure_it_met_un
     st = {"classes": {("wrote outside", frozenset()): ({"n": 1}, "wrote outside a tensor", 1),
                       ("wrong result", frozenset()): ({"n": 1001}, "1 of 1001 differ", 7)},
           "reported": {("wrote outside", frozenset())}}
-    ctx.later["shapes-now"] = {"grid": [grid], "st": st}
+    ctx.board.fuzz_now = {"grid": [grid], "st": st}
     found = shapes.partial(ctx)
-    assert found[0] is grid and len(found) == 2 and "shapes-now" not in ctx.later
+    assert found[0] is grid and len(found) == 2 and ctx.board.fuzz_now is None
     assert found[1].code == "P401" and found[1].sizes == {"n": 1001} and "not shrunk" in found[1].message
     assert "smallest" not in found[1].message
     assert shapes.partial(ctx) == []  # nothing running: nothing kept
@@ -432,7 +500,7 @@ def test_shape_fuzzing_stopped_at_the_budgets_end_reports_each_failure_it_met_un
 
 def test_the_diagnosis_keeps_each_experiments_evidence_as_it_goes(monkeypatch):
     from harness.probe import experiments, kernels
-    from harness.probe.context import BudgetSpent
+    from harness.probe.budget import BudgetSpent
     from harness.probe.detectors import diagnose
 
     def budget_ends(ctx, failing):
@@ -441,17 +509,17 @@ def test_the_diagnosis_keeps_each_experiments_evidence_as_it_goes(monkeypatch):
     exps = {"first": SimpleNamespace(run=lambda ctx, failing: {"tail": "wrong at n=7 only"}),
             "second": SimpleNamespace(run=budget_ends)}
     monkeypatch.setattr(experiments, "registry", lambda: exps)
-    monkeypatch.setattr(kernels, "known_facts", lambda ctx: ctx.seen.update(atomics=True))
+    monkeypatch.setattr(kernels, "known_facts", lambda ctx: setattr(ctx.board, "atomics", True))
     ctx = _budget_ctx(backend="gpu", stop_in=30.0)
-    ctx.seen["failing"] = {"n": 7}
+    ctx.board.failing = {"n": 7}
     try:
         diagnose.run(ctx)
     except BudgetSpent:
         pass
     else:
         raise AssertionError("the budget's end must reach the worker")
-    assert ctx.seen["evidence"] == {"tail": "wrong at n=7 only"} and ctx.seen["experiments"][0].startswith("first")
-    assert diagnose.DETECTOR.partial(ctx) == [] and ctx.seen["evidence"]["atomics"] == "the kernels use atomics"
+    assert ctx.board.evidence == {"tail": "wrong at n=7 only"} and ctx.board.experiments[0].startswith("first")
+    assert diagnose.DETECTOR.partial(ctx) == [] and ctx.board.evidence["atomics"] == "the kernels use atomics"
 
 
 def test_a_detector_cut_at_the_budgets_end_has_its_status_and_is_not_an_answer():
@@ -461,24 +529,72 @@ def test_a_detector_cut_at_the_budgets_end_has_its_status_and_is_not_an_answer()
     ev = runner._events(SimpleNamespace(events=[{"event": "start", "detector": "shapes", "t": 1.0},
                                                 {"event": "cut", "detector": "shapes"},
                                                 {"event": "end", "detector": "shapes", "t": 3.5}]))
-    results = {}
-    runner._collect(results, ["shapes"], ev, SimpleNamespace(output_tail=""), "interpreter", 0.0, None)
-    assert results["shapes"][1] == runner.CUT and results["shapes"][2] == 2.5
+    batch = runner.Batch(runner.ProbeRequest("k.py"), ["shapes"], "interpreter", 30.0, None)
+    batch.collect(ev, SimpleNamespace(output_tail=""), 0.0)
+    run = batch.results["shapes"]
+    assert run.status is runner.Status.CUT and run.label == runner.CUT and run.seconds == 2.5
     assert runner.CUT not in RAN  # a probe whose every detector was cut checked nothing: not exit 0
 
 
-def test_the_defaults_runs_finish_whatever_the_budget_and_the_rest_stop_at_its_end():
+def test_the_defaults_runs_finish_whatever_the_budget_and_the_rest_stop_at_its_end(monkeypatch):
     """Every probe needs one answer, the defaults' runs (plain and in guard bands); shape fuzzing,
     a size at a time for a kernel that takes 0.3 s a call, is stopped at the budget's end, with
-    its sizes so far reported and the wall clock kept."""
+    its sizes so far reported and the clock kept."""
     from harness.probe.detectors import guards, reference, shapes
 
     assert reference.DETECTOR.finishes and guards.DETECTOR.finishes and not shapes.DETECTOR.finishes
-    slow = str(ROOT / "tests" / "probe_fixtures" / "budget" / "slow_double.py")
-    r = probe(slow, backends=["interpreter"], detectors=["reference", "shapes"], budget=5.0)
-    status = {d: st for _, d, _, st in r.ran}
-    assert status["reference"] == "done" and r.ok, r.text()
-    fuzz = fuzzed(r)
-    assert fuzz["tried"] < fuzz["planned"] and any("shape fuzzing on the interpreter tried" in x for x in r.cut_short())
-    assert status["shapes"] in ("done", runner.CUT, "skipped: the probe's budget is spent")
-    assert r.seconds < 5.0 + 1.0, r.seconds  # the old rule (stop starting runs) let a run carry it past
+    slow = ROOT / "tests" / "probe_fixtures" / "budget" / "slow_double.py"
+    clock = FakeClock()
+    budget = Budget.starting(5.0, clock)
+    clock.sleep(4.5)  # most of it spent before (a loaded machine's imports): the defaults still run
+    found, events, ctx = _fuzz(monkeypatch, slow, budget, detectors=("reference", "shapes"))
+    ended = [e["detector"] for e in events if e["event"] == "end"]
+    assert ended == ["reference", "shapes"] and not [f for f in found if f.severity == "error"], found
+    assert {"event": "cut", "detector": "reference"} not in events and clock.t > budget.stop  # it ran to its end
+    # shape fuzzing started after the stop: not run, and the clock is where the defaults left it
+    assert {"event": "skipped", "detector": "shapes", "reason": "the probe's budget is spent"} in events
+    # with time left, shape fuzzing starts, and starts no size after the budget's end (``ends``): the
+    # clock stays within the budget (a run still going at its stop is stopped: the test above)
+    clock = FakeClock()
+    budget = Budget.starting(5.0, clock)
+    found, events, ctx = _fuzz(monkeypatch, slow, budget, detectors=("reference", "shapes"))
+    fuzz = ctx.board.fuzz
+    assert 0 < fuzz["tried"] < fuzz["planned"] and [e["detector"] for e in events if e["event"] == "end"] == \
+        ["reference", "shapes"]
+    assert clock.t <= budget.stop, clock.t - budget.stop
+    report = runner.ProbeReport("f.py", meta={"interpreter": {"seen": ctx.board.to_json()}}, budget=5.0)
+    assert report.cut_short()
+
+
+def test_a_skipped_detector_says_why_and_costs_nothing():
+    from harness.probe import runner
+
+    ev = runner._events(SimpleNamespace(events=[{"event": "start", "detector": "order", "t": 1.0},
+                                                {"event": "skipped", "detector": "order", "reason": "no atomics"},
+                                                {"event": "end", "detector": "order", "t": 3.5},
+                                                {"event": "start", "detector": "race", "t": 3.5},
+                                                {"event": "error", "phase": "run", "detector": "race",
+                                                 "message": "boom"},
+                                                {"event": "end", "detector": "race", "t": 4.0}]))
+    batch = runner.Batch(runner.ProbeRequest("k.py"), ["order", "race"], "interpreter", 30.0, None)
+    batch.collect(ev, SimpleNamespace(output_tail=""), 0.0)
+    order, race = batch.results["order"], batch.results["race"]
+    assert order.label == "skipped: no atomics" and order.seconds == 0.0 and order.why == "no atomics"
+    assert race.label == "error" and race.seconds == 0.5 and [f.severity for f in race.findings] == ["warning"]
+
+
+def test_the_timer_raises_the_earliest_deadlines_exception_and_nothing_once_empty():
+    import pytest
+
+    from harness.probe.budget import BudgetSpent, DetectorTimeout, ManualClock, Timer
+
+    clock = ManualClock()
+    timer = Timer(clock)
+    with timer.limit(clock.t + 2, DetectorTimeout):
+        with pytest.raises(BudgetSpent), timer.limit(clock.t + 1, BudgetSpent):
+            clock.sleep(1.5)  # the earlier one
+        assert clock.due == clock.t + 0.5  # the outer one armed again, for what is left of it
+        with pytest.raises(BudgetSpent), timer.limit(clock.t + 0.5, BudgetSpent):
+            clock.sleep(1)  # a tie (the budget's stop at the detector's timeout): the one pushed last, the stop
+    timer._fire()  # an alarm already on its way as the last limit ended: nothing to stop
+    assert clock.handler is None and clock.due is None

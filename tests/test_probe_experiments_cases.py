@@ -132,10 +132,10 @@ def test_sizes_wrong_only_after_shape_fuzzings_other_launches_start_the_experime
     with context(tmp_path, monkeypatch, slug="autotune-key-missing-shape") as ctx:
         shrunk = {"rows": 1, "kv_rank": 1, "q_rank": 513}
         assert outcome(ctx, shrunk)[0] == "refused"
-        ctx.outcomes.clear()
-        ctx.seen["failing"] = shrunk
+        ctx.board.outcomes.clear()
+        ctx.board.failing = shrunk
         run(ctx)
-    assert "autotune-reuse" in ctx.seen["evidence"], ctx.seen
+    assert "autotune-reuse" in ctx.board.evidence, ctx.board
 
 
 # -- widen: too narrow a float type, and an error that builds up along a size -----------------------
@@ -332,6 +332,9 @@ def test_a_wrapped_random_counter_is_overflow():
 
 
 SLOW = """
+import time
+
+
 @triton.jit
 def copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -339,7 +342,6 @@ def copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 def launch(x):
-    import time
     out = torch.empty_like(x)
     copy_kernel[(triton.cdiv(x.numel(), 16),)](x, out, x.numel(), BLOCK=16)
     time.sleep(0.05 * x.numel())  # a run that takes longer the larger it is
@@ -356,16 +358,20 @@ def reference(x):
 
 
 def test_an_experiments_run_stops_at_the_diagnosis_deadline_and_tells_nothing(tmp_path, monkeypatch):
-    import time
+    from types import SimpleNamespace
 
+    from harness.probe.budget import Budget, ManualClock
     from harness.probe.experiments import outcome
 
     with context(tmp_path, monkeypatch, SLOW) as ctx:
+        clock = ManualClock()  # the kernel's sleep is the clock's: its runs take their time, not the machine's
+        ctx.budget = Budget(clock=clock)
+        monkeypatch.setitem(ctx.target.launcher.__globals__, "time", SimpleNamespace(sleep=clock.sleep))
         assert outcome(ctx, {"batch": 1, "n": 4})[0] == "right"  # 0.2 s: within the budget
-        ctx.deadline = time.monotonic() + 0.5
-        t0 = time.monotonic()
+        ctx.budget.deadline = clock.t + 0.5
+        t0 = clock.t
         assert outcome(ctx, {"batch": 1, "n": 200}) == ("late", None)  # 10 s of sleep: stopped at the deadline
-        assert time.monotonic() - t0 < 3
+        assert clock.due is None and ctx.budget.timer.earliest() is None  # the run's limit taken away
         assert outcome(ctx, {"batch": 1, "n": 4})[0] == "right"  # made before: still answered
         assert outcome(ctx, {"batch": 1, "n": 5}) == ("late", None)  # past the deadline: not run at all
 

@@ -149,37 +149,30 @@ def test_order_is_skipped_where_no_program_touches_what_another_writes(tmp_path)
 
 
 def test_order_runs_a_larger_size_only_when_it_fits_the_deadline():
-    import signal
-    import time
-
+    from harness.probe.budget import Budget, DetectorTimeout, ManualClock
     from harness.probe.context import Context
-    from harness.probe.context import until_deadline
     from harness.probe.detectors.order import fits
 
-    ctx = Context(target=None, backend="interpreter", seed=0, name="order")
+    clock = ManualClock()
+    ctx = Context(target=None, backend="interpreter", seed=0, name="order", budget=Budget(clock=clock))
     assert fits(ctx, 1e9)  # no deadline
-    ctx.deadline = time.monotonic() + 10
+    ctx.budget.deadline = clock.t + 10
     assert fits(ctx, 1.0) and not fits(ctx, 60.0)
     # a run past the deadline is stopped there, quietly, and the worker's own timer (a hang) goes on
-    fired = []
-    old = signal.signal(signal.SIGALRM, lambda *a: fired.append(1))
-    signal.setitimer(signal.ITIMER_REAL, 30)
-    try:
-        ctx.deadline = time.monotonic() + 0.3
-        t0 = time.monotonic()
-        with until_deadline(ctx):
-            time.sleep(5)
-        assert time.monotonic() - t0 < 2
-        left, _ = signal.getitimer(signal.ITIMER_REAL)
-        assert 25 < left < 30 and not fired
-        ctx.deadline = time.monotonic() + 100  # a budget of its own, shorter than the deadline
-        t0 = time.monotonic()
-        with until_deadline(ctx, 0.3):
-            time.sleep(5)
-        assert time.monotonic() - t0 < 2 and not fired
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+    with ctx.budget.limit(30, DetectorTimeout):
+        ctx.budget.deadline = clock.t + 0.3
+        t0 = clock.t
+        with ctx.budget.until_deadline():
+            for _ in range(500):
+                clock.sleep(0.01)
+        assert 0.3 <= clock.t - t0 < 0.31
+        assert ctx.budget.timer.earliest() == t0 + 30 and clock.due == t0 + 30
+        ctx.budget.deadline = clock.t + 100  # a budget of its own, shorter than the deadline
+        t0 = clock.t
+        with ctx.budget.until_deadline(0.3):
+            for _ in range(500):
+                clock.sleep(0.01)
+        assert 0.3 <= clock.t - t0 < 0.31 and ctx.budget.timer.earliest() is not None
 
 
 NESTED = """

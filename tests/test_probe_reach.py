@@ -263,6 +263,7 @@ def fuzz_ctx(monkeypatch):
     import time
 
     monkeypatch.setenv("TRITON_INTERPRET", "1")
+    from harness.probe.budget import Budget
     from harness.probe.context import Context
     from harness.probe.target import load
     from harness.run.triton_compat import patched
@@ -270,7 +271,8 @@ def fuzz_ctx(monkeypatch):
     with patched(interpreter=True, bench_calls=2) as counter:
         ctx = Context(load(str(REACH / "two_ways.py"), None, "launch", backend="interpreter"), "interpreter", 0,
                       "shapes", counter, {"fuzz_trials": 8})
-        ctx.ends, ctx.reserve = time.monotonic() + 600, 600.0
+        ctx.budget = Budget(ends=time.monotonic() + 600)
+        ctx.budget.reserve = 600.0
         yield ctx
 
 
@@ -278,27 +280,25 @@ def test_a_failure_under_a_short_budget_leaves_the_other_sizes_for_after_the_dia
     from harness.probe.detectors import shapes as fuzzing, shapes_rest
 
     first = p401(fuzzing.fuzz_sizes(fuzz_ctx))
-    left = fuzz_ctx.later["shapes"]
+    left = fuzz_ctx.board.fuzz_left
     tried = left["tried"]
     assert len(first) == 1 and left["cut"] and tried < len(left["sizes"]), [f.message for f in first]
-    fuzz_ctx.name, fuzz_ctx.reserve = "shapes-rest", 0.0  # as the worker runs it: after the diagnosis
-    fuzz_ctx.seen.pop("wrong_now", None)
+    fuzz_ctx.name, fuzz_ctx.budget.reserve = "shapes-rest", 0.0  # as the worker runs it: after the diagnosis
+    fuzz_ctx.board.wrong_now = None
     assert shapes_rest.DETECTOR.skip(fuzz_ctx) is None
     more = p401(shapes_rest.rest(fuzz_ctx))
     kinds = [f.message.split(":")[0] for f in first + more]
     assert sorted(kinds) == ["never written", "wrong values"], [f.message for f in first + more]
     assert [f.detector for f in more] == ["shapes"]  # shape fuzzing's finding: its board rules apply
-    assert "shapes" not in fuzz_ctx.later and fuzz_ctx.seen["fuzz"]["tried"] > tried  # from where it stopped
+    assert fuzz_ctx.board.fuzz_left is None and fuzz_ctx.board.fuzz["tried"] > tried  # from where it stopped
 
 
 def test_sizes_left_are_not_run_when_fuzzing_was_not_cut_or_the_budget_is_spent(fuzz_ctx):
-    import time
-
     from harness.probe.detectors import shapes as fuzzing, shapes_rest
 
-    fuzz_ctx.reserve = 0.0  # a failure does not cut fuzzing short: it runs its sizes
+    fuzz_ctx.budget.reserve = 0.0  # a failure does not cut fuzzing short: it runs its sizes
     fuzzing.fuzz_sizes(fuzz_ctx)
     assert "not cut short" in shapes_rest.DETECTOR.skip(fuzz_ctx)
-    fuzz_ctx.later["shapes"] = {"cut": True}
-    fuzz_ctx.ends = time.monotonic() + 0.5
-    assert "spent" in shapes_rest.DETECTOR.skip(fuzz_ctx) and "shapes" not in fuzz_ctx.later
+    fuzz_ctx.board.fuzz_left = {"cut": True}
+    fuzz_ctx.budget.ends = fuzz_ctx.budget.now() + 0.5
+    assert "spent" in shapes_rest.DETECTOR.skip(fuzz_ctx) and fuzz_ctx.board.fuzz_left is None

@@ -6,17 +6,12 @@ share to turn what a call did into a ``Finding``.
 from __future__ import annotations
 
 import contextlib
-import signal
-import time
 from dataclasses import dataclass, field
 
-from harness.probe.execute import PAD
+from harness.probe.blackboard import Blackboard
+from harness.probe.budget import Budget
+from harness.probe.execute import PAD, Watch
 from harness.probe.findings import ERROR, Finding
-
-
-class BudgetSpent(BaseException):
-    """Raised at ``Context.stop`` (the worker's SIGALRM): the probe's budget ends while a detector
-    still runs. Not an Exception: the user's ``except Exception`` must not swallow it."""
 
 
 @dataclass
@@ -30,50 +25,31 @@ class Context:
     emit: object = None
     blocks: list = field(default_factory=list)  # block sizes seen (constexprs)
     trying: dict | None = None  # the sizes being run (a timeout names them)
-    deadline: float | None = None  # time.monotonic() by which a long detector wraps up
-    ends: float | None = None  # time.monotonic() by which the whole probe wraps up (--budget), or None
-    stop: float | None = None  # time.monotonic() at which a detector still running is stopped (BudgetSpent)
-    reserve: float = 0.0  # seconds before ``ends`` left to the diagnosis once a result was seen wrong
+    budget: Budget = field(default_factory=Budget)  # the probe's time in this process (its deadlines, its timer)
+    watch: Watch | None = None  # the worker's marks around each call, and its tuning clock (execute.Watch)
     refused: list = field(default_factory=list)  # (sizes, why) where Triton would not compile the kernel
-    seen: dict = field(default_factory=dict)  # what runs showed: atomics, autotune, poisoned loads (skips, diagnosis)
-    outcomes: dict = field(default_factory=dict)  # the experiments' plain runs by sizes (harness.probe.experiments.outcome)
-    later: dict = field(default_factory=dict)  # work a detector left for one after it (shape fuzzing's sizes: shapes-rest)
+    board: Blackboard = field(default_factory=Blackboard)  # what the runs showed (skips, the diagnosis, the parent)
     pad: int = PAD  # guard elements on each side of every tensor (0 under a GPU tool: it checks accesses itself)
 
     def call(self, inputs: dict, **kw):
         """One call of the launcher on ``inputs`` (``execute.call``) on this run's backend, with its guard bands."""
         from harness.probe import execute
 
-        return execute.call(self.target, inputs, backend=self.backend, pad=self.pad, **kw)
+        return execute.call(self.target, inputs, backend=self.backend, pad=self.pad, watch=self.watch, **kw)
 
     def finding(self, code: str, message: str, **kw) -> Finding:
         return Finding(code, self.name, self.backend, message, **kw)
 
     def late(self) -> bool:
         """Past the detector's own deadline (a share of its timeout), or, once a result was seen
-        wrong in this process (``seen["failing"]``, or ``seen["wrong_now"]`` while a detector
-        works), into the time the probe's budget keeps for the diagnosis: wrap up with what there is."""
-        return time.monotonic() > self.wrap_up_by()
+        wrong in this process (``board.failing``, or ``board.wrong_now`` while a detector
+        works), into the time the probe's budget keeps for the diagnosis: wrap up with what there is
+        (``Budget.late``)."""
+        return self.budget.late(self.board.wrong())
 
     def wrap_up_by(self) -> float:
-        """The time.monotonic() at which ``late()`` turns true as things stand (inf: never). Under
-        a budget, a run is started only where it can end before the budget does (``run_cost``)."""
-        t = self.deadline if self.deadline is not None else float("inf")
-        if self.ends is not None and (self.seen.get("failing") or self.seen.get("wrong_now")):
-            t = min(t, self.ends - self.reserve)
-        if self.ends is not None:
-            t = min(t, self.ends - self.run_cost())
-        return t
-
-    def run_cost(self) -> float:
-        """Seconds a run at new sizes may take before any of its own work: an autotuned kernel
-        tunes again at each new key (on a GPU, compiling and benchmarking every config: 6-10 s for
-        gemlite's GEMV, where a run itself takes milliseconds), as long as its longest tuning in
-        this process (``execute.longest_tuning``). 0 where nothing was tuned: other runs are short
-        beside the time the budget keeps."""
-        from harness.probe import execute
-
-        return execute.longest_tuning()
+        """The clock time at which ``late()`` turns true as things stand (``Budget.wrap_up_by``)."""
+        return self.budget.wrap_up_by(self.board.wrong())
 
     @contextlib.contextmanager
     def instrument(self, **kw):
@@ -89,7 +65,7 @@ class Context:
         for name, values in rec.blocks.items():
             self.blocks = sorted(set(self.blocks) | set(values))
         if rec.float_atomics or getattr(rec, "atomics", 0):
-            self.seen["atomics"] = True
+            self.board.atomics = True
 
 
 def crash(ctx: Context, e: BaseException, sizes: dict | None = None) -> Finding:
@@ -211,37 +187,3 @@ def never_written(ctx: Context, inputs: dict, first, ref=None) -> dict:
         if a.shape == b.shape and (n := int((a & b).sum())):
             out[name] = out.get(name, 0) + n
     return out
-
-
-class _Late(BaseException):
-    """The detector's own deadline passed during a run it chose to make (not the kernel's hang)."""
-
-
-@contextlib.contextmanager
-def until_deadline(ctx, budget: float | None = None):
-    """Stop the block at the detector's deadline (``ctx.deadline``) or after ``budget`` seconds,
-    whichever comes first, quietly: a larger size re-tunes an autotuned kernel and runs it 8 times
-    as long, which no estimate from the defaults' runs foresees. The worker's own limit (its
-    SIGALRM timer: a hang, P002) is put back after, less the time spent; where it comes first it
-    stays in charge."""
-    ends = [x for x in (ctx.deadline, None if budget is None else time.monotonic() + budget) if x is not None]
-    left = min(ends) - time.monotonic() if ends else None
-    outer, _ = signal.getitimer(signal.ITIMER_REAL)
-    if left is None or left <= 0 or (outer and outer <= left):
-        yield
-        return
-
-    def late(signum, frame):
-        raise _Late
-
-    handler, t0 = signal.signal(signal.SIGALRM, late), time.monotonic()
-    signal.setitimer(signal.ITIMER_REAL, left)
-    try:
-        yield
-    except _Late:
-        pass
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, handler)
-        if outer:
-            signal.setitimer(signal.ITIMER_REAL, max(0.01, outer - (time.monotonic() - t0)))

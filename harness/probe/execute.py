@@ -306,46 +306,34 @@ def _shares(out, inputs: dict) -> str:
                  and v.untyped_storage().data_ptr() == ptr), "")
 
 
-# the probe worker's events function (None elsewhere): "calling" and "called" around each call of the
-# launcher, so that the parent tells a kernel that does not return from a slow step between calls
-# (harness.probe.runner._hang_until)
-ON_CALL = None
-TUNING = None  # the worker's TuningCounter (watch_tuning): its seconds spent benchmarking autotune's configs
-LONGEST_TUNING = [0.0]  # seconds of the longest tuning inside one call of the launcher in this process
+@dataclass
+class Watch:
+    """What a probe worker watches around each call of the launcher (None elsewhere): ``emit`` gets
+    "calling" and "called" marks, so that the parent tells a kernel that does not return from a slow
+    step between calls (harness.probe.runner._hang_until); ``counter`` (``triton_compat.patched``'s
+    TuningCounter, whose ``seconds`` grow while autotune benchmarks its configs) measures each
+    call's tuning into ``budget`` (``Budget.tuned``: what a run at a new key repeats)."""
 
+    emit: object = None
+    counter: object = None
+    budget: object = None
 
-def watch_tuning(counter) -> None:
-    """Measure the autotune tuning inside each call (``counter``: ``triton_compat.patched``'s, whose
-    ``seconds`` grow while configs are benchmarked), for ``longest_tuning``."""
-    global TUNING
-    TUNING = counter
+    def mark(self, kind: str) -> None:
+        if self.emit is not None:
+            self.emit(event=kind)
 
-
-def longest_tuning() -> float:
-    """Seconds the longest autotune tuning inside one call of the launcher took in this process
-    (compiling and benchmarking every config), which an autotuned kernel makes again at each new
-    key; 0 where nothing was tuned."""
-    return LONGEST_TUNING[0]
-
-
-def mark_calls(emit) -> None:
-    """Send the "calling"/"called" marks to ``emit`` (the probe worker's events, for the rest of its process)."""
-    global ON_CALL
-    ON_CALL = emit
-
-
-def _signal(kind: str) -> None:
-    if ON_CALL is not None:
-        ON_CALL(event=kind)
+    def tuning(self) -> float:
+        return self.counter.seconds if self.counter is not None else 0.0
 
 
 def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: bool = False, canary=None,
-         pad: int = PAD, on_device: bool = False) -> Call:
+         pad: int = PAD, on_device: bool = False, watch: Watch | None = None) -> Call:
     """The reference, then the launcher on guard-banded copies of ``inputs`` (with torch.empty
     poisoned while it runs), compared; the guard bands checked. ``finite``: bands of 0.0; ``pad``:
     guard elements on each side (0: none, under a GPU tool that checks accesses itself);
     ``on_device``: a single output compared where it lies (the GPU: a second where the host takes
-    seconds for 16 million elements), for an experiment that repeats one call many times."""
+    seconds for 16 million elements), for an experiment that repeats one call many times; ``watch``:
+    the worker's marks and tuning clock (``Watch``)."""
     import torch
 
     from harness.core import guards
@@ -356,9 +344,10 @@ def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: 
         given, bands = _guard_inputs(inputs, finite, pad)
         if counter is not None:
             counter.clear()
-        tuned = TUNING.seconds if TUNING is not None else 0.0
+        watch = watch or Watch()
+        tuned = watch.tuning()
         try:
-            _signal("calling")
+            watch.mark("calling")
             with poisoned_allocations(canary, pad) as made:
                 out = call_with(target.launcher, given)
             res.allocated = made["empty"]
@@ -370,9 +359,9 @@ def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: 
             res.error = e
             return res
         finally:
-            _signal("called")
-            if TUNING is not None:
-                LONGEST_TUNING[0] = max(LONGEST_TUNING[0], TUNING.seconds - tuned)
+            watch.mark("called")
+            if watch.budget is not None:
+                watch.budget.tuned(watch.tuning() - tuned)
         res.bench_launches = sum(counter.calls) if counter is not None else 0
         _compare(res, target, out, given, inputs, on_device)
         res.guard = gs.check()

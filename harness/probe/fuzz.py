@@ -222,11 +222,13 @@ def smaller(sizes: dict, key: str, pool: list[int]) -> list[dict]:
     return [{**sizes, key: v} for v in pool if v < sizes[key]]
 
 
-def shrink(failing: dict, fails, pools: dict, budget: int = 40, deadline: float | None = None) -> tuple[dict, int]:
+def shrink(failing: dict, fails, pools: dict, budget: int = 40, deadline: float | None = None,
+           now=None) -> tuple[dict, int]:
     """The smallest sizes (one size at a time, smallest value first) that still fail; and the runs it
-    took. Stops after ``budget`` runs or at ``deadline`` (``time.monotonic()``)."""
+    took. Stops after ``budget`` runs or at ``deadline`` (a ``now()``: ``time.monotonic`` unless given)."""
     import time
 
+    now = now or time.monotonic
     best, runs = dict(failing), 0
     changed = True
     while changed and runs < budget:
@@ -237,6 +239,6 @@ def shrink(failing: dict, fails, pools: dict, budget: int = 40, deadline: float 
                 if fails(cand):
                     best, changed = cand, True
                     break
-                if runs >= budget or (deadline is not None and time.monotonic() > deadline):
+                if runs >= budget or (deadline is not None and now() > deadline):
                     return best, runs
     return best, runs

@@ -73,13 +73,13 @@ def kernel_facts(target) -> dict:
 
 
 def known_facts(ctx) -> dict:
-    """``ctx.seen`` with the source's facts (``kernel_facts``) added once; what a run already saw
+    """``ctx.board`` with the source's facts (``kernel_facts``) added once; what a run already saw
     (atomics counted by the instrumented interpreter) is kept over what the source says."""
-    seen = ctx.seen
-    if "unreset_atomics" not in seen:
+    board = ctx.board
+    if board.unreset_atomics is None:
         for key, value in kernel_facts(ctx.target).items():
-            seen[key] = seen.get(key) or value
-    return seen
+            setattr(board, key, getattr(board, key) or value)
+    return board
 
 
 def _blockish(name, value) -> bool:

@@ -23,24 +23,16 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from enum import Enum
 
+from harness.probe.blackboard import Blackboard
+from harness.probe.budget import PROCESS_START_S, TIMEOUT_S, Budget
 from harness.probe.findings import ERROR, INFO, WARNING, Finding, attach_cases, problems
+from harness.probe.request import ProbeRequest
 from harness.run.backends import resolve_backends
 from harness.run.isolate import exit_message, new_lines, run_process
 
 from harness.probe import detectors as registry
-
-DEFAULT_TIMEOUT = 120.0
-# seconds for the whole probe when none is given (--budget; 0: none): the detectors stop starting
-# runs at its end, less MARGIN_S for the report. Issue #20's limits: 60 on the CPU alone, 20 with a
-# GPU (measured on H100s: docs/probe-budget.md)
-DEFAULT_BUDGET_S = {"gpu": 20.0, "interpreter": 60.0}
-MARGIN_S = 1.5
-# a detector still running this long before the budget's end is stopped where it is and keeps what it
-# found (Detector.partial): the worker's exit, the report and lint take the rest
-STOP_BEFORE_S = 0.8
-CUT = "cut at the budget's end"  # the status of a detector stopped there
-
 
 class ProbeInputError(Exception):
     """The probe file cannot be used; the message is one line."""
@@ -104,8 +96,8 @@ class ProbeReport:
     def cut_short(self) -> list:
         """A line for each backend whose shape fuzzing ran out of time before its last size."""
         out = []
-        for backend, meta in self.meta.items():
-            f = (meta.get("seen") or {}).get("fuzz") if isinstance(meta, dict) else None
+        for backend in self.meta:
+            f = _seen(self, backend).fuzz
             if f and f.get("tried", 0) < f.get("planned", 0):
                 more = f" (--budget {max(60, 3 * self.budget):.0f} tries more)" if self.budget else ""
                 out.append(f"shape fuzzing on the {backend} tried {f['tried']} of {f['planned']} sizes in its "
@@ -138,7 +130,38 @@ class ProbeEvents:
     trying: dict | None = None  # the sizes being run when the process stopped (shape fuzzing)
     skipped: dict = field(default_factory=dict)  # detector -> why it did not apply
     clock: dict = field(default_factory=dict)  # detector -> [its start, its end] (the events' time.time())
-    cut: set = field(default_factory=set)  # detectors stopped at the budget's end (worker.BudgetSpent)
+    cut: set = field(default_factory=set)  # detectors stopped at the budget's end (budget.BudgetSpent)
+
+
+class Status(str, Enum):
+    """How a detector's run ended, as the report says it (``DetectorRun.label``)."""
+
+    DONE = "done"
+    SKIPPED = "skipped"  # it did not apply (``DetectorRun.why``)
+    CUT = "cut at the budget's end"  # stopped there, its findings so far kept (its answer unfinished)
+    ERROR = "error"  # the detector's own failure
+    NOT_RUN = "not run"
+    CRASH = "crash"  # its process died in it
+    HANG = "hang"  # its process was killed, the kernel hung
+    STOPPED = "stopped"  # its interpreter call was stopped, as the kernel did not return on the GPU
+
+
+CUT = Status.CUT.value  # the status of a detector stopped at the budget's end
+
+
+@dataclass
+class DetectorRun:
+    """One detector's run on one backend, as the runner accounts for it."""
+
+    findings: list
+    status: Status
+    seconds: float = 0.0
+    why: str = ""  # why it was skipped
+
+    @property
+    def label(self) -> str:
+        """The status as the report says it: "skipped: <why>" for a skip."""
+        return f"skipped: {self.why}" if self.status is Status.SKIPPED else self.status.value
 
 
 def _events(proc) -> ProbeEvents:
@@ -192,27 +215,27 @@ def _tool(name: str):
     return d.tool if d is not None else None
 
 
-def _worker_args(args: dict, todo: list, backend: str, timeout: float) -> tuple[dict, dict | None]:
-    """The worker's arguments for the detectors ``todo``, and how to run it: a GPU tool runs the
+def _worker_request(req: ProbeRequest, todo: list, backend: str, timeout: float) -> tuple[ProbeRequest, dict | None]:
+    """The worker's request for the detectors ``todo``, and how to run it: a GPU tool runs the
     reference detector alone under the tool, at the small sizes where it asks for them (None: the
     tool is not here)."""
     import itertools
 
-    worker = {**args, "detectors": list(itertools.takewhile(lambda d: _tool(d) is None, todo)), "backend": backend,
-              "timeout": timeout}
+    worker = req.with_(detectors=list(itertools.takewhile(lambda d: _tool(d) is None, todo)), backend=backend,
+                       timeout=timeout)
     tool = _tool(todo[0])
     if tool is None:
         return worker, {}
     how = tool.how()
     if how is None:
         return worker, None
-    worker["detectors"] = ["reference"]
     # padding is valid memory: it would hide accesses from compute-sanitizer
-    worker["options"] = {**worker["options"], "pad": 0, "small": bool(how.get("small"))}
+    options = {**worker.options, "pad": 0, "small": bool(how.get("small"))}
+    worker = worker.with_(detectors=["reference"], options=options)
     return worker, {k: v for k, v in how.items() if k != "small"}
 
 
-def _run_worker(worker: dict, backend: str, timeout: float, extra: dict, say=None, hung=None):
+def _run_worker(worker: ProbeRequest, backend: str, timeout: float, extra: dict, say=None, hung=None):
     """One worker process (the detectors each stop themselves after ``timeout``; the process
     limit, counted again from each detector's start, is the backstop for a hang they cannot
     stop: a GPU kernel that never returns). A tool's log file is read into the output. ``hung``
@@ -225,8 +248,8 @@ def _run_worker(worker: dict, backend: str, timeout: float, extra: dict, say=Non
         if extra.get("log_file"):
             extra = {**extra, "wrapper": extra["wrapper"] + ["--log-file", log]}
         extra.pop("log_file", None)
-        margin = 120 if extra.get("wrapper") else 30  # the process's start: imports, CUDA, compute-sanitizer's own
-        proc = run_process("harness.probe.worker", worker, backend=backend, timeout=timeout + margin,
+        margin = PROCESS_START_S["tool" if extra.get("wrapper") else "plain"]
+        proc = run_process("harness.probe.worker", worker.to_json(), backend=backend, timeout=timeout + margin,
                            on_poll=_progress(backend, say) if say else None,
                            until=None if extra else _hang_until(worker), stop=_stop_when(backend, hung), **extra)
         if os.path.exists(log):
@@ -237,16 +260,16 @@ def _run_worker(worker: dict, backend: str, timeout: float, extra: dict, say=Non
     return proc
 
 
-def _hang_until(worker: dict) -> float | None:
+def _hang_until(worker: ProbeRequest) -> float | None:
     """When a GPU process stuck in a call of the launcher is taken for hung: at the end of the
     probe's budget, less the time its report takes (``stop``, where the worker stops a detector
     still running; at least HANG_FLOOR_S after the call began), where all its detectors keep to
     the budget; else after the whole timeout (as under a GPU tool, whose runs are slow). Each
     detector wraps itself up by then: a call still running has a kernel that does not return (a
     spin lock), and waiting the timeout out (150 s by default) would spend the budget many times over."""
-    if worker["backend"] != "gpu" or worker.get("ends") is None or not all(map(_budgeted, worker["detectors"])):
+    if worker.backend != "gpu" or not all(map(_budgeted, worker.detectors)):
         return None
-    return worker.get("stop") or worker["ends"] + MARGIN_S
+    return worker.budget().hang_until()
 
 
 def _stop_when(backend: str, hung):
@@ -261,92 +284,104 @@ def _stop_when(backend: str, hung):
     return lambda seconds: hung.is_set() and seconds >= HANG_FLOOR_S
 
 
-def _batch(args: dict, names: list, backend: str, timeout: float, say, hung=None) -> tuple[dict, dict]:
-    """Run ``names`` in as few processes as it takes: a crash or a hang ends one detector, and the
-    ones after it run in a new process. Returns {name: (findings, status, seconds)} and the meta."""
-    results, meta, todo = {}, {}, list(names)
-    while todo:
-        t0 = time.monotonic()
-        if results and args.get("ends") is not None and t0 > args["ends"]:
-            # a process ended early (a crash) after the budget was spent: no new one for the rest
-            spent, todo = [n for n in todo if _budgeted(n)], [n for n in todo if not _budgeted(n)]
-            for name in spent:
-                results[name] = ([Finding("P000", name, backend, f"not run: the probe's --budget "
-                                                                 f"({args['options'].get('budget', 0):.0f}s) was spent",
-                                          severity=INFO)], "not run", 0.0)
-            if not todo:
-                break
-        worker, extra = _worker_args(args, todo, backend, timeout)
-        if extra is None:
-            name = todo.pop(0)
-            results[name] = ([Finding("P000", name, backend, f"{name} not found (put it on PATH or set CUDA_HOME)",
-                                      severity=INFO)], "not run", 0.0)
-            continue
-        proc = _run_worker(worker, backend, timeout, extra, say, hung)
-        ev = _events(proc)
-        if ev.load:
-            raise ProbeInputError(ev.load)
-        if proc.hung and not ev.meta and not ev.started:  # stuck where the worker's own alarm cannot reach
-            raise ProbeInputError(f"{args['file']}: not loaded after {timeout:.0f}s (importing it, or its make_inputs, "
-                                  f"hung)")
-        if ev.unavailable:
-            raise BackendUnavailable(ev.unavailable)
-        _merge_meta(meta, ev.meta)
-        _collect(results, todo, ev, proc, backend, (time.monotonic() - t0) / max(1, len(ev.started)), say)
-        left = len(worker["detectors"]) - len(ev.ended)
-        if not left:  # all it was asked ran (an exit status after that is compute-sanitizer's --error-exitcode)
-            continue
-        if not proc.hung and not ev.started[len(ev.ended):] and (ev.ended or not proc.returncode):
-            if proc.returncode:
-                continue  # ended between two detectors (a broken CUDA context): the rest in a new process
-            for _ in range(left):  # the process ended cleanly before starting them: report, do not loop
-                name = todo.pop(0)
-                # the probe's own failure, nothing shown about the kernel: a warning (--strict fails on it)
-                results[name] = ([Finding("P000", name, backend, "the worker stopped before this detector (the "
-                                          "probe's own failure: nothing was shown about the kernel)",
-                                          severity=WARNING)], "error", 0.0)
-            continue
-        died = todo[0]
-        _died(results, todo, ev, proc, backend, timeout, time.monotonic() - t0, say)
-        if proc.hung and backend == "gpu" and hung is not None:
-            hung.set()  # the interpreter's side beside it need not wait its whole timeout (_stop_when)
-        found, status, _ = results[died]
-        if status == "crash" and "failing" not in args and any(f.severity == ERROR for f in found):
-            args = {**args, "failing": dict(ev.trying or {})}  # the diagnosis starts where it died
-    return results, meta
+class Batch:
+    """The detectors of one batch, run in as few processes as it takes: a crash or a hang ends one
+    detector, and the ones after it run in a new process. ``run()`` returns {name: DetectorRun} and
+    the meta; ``todo`` holds the detectors not yet accounted for, ``results`` those that are."""
 
+    def __init__(self, req: ProbeRequest, names: list, backend: str, timeout: float, say, hung=None):
+        self.req, self.backend, self.timeout, self.say, self.hung = req, backend, timeout, say, hung
+        self.todo: list = list(names)
+        self.results: dict = {}
+        self.meta: dict = {}
 
-def _died(results: dict, todo: list, ev: ProbeEvents, proc, backend: str, timeout: float, dt: float, say) -> None:
-    """The detector the process died or hung in; after a hang the rest are not run (a kernel that
-    never returns makes each of them wait as long)."""
-    name = todo.pop(0)
-    partial = _kept(name, ev.findings.get("reference" if _tool(name) else name, []))
-    dt = _seconds(ev, name, dt)
-    status = "hang" if proc.hung else "stopped" if proc.stopped else "crash"
-    results[name] = (partial + [_ended(name, backend, proc, ev, timeout)], status, dt)
-    say(f"{backend} {name}: {status} after {dt:.1f}s")
-    if proc.hung or proc.stopped:  # the next detector's first call would hang the same way, and wait as long
-        why = f"the kernel hung in the {name} detector" if proc.hung else "the kernel did not return on the GPU"
-        while todo:
-            other = todo.pop(0)
-            results[other] = ([Finding("P000", other, backend, f"not run: {why}", severity=INFO)], "not run", 0.0)
+    def _not_run(self, name: str, why: str, severity: str = INFO, status: Status = Status.NOT_RUN) -> None:
+        self.results[name] = DetectorRun([Finding("P000", name, self.backend, why, severity=severity)], status)
 
+    def run(self) -> tuple[dict, dict]:
+        req, backend, timeout = self.req, self.backend, self.timeout
+        while self.todo:
+            t0 = time.monotonic()
+            if self.results and req.ends is not None and t0 > req.ends:
+                # a process ended early (a crash) after the budget was spent: no new one for the rest
+                spent = [n for n in self.todo if _budgeted(n)]
+                self.todo = [n for n in self.todo if not _budgeted(n)]
+                for name in spent:
+                    self._not_run(name, f"not run: the probe's --budget ({req.options.get('budget', 0):.0f}s) was spent")
+                if not self.todo:
+                    break
+            worker, extra = _worker_request(req, self.todo, backend, timeout)
+            if extra is None:
+                name = self.todo.pop(0)
+                self._not_run(name, f"{name} not found (put it on PATH or set CUDA_HOME)")
+                continue
+            proc = _run_worker(worker, backend, timeout, extra, self.say, self.hung)
+            ev = _events(proc)
+            if ev.load:
+                raise ProbeInputError(ev.load)
+            if proc.hung and not ev.meta and not ev.started:  # stuck where the worker's own alarm cannot reach
+                raise ProbeInputError(f"{req.file}: not loaded after {timeout:.0f}s (importing it, or its "
+                                      f"make_inputs, hung)")
+            if ev.unavailable:
+                raise BackendUnavailable(ev.unavailable)
+            _merge_meta(self.meta, ev.meta)
+            self.collect(ev, proc, (time.monotonic() - t0) / max(1, len(ev.started)))
+            left = len(worker.detectors) - len(ev.ended)
+            if not left:  # all it was asked ran (an exit status after that is compute-sanitizer's --error-exitcode)
+                continue
+            if not proc.hung and not ev.started[len(ev.ended):] and (ev.ended or not proc.returncode):
+                if proc.returncode:
+                    continue  # ended between two detectors (a broken CUDA context): the rest in a new process
+                for _ in range(left):  # the process ended cleanly before starting them: report, do not loop
+                    # the probe's own failure, nothing shown about the kernel: a warning (--strict fails on it)
+                    self._not_run(self.todo.pop(0), "the worker stopped before this detector (the probe's own "
+                                  "failure: nothing was shown about the kernel)", WARNING, Status.ERROR)
+                continue
+            died = self.todo[0]
+            self.died(ev, proc, time.monotonic() - t0)
+            if proc.hung and backend == "gpu" and self.hung is not None:
+                self.hung.set()  # the interpreter's side beside it need not wait its whole timeout (_stop_when)
+            run = self.results[died]
+            if run.status is Status.CRASH and req.failing is None and any(f.severity == ERROR for f in run.findings):
+                req = self.req = req.with_(failing=dict(ev.trying or {}))  # the diagnosis starts where it died
+        return self.results, self.meta
 
-def _collect(results: dict, todo: list, ev: ProbeEvents, proc, backend: str, dt: float, say) -> None:
-    """The detectors that ended: their findings (a GPU tool's own, read from its output), in ``results``."""
-    for name in ev.ended:
-        label = todo.pop(0)  # as the user knows it: a GPU tool runs the reference detector
-        own = _tool_findings(label, backend, proc)
-        found = _kept(label, ev.findings.get(name, []), own) + own
-        for f in found:
-            f.detector = label
-        if name in ev.errors:
-            # the probe's own failure: nothing shown about the kernel (a warning: --strict fails on it)
-            found.append(Finding("P000", label, backend, f"the detector failed: {ev.errors[name]}"[:300],
-                                 severity=WARNING))
-        status = "error" if name in ev.errors else f"skipped: {ev.skipped[name]}" \
-            if name in ev.skipped else CUT if name in ev.cut else "done"
-        results[label] = (found, status, 0.0 if name in ev.skipped else _seconds(ev, label, dt))
+    def died(self, ev: ProbeEvents, proc, dt: float) -> None:
+        """The detector the process died or hung in; after a hang the rest are not run (a kernel that
+        never returns makes each of them wait as long)."""
+        name = self.todo.pop(0)
+        partial = _kept(name, ev.findings.get("reference" if _tool(name) else name, []))
+        dt = _seconds(ev, name, dt)
+        status = Status.HANG if proc.hung else Status.STOPPED if proc.stopped else Status.CRASH
+        self.results[name] = DetectorRun(partial + [_ended(name, self.backend, proc, ev, self.timeout)], status, dt)
+        self.say(f"{self.backend} {name}: {status.value} after {dt:.1f}s")
+        if proc.hung or proc.stopped:  # the next detector's first call would hang the same way, and wait as long
+            why = f"the kernel hung in the {name} detector" if proc.hung else "the kernel did not return on the GPU"
+            while self.todo:
+                self._not_run(self.todo.pop(0), f"not run: {why}")
+
+    def collect(self, ev: ProbeEvents, proc, dt: float) -> None:
+        """The detectors that ended: their findings (a GPU tool's own, read from its output)."""
+        backend = self.backend
+        for name in ev.ended:
+            label = self.todo.pop(0)  # as the user knows it: a GPU tool runs the reference detector
+            own = _tool_findings(label, backend, proc)
+            found = _kept(label, ev.findings.get(name, []), own) + own
+            for f in found:
+                f.detector = label
+            if name in ev.errors:
+                # the probe's own failure: nothing shown about the kernel (a warning: --strict fails on it)
+                found.append(Finding("P000", label, backend, f"the detector failed: {ev.errors[name]}"[:300],
+                                     severity=WARNING))
+            if name in ev.errors:
+                run = DetectorRun(found, Status.ERROR)
+            elif name in ev.skipped:
+                run = DetectorRun(found, Status.SKIPPED, why=ev.skipped[name])
+            else:
+                run = DetectorRun(found, Status.CUT if name in ev.cut else Status.DONE)
+            if run.status is not Status.SKIPPED:
+                run.seconds = _seconds(ev, label, dt)
+            self.results[label] = run
 
 
 def _kept(label: str, found: list, own: list | None = None) -> list:
@@ -412,13 +447,13 @@ def _progress(backend: str, say):
 
 def probe(file: str, *, inputs: str | None = None, launcher: str = "launch", backends: list | None = None,
           detectors: list | None = None, seed: int = 0, sizes: dict | None = None, jobs: int = 2,
-          timeout: float = DEFAULT_TIMEOUT, options: dict | None = None, progress=None,
+          timeout: float = TIMEOUT_S, options: dict | None = None, progress=None,
           budget: float | None = None) -> ProbeReport:
     """Run every detector on ``file`` (see ``harness.probe``); raise ProbeInputError for a bad file.
 
     The names and defaults are the command line's: ``detectors`` is ``--detectors`` (or ``--only``),
     ``backends`` None is ``--backend all`` (the GPU if there is one, and the interpreter), ``budget``
-    None is ``DEFAULT_BUDGET_S`` (0: no budget, each detector keeps to its own).
+    None is ``budget.DEFAULT_BUDGET_S`` (0: no budget, each detector keeps to its own).
     """
     for p in (file, inputs):
         if p is not None and not os.path.isfile(p):
@@ -428,18 +463,18 @@ def probe(file: str, *, inputs: str | None = None, launcher: str = "launch", bac
     t0 = time.monotonic()
     chosen = list(backends or resolve_backends("all"))  # as the CLI: the GPU if there is one, and the interpreter
     if budget is None:
-        budget = DEFAULT_BUDGET_S["gpu" if "gpu" in chosen else "interpreter"]
-    args = {"file": os.path.abspath(file), "inputs": os.path.abspath(inputs) if inputs else None,
-            "launcher": launcher, "seed": seed, "sizes": sizes or {},
-            "options": {**(options or {}), "budget": budget}, "ends": t0 + budget - MARGIN_S if budget else None,
-            "stop": t0 + budget - STOP_BEFORE_S if budget else None}
+        budget = Budget.default_seconds(chosen)
+    window = Budget.starting(budget)
+    req = ProbeRequest(os.path.abspath(file), inputs=os.path.abspath(inputs) if inputs else None, launcher=launcher,
+                       seed=seed, sizes=sizes or {}, options={**(options or {}), "budget": budget}, ends=window.ends,
+                       stop=window.stop)
     report = ProbeReport(file, budget=budget)
     # the backends at once (the GPU's processes wait on the GPU, the interpreter's on the CPU); their
     # findings in the order named
     parts = {b: ProbeReport(file) for b in chosen}
     hung = threading.Event()  # set when the GPU's side hangs (_stop_when)
     with ThreadPoolExecutor(max_workers=len(chosen) or 1) as pool:
-        list(pool.map(lambda b: _probe_backend(parts[b], args, b, detectors, jobs, timeout, progress, hung), chosen))
+        list(pool.map(lambda b: _probe_backend(parts[b], req, b, detectors, jobs, timeout, progress, hung), chosen))
     for b in chosen:
         report.findings += parts[b].findings
         report.ran += parts[b].ran
@@ -505,8 +540,10 @@ def _merge_meta(into: dict, meta: dict) -> None:
     into["seen"] = seen
 
 
-def _seen(report: ProbeReport, backend: str) -> dict:
-    return (report.meta.get(backend) or {}).get("seen") or {}
+def _seen(report: ProbeReport, backend: str) -> Blackboard:
+    """What the runs on ``backend`` showed (its workers' blackboards, merged)."""
+    meta = report.meta.get(backend)
+    return Blackboard.from_json((meta.get("seen") if isinstance(meta, dict) else None) or {})
 
 
 def _poison_only(report: ProbeReport) -> list:
@@ -516,7 +553,7 @@ def _poison_only(report: ProbeReport) -> list:
         return []
     out = []
     for backend in report.meta:
-        if p := _seen(report, backend).get("poison_only"):
+        if p := _seen(report, backend).poison_only:
             sizes = ", ".join(f"{k}={v}" for k, v in p["sizes"].items())
             out.append(Finding("P203", "shapes", backend, f"masked lanes of a tl.load without other= enter the result "
                                f"at {sizes}: with poison in them {p['why']}; with 0 (what today's GPUs give, "
@@ -532,7 +569,7 @@ def _diagnose(report: ProbeReport) -> list:
         return []
     observed = {}
     for backend in report.meta:
-        for name, text in (_seen(report, backend).get("evidence") or {}).items():
+        for name, text in (_seen(report, backend).evidence or {}).items():
             observed.setdefault(name, f"{backend}: {text}")
     return diagnose(report.findings, observed)
 
@@ -587,17 +624,17 @@ def _wanted(name: str, detectors, options: dict) -> bool:
     return _tool(name) is None or bool(options.get("tools"))
 
 
-def _probe_backend(report, args, backend, detectors, jobs, timeout, progress, hung=None) -> None:
+def _probe_backend(report, req: ProbeRequest, backend, detectors, jobs, timeout, progress, hung=None) -> None:
     every = registry.batches(backend)
-    batches = [b for b in ([d for d in b if _wanted(d, detectors, args["options"])] for b in every) if b]
-    skipped = [d for b in every for d in b if detectors is None and not _wanted(d, detectors, args["options"])]
+    batches = [b for b in ([d for d in b if _wanted(d, detectors, req.options)] for b in every) if b]
+    skipped = [d for b in every for d in b if detectors is None and not _wanted(d, detectors, req.options)]
     if jobs == 1:
         batches = [[d for b in batches for d in b]] if batches else []
     say = progress or (lambda _m: None)
 
     def one(batch):
         try:
-            return _batch(args, batch, backend, timeout, say, hung)
+            return Batch(req, batch, backend, timeout, say, hung).run()
         except BackendUnavailable as e:
             return {}, {"unavailable": str(e)}
 
@@ -611,9 +648,9 @@ def _probe_backend(report, args, backend, detectors, jobs, timeout, progress, hu
     order = [d.name for d in registry.on(backend)]
     merged = {k: v for results, _ in done for k, v in results.items()}
     for name in sorted(merged, key=lambda n: order.index(n) if n in order else len(order)):
-        found, status, dt = merged[name]
-        report.findings += found
-        report.ran.append((backend, name, dt, status))
+        run = merged[name]
+        report.findings += run.findings
+        report.ran.append((backend, name, run.seconds, run.label))
     report.ran += [(backend, name, 0.0, f"skipped: {TOOLS_OPT_IN}") for name in skipped]
     for _, meta in done:
         _merge_meta(report.meta.setdefault(backend, {}), meta)

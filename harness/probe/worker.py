@@ -4,6 +4,8 @@ Usage (by the harness, not by people)::
 
     TRITON_INTERPRET=1 python -m harness.probe.worker '{"file": ..., "detectors": [...], ...}'
 
+(a ``harness.probe.request.ProbeRequest`` as JSON).
+
 The detectors named run one after another in this process (a process start costs more
 than most detectors); ``start`` and ``end`` events bracket each, so when the process
 dies or hangs, ``runner`` knows which detector it was in and runs the rest in a new one.
@@ -27,10 +29,12 @@ failing on the broken context.
 
 from __future__ import annotations
 
+import contextlib
 import json
-import signal
 import sys
 
+from harness.probe.budget import Budget, BudgetSpent, DetectorTimeout
+from harness.probe.request import ProbeRequest
 from harness.run.worker import Events, apply_memory_limit, import_failure
 
 EXIT_LOAD, EXIT_RUN, EXIT_CONTEXT = 2, 3, 4
@@ -44,27 +48,26 @@ def detectors() -> dict:
     return {name: d for name, d in registry().items() if d.run is not None}
 
 
-def _load(args: dict, emit):
+def _load(req: ProbeRequest, emit, budget: Budget):
     """The target, checked: the file imports, its declarations and ``--sizes`` are good, and
     make_inputs makes inputs at its sizes, all within the timeout (a file that hangs at import
     is bad input too). None after an error event."""
     from harness.probe.execute import make
     from harness.probe.target import TargetError, Unavailable, check_sizes, load
 
-    timeout = float(args.get("timeout") or 120)
-    old = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, timeout)
+    timeout = req.timeout
     t = None
     try:
-        t = load(args["file"], args.get("inputs"), args.get("launcher") or "launch", args["backend"])
-        if (args.get("options") or {}).get("small") and t.small_sizes:
-            t.sizes = dict(t.small_sizes)  # a slow GPU tool's run
-        if args.get("sizes"):
-            check_sizes(t.make_inputs, args["sizes"])
-            t.sizes = {**t.sizes, **args["sizes"]}
-        _made(t, make(t, t.sizes, int(args.get("seed", 0)), args["backend"]))
+        with budget.limit(timeout, DetectorTimeout):
+            t = load(req.file, req.inputs, req.launcher, req.backend)
+            if req.options.get("small") and t.small_sizes:
+                t.sizes = dict(t.small_sizes)  # a slow GPU tool's run
+            if req.sizes:
+                check_sizes(t.make_inputs, req.sizes)
+                t.sizes = {**t.sizes, **req.sizes}
+            _made(t, make(t, t.sizes, req.seed, req.backend))
     except DetectorTimeout:
-        what = "make_inputs" if t is not None else f"importing {args['file']}"
+        what = "make_inputs" if t is not None else f"importing {req.file}"
         emit(event="error", phase="load", message=f"{what} took more than {timeout:.0f}s (the --timeout)")
         return None
     except TargetError as e:
@@ -76,9 +79,6 @@ def _load(args: dict, emit):
         sizes = ", ".join(f"{k}={v}" for k, v in t.sizes.items())
         emit(event="error", phase="load", message=f"make_inputs({sizes}) raised {error_line(e)}"[:300])
         return None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
     emit(event="meta", sizes=t.sizes, deterministic=t.deterministic, tolerance=t.tolerance,
          ranges={k: list(v) for k, v in t.ranges.items()})
     return t
@@ -93,52 +93,51 @@ def _made(t, inputs) -> None:
 
 
 def run(args: dict) -> int:
-    emit = Events(args["events"])
+    """The worker's work: ``args`` is a ProbeRequest's JSON."""
+    req = ProbeRequest.from_json(args)
+    emit = Events(req.events)
     if (broken := import_failure()) is not None:  # a broken environment is bad input, not a finding
         emit(event="error", phase="load", message=broken)
         return EXIT_LOAD
     try:
         from harness.probe.context import Context
-        from harness.probe.detectors.diagnose import reserve
+        from harness.probe.execute import Watch
         from harness.run.triton_compat import patched
 
         # autotune: each config benchmarked in two calls (a warm-up and one timed), not do_bench's
         # eight or more (interpreter) or 125 ms of runs (GPU, each config at each new key: most of an
         # autotuned kernel's probe); its launches' side effects still precede the real one
-        gpu = args["backend"] == "gpu"
-        # on the GPU, compilations are marked, as calls are (execute.mark_calls): a hang is a call that
+        gpu = req.backend == "gpu"
+        # on the GPU, compilations are marked, as calls are (execute.Watch): a hang is a call that
         # does not return, not a long compilation inside it (an autotuned kernel's configs)
         with patched(interpreter=not gpu, bench_calls=BENCH_CALLS,
                      on_compile=(lambda kind: emit(event=kind)) if gpu else None) as counter:
-            target = _load(args, emit)
+            budget = req.budget()
+            target = _load(req, emit, budget)
             if target is None:
                 return EXIT_LOAD
-            ctx = Context(target, args["backend"], int(args.get("seed", 0)), "", counter,
-                          dict(args.get("options") or {}), emit, list((args.get("options") or {}).get("blocks") or []))
-            ctx.ends, ctx.stop = args.get("ends"), args.get("stop")
-            from harness.probe import execute
-
             # the parent's hang clock under a budget runs only inside a call (GPU); an interpreter call
-            # is stopped once the GPU's side hung (runner._stop_when)
-            execute.mark_calls(emit)
-            execute.watch_tuning(counter)  # each call's tuning, which a run at a new key repeats (Context.run_cost)
+            # is stopped once the GPU's side hung (runner._stop_when); each call's tuning, which a run at
+            # a new key repeats (Budget.run_cost)
+            ctx = Context(target, req.backend, req.seed, "", counter, dict(req.options), emit,
+                          list(req.options.get("blocks") or []), budget=budget, watch=Watch(emit, counter, budget))
             if (pad := ctx.options.get("pad")) is not None:
                 ctx.pad = int(pad)
-            if "failing" in args:  # an earlier process died at these sizes: the experiments start there
-                ctx.seen["failing"] = dict(args["failing"] or target.sizes)
+            if req.failing is not None:  # an earlier process died at these sizes: the experiments start there
+                ctx.board.failing = dict(req.failing or target.sizes)
             hung = None
-            for i, name in enumerate(args["detectors"]):
+            for i, name in enumerate(req.detectors):
                 if hung is not None:  # each would wait as long for a kernel that does not return
                     emit(event="start", detector=name)
                     emit(event="skipped", detector=name, reason=f"the kernel did not return in the {hung} detector")
                     emit(event="end", detector=name)
                     continue
                 # the detectors before the diagnosis leave it its share of the probe's budget
-                found = run_one(ctx, name, emit, float(args.get("timeout") or 120),
-                                reserve=reserve(ctx) if "diagnose" in args["detectors"][i + 1:] else 0.0)
+                found = run_one(ctx, name, emit, req.timeout, reserve=budget.diagnosis_reserve(ctx.backend)
+                                if "diagnose" in req.detectors[i + 1:] else 0.0)
                 if any(f.code == "P002" and f.severity == "error" for f in found):
                     hung = name
-                if ctx.backend == "gpu" and name != args["detectors"][-1] and not cuda_usable():
+                if ctx.backend == "gpu" and name != req.detectors[-1] and not cuda_usable():
                     return EXIT_CONTEXT
         emit(event="done")
         return 0
@@ -161,35 +160,23 @@ def cuda_usable() -> bool:
         return False
 
 
-class DetectorTimeout(BaseException):
-    """Raised by SIGALRM in a detector that ran past its time (not an Exception: the user's
-    ``except Exception`` must not swallow it)."""
-
-
-def _alarm(signum, frame):
-    raise DetectorTimeout
-
-
-def run_one(ctx, name: str, emit, timeout: float, reserve: float = 0.0) -> None:
+def run_one(ctx, name: str, emit, timeout: float, reserve: float = 0.0) -> list:
     """One detector: its findings, or its own failure as an event (never a traceback); a
     detector past ``timeout`` seconds is stopped (a kernel spinning in the interpreter too).
     It wraps up (``ctx.late()``) at a share of its timeout or the end of the probe's budget
-    (``ctx.ends``), and ``reserve`` seconds before that end once a result was seen wrong (the
+    (``Budget.ends``), and ``reserve`` seconds before that end once a result was seen wrong (the
     diagnosis after it needs the time; where all is right so far, the time goes to finding).
-    A run still going at ``ctx.stop`` (just before the budget's end) is stopped where it is, and
+    A run still going at ``Budget.stop`` (just before the budget's end) is stopped where it is, and
     the detector keeps what it found so far (``Detector.partial``)."""
-    import time
-
     from harness.run.triton_compat import reset_autotune_caches
 
+    budget = ctx.budget
     emit(event="start", detector=name)
-    ctx.name, ctx.trying, ctx.deadline = name, None, time.monotonic() + 0.6 * timeout
-    ctx.reserve = reserve
-    if ctx.ends is not None:
-        ctx.deadline = min(ctx.deadline, ctx.ends)
+    ctx.name, ctx.trying = name, None
+    budget.begin(timeout, reserve)
     det = detectors()[name]
-    stop = ctx.stop if det.budgeted and not det.finishes else None
-    if stop is not None and time.monotonic() >= stop:
+    stop = budget.stop if det.budgeted and not det.finishes else None
+    if stop is not None and budget.spent():
         why = "the probe's budget is spent"
     else:
         why = det.skip(ctx) if det.skip is not None else None
@@ -198,36 +185,19 @@ def run_one(ctx, name: str, emit, timeout: float, reserve: float = 0.0) -> None:
         emit(event="end", detector=name)
         return []
     reset_autotune_caches(ctx.target.kernel)  # each detector's first call tunes, as in a fresh process
-    old = signal.signal(signal.SIGALRM, _alarm_until(stop))
-    signal.setitimer(signal.ITIMER_REAL, timeout if stop is None else max(0.01, min(timeout, stop - time.monotonic())))
     try:
-        found = det.run(ctx)
+        # the detector's timeout (a hang: P002) and, for one that keeps to the budget, its stop
+        with budget.limit(timeout, DetectorTimeout), \
+                (budget.timer.limit(stop, BudgetSpent) if stop is not None else contextlib.nullcontext()):
+            found = det.run(ctx)
     except BaseException as e:  # noqa: BLE001  the detector's own failure, its time or the budget's end
         found = _stopped(ctx, det, e, timeout, emit)
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
     _note_failing(ctx, found)
-    emit(event="meta", blocks=ctx.blocks, seen=ctx.seen)
+    emit(event="meta", blocks=ctx.blocks, seen=ctx.board.to_json())
     for f in found:
         emit(event="finding", **f.to_json())
     emit(event="end", detector=name)
     return found
-
-
-def _alarm_until(stop: float | None):
-    """The SIGALRM handler of a detector's run: at ``stop`` (the budget's end) BudgetSpent, else
-    its timeout (DetectorTimeout)."""
-    import time
-
-    from harness.probe.context import BudgetSpent
-
-    def alarm(signum, frame):
-        if stop is not None and time.monotonic() >= stop - 0.05:
-            raise BudgetSpent
-        raise DetectorTimeout
-
-    return alarm
 
 
 def _stopped(ctx, det, e: BaseException, timeout: float, emit) -> list:
@@ -235,7 +205,7 @@ def _stopped(ctx, det, e: BaseException, timeout: float, emit) -> list:
     end what it found so far (an INFO note says where it stopped), after its own failure an
     error event and none."""
     from harness.errors import error_line
-    from harness.probe.context import BudgetSpent, fmt
+    from harness.probe.context import fmt
     from harness.probe.findings import INFO, Finding
 
     name = det.name
@@ -273,9 +243,9 @@ def _note_failing(ctx, found: list) -> None:
     for f in found:
         if f.severity == "error" and f.code not in ("P003", "P002"):
             sizes = dict(f.sizes or ctx.target.sizes)
-            if "failing" not in ctx.seen or volume(sizes) < volume(ctx.seen["failing"]):
-                ctx.seen["failing"] = sizes
-    ctx.seen.pop("wrong_now", None)  # the detector's own mark (its errors set "failing" above)
+            if ctx.board.failing is None or volume(sizes) < volume(ctx.board.failing):
+                ctx.board.failing = sizes
+    ctx.board.wrong_now = None  # the detector's own mark (its errors set ``failing`` above)
 
 
 if __name__ == "__main__":

@@ -353,25 +353,26 @@ def _in_call(kinds: list, state: tuple) -> tuple:
 
 
 def _wait(proc: subprocess.Popen, timeout: float, res: Process, events: str, watch=OTHER_WORKERS,
-          on_poll=None, until: float | None = None, stop=None) -> None:
+          on_poll=None, until: float | None = None, stop=None, now=time.monotonic) -> None:
     """Wait for the worker. A kernel that hangs is one that runs ``timeout`` seconds with
     nothing to show: the clock starts at each launch and again after each compilation;
     importing, setting up a call and compiling get at least STARTUP_GRACE (``watch``: the events
-    that start the clock, and those that give the grace; ``WATCH``). ``until``: see run_process."""
+    that start the clock, and those that give the grace; ``WATCH``). ``until``: see run_process.
+    ``now``: the clock (a test's own moves only as its process waits)."""
     clock, grace = watch
     state = (False, False)  # inside a call of the user's launcher (its kernels, their sync); compiling
 
     def tick(span: float) -> float:
-        now = time.monotonic()
+        t = now()
         short = until is not None and state == (True, False)
-        return min(now + span, max(now + HANG_FLOOR_S, until)) if short else now + span
+        return min(t + span, max(t + HANG_FLOOR_S, until)) if short else t + span
 
-    deadline, seen, last_sign = time.monotonic() + max(timeout, STARTUP_GRACE), 0, time.monotonic()
+    deadline, seen, last_sign = now() + max(timeout, STARTUP_GRACE), 0, now()
     began = last_sign  # when the call the worker is in began
     try:
         while True:
             try:
-                res.returncode = proc.wait(timeout=min(POLL, max(0.0, deadline - time.monotonic())))
+                res.returncode = proc.wait(timeout=min(POLL, max(0.0, deadline - now())))
                 break
             except subprocess.TimeoutExpired:
                 if on_poll is not None:
@@ -380,15 +381,15 @@ def _wait(proc: subprocess.Popen, timeout: float, res: Process, events: str, wat
                 if kinds:
                     was, state = state, _in_call(kinds, state)
                     if state[0] and (not was[0] or b"calling" in kinds):
-                        began = time.monotonic()
+                        began = now()
                     span = timeout if kinds[-1] in clock | CALLS else max(timeout, STARTUP_GRACE)
-                    deadline, last_sign = tick(span), time.monotonic()
-                if stop is not None and state[0] and stop(time.monotonic() - began):
-                    res.stopped = time.monotonic() - began
+                    deadline, last_sign = tick(span), now()
+                if stop is not None and state[0] and stop(now() - began):
+                    res.stopped = now() - began
                     end(proc)
                     break
-                if not kinds and time.monotonic() >= deadline:
-                    res.silent = time.monotonic() - last_sign
+                if not kinds and now() >= deadline:
+                    res.silent = now() - last_sign
                     end(proc)
                     res.hung = True
                     break

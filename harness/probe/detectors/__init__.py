@@ -9,7 +9,7 @@ a list of ``harness.probe.findings.Finding``.
   one process, the processes side by side (``--jobs``); ``rank``: its place in the report.
 - ``skip(ctx)``: why it cannot apply to this kernel (it is then skipped, with the reason,
   and costs nothing), or None. It is asked after the detectors before it in its process ran,
-  so it can use what they saw (``ctx.seen``: atomics, autotune).
+  so it can use what they saw (``ctx.board``: atomics, autotune).
 - ``partial(ctx)``: what it found before the probe's budget ended in the middle of it (its
   findings so far, unfinished: shape fuzzing's failures unshrunk), or None (nothing kept).
 - ``tool``: a GPU tool (compute-sanitizer, TRITON_DEBUG) that runs the reference detector
@@ -88,13 +88,13 @@ def batches(backend: str) -> list[list[str]]:
 def uses_atomics_or_autotune(ctx) -> str | None:
     """A skip rule: repeat runs and first calls differ only through atomics (their order) or
     autotune (its benchmarking runs); a kernel with neither gives the same result each time."""
-    s = ctx.seen
-    if s.get("atomics") or s.get("autotune"):
+    s = ctx.board
+    if s.atomics or s.autotune:
         return None
-    if "atomics" not in s:  # nothing ran yet in this process: ask the source
+    if s.atomics is None:  # nothing ran yet in this process: ask the source
         from harness.probe.kernels import known_facts
 
         known_facts(ctx)
-        if s.get("atomics") or s.get("autotune"):
+        if s.atomics or s.autotune:
             return None
     return "no atomics and no autotune in the kernels: identical runs give identical results"

@@ -1,8 +1,8 @@
 """The diagnosis experiments (``harness.probe.experiments``), run where the kernel was wrong.
 
 It runs after the reference detector and shape fuzzing in the same process, at the sizes
-where they saw a wrong result (``ctx.seen["failing"]``), each experiment within the
-detector's time; the evidence goes to the runner (``ctx.seen["evidence"]``), which ranks
+where they saw a wrong result (``ctx.board.failing``), each experiment within the
+detector's time; the evidence goes to the runner (``ctx.board.evidence``), which ranks
 it with the other detectors' findings (``harness.probe.diagnosis``).
 """
 
@@ -10,32 +10,15 @@ from __future__ import annotations
 
 from harness.probe.detectors import Detector
 
-BUDGET_S = {"interpreter": 20.0, "gpu": 8.0}  # the experiments stop starting runs after this long
-RESERVE_SHARE = 0.5  # of the probe's budget (--budget), kept for the experiments where it is short
-# of the budget left when the experiments start, theirs where shape fuzzing left sizes for shapes-rest
-# (it stopped at a first failure): the rest is for those sizes, where a second bug may show
-SHARE_WITH_REST = 2 / 3
-
-
-def reserve(ctx) -> float:
-    """Seconds the detectors before this one in its process leave it at the end of the probe's
-    budget once they have seen a wrong result: its own budget, or a share of the probe's where that
-    is short (20 s on a GPU)."""
-    budget = ctx.options.get("budget")
-    return min(BUDGET_S[ctx.backend], RESERVE_SHARE * budget) if budget else 0.0
-
 
 def run(ctx) -> list:
     from harness.errors import error_line
     from harness.probe.experiments import registry
 
-    import time
-
-    failing = ctx.seen.get("failing")
+    failing = ctx.board.failing
     ran = []
-    ctx.deadline = min(ctx.deadline or float("inf"), time.monotonic() + BUDGET_S[ctx.backend])
-    if ctx.ends is not None and ctx.later.get("shapes") is not None:
-        ctx.deadline = min(ctx.deadline, time.monotonic() + SHARE_WITH_REST * max(0.0, ctx.ends - time.monotonic()))
+    # its own time, and a share of the budget left where shape fuzzing left sizes for shapes-rest
+    ctx.budget.begin_diagnosis(ctx.backend, rest_left=ctx.board.fuzz_left is not None)
     if ctx.backend == "interpreter":  # the block sizes of this run, not those shape fuzzing met at other sizes
         from harness.probe.experiments import outcome
 
@@ -46,41 +29,41 @@ def run(ctx) -> list:
             ctx.blocks = []
             if outcome(ctx, dict(ctx.target.sizes))[0] == "wrong":
                 failing = dict(ctx.target.sizes)
-    seen = ctx.seen
-    seen["experiments"] = ran  # kept as they go: the budget's end may stop the experiments (partial)
+    board = ctx.board
+    board.experiments = ran  # kept as they go: the budget's end may stop the experiments (partial)
     for name, exp in registry().items():
         if ctx.late():
             break
-        t0 = time.monotonic()
+        t0 = ctx.budget.now()
         try:
             got = exp.run(ctx, dict(failing))
-            seen["evidence"] = {**seen.get("evidence", {}), **got}
-            ran.append(f"{name} {time.monotonic() - t0:.1f}s")
+            board.add_evidence(got)
+            ran.append(f"{name} {ctx.budget.now() - t0:.1f}s")
         except Exception as e:  # noqa: BLE001  one experiment failing leaves the others' evidence
-            ran.append(f"{name} {time.monotonic() - t0:.1f}s (failed: {error_line(e)})"[:200])
+            ran.append(f"{name} {ctx.budget.now() - t0:.1f}s (failed: {error_line(e)})"[:200])
     return _facts(ctx)
 
 
 def _facts(ctx) -> list:
     """What the source says beside the runs' evidence: atomics, and autotuned atomics with nothing
     to undo the benchmarking runs. Also what the diagnosis keeps when the budget's end stops it:
-    the experiments' evidence so far is in ``ctx.seen`` already."""
+    the experiments' evidence so far is in ``ctx.board`` already."""
     from harness.probe.kernels import known_facts
 
     known_facts(ctx)
     evidence = {}
-    if ctx.seen.get("atomics"):
+    if ctx.board.atomics:
         evidence["atomics"] = "the kernels use atomics"
-    if ctx.seen.get("unreset_atomics"):
-        names = ", ".join(ctx.seen["unreset_atomics"][:3])
+    if ctx.board.unreset_atomics:
+        names = ", ".join(ctx.board.unreset_atomics[:3])
         evidence["autotuned-atomics"] = f"{names}: autotuned, with atomics, and no reset_to_zero or restore_value: " \
                                         f"each benchmarking run of the first call adds to the output again"
-    ctx.seen["evidence"] = {**ctx.seen.get("evidence", {}), **evidence}
+    ctx.board.add_evidence(evidence)
     return []
 
 
 def _skip(ctx) -> str | None:
-    if not ctx.seen.get("failing"):
+    if not ctx.board.failing:
         return "no wrong result to take apart (the reference and shape fuzzing found none)"
     return None
 

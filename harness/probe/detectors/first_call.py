@@ -20,7 +20,7 @@ def run(ctx) -> list:
             return [crash(ctx, calls[-1].error, t.sizes)]
     first, second = calls
     if first.bench_launches:
-        ctx.seen["autotune"] = True
+        ctx.board.autotune = True
     tuned = f"; autotune launched the kernel {first.bench_launches} times during the first call" \
         if first.bench_launches else ""
     if first.cmp["close"] == second.cmp["close"]:

@@ -7,24 +7,21 @@ False, information; not declared, a warning (a GPU gives a different order on ea
 
 from __future__ import annotations
 
-import time
-
 from harness.probe import execute as X
-from harness.probe.context import crash, fmt, int_sizes, until_deadline
+from harness.probe.budget import SCALED_S
+from harness.probe.context import crash, fmt, int_sizes
 from harness.probe.detectors import Detector
 from harness.probe.findings import ERROR, INFO, WARNING
 
 ORDERS = ("reverse", 1, 2, 3, 4)
 SCALE_FOR_ORDER = 8  # sizes multiplied by this when float atomics agree in every order at the defaults
-# the larger sizes' runs stop after this long (the whole probe within a minute on a 2-core CPU)
-SCALED_BUDGET_S = {"interpreter": 15.0}
 
 
 def fits(ctx, seconds: float) -> bool:
     """Whether a run expected to take ``seconds`` (the default sizes' runs, scaled) ends before the
     detector's deadline: a larger size is the detector's own choice, and its slowness under the
     interpreter must not become a timeout that reads as a hang (P002)."""
-    return ctx.deadline is None or time.monotonic() + seconds < ctx.deadline
+    return ctx.budget.deadline is None or ctx.budget.now() + seconds < ctx.budget.deadline
 
 
 def nondeterminism_severity(target) -> tuple[str, str]:
@@ -74,14 +71,14 @@ def _within_rounding(t, base, c) -> bool:
 
 def run(ctx) -> list:
     t = ctx.target
-    t0 = time.monotonic()
+    t0 = ctx.budget.now()
     msg, info = orders_differ(ctx, t.sizes)
     if isinstance(info, BaseException):
         return [crash(ctx, info, t.sizes)]
-    took = time.monotonic() - t0
+    took = ctx.budget.now() - t0
     rec = info[0] if msg else info
     if msg is None and rec.float_atomics:
-        with until_deadline(ctx, SCALED_BUDGET_S.get(ctx.backend)):
+        with ctx.budget.until_deadline(SCALED_S.get(ctx.backend)):  # the larger sizes' runs
             for k, v in int_sizes(t.sizes).items():
                 if v > 0 and fits(ctx, took * SCALE_FOR_ORDER):
                     got = orders_differ(ctx, {**t.sizes, k: v * SCALE_FOR_ORDER})
@@ -102,8 +99,8 @@ def programs_share_writes(ctx) -> str | None:
     order can change the result only through memory one of them writes and another touches (or
     atomics). The race detector, run before this one in its process at the same sizes, records
     those addresses: none, and no atomics, and every order gives the same result."""
-    s = ctx.seen
-    if s.get("atomics") or s.get("cross_program") != 0:
+    s = ctx.board
+    if s.atomics or s.cross_program != 0:
         return None
     return ("no program writes an address that another program of its launch touches, and no atomics "
             "(the race detector's record at the default sizes): every program order gives the same result")

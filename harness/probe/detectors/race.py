@@ -16,7 +16,7 @@ def run(ctx) -> list:
     with ctx.instrument(race=True) as rec:
         c = ctx.call(inputs)
     if c.error is None and rec is not None:  # the order detector's skip: programs that share nothing they write
-        ctx.seen["cross_program"] = None if rec.truncated else rec.cross_program
+        ctx.board.cross_program = None if rec.truncated else rec.cross_program
     out, seen = [], set()
     for r in rec.races:
         key = (r["kernel"], r["store_line"], r["other_line"])

@@ -35,7 +35,7 @@ def run(ctx) -> list:
         return [crash(ctx, c.error, t.sizes)]
     poisoned = ", ".join(rec.poison_lines) if rec is not None and rec.poisoned_loads else ""
     if poisoned:
-        ctx.seen["poisoned_loads"] = list(rec.poison_lines)
+        ctx.board.poisoned_loads = list(rec.poison_lines)
         zero, _ = call(poison_masked=False)  # what today's GPUs give in those lanes
         if zero.error is None and c.cmp["close"] and not zero.cmp["close"]:  # poison hid it (a NaN max ignores)
             return [ctx.finding("P201", f"at {fmt(t.sizes)} with 0 in the masked lanes of a tl.load without other= "

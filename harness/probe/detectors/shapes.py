@@ -16,11 +16,11 @@ information. Any detector's launch past a limit, at any sizes, is refused and is
 from __future__ import annotations
 
 import os
-import time
 
 from harness.probe import execute as X
 from harness.probe import fuzz
 from harness.probe import kernels as source
+from harness.probe.budget import FUZZ_S, SHRINK_S
 from harness.probe.context import Context, crash as _crash, fmt as _fmt, grid_finding, grid_limit_hit
 from harness.probe.context import int_sizes, label as _label, never_written, over_memory_cap, wrong as _wrong
 from harness.probe.execute import innermost_file
@@ -28,10 +28,6 @@ from harness.probe.detectors import Detector
 from harness.probe.findings import ERROR, INFO
 
 DEFAULT_TRIALS = 24
-# fuzzing stops starting new sizes after this long (shrinking has its own budget): a probe of
-# every detector stays within a minute on a 2-core CPU and 20 s on a GPU
-TIME_BUDGET_S = {"interpreter": 15.0, "gpu": 6.0}
-SHRINK_BUDGET_S = {"interpreter": 10.0, "gpu": 4.0}
 
 
 def why_fails(ctx: Context, sizes: dict) -> str | None:
@@ -43,7 +39,7 @@ def why_fails(ctx: Context, sizes: dict) -> str | None:
 def fail(ctx: Context, sizes: dict) -> tuple[str, str] | None:
     """(kind, why) when the kernel fails at ``sizes``, or None when it passes or the sizes are refused.
     The kind is the mechanism's family (``KINDS``). A failure that only poison in masked lanes causes
-    (0 there gives the right result, as today's GPUs do) is noted in ``ctx.seen["poison_only"]`` and
+    (0 there gives the right result, as today's GPUs do) is noted in ``ctx.board.poison_only`` and
     not counted: it is the reference detector's warning."""
     t = ctx.target
     ctx.trying = sizes
@@ -62,7 +58,8 @@ def fail(ctx: Context, sizes: dict) -> tuple[str, str] | None:
         with ctx.instrument(poison_masked=False):
             zero = ctx.call(inputs, ref=ref)
         if _why(ctx, sizes, inputs, ref, zero) is None:
-            ctx.seen.setdefault("poison_only", {"sizes": dict(sizes), "lines": list(rec.poison_lines), "why": got[1]})
+            if ctx.board.poison_only is None:
+                ctx.board.poison_only = {"sizes": dict(sizes), "lines": list(rec.poison_lines), "why": got[1]}
             return None
     return got
 
@@ -269,9 +266,9 @@ def shapes(ctx: Context) -> list:
     found = grid_limits(ctx)
     if ctx.backend == "gpu" and found and not _cuda_usable():  # an illegal address at the GPU's sizes: every
         return found                                            # launch after it fails the same way
-    ctx.later["shapes-now"] = {"grid": found}  # what the budget's end keeps (partial)
+    ctx.board.fuzz_now = {"grid": found}  # what the budget's end keeps (partial)
     found += fuzz_sizes(ctx)
-    ctx.later.pop("shapes-now", None)
+    ctx.board.fuzz_now = None
     return found
 
 
@@ -279,7 +276,7 @@ def partial(ctx: Context) -> list:
     """Shape fuzzing (or shapes-rest) stopped at the end of the probe's budget: the grid findings, and
     each failure class met so far that no finding reported yet, at the sizes where it was first met
     (not shrunk: there was no time left to)."""
-    now = ctx.later.pop("shapes-now", None) or {}
+    now, ctx.board.fuzz_now = ctx.board.fuzz_now or {}, None
     st = now.get("st")
     out = list(now.get("grid", []))
     for key, (first, why, n) in (st["classes"].items() if st else ()):
@@ -302,12 +299,12 @@ def fuzz_sizes(ctx: Context) -> list:
     """Seeded sizes around the defaults, the thresholds of the launcher's own branches and index limits;
     every failure classed by its kind (and by the thresholds its sizes cross), one P401 per class,
     each shrunk to the smallest sizes that fail the same way. Where a failure cut the sizes short (the
-    probe's budget keeps the diagnosis its time), ``ctx.later["shapes"]`` keeps the rest for
+    probe's budget keeps the diagnosis its time), ``ctx.board.fuzz_left`` keeps the rest for
     ``shapes-rest``, after the diagnosis."""
     st = _plan(ctx)
-    ctx.later.setdefault("shapes-now", {})["st"] = st
+    ctx.board.fuzz_now = {**(ctx.board.fuzz_now or {}), "st": st}
     _try_sizes(ctx, st)
-    ctx.later["shapes"] = st if st["cut"] else None
+    ctx.board.fuzz_left = st if st["cut"] else None
     out = _empty(ctx) if ctx.options.get("empty", True) and not ctx.late() else []
     out += _refusals(ctx)
     if not st["classes"]:
@@ -341,16 +338,16 @@ def _plan(ctx: Context) -> dict:
 
 def _try_sizes(ctx: Context, st: dict) -> None:
     """The planned sizes from where ``st`` stopped, until they run out, fuzzing's own time is spent
-    (``TIME_BUDGET_S``, counting earlier turns) or the probe says wrap up (``st["cut"]``: sizes left)."""
-    t0, sizes_list = time.monotonic() - st["seconds"], st["sizes"]
+    (``budget.FUZZ_S``, counting earlier turns) or the probe says wrap up (``st["cut"]``: sizes left)."""
+    t0, sizes_list = ctx.budget.now() - st["seconds"], st["sizes"]
     st["cut"] = False
     try:
         while st["tried"] < len(sizes_list):
-            if st["tried"] and time.monotonic() - t0 > TIME_BUDGET_S[ctx.backend]:
+            if st["tried"] and ctx.budget.now() - t0 > FUZZ_S[ctx.backend]:
                 break
             # the first size starts whatever the time (the budget's end still stops it: worker.run_one),
             # unless it would tune again past the budget's end
-            if (st["tried"] or ctx.ends is not None and ctx.run_cost()) and ctx.late():
+            if (st["tried"] or ctx.budget.ends is not None and ctx.budget.run_cost()) and ctx.late():
                 st["cut"] = True
                 break
             sizes = sizes_list[st["tried"]]
@@ -358,10 +355,10 @@ def _try_sizes(ctx: Context, st: dict) -> None:
             if (got := _memo(ctx, st["memo"], sizes)) is not None:
                 key = (got[0], _crossed(sizes, st["base"], st["edges"]))
                 st["classes"].setdefault(key, (sizes, got[1], st["tried"]))
-                ctx.seen["wrong_now"] = True  # the probe's budget now keeps the diagnosis its time
+                ctx.board.wrong_now = True  # the probe's budget now keeps the diagnosis its time
     finally:  # also where the budget's end stopped a size: the report says how far fuzzing got
-        st["seconds"] = time.monotonic() - t0
-        ctx.seen["fuzz"] = {"tried": st["tried"], "planned": len(sizes_list), "seconds": round(st["seconds"], 1),
+        st["seconds"] = ctx.budget.now() - t0
+        ctx.board.fuzz = {"tried": st["tried"], "planned": len(sizes_list), "seconds": round(st["seconds"], 1),
                             "last": dict(sizes_list[st["tried"] - 1]) if st["tried"] else None}
 
 
@@ -475,7 +472,7 @@ def _shrink_classes(ctx: Context, classes: dict, memo: dict, pools: dict, base: 
     way is dropped from it, and a class that is then one already reported (the same kind on the
     defaults' side, typically) is the same mechanism, not another finding."""
     found = []
-    share = SHRINK_BUDGET_S[ctx.backend] / len(classes)
+    share = SHRINK_S[ctx.backend] / len(classes)
     for (kind, crossed), (first, why, n) in sorted(classes.items(), key=lambda kv: len(kv[0][1])):
         def same(s, kind=kind, crossed=crossed):
             if _crossed(s, base, edges) != crossed:  # another path of the launcher: not run
@@ -485,7 +482,7 @@ def _shrink_classes(ctx: Context, classes: dict, memo: dict, pools: dict, base: 
 
         side = {k: [v for v in pool if _crossed({**first, k: v}, base, edges) == crossed] for k, pool in pools.items()}
         best, runs = fuzz.shrink(first, same, side,
-                                 deadline=min(time.monotonic() + share, ctx.wrap_up_by()))
+                                 deadline=min(ctx.budget.now() + share, ctx.wrap_up_by()), now=ctx.budget.now)
         needed = _needed(ctx, memo, kind, best, base, crossed) if crossed else crossed
         if (kind, needed) in done:
             continue
@@ -510,7 +507,7 @@ def _p401(ctx: Context, kind: str, best: dict, first: dict, n: int, runs: int | 
     """One failure class's finding; ``runs`` None: not shrunk (the probe's budget ended first)."""
     defect = KINDS.get(kind, "")
     # where each failure was first met, before shrinking: a flaky one (a race) may show only there
-    ctx.seen.setdefault("found_at", []).append(dict(first))
+    ctx.board.found_at = [*(ctx.board.found_at or []), dict(first)]
     how = "not shrunk: the probe's budget ended" if runs is None else f"shrunk in {runs} runs"
     what = "failing sizes" if runs is None else "smallest failing sizes"
     return ctx.finding("P401", f"{kind}: {what} {_fmt(best)} (seed {ctx.seed}; found at "

@@ -38,12 +38,11 @@ def outcome(ctx, sizes: dict, inputs: dict | None = None):
     import contextlib
 
     from harness.probe import execute as X
-    from harness.probe.context import until_deadline
     from harness.probe.detectors.shapes import refused
 
     t = ctx.target
     ctx.trying = sizes
-    cache = ctx.outcomes  # the failing sizes' plain run: several experiments start there
+    cache = ctx.board.outcomes  # the failing sizes' plain run: several experiments start there
     key = tuple(sorted(sizes.items())) if inputs is None else None
     if key is not None and key in cache:
         return cache[key]
@@ -60,9 +59,9 @@ def outcome(ctx, sizes: dict, inputs: dict | None = None):
     c = None
     # under the interpreter one run can take longer than the whole budget (a size an experiment
     # raised 100-fold): it stops at the deadline, and tells nothing
-    with until_deadline(ctx) if ctx.backend == "interpreter" else contextlib.nullcontext():
+    with ctx.budget.until_deadline() if ctx.backend == "interpreter" else contextlib.nullcontext():
         with ctx.instrument(poison_masked=False, memcheck=True) as rec:
-            c = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref)
+            c = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref, watch=ctx.watch)
     if c is None:
         return "late", None
     if rec is not None:

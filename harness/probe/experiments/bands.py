@@ -25,8 +25,8 @@ def run(ctx, failing: dict) -> dict:
     # a first call at these sizes (autotune's benchmarking runs write the output too) before those
     # compared, and each fill twice: elements that move between two runs alike (a race, a stream not
     # waited for) are not the bands' doing
-    X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref)
-    nan = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref)
+    X.call(t, X.clone_inputs(inputs), backend=ctx.backend, watch=ctx.watch, ref=ref)
+    nan = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, watch=ctx.watch, ref=ref)
     if nan.error is not None:
         return {}
     ev = {}
@@ -34,9 +34,9 @@ def run(ctx, failing: dict) -> dict:
         ev["oob-store"] = f"at {fmt(failing)}: wrote into the guard bands past {', '.join(map(repr, past))}"
     from harness.probe.kernels import known_facts
 
-    if known_facts(ctx).get("atomics") or ctx.late():  # atomics' order changes results between any two
+    if known_facts(ctx).atomics or ctx.late():  # atomics' order changes results between any two
         return ev                                          # runs: no comparison (nor past the deadline)
-    runs = [nan] + [X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref, finite=finite)
+    runs = [nan] + [X.call(t, X.clone_inputs(inputs), backend=ctx.backend, watch=ctx.watch, ref=ref, finite=finite)
                     for finite in (True, False, True)]  # NaN, 0, NaN, 0: the same change twice
     outs = [c.out for c in runs]
     if all(c.error is None for c in runs) and all(hasattr(o, "shape") and o.shape == nan.out.shape for o in outs):

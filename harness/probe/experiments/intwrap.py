@@ -79,7 +79,7 @@ def run(ctx, failing: dict) -> dict:
         return {}
     hits = []
     with checked(hits), ctx.instrument(poison_masked=False, memcheck=True):
-        X.call(ctx.target, inputs, backend=ctx.backend)
+        X.call(ctx.target, inputs, backend=ctx.backend, watch=ctx.watch)
     if not hits:
         return {}
     line, what = hits[0]

@@ -34,7 +34,7 @@ def run(ctx, failing: dict) -> dict:
         return {}
     inputs = X.make(ctx.target, failing, ctx.seed, ctx.backend)
     with ctx.instrument(poison_masked=False, memcheck=True, order="reverse"):
-        back = X.call(ctx.target, inputs, backend=ctx.backend, ref=forward.ref)
+        back = X.call(ctx.target, inputs, backend=ctx.backend, watch=ctx.watch, ref=forward.ref)
     second = wrong_elements(ctx, back) if back.error is None else None
     if second is None or second.shape != first.shape:
         return {}

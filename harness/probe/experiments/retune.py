@@ -32,7 +32,7 @@ def fresh_tuning():
 def run(ctx, failing: dict) -> dict:
     from harness.probe.kernels import known_facts
 
-    if not known_facts(ctx).get("autotune") or outcome(ctx, failing)[0] != "wrong" or ctx.late():
+    if not known_facts(ctx).autotune or outcome(ctx, failing)[0] != "wrong" or ctx.late():
         return {}
     from harness.probe import execute as X
 

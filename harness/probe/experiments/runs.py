@@ -26,7 +26,7 @@ def run(ctx, failing: dict) -> dict:
         return {}
     outs, wrong = [], 0
     for _ in range(RUNS):
-        c = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref)
+        c = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, watch=ctx.watch, ref=ref)
         if c.error is not None or c.out is None or not hasattr(c.out, "shape") or not c.cmp:
             return {}
         outs.append(c.out.double().reshape(-1))

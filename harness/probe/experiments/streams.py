@@ -53,7 +53,7 @@ def _one_stream():
 
 
 def _wrong(ctx, inputs: dict, ref) -> bool | None:
-    c = X.call(ctx.target, X.clone_inputs(inputs), backend=ctx.backend, ref=ref, on_device=True)
+    c = X.call(ctx.target, X.clone_inputs(inputs), backend=ctx.backend, watch=ctx.watch, ref=ref, on_device=True)
     if c.error is not None or not c.cmp:
         return None
     return not c.cmp["close"]
@@ -64,7 +64,7 @@ def run(ctx, failing: dict) -> dict:
         return {}
     # a race shows in some runs only, and more often where there is more work: the shrunk sizes
     # first, then where shape fuzzing first met the failure, then the defaults
-    for sizes in [failing, *ctx.seen.get("found_at", [])[:2], ctx.target.sizes]:
+    for sizes in [failing, *(ctx.board.found_at or [])[:2], ctx.target.sizes]:
         ev = _at(ctx, sizes)
         if ev is not None:
             return ev

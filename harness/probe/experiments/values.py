@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from harness.probe.budget import VALUES_RUN_S
 from harness.probe.context import fmt, int_sizes
 from harness.probe.experiments import Experiment, outcome
 
@@ -93,17 +94,15 @@ def _fill_kept(out, ref, wrong, failing: dict) -> dict:
 def run(ctx, failing: dict) -> dict:
     import torch
 
-    import time
-
     from harness.probe import execute as X
 
-    t0 = time.monotonic()
+    t0 = ctx.budget.now()
     try:
         inputs = X.make(ctx.target, failing, ctx.seed, ctx.backend)
     except Exception:  # noqa: BLE001  make_inputs declined these sizes
         return {}
     state, c = outcome(ctx, failing, inputs)
-    took = time.monotonic() - t0
+    took = ctx.budget.now() - t0
     if state != "wrong" or c is None or c.out is None or c.out.shape != c.ref.shape:
         return _at_defaults(ctx, failing) if state == "right" else {}  # wrong there by a stray store alone
     out, ref = c.out.reshape(-1).double(), c.ref.reshape(-1).double()
@@ -128,7 +127,7 @@ def run(ctx, failing: dict) -> dict:
         if rel < 0.05:
             ev["small-error"] = f"relative error {rel:.2g} at {fmt(failing)}"
             sizes = int_sizes(failing)
-            if sizes and not ctx.late() and took < 2.0:  # a 4x larger run must stay short
+            if sizes and not ctx.late() and took < VALUES_RUN_S:  # a 4x larger run must stay short
                 k = max(sizes, key=sizes.get)
                 bigger = {**failing, k: sizes[k] * 4}
                 s2, c2 = outcome(ctx, bigger)

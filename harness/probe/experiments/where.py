@@ -24,11 +24,11 @@ def run(ctx, failing: dict) -> dict:
     except Exception:  # noqa: BLE001  make_inputs declined these sizes: nothing to see
         return {}
     with ctx.instrument(memcheck=True, poison_masked=False) as rec:
-        zero = X.call(t, X.clone_inputs(inputs), backend=ctx.backend)
+        zero = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, watch=ctx.watch)
     unused = False
     if any(kind == "load" for kind, *_ in rec.oob) and zero.error is None:
         with ctx.instrument(memcheck=True, poison_masked=False, oob_poison=True):
-            poison = X.call(t, X.clone_inputs(inputs), backend=ctx.backend)
+            poison = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, watch=ctx.watch)
         unused = poison.error is None and same_bits(zero.out, poison.out)
     ev = {}
     for (kind, tensor, side, line), hit in sorted(rec.oob.items(), key=lambda kv: kv[0][3]):

@@ -1,0 +1,62 @@
+"""What the runs of one probe worker showed, shared by its detectors and experiments: the
+``Blackboard`` (``Context.board``), with a named, typed field for each thing one of them writes and
+another reads (a skip rule, the diagnosis, the budget's reserve), and what goes to the parent in the
+worker's ``meta`` event (``to_json``; ``from_json`` on the parent's side).
+
+A field left at None was not seen (the parent's JSON leaves it out): "not known yet" is not False.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+# the fields that stay in the worker (work a detector leaves for one after it, a cache): not sent
+LOCAL = ("fuzz_left", "fuzz_now", "outcomes")
+
+
+@dataclass
+class Blackboard:
+    # where the diagnosis starts: the smallest sizes shown wrong (or where an earlier process died)
+    failing: dict | None = None
+    # a result seen wrong by the detector still running (shape fuzzing): the budget's reserve for the
+    # diagnosis counts from then; cleared at the detector's end (its errors set ``failing``)
+    wrong_now: bool | None = None
+    atomics: bool | None = None  # the kernels use atomics (a run counted them, or the source says so)
+    autotune: bool | None = None  # a kernel is autotuned
+    # autotuned kernels with atomics and no reset_to_zero/restore_value (None: the source not read yet)
+    unreset_atomics: list | None = None
+    poisoned_loads: list | None = None  # lines whose masked loads read poison (the reference detector)
+    # addresses one program of a launch writes and another touches (the race detector; None: its record
+    # was cut short)
+    cross_program: int | None = None
+    # sizes where only poison in masked lanes made the result wrong: {"sizes", "lines", "why"}
+    poison_only: dict | None = None
+    fuzz: dict | None = None  # shape fuzzing's progress: {"tried", "planned", "seconds", "last"}
+    found_at: list | None = None  # sizes where shape fuzzing found each failure (before shrinking)
+    experiments: list | None = None  # the diagnosis' experiments run so far, with their seconds
+    evidence: dict | None = None  # the diagnosis' evidence: {experiment key: what it showed}
+    # -- kept in the worker (LOCAL) --
+    # shape fuzzing's state where a failure cut it short under the budget: the sizes left, for shapes-rest
+    fuzz_left: dict | None = None
+    # shape fuzzing's state while it runs ({"st": ..., "grid": [...]}): what the budget's end keeps (partial)
+    fuzz_now: dict | None = None
+    # the experiments' plain runs by sizes (harness.probe.experiments.outcome)
+    outcomes: dict = field(default_factory=dict)
+
+    def wrong(self) -> bool:
+        """A result was seen wrong in this process: the diagnosis' reserve counts."""
+        return bool(self.failing or self.wrong_now)
+
+    def add_evidence(self, got: dict) -> None:
+        self.evidence = {**(self.evidence or {}), **got}
+
+    def to_json(self) -> dict:
+        """What the parent gets (the ``seen`` of a ``meta`` event): the fields seen, none of LOCAL."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if f.name not in LOCAL and getattr(self, f.name) is not None}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Blackboard":
+        """A worker's ``seen`` (or the parent's merge of several); an unknown key is an error (TypeError)."""
+        return cls(**{k: v for k, v in (data or {}).items()})

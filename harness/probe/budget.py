@@ -1,0 +1,268 @@
+"""The probe's time, owned by one object: ``Budget`` (the whole probe's start, end and stop, each
+detector's wrap-up time, the share kept for the diagnosis, what a run at new sizes costs) and its
+``Timer`` (the worker's one interval timer: one SIGALRM handler over a stack of deadlines, each
+with the exception it raises). Every time constant of the probe is in the table below.
+
+Both take their clock as a parameter (``SystemClock``: ``time.monotonic`` and SIGALRM), so that
+the budget's rules are tested on a clock the test moves, in milliseconds whatever the machine's
+load. The times are ``clock.now()`` values: the parent computes the probe's ``ends`` and ``stop``
+and hands them to its workers (``time.monotonic`` is one clock for every process of the machine).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import time
+
+# --- every time constant of the probe, in seconds ---------------------------------------------------------
+# a detector's own limit (--timeout): past it the detector is stopped and its kernel taken for hung (P002)
+TIMEOUT_S = 120.0
+# the whole probe when --budget is not given (0: none). Issue #20's limits: 60 on the CPU alone, 20 with a
+# GPU (measured on H100s: docs/probe-budget.md)
+DEFAULT_BUDGET_S = {"gpu": 20.0, "interpreter": 60.0}
+# before the budget's end, the detectors stop starting runs (``Budget.ends``): the report's time
+MARGIN_S = 1.5
+# before the budget's end, a detector still running is stopped where it is and keeps what it found
+# (Detector.partial): the worker's exit, the report and lint take the rest (``Budget.stop``)
+STOP_BEFORE_S = 0.8
+# a detector wraps up (``late()``) at this share of its timeout: the rest of it is for what it reports
+WRAP_UP_SHARE = 0.6
+# the diagnosis' experiments stop starting runs after this long (harness/probe/detectors/diagnose.py)
+DIAGNOSIS_S = {"interpreter": 20.0, "gpu": 8.0}
+# of the probe's budget, kept for the experiments where it is short (``Budget.diagnosis_reserve``)
+RESERVE_SHARE = 0.5
+# of the budget left when the experiments start, theirs where shape fuzzing left sizes for shapes-rest
+# (it stopped at a first failure): the rest is for those sizes, where a second bug may show
+SHARE_WITH_REST = 2 / 3
+# shapes-rest does not start with less of the probe's budget left
+REST_MIN_LEFT_S = {"interpreter": 2.0, "gpu": 1.0}
+# shape fuzzing's own time for its sizes, and for shrinking the failures it met
+# (harness/probe/detectors/shapes.py)
+FUZZ_S = {"interpreter": 15.0, "gpu": 6.0}
+SHRINK_S = {"interpreter": 10.0, "gpu": 4.0}
+# the order detector's run at a scaled-up size stops after this long (harness/probe/detectors/order.py)
+SCALED_S = {"interpreter": 15.0}
+# the values experiment runs a 4x larger size only after a run shorter than this
+# (harness/probe/experiments/values.py)
+VALUES_RUN_S = 2.0
+# a worker process's own start (imports, CUDA; compute-sanitizer's own start under a GPU tool) beside
+# its detectors' timeouts (harness/probe/runner.py)
+PROCESS_START_S = {"plain": 30.0, "tool": 120.0}
+# the shortest interval the timer is armed for (setitimer takes 0 as "off")
+TICK_S = 0.01
+# (the parent's hang clock: harness/run/isolate.py's HANG_FLOOR_S and STARTUP_GRACE, used by every worker)
+
+
+class BudgetSpent(BaseException):
+    """Raised at ``Budget.stop`` (the worker's timer): the probe's budget ends while a detector
+    still runs. Not an Exception: the user's ``except Exception`` must not swallow it."""
+
+
+class DetectorTimeout(BaseException):
+    """Raised by the timer in a detector (or the file's loading) that ran past its time (not an
+    Exception: the user's ``except Exception`` must not swallow it)."""
+
+
+class Late(BaseException):
+    """The detector's own deadline passed during a run it chose to make (not the kernel's hang):
+    ``until_deadline`` ends that run quietly."""
+
+
+class SystemClock:
+    """The machine's clock: ``time.monotonic`` and the process's SIGALRM interval timer."""
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    def arm(self, seconds: float) -> None:
+        """Deliver the alarm in ``seconds`` (0: never)."""
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+
+    def on_alarm(self, handler):
+        """Make ``handler`` the alarm's; returns the one before (to put back)."""
+        return signal.signal(signal.SIGALRM, handler)
+
+
+class ManualClock:
+    """A clock that moves only when told: ``sleep`` (a slow launcher, a process waited for, in a
+    test) moves it on and delivers the alarm once it is due, as SIGALRM would. The budget's rules run
+    on it in milliseconds, whatever the machine's load."""
+
+    def __init__(self, t: float = 1000.0):
+        self.t, self.due, self.handler = t, None, None
+
+    def now(self) -> float:
+        return self.t
+
+    def arm(self, seconds: float) -> None:
+        self.due = self.t + seconds if seconds else None
+
+    def on_alarm(self, handler):
+        old, self.handler = self.handler, handler
+        return old
+
+    def sleep(self, seconds: float) -> None:
+        self.t += seconds
+        if self.due is not None and self.t >= self.due:
+            self.due = None
+            self.handler(None, None)
+
+
+class Timer:
+    """The one interval timer of a worker: a stack of (when, exception) deadlines under one
+    handler, which raises the exception of the earliest one (on a tie, the one pushed last). Each
+    ``limit`` block adds its deadline and takes it away at its end, and the timer is armed again
+    for the earliest left, so an inner limit never loses an outer one."""
+
+    def __init__(self, clock=None):
+        self.clock = clock or SystemClock()
+        self._stack: list = []
+        self._old = None
+
+    @contextlib.contextmanager
+    def limit(self, when: float, exc: type):
+        entry = (when, exc)
+        if not self._stack:
+            self._old = self.clock.on_alarm(self._fire)
+        self._stack.append(entry)
+        self._arm()
+        try:
+            yield
+        finally:
+            del self._stack[next(i for i, e in enumerate(self._stack) if e is entry)]
+            if self._stack:
+                self._arm()
+            else:
+                self.clock.arm(0)
+                self.clock.on_alarm(self._old)
+
+    def earliest(self) -> float | None:
+        """The earliest deadline on the stack, or None."""
+        return min((w for w, _ in self._stack), default=None)
+
+    def _due(self):
+        return min(reversed(self._stack), key=lambda e: e[0])
+
+    def _arm(self) -> None:
+        self.clock.arm(max(TICK_S, self._due()[0] - self.clock.now()))
+
+    def _fire(self, signum=None, frame=None):
+        if self._stack:  # (an alarm already on its way as the last limit ended: nothing to stop)
+            raise self._due()[1]
+
+
+class Budget:
+    """The probe's time in one worker (or in the parent, which makes the first): ``ends`` (by which
+    the detectors wrap up; None: no budget), ``stop`` (at which a detector still running is
+    stopped), the running detector's ``deadline`` and the ``reserve`` it leaves the diagnosis, the
+    longest autotune tuning seen (what a run at new sizes costs before its own work), and the timer."""
+
+    def __init__(self, seconds: float = 0.0, *, ends: float | None = None, stop: float | None = None,
+                 clock=None):
+        self.clock = clock or SystemClock()
+        self.seconds = seconds  # the whole probe's (--budget; 0: none)
+        self.ends = ends
+        self.stop = stop
+        self.deadline: float | None = None  # clock.now() by which the running detector wraps up
+        self.reserve = 0.0  # seconds before ``ends`` left to the diagnosis once a result was seen wrong
+        self.longest_tuning = 0.0  # seconds of the longest tuning inside one call of the launcher here
+        self.timer = Timer(self.clock)
+
+    @classmethod
+    def starting(cls, seconds: float, clock=None) -> "Budget":
+        """The probe's budget from now: ``seconds`` long (0: none)."""
+        clock = clock or SystemClock()
+        t0 = clock.now()
+        return cls(seconds, ends=t0 + seconds - MARGIN_S if seconds else None,
+                   stop=t0 + seconds - STOP_BEFORE_S if seconds else None, clock=clock)
+
+    @staticmethod
+    def default_seconds(backends) -> float:
+        """--budget's default for the backends chosen."""
+        return DEFAULT_BUDGET_S["gpu" if "gpu" in backends else "interpreter"]
+
+    def now(self) -> float:
+        return self.clock.now()
+
+    def spent(self) -> bool:
+        """Past ``stop``: a detector that keeps to the budget does not start."""
+        return self.stop is not None and self.now() >= self.stop
+
+    def left(self) -> float | None:
+        """Seconds to ``ends`` (None: no budget)."""
+        return None if self.ends is None else self.ends - self.now()
+
+    def begin(self, timeout: float, reserve: float = 0.0) -> None:
+        """A detector starts: it wraps up at a share of its ``timeout`` or at ``ends``, and ``reserve``
+        seconds before ``ends`` once a result was seen wrong."""
+        self.deadline = self.now() + WRAP_UP_SHARE * timeout
+        self.reserve = reserve
+        if self.ends is not None:
+            self.deadline = min(self.deadline, self.ends)
+
+    def wrap_up_by(self, wrong: bool = False) -> float:
+        """The clock.now() at which ``late()`` turns true as things stand (inf: never). Under a
+        budget, a run is started only where it can end before the budget does (``run_cost``);
+        ``wrong``: a result was seen wrong in this process, so the diagnosis' reserve counts."""
+        t = self.deadline if self.deadline is not None else float("inf")
+        if self.ends is not None and wrong:
+            t = min(t, self.ends - self.reserve)
+        if self.ends is not None:
+            t = min(t, self.ends - self.run_cost())
+        return t
+
+    def late(self, wrong: bool = False) -> bool:
+        return self.now() > self.wrap_up_by(wrong)
+
+    def run_cost(self) -> float:
+        """Seconds a run at new sizes may take before any of its own work: an autotuned kernel
+        tunes again at each new key (on a GPU, compiling and benchmarking every config: 6-10 s for
+        gemlite's GEMV, where a run itself takes milliseconds), as long as its longest tuning in
+        this process. 0 where nothing was tuned: other runs are short beside the time the budget keeps."""
+        return self.longest_tuning
+
+    def tuned(self, seconds: float) -> None:
+        """One call of the launcher spent ``seconds`` tuning (``execute.call``)."""
+        self.longest_tuning = max(self.longest_tuning, seconds)
+
+    def diagnosis_reserve(self, backend: str) -> float:
+        """Seconds the detectors before the diagnosis in its process leave it at the end of the
+        probe's budget once they have seen a wrong result: its own time, or a share of the probe's
+        where that is short (20 s on a GPU)."""
+        return min(DIAGNOSIS_S[backend], RESERVE_SHARE * self.seconds) if self.seconds else 0.0
+
+    def begin_diagnosis(self, backend: str, rest_left: bool) -> None:
+        """The diagnosis' deadline: its own time, and where shape fuzzing left sizes for shapes-rest
+        (``rest_left``), a share of what the budget has left."""
+        now = self.now()
+        self.deadline = min(self.deadline or float("inf"), now + DIAGNOSIS_S[backend])
+        if self.ends is not None and rest_left:
+            self.deadline = min(self.deadline, now + SHARE_WITH_REST * max(0.0, self.ends - now))
+
+    def hang_until(self) -> float | None:
+        """When the parent takes a GPU process stuck in a call of the launcher for hung: where the
+        worker stops a detector still running (``stop``), else at the budget's end (None: no budget)."""
+        if self.ends is None:
+            return None
+        return self.stop or self.ends + MARGIN_S
+
+    def limit(self, seconds: float, exc: type = DetectorTimeout):
+        """A block stopped (``exc`` raised) after ``seconds``."""
+        return self.timer.limit(self.now() + seconds, exc)
+
+    @contextlib.contextmanager
+    def until_deadline(self, seconds: float | None = None):
+        """Stop the block at the detector's ``deadline`` or after ``seconds``, whichever comes first,
+        quietly: a larger size re-tunes an autotuned kernel and runs it 8 times as long, which no
+        estimate from the defaults' runs foresees. The detector's own limit (a hang, P002) and the
+        budget's stop stay in charge where they come first. A deadline already past: no limit."""
+        ends = [x for x in (self.deadline, None if seconds is None else self.now() + seconds) if x is not None]
+        if not ends or min(ends) <= self.now():
+            yield
+            return
+        try:
+            with self.timer.limit(min(ends), Late):
+                yield
+        except Late:
+            pass

@@ -231,6 +231,70 @@ def histogram(x, bins):
     return out
 '''
 
+ROWS_MASKED_NORM = HEAD + '''
+@triton.jit
+def rms_center_kernel(x_ptr, y_ptr, n_rows, WIDTH: tl.constexpr, ROWS: tl.constexpr):
+    first = tl.program_id(0) * ROWS
+    r = first + tl.arange(0, ROWS)
+    w = tl.arange(0, WIDTH)
+    live = r < n_rows
+    tile = tl.load(x_ptr + r[:, None] * WIDTH + w[None, :], mask=live[:, None], other=0.0)
+    avg = tl.sum(tile, axis=1) / WIDTH
+    dev = tile - avg[:, None]
+    spread = tl.sum(dev * dev, axis=1) / WIDTH
+    tl.store(y_ptr + r[:, None] * WIDTH + w[None, :], dev / tl.sqrt(spread[:, None] + 1e-6), mask=live[:, None])
+
+def center_rows(x, y):
+    n_rows, width = x.shape
+    rms_center_kernel[(triton.cdiv(n_rows, 16),)](x, y, n_rows, WIDTH=width, ROWS=16)
+'''
+
+COORDINATE_RNG = HEAD + '''
+@triton.jit
+def shared_noise_kernel(x_ptr, out_ptr, total, inner, outer, p, seed, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    keep = offs < total
+    group = offs // outer
+    noise_at = group * inner + offs % inner
+    u = tl.rand(seed, noise_at)
+    x = tl.load(x_ptr + offs, mask=keep, other=0.0)
+    tl.store(out_ptr + offs, tl.where(u > p, x / (1 - p), 0.0), mask=keep)
+
+class SharedNoise(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, p, seed):
+        heads, length, width = x.shape
+        inner = length * width
+        outer = heads * length * width
+        out = torch.empty_like(x)
+        shared_noise_kernel[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), inner, outer, p, seed, BLOCK=1024)
+        ctx.sizes = (x.numel(), inner, outer)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        total, inner, outer = ctx.sizes
+        dx = torch.empty_like(g)
+        shared_noise_kernel[(triton.cdiv(total, 1024),)](g, dx, total, inner, outer, 0.5, 0, BLOCK=1024)
+        return dx, None, None
+'''
+
+SPLITS_OF_A_WIDTH = HEAD + '''
+@triton.jit
+def table_sum_kernel(t_ptr, out_ptr, n_cols, per_split, BLOCK: tl.constexpr):
+    seq = tl.program_id(0)
+    split = tl.program_id(1)
+    cols = split * per_split + tl.arange(0, BLOCK)
+    ok = (cols < n_cols) & (cols < (split + 1) * per_split)
+    tl.atomic_add(out_ptr + seq, tl.sum(tl.load(t_ptr + seq * n_cols + cols, mask=ok, other=0)))
+
+def table_sums(table, out):
+    n_seqs, n_cols = table.shape
+    splits = min(n_cols, 8)
+    per_split = triton.cdiv(n_cols, splits)
+    table_sum_kernel[(n_seqs, splits)](table, out, n_cols, per_split, BLOCK=triton.next_power_of_2(per_split))
+'''
+
 PAIRS = [  # (id, rule, correct kernel, (old, new): the edit that takes the reason away)
     ("wrapper-same-file", "TL701", SAME_FILE_WRAPPER, WITHOUT_PID),
     ("from-triton-language-import", "TL701", FROM_IMPORT, WITHOUT_PID),
@@ -253,6 +317,13 @@ PAIRS = [  # (id, rule, correct kernel, (old, new): the edit that takes the reas
     ("whole-tiles-before-peeled-tail", "TL101", PEELED_TAIL, ("range(0, whole, BLOCK)", "range(0, N, BLOCK)")),
     ("branch-ends-in-return", "TL703", RETURNING_BRANCH, ("        return\n", "")),
     ("where-clears-padding-before-sum", "TL204", WHERE_BEFORE_SUM, ("    ratio = tl.where(mask, ratio, 0.0)\n", "")),
+    ("rows-masked-sum-along-columns", "TL203", ROWS_MASKED_NORM, (
+        "mask=live[:, None], other=0.0)", "mask=live[:, None] & (w[None, :] < WIDTH), other=0.0)")),
+    ("rng-coordinate-scaled-down", "TL502", COORDINATE_RNG, ("        outer = heads * length * width\n",
+                                                             "        outer = heads * width\n")),
+    ("rng-coordinate-scaled-down-backward", "TL502", COORDINATE_RNG, (
+        "        ctx.sizes = (x.numel(), inner, outer)", "        ctx.sizes = (x.numel(), outer, inner)")),
+    ("min-of-a-width-not-the-batch", "TL404", SPLITS_OF_A_WIDTH, ("splits = min(n_cols, 8)", "splits = min(n_seqs, 8)")),
     ("filled-by-earlier-launch", "TL306", FILLED_BY_EARLIER_LAUNCH, (
         "    fill_kernel[(triton.cdiv(bins, 256),)](out, bins, BLOCK=256)\n", "")),
 ]
@@ -319,3 +390,37 @@ def test_without_the_wrapper_module_the_name_is_no_program_id(tmp_path):
     ops = package(tmp_path, TLE.replace(".to(tl.int64)", ""), "from pkg.utils import tle", "tle.program_id")
     (tmp_path / "pkg" / "utils" / "tle.py").unlink()
     assert [f.code for f in lint_file(ops, select=["TL501"])] == []
+
+
+# ---------------------------------------------------------------- launches through torch.library
+
+TRACEABLE_LAUNCH = HEAD + '''{imp}
+
+@triton.jit
+def shift_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    keep = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=keep) + 1.0, mask=keep)
+
+def shift(x, out):
+    n = out.numel()
+    {wrapper}(shift_kernel)[(triton.cdiv(n, 512),)](x, out, n, BLOCK=512)
+'''
+
+
+@pytest.mark.parametrize("imp, wrapper", [
+    ("from torch.library import wrap_triton", "wrap_triton"),
+    ("", "torch.library.wrap_triton"),
+    ("from torch.library import capture_triton", "capture_triton"),
+], ids=["wrap_triton", "torch.library.wrap_triton", "capture_triton"])
+def test_a_kernel_launched_through_wrap_triton_is_a_launch(imp, wrapper):
+    """``wrap_triton(kernel)[grid](...)`` launches the kernel with that grid: the rules that read the launch see
+    it (TL401 on a grid that floors the division), and the grid that rounds up stays quiet."""
+    code = TRACEABLE_LAUNCH.format(imp=imp, wrapper=wrapper)
+    assert [str(f) for f in lint_source(code, "correct.py", select=["ALL"]) if f.code == "TL401"] == []
+    floored = code.replace("(triton.cdiv(n, 512),)", "(n // 512,)")
+    assert floored != code
+    launch_line = next(i for i, line in enumerate(floored.splitlines(), 1) if "(n // 512,)" in line)
+    assert [f.line for f in lint_source(floored, "floored.py", select=["TL401"])] == [launch_line]
+    other = floored.replace(f"{wrapper}(shift_kernel)", f"{wrapper}(some_other_kernel)")
+    assert [f.code for f in lint_source(other, "other.py", select=["TL401"])] == []  # not this kernel's launch

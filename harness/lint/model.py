@@ -188,8 +188,7 @@ class Module:
             return
         parents = {child: node for node in self.nodes for child in ast.iter_child_nodes(node)}
         for node in calls:
-            name = dotted(node.func.value).rsplit(".", 1)[-1]
-            kernel = self.kernels.get(name)
+            kernel = self.kernels.get(launched_name(node.func.value))
             if kernel is None:
                 continue
             launcher = parents.get(node)
@@ -200,6 +199,19 @@ class Module:
             launch = Launch(kernel, node, node.func.slice, launcher, args)
             kernel.launches.append(launch)
             self.launches.append(launch)
+
+
+TRACEABLE = ("wrap_triton", "capture_triton")  # torch.library's wrappers that torch.compile traces
+
+
+def launched_name(node: ast.expr) -> str:
+    """The kernel's name in ``kernel[grid]``, ``mod.kernel[grid]`` or ``torch.library.wrap_triton(kernel)[grid]``
+    (also ``capture_triton``, its former name): the wrapper launches the kernel it is given with the same grid
+    and arguments."""
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords and \
+            dotted(node.func).rsplit(".", 1)[-1] in TRACEABLE:
+        node = node.args[0]
+    return dotted(node).rsplit(".", 1)[-1]
 
 
 class Expr(str):

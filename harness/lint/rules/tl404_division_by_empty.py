@@ -28,8 +28,10 @@ GOOD = BAD.replace("    num_progs = min(", "    if n_rows == 0:\n        return 
 
 
 def capped_sizes(fn: ast.FunctionDef) -> dict[str, set[str]]:
-    """Names in the launcher bound to ``min(<a size>, ...)``, where a size is a name unpacked from
-    ``x.shape`` or bound to ``x.numel()``: 0 for an empty tensor. Each with the size names it comes from."""
+    """Names in the launcher bound to ``min(<a size>, ...)``, where a size is 0 for an empty batch: the first
+    name unpacked from ``x.shape`` (the count of rows, tokens, sequences) or one bound to ``x.numel()``. A later
+    dimension (a width, a table's column count) keeps its size when the batch is empty. Each with the size
+    names it comes from."""
     plain: set[str] = set()
     out: dict[str, set[str]] = {}
     for n in ast.walk(fn):
@@ -38,7 +40,7 @@ def capped_sizes(fn: ast.FunctionDef) -> dict[str, set[str]]:
         for t in n.targets:
             v = n.value
             if isinstance(t, ast.Tuple) and isinstance(v, ast.Attribute) and v.attr == "shape":
-                plain |= {e.id for e in t.elts if isinstance(e, ast.Name)}
+                plain |= {t.elts[0].id} if t.elts and isinstance(t.elts[0], ast.Name) else set()
             elif isinstance(t, ast.Name) and isinstance(v, ast.Call) and dotted(v.func).endswith("numel"):
                 plain.add(t.id)
             elif isinstance(t, ast.Name) and isinstance(v, ast.Call) and dotted(v.func) == "min":
@@ -60,7 +62,8 @@ def guarded(fn: ast.FunctionDef, names: set[str], line: int) -> bool:
 def check(module):
     """``cdiv(n_rows, min(n_rows, NUM_SMS))`` raises ZeroDivisionError for a tensor with no rows: the launch
     heuristics of persistent kernels divide by sizes that an empty batch makes 0. Return early for an empty
-    input (``if n_rows == 0: return out``). Only ``min(size, ...)`` divisors: a plain ``n % size`` is left alone."""
+    input (``if n_rows == 0: return out``). Only ``min(size, ...)`` divisors, with a size that is 0 for an empty
+    batch (the leading dimension, the element count): a plain ``n % size`` is left alone."""
     launchers = {id(l.launcher): l.launcher for l in module.launches if l.launcher is not None}
     for fn in launchers.values():
         names = capped_sizes(fn)

@@ -24,51 +24,105 @@ def case_links(r: Rule, prefix: str = "../") -> str:
     return ", ".join(f"[{c}]({prefix}cases/{c}/README.md)" for c in r.cases)
 
 
-PACKAGES = Path(__file__).resolve().parents[2] / "docs" / "lint-packages.md"
-FIRST_RUNS = {"A to C": ("Held-out set A", "Held-out set B", "Held-out set C"),
-              "E to G": ("First runs after issue 39",)}
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+PACKAGES, FIRST_RUN = DOCS / "lint-packages.md", DOCS / "lint-first-run.md"
+# group of first-run sets -> (the page, the level of the sets' headings, how those headings start)
+FIRST_RUNS = {"A to C": (PACKAGES, 2, ("Held-out set A", "Held-out set B", "Held-out set C")),
+              "E to G": (PACKAGES, 2, ("First runs after issue 39",)),
+              "H to J": (FIRST_RUN, 3, ("Set H", "Set I", "Set J"))}
 
 
-def first_runs(text: str | None = None) -> dict[str, dict[str, Counter]]:
+def first_runs(pages: dict[Path, str] | None = None) -> dict[str, dict[str, Counter]]:
     """Per group of first-run sets, per rule, the verdicts of its hits, read from the triage tables of
-    docs/lint-packages.md (every table with a ``rule`` and a ``verdict`` column under a set's heading)."""
-    if text is None:
-        text = PACKAGES.read_text() if PACKAGES.is_file() else ""
+    docs/lint-packages.md and docs/lint-first-run.md (every table with a ``rule`` and a ``verdict`` column under a
+    set's heading). ``pages``: a page's text in place of the file's."""
+    pages = pages or {}
     out: dict[str, dict[str, Counter]] = {group: {} for group in FIRST_RUNS}
-    for section in re.split(r"^## ", text, flags=re.M):
-        group = next((g for g, heads in FIRST_RUNS.items() if section.startswith(heads)), None)
-        header = None
-        for line in section.splitlines() if group else ():
-            cells = [c.strip() for c in line.strip().strip("|").split("|")]
-            if not line.startswith("|"):
-                header = None
-            elif "rule" in cells and "verdict" in cells:
-                header = cells
-            elif header and len(cells) == len(header) and not set(line) <= set("|-: "):
-                rule = cells[header.index("rule")].split()[0].rstrip("*")
-                out[group].setdefault(rule, Counter())[cells[header.index("verdict")]] += 1
+    for group, (page, level, heads) in FIRST_RUNS.items():
+        text = pages[page] if page in pages else page.read_text() if page.is_file() else ""
+        for section in re.split(rf"^#{{2,{level}}} ", text, flags=re.M):
+            header = None
+            for line in section.splitlines() if section.startswith(heads) else ():
+                cells = [c.strip() for c in line.strip().strip("|").split("|")]
+                if not line.startswith("|"):
+                    header = None
+                elif "rule" in cells and "verdict" in cells:
+                    header = cells
+                elif header and len(cells) == len(header) and not set(line) <= set("|-: "):
+                    rule = cells[header.index("rule")].split()[0].rstrip("*")
+                    out[group].setdefault(rule, Counter())[cells[header.index("verdict")]] += 1
     return out
 
 
-def first_run_cell(runs: dict[str, dict[str, Counter]], code: str) -> str:
-    """``E to G 20 of 23 right; A to C 13 of 35``: the hits that were not false alarms, per group of sets."""
+THRESHOLD, MIN_HITS = 0.70, 3  # issue 39: under 70 % first-run precision, with at least 3 first-run hits: preview
+
+
+def first_run_totals(runs: dict[str, dict[str, Counter]]) -> dict[str, tuple[int, int]]:
+    """Per rule, over every first-run set: (hits right, i.e. not false alarms; hits)."""
+    out: dict[str, tuple[int, int]] = {}
+    for rules in runs.values():
+        for code, verdicts in rules.items():
+            right, hits = out.get(code, (0, 0))
+            out[code] = (right + sum(verdicts.values()) - verdicts["false alarm"], hits + sum(verdicts.values()))
+    return out
+
+
+def under_threshold(runs: dict[str, dict[str, Counter]]) -> set[str]:
+    """The rules with at least MIN_HITS first-run hits and a first-run precision under THRESHOLD."""
+    return {c for c, (right, hits) in first_run_totals(runs).items() if hits >= MIN_HITS and right < THRESHOLD * hits}
+
+
+def needed_by_cases(candidates: set[str]) -> dict[str, list[str]]:
+    """Of ``candidates`` (rules to move to preview), those that moving would leave a case's broken kernel flagged
+    by no default rule, each with those cases: the casebook's own kernels are linted now (the default rules and
+    the candidates), and the candidates are moved one at a time in code order."""
+    from harness.core import discovery
+    from harness.lint.engine import lint_file
+
+    default = {r.code for r in all_rules() if not r.preview} | candidates
+    flagged = {folder.name: {f.code for f in lint_file(folder / "broken.py", select=["ALL"])} & default
+               for folder in discovery.case_folders() if (folder / "broken.py").is_file()}
+    moved: set[str] = set()
+    out: dict[str, list[str]] = {}
+    for code in sorted(candidates):
+        lost = sorted(case for case, codes in flagged.items() if code in codes and not codes - moved - {code})
+        if lost:
+            out[code] = lost
+        else:
+            moved.add(code)
+    return out
+
+
+def first_run_cell(runs: dict[str, dict[str, Counter]], code: str, kept: dict[str, list[str]]) -> str:
+    """``E to G: 20 of 23; A to C: 13 of 35; all: 33 of 58 (57 %)``: the hits that were not false alarms, per
+    group of sets and over all; for a rule under the threshold, whether it is preview or why it is not."""
     parts = []
     for group in reversed(list(FIRST_RUNS)):
         verdicts = runs.get(group, {}).get(code)
         if verdicts:
             hits = sum(verdicts.values())
             parts.append(f"{group}: {hits - verdicts['false alarm']} of {hits}")
-    return "; ".join(parts) or "no hit"
+    if not parts:
+        return "no hit"
+    right, hits = first_run_totals(runs)[code]
+    parts.append(f"all: {right} of {hits} ({round(100 * right / hits)} %)")
+    if code in under_threshold(runs):
+        limit = f"under {round(100 * THRESHOLD)} %"
+        kernels = "the broken kernels" if len(kept.get(code, ())) > 1 else "the broken kernel"
+        parts.append(f"{limit}: kept at the default selection, the only default rule that flags {kernels} of "
+                     f"{', '.join(kept[code])}" if code in kept else f"{limit}: preview until it is over")
+    return "; ".join(parts)
 
 
 def table() -> str:
     runs = first_runs()
+    kept = needed_by_cases(under_threshold(runs))
     rows = ["| code | name | confidence | finds | cases | first runs: hits right (not false alarms) |",
             "|---|---|---|---|---|---|"]
     for r in all_rules():
         conf = f"{r.confidence} (preview)" if r.preview else r.confidence
         rows.append(f"| [{r.code}](#{r.code.lower()}-{r.name}) | `{r.name}` | {conf} | {cell(r.summary)} | "
-                    f"{case_links(r)} | {first_run_cell(runs, r.code)} |")
+                    f"{case_links(r)} | {first_run_cell(runs, r.code, kept)} |")
     return "\n".join(rows)
 
 

@@ -185,3 +185,26 @@ def test_a_rule_under_the_first_run_threshold_is_preview_unless_a_case_needs_it(
                                                    "matmul-k-tail"]
     assert {v for rules in runs.values() for c in rules.values() for v in c} <= {"real bug", "latent hazard",
                                                                                    "false alarm"}
+
+
+def test_readme_quotes_the_first_run_figures_of_the_docs_tables():
+    """README's lint section quotes the first runs as the triage tables count them: the last group of sets
+    (its hits and false alarms) and every set together (hits, real bugs, latent hazards, false alarms)."""
+    import re
+    from collections import Counter
+
+    from harness.lint.docs import first_runs
+
+    runs = first_runs()
+    every = sum((c for rules in runs.values() for c in rules.values()), start=Counter())
+    last = list(runs)[-1]
+    last_hits = sum(sum(c.values()) for c in runs[last].values())
+    last_false = sum(c["false alarm"] for c in runs[last].values())
+    text = " ".join((REPO / "README.md").read_text().split())
+    assert f"the last set, {last} (" in text
+    assert re.search(rf"the last set, {last} \([^)]*\), gave {last_hits} hits, all {last_false} false alarms"
+                     if last_hits == last_false else
+                     rf"the last set, {last} \([^)]*\), gave {last_hits} hits, {last_false} false alarms", text), text
+    total = sum(every.values())
+    assert (f"{total} hits: {every['real bug']} real bugs, {every['latent hazard']} latent hazards, "
+            f"{every['false alarm']} false alarms ({round(100 * every['false alarm'] / total)} %)") in text

@@ -66,8 +66,10 @@ def _pack(vals, bits):
 
 def make_inputs(*, device, gen, groups=2, group_size=128, out_features=64, bits=4):
     """A GPTQ layer: `groups` groups of `group_size` input rows (in_features = groups * group_size),
-    `out_features` outputs (rounded up to a multiple of 32: GPTQ packs the zeros 32 to a block),
-    fp16 scales per group and output. bits in 2, 3, 4, 8 (the launcher's own assert)."""
+    `out_features` outputs, fp16 scales per group and output. group_size and out_features are
+    rounded up to multiples of 32: GPTQ packs weights and zeros 32 values to a block of words (a
+    GPTQ group is 32, 64, 128, ... rows). bits in 2, 3, 4, 8 (the launcher's own assert)."""
+    group_size = -(-group_size // 32) * 32
     in_features = groups * group_size
     out_features = -(-out_features // 32) * 32
     maxq = (1 << bits) - 1

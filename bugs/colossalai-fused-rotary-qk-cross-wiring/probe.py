@@ -41,8 +41,8 @@ def _rotary_inplace(q, k, cos_cache, sin_cache, cum_lens, num_seqs, total_tokens
     new_q0 = q0 * c - q1 * s
     new_k1 = k0 * s + k1 * c
     if CROSS_WIRED:  # the released kernel: q's second half from k, k's first half from q
-        new_q1 = k0 * s + k1 * c
-        new_k0 = q0 * c - q1 * s
+        new_q1 = k0 * s + k1 * c  # BUG: k's halves rotate into q
+        new_k0 = q0 * c - q1 * s  # BUG: q's halves rotate into k
     else:
         new_q1 = q0 * s + q1 * c
         new_k0 = k0 * c - k1 * s

@@ -35,7 +35,7 @@ def _mla_rope_inplace(Q, COS, SIN, nope_dim, batch, stride_tok, stride_head, str
     if GLOBAL_MASK:
         keep = (hblock * BLOCK_H + h) < HEADS
     else:  # the released comparison: the head's place in its block against the whole head count
-        keep = rope < HEADS * stride_head
+        keep = rope < HEADS * stride_head  # BUG: the head's index in its block, not in the tensor
     x1 = tl.load(base + rope + 2 * j[None, :], mask=keep).to(tl.float32)
     x2 = tl.load(base + rope + 2 * j[None, :] + 1, mask=keep).to(tl.float32)
     left = x1 * cos_l - x2 * sin_l

@@ -37,9 +37,9 @@ def _fused_scatter(x_ptr, index_ptr, out_ptr, num_feats, num_reductions, numel,
         if SLOT1_AS_RELEASED:
             if R1 == 1 or R1 == 2:
                 tl.atomic_add(out_ptr + row + num_feats, x, mask=mask)
-            elif R2 == 3:  # the released condition: the third slot's code
+            elif R2 == 3:  # BUG: the released condition tests the third slot's code
                 tl.atomic_min(out_ptr + row + num_feats, x, mask=mask)
-            elif R3 == 4:  # and the fourth's
+            elif R3 == 4:  # BUG: and the fourth's
                 tl.atomic_max(out_ptr + row + num_feats, x, mask=mask)
         else:
             _reduce_into(out_ptr, row + num_feats, x, mask, R1)
@@ -80,11 +80,11 @@ def launch_fixed(x, index, dim_size, codes):
 
 def make_inputs(*, device, gen, rows=5, feats=4, groups=2, r0=1, r1=2, r2=4, r3=0):
     """x [rows, feats], a group index in [0, groups), and the reductions as the kernel's codes
-    (0 none, 1 sum, 2 mean, 3 min, 4 max; upstream's test: sum, mean, max)."""
+    (0 none, 1 sum, 2 mean, 3 min, 4 max, taken modulo 5; upstream's test: sum, mean, max)."""
     x = torch.randn(rows, feats, generator=gen)
     index = torch.randint(0, groups, (rows,), generator=gen)
     return {"x": x.to(device), "index": index.to(device), "dim_size": torch.tensor(groups),
-            "codes": torch.tensor([r0, r1, r2, r3])}
+            "codes": torch.tensor([r0, r1, r2, r3]) % len(NAMES)}
 
 
 def reference(x, index, dim_size, codes):

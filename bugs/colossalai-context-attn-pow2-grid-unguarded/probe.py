@@ -19,7 +19,7 @@ def _context_attention(Q, K, V, O, KC, VC, BT, lens, num_seqs, sm_scale,
     seq = tl.program_id(0)
     head = tl.program_id(1)
     mb = tl.program_id(2)
-    if GUARD:  # the fix (BUG: without it the programs past the batch go on)
+    if GUARD:  # the fix; # BUG: without it the programs past the batch go on
         if seq >= num_seqs:
             return
     kvh = head // GROUPS

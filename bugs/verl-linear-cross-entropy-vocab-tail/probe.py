@@ -41,7 +41,7 @@ def _entropy_mainloop(hidden, weight, labels, T, V, H, vocab_per_split, rcp_t,
                         other=0.0)
             logits = tl.dot(h, tl.trans(w), logits, input_precision="ieee")
         logits = logits * rcp_t
-        if MASK_PAD:  # the fix: columns past the split's end are not logits (BUG: without it their 0 enters the sums)
+        if MASK_PAD:  # the fix; # BUG: without it the zero logits past the split's end enter the sums
             logits = tl.where((rn < split_end)[None, :], logits, -float("inf"))
         old = run_max
         run_max = tl.maximum(old, tl.max(logits, axis=1))

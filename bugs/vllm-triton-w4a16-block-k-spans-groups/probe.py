@@ -45,7 +45,7 @@ def _launch(a, b_q, scales, clamp):
         BM, BN, BK = 64, 64, 32
     else:
         BM, BN, BK = 128, 32, 64
-    if clamp and group_size < BK:  # the fix (BUG: without it a tile of BK > group_size rows spans groups)
+    if clamp and group_size < BK:  # the fix; # BUG: without it a tile of BK > group_size rows spans groups
         BK = group_size
     c = torch.empty(M, N, dtype=a.dtype, device=a.device)
     grid = (triton.cdiv(M, BM), triton.cdiv(N, BN))

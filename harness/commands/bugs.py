@@ -128,15 +128,14 @@ def run(args) -> int:
                      for slug in list(good) + list(bad) for v in ("buggy", "fixed")]
             say = None if args.quiet else (lambda m: print(f"  {m}", file=sys.stderr, flush=True))
             env = environment(board.parts(backend)[0])
-            commit = record.probe_commit() if args.record else ""
-            halves = split.read()
+            keep = None
+            if args.record:  # each row as it ends; a first-run entry's first score also kept apart, as it came
+                commit, halves = record.probe_commit(), split.read()
 
-            def keep(r, backend=backend, env=env, commit=commit, halves=halves):
-                record.write_rows([r], backend, env)
-                if halves is not None and halves.of(r["slug"]) == "first-run" and "probe" in r:
-                    record.keep_first_rows([{**r, "env": env}], backend, commit)  # the first score stays as it came
-
-            keep = keep if args.record else None
+                def keep(r, backend=backend, env=env, commit=commit, halves=halves):
+                    record.write_rows([r], backend, env)
+                    if halves is not None and halves.of(r["slug"]) == "first-run" and "probe" in r:
+                        record.keep_first_rows([{**r, "env": env}], backend, commit)
             rows = board.run_tasks(tasks, jobs=args.jobs, ray_address=args.ray,
                                    gpus=1 if "gpu" in board.parts(backend) else 0, progress=say, on_row=keep)
             rows = [{**r, "env": env} for r in rows]

@@ -226,13 +226,19 @@ def _progress_line(r: dict) -> str:
 
 
 def combine(entries: dict, rows: list, backend: str, verified: dict) -> list:
-    """One line per entry: its buggy and fixed rows side by side, with what counts."""
+    """One line per entry: its buggy and fixed rows side by side, with what counts, and (where
+    bugs/ is split, ``bugs/split.toml``) which split the entry is in: dev, test or first-run."""
+    from harness.bugs import split
+
+    halves = split.read(next(iter(entries.values())).path.parent) if entries else None
     by = {(r["slug"], r["variant"]): r for r in rows}
     out = []
     for slug in sorted({r["slug"] for r in rows}):
         e = entries.get(slug)
         b, f = by.get((slug, "buggy"), {}), by.get((slug, "fixed"), {})
         line = {"slug": slug, "backend": backend, "verified": verified.get(slug)}
+        if halves is not None:
+            line["split"] = halves.of(slug)
         probes = [r.get("probe") for r in (b, f)]
         if e is None or "error" in b or "error" in f or not all(probes) or any("error" in p for p in probes):
             line["error"] = (b.get("error") or f.get("error")
@@ -342,7 +348,21 @@ def visible(entry, backend: str) -> bool:
     return backend == "interpreter" or entry.verify["detector"] in ("compute-sanitizer", "reference", "guards")
 
 
-def totals(lines: list, peers: tuple = PEERS) -> dict:
+def split_totals(lines: list) -> dict:
+    """Caught (of the bugs visible here), false alarms and the right class first, for the lines
+    of one split (``totals`` makes one per split)."""
+    ran = [x for x in lines if "error" not in x]
+    vis = [x for x in ran if x["visible"]]
+    flagged = [x for x in ran if caught(x)]
+    return {"entries": len(lines), "ran": len(ran), "visible": len(vis), "caught_visible": sum(caught(x) for x in vis),
+            "caught_all": len(flagged), "false_alarms": sum(false_alarm(x) for x in ran),
+            "diagnosis_first": sum(x["buggy"]["probe"]["diagnosis_first_right"] for x in flagged)}
+
+
+def totals(lines: list, peers: tuple = PEERS, first_run: list | None = None) -> dict:
+    """The board's numbers. Where the lines carry their split (``combine``), ``splits`` gives dev,
+    test and first-run apart; first-run from ``first_run``, the entries' rows as first scored
+    (``record.read_first_rows``), where given, else from their lines here."""
     ran = [x for x in lines if "error" not in x]
     vis = [x for x in ran if x["visible"]]
     flagged = [x for x in ran if caught(x)]
@@ -360,6 +380,12 @@ def totals(lines: list, peers: tuple = PEERS) -> dict:
         "max_s": max(seconds) if seconds else None,
         "peers": {},
     }
+    if any("split" in x for x in lines):
+        from harness.bugs.split import SPLITS
+
+        kept = {x["slug"]: x for x in first_run or []}
+        t["splits"] = {s: split_totals([kept.get(x["slug"], x) if s == "first-run" else x
+                                        for x in lines if x.get("split") == s]) for s in SPLITS}
     for p in peers:
         have = [x for x in ran if "error" not in x["buggy"].get(p, {"error": 1})
                 and "error" not in x["fixed"].get(p, {"error": 1})]

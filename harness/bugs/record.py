@@ -75,6 +75,33 @@ def _totals_table(totals: dict, peers: tuple) -> list:
             row("seconds per probe: median, max", f"{t['median_s']}, {t['max_s']}"), ""]
 
 
+SPLIT_HEADS = {"dev": "dev (the probe tuned on these)", "test": "test (frozen, never tuned on)",
+               "first-run": "first-run (scored before any change for them)"}
+
+
+def _splits_table(totals: dict) -> list:
+    """Dev, test and first-run side by side (bugs/split.toml): caught, false alarms, right class first."""
+    sp = totals.get("splits")
+    if not sp:
+        return []
+    order = [k for k in SPLIT_HEADS if k in sp]
+
+    def row(label, each):
+        return "| " + " | ".join([label] + [each(sp[k]) for k in order]) + " |"
+
+    return ["## Dev, test and first-run", "",
+            "The blind split (bugs/split.toml, harness/bugs/split.py): *dev* entries the probe may be tuned on, "
+            "*test* entries frozen before any tuning, *first-run* entries added after the split and counted "
+            "here as the probe first scored them (docs/bugs/first-run/, with the probe's commit).", "",
+            "| | " + " | ".join(SPLIT_HEADS[k] for k in order) + " |", "|---|" + "---|" * len(order),
+            row("entries that ran", lambda t: f"{t['ran']} of {t['entries']}"),
+            row("bugs caught, of those visible here", lambda t: _pct(t["caught_visible"], t["visible"])),
+            row("false alarms on fixed versions", lambda t: f"{t['false_alarms']} of {t['ran']}"),
+            row("right defect class named first, of bugs caught",
+                lambda t: _pct(t["diagnosis_first"], t["caught_all"])),
+            ""]
+
+
 def _by_class(lines: list) -> list:
     from tabulate import tabulate
 
@@ -105,12 +132,13 @@ def _diagnosis_cell(p: dict) -> str:
 
 
 def _entry_row(x: dict, peers: tuple) -> list:
+    split = [x["split"]] if "split" in x else []
     if "error" in x:
-        return [x["slug"], "", "", "", x["error"], "", "", ""] + ["" for _ in peers]
+        return [x["slug"], *split, "", "", "", x["error"], "", "", ""] + ["" for _ in peers]
     b, f = x["buggy"], x["fixed"]
     first = b["probe"].get("first") or {}
     where = f" at {first['line']}" if first.get("line") else ""
-    return [x["slug"], x["defect"], "yes" if x["visible"] else "no",
+    return [x["slug"], *split, x["defect"], "yes" if x["visible"] else "no",
             {True: "yes", False: "NO", None: "not recorded"}[x["verified"]],
             ("only the fixed version's recorded finding too (bug.toml [[fixed_known]]): not this bug"
              if x.get("buggy_known_only") else
@@ -153,10 +181,11 @@ def scoreboard_md(lines: list, totals: dict, backend: str, envs: list, peers: tu
     if totals["could_not_run"]:
         head += [f"{totals['could_not_run']} entries could not run (below).", ""]
     body = tabulate([_entry_row(x, peers) for x in lines],
-                    headers=["entry", "defect", "visible", "verified", "probe on buggy: first finding",
+                    headers=["entry", *(["split"] if any("split" in x for x in lines) else []), "defect",
+                             "visible", "verified", "probe on buggy: first finding",
                              "diagnosis (first three)", "probe on fixed", "seconds buggy / fixed"]
                     + [f"{p}: buggy / fixed" for p in peers], tablefmt="github", disable_numparse=True)
-    return "\n".join(head + _by_class(lines) + ["## Every entry", "", body, ""])
+    return "\n".join(head + _splits_table(totals) + _by_class(lines) + ["## Every entry", "", body, ""])
 
 
 def _rows_dir(backend: str) -> Path:
@@ -193,12 +222,65 @@ def write_rows(rows: list, backend: str, env: dict) -> None:
         fileio.write_together({path: table.dumps(v) + "\n" for path, v in files.items()})
 
 
+def _first_dir(backend: str) -> Path:
+    return DOCS / "first-run" / backend
+
+
+def probe_commit() -> str:
+    """The commit the probe's code stood at (``+dirty`` where harness/ has uncommitted changes):
+    a first-run row says which probe scored it."""
+    import subprocess
+
+    root = DOCS.parents[1]
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                              timeout=30).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "harness"], cwd=root, capture_output=True,
+                               text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return (head or "unknown") + ("+dirty" if dirty else "")
+
+
+def keep_first_rows(rows: list, backend: str, commit: str) -> list:
+    """A first-run entry's rows as the probe first scored them, kept apart and never replaced
+    (``docs/bugs/first-run/<backend>/<slug>.json``, with the probe's commit): later runs, after
+    the probe changed, update the entry's rows but not these. Only an (entry, version) not yet
+    kept is written. Returns the files written."""
+    d = _first_dir(backend)
+    out = {}
+    for r in rows:
+        if "error" in r and str(r["error"]).startswith("could not run"):
+            continue  # nothing of the probe ran: not a score
+        path = d / f"{r['slug']}.json"
+        try:
+            have = out.get(path) or json.loads(path.read_text())
+        except (OSError, ValueError):
+            have = {}
+        if r["variant"] in have:
+            continue
+        out[path] = {**have, r["variant"]: {**r, "probe_commit": commit}}
+    if out:
+        d.mkdir(parents=True, exist_ok=True)
+        fileio.write_together({p: table.dumps(v) + "\n" for p, v in out.items()})
+    return sorted(out)
+
+
+def read_first_rows(backend: str, slugs) -> list:
+    """The kept first-run rows of these entries (both versions where kept)."""
+    return _read_variants(_first_dir(backend), slugs)
+
+
 def read_rows(backend: str, slugs) -> list:
     """The recorded rows of these entries (both versions each), the newest run of each entry."""
+    return _read_variants(_rows_dir(backend), slugs)
+
+
+def _read_variants(d: Path, slugs) -> list:
     out = []
     for slug in sorted(slugs):
         try:
-            variants = json.loads((_rows_dir(backend) / f"{slug}.json").read_text())
+            variants = json.loads((d / f"{slug}.json").read_text())
         except (OSError, ValueError):
             continue
         out += [variants[v] for v in ("buggy", "fixed") if isinstance(variants, dict) and v in variants]
@@ -226,9 +308,18 @@ def _budgets(board: dict) -> str:
     return " or ".join("no budget" if x == 0 else f"a {x:g} s budget" for x in sorted(seen))
 
 
-def summary(boards: dict) -> str:
-    """The README's paragraph on the scoreboards, from their JSON ({backend: payload}): what the
-    probe caught, its false alarms and how often it named the trap, beside the plain test."""
+def _said(t: dict) -> str:
+    """One split's or board's numbers, in words."""
+    return (f"the probe caught {t['caught_visible']} of the {t['visible']} bugs that can show there, named the "
+            f"right defect class first for {t['diagnosis_first']} of the {t['caught_all']} bugs it flagged, and "
+            f"raised false alarms on {t['false_alarms']} of the {t['ran']} fixed versions")
+
+
+def summary(boards: dict, prefix: str = "") -> str:
+    """The README's paragraph on the scoreboards, from their JSON ({backend: payload}). Where bugs/ is
+    split (the totals carry ``splits``) it quotes the *test* half and the *first-run* entries, never
+    the dev half alone (that one the probe was tuned on; it is on the scoreboards). ``prefix``: the
+    path from the README that quotes it to the repository's root (the links)."""
     parts = []
     for backend, b in sorted(boards.items(), key=lambda kv: ORDER.index(kv[0])):
         t = b["totals"]
@@ -241,11 +332,16 @@ def summary(boards: dict) -> str:
         plain = t["peers"].get("plain")
         beside = (f"; a plain test at the default sizes caught {plain['caught_visible']} of {plain['visible']}, "
                   f"with {plain['false_alarms']} false alarms" if plain else "")
-        parts.append(f"{where}, the probe caught {t['caught_visible']} of the {t['visible']} bugs that can show "
-                     f"there, named the right defect class first for {t['diagnosis_first']} of the "
-                     f"{t['caught_all']} bugs it flagged, and raised false alarms on {t['false_alarms']} of the "
-                     f"{t['ran']} fixed versions{beside}")
-    links = ", ".join(f"[{b}](docs/bugs/scoreboard-{b}.md)" for b in sorted(boards))
+        if sp := t.get("splits"):
+            test, first = sp["test"], sp["first-run"]
+            said_first = (f"on the {first['ran']} first-run entries (added after the split, scored once by the "
+                          f"probe as it stood before anything was changed for them) {_said(first)}"
+                          if first["ran"] else "no first-run entry has been scored there yet")
+            parts.append(f"{where}, on the {test['ran']} frozen *test* entries (never tuned on) {_said(test)}; "
+                         f"{said_first}")
+        else:
+            parts.append(f"{where}, {_said(t)}{beside}")
+    links = ", ".join(f"[{b}]({prefix}docs/bugs/scoreboard-{b}.md)" for b in sorted(boards))
     if not parts:
         return ""
     weak = []
@@ -256,9 +352,14 @@ def summary(boards: dict) -> str:
                    if x["totals"]["false_alarms"]]:
         weak.append(f"it flags correct (fixed) kernels ({'; '.join(flagged)})")
     verdict = f" Where the probe falls short: {' and '.join(weak)}." if weak else ""
+    split = any(b["totals"].get("splits") for b in boards.values())
     return ("What the benchmark shows today: " + ". ".join(p[0].upper() + p[1:] for p in parts)
-            + f" (scoreboards: {links}; every entry's row, the peers' columns and the times are there)."
+            + f" (scoreboards: {links}; every entry's row, "
+            + ("the dev half's numbers, " if split else "") + "the peers' columns and the times are there)."
             + verdict + "\n")
+
+
+BUGS_README = DOCS.parents[1] / "bugs" / "README.md"
 
 
 def write_summary() -> bool:
@@ -270,4 +371,9 @@ def write_summary() -> bool:
             boards[backend] = json.loads((DOCS / f"scoreboard-{backend}.json").read_text())
         except (OSError, ValueError):
             continue
-    return recorded.splice(README, "bugs", summary(boards)) if boards else False
+    if not boards:
+        return False
+    done = recorded.splice(README, "bugs", summary(boards))
+    if BUGS_README.is_file():
+        done = recorded.splice(BUGS_README, "bugs", summary(boards, prefix="../")) and done
+    return done

@@ -114,7 +114,7 @@ def run(args) -> int:
         args.backends = resolve_backends(args.backend)
     if args.verify:
         return _verify(args, good, bad)
-    from harness.bugs import board, record
+    from harness.bugs import board, record, split
     from harness.core import table
     from harness.run.worker import environment
 
@@ -128,7 +128,14 @@ def run(args) -> int:
                      for slug in list(good) + list(bad) for v in ("buggy", "fixed")]
             say = None if args.quiet else (lambda m: print(f"  {m}", file=sys.stderr, flush=True))
             env = environment(board.parts(backend)[0])
-            keep = (lambda r: record.write_rows([r], backend, env)) if args.record else None
+            keep = None
+            if args.record:  # each row as it ends; a first-run entry's first score also kept apart, as it came
+                commit, halves = record.probe_commit(), split.read()
+
+                def keep(r, backend=backend, env=env, commit=commit, halves=halves):
+                    record.write_rows([r], backend, env)
+                    if halves is not None and halves.of(r["slug"]) == "first-run" and "probe" in r:
+                        record.keep_first_rows([{**r, "env": env}], backend, commit)
             rows = board.run_tasks(tasks, jobs=args.jobs, ray_address=args.ray,
                                    gpus=1 if "gpu" in board.parts(backend) else 0, progress=say, on_row=keep)
             rows = [{**r, "env": env} for r in rows]
@@ -139,13 +146,16 @@ def run(args) -> int:
         tools = set(peers) | {k for r in rows for k, v in r.items()
                               if isinstance(v, dict) and k not in ("probe", "env", "envs")}
         shown = tuple([t for t in ("plain", "fuzz") if t in tools] + sorted(tools - {"plain", "fuzz"}))
-        lines = board.combine(shown_entries, rows, backend, record.verified(shown_entries, backend))
+        verified = record.verified(shown_entries, backend)
+        lines = board.combine(shown_entries, rows, backend, verified)
+        first = board.combine(shown_entries, record.read_first_rows(backend, shown_entries), backend, verified)
         envs = sorted({table.dumps(r["env"]) for r in rows if r.get("env")})
         envs = [json.loads(e) for e in envs]
-        text = record.scoreboard_md(lines, board.totals(lines, shown), backend, envs, shown)
+        totals = board.totals(lines, shown, first_run=first)
+        text = record.scoreboard_md(lines, totals, backend, envs, shown)
         print(text)
         if args.record or args.no_run:
-            record.write_scoreboard(lines, board.totals(lines, shown), backend, envs, shown, text)
+            record.write_scoreboard(lines, totals, backend, envs, shown, text)
             record.write_summary()
         if any("error" in x for x in lines):
             status = EXIT_USAGE

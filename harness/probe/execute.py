@@ -92,11 +92,15 @@ def reference(target, inputs: dict):
 
 def reference_value(target, inputs: dict):
     """``reference`` of these very ``inputs`` (not copied), without the floor's record."""
-    import torch
-
     from harness.run.worker import call_with
 
-    ref = call_with(target.reference, inputs)
+    return as_reference(call_with(target.reference, inputs))
+
+
+def as_reference(ref):
+    """What the user's ``reference`` returned, as ``reference`` returns it (float64 on the CPU, flat)."""
+    import torch
+
     if isinstance(ref, torch.Tensor):
         return ref.detach().to("cpu", torch.float64)
     if isinstance(ref, (tuple, list, dict)):

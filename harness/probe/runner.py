@@ -537,7 +537,7 @@ def _tf32_only(report: ProbeReport) -> list:
     for backend in report.meta:
         if p := _seen(report, backend).get("tf32_only"):
             ctx = Context(None, backend, 0, "shapes")
-            out.append(tf32.finding(ctx, p["lines"], f"at {fmt(p['sizes'])}: {p['why']}", p["sizes"]))
+            out.append(tf32.finding(ctx, p["lines"], f"at {fmt(p['sizes'])}: {p['why']}", p["sizes"], p.get("chosen")))
     return out
 
 

@@ -103,9 +103,12 @@ def right_without_tf32(ctx, inputs: dict, ref, rec=None) -> list | None:
             again = ctx.call(X.clone_inputs(inputs), ref=ref)
         lines = list(rec.dot_lines)
     else:
+        import torch
+
         src = " ".join(getattr(k, "src", "") or "" for k in _jitted(ctx.target))
-        if ".dot(" not in src:
-            return None
+        if ".dot(" not in src or not any(isinstance(v, torch.Tensor) and v.dtype == torch.float32
+                                         for v in inputs.values()):
+            return None  # no dot, or no fp32 operand it could round (a rerun recompiles every kernel)
         try:
             with ieee(ctx.target):
                 again = ctx.call(X.clone_inputs(inputs), ref=ref)
@@ -137,12 +140,13 @@ def chosen(lines: list) -> bool:
 LESSON = "matmul-tf32-default"
 
 
-def finding(ctx, lines: list, evidence: str, sizes: dict | None = None):
+def finding(ctx, lines: list, evidence: str, sizes: dict | None = None, asked: bool | None = None):
     """P204: a warning where the dots are left at Triton's default (named, with the lesson), information
-    where the source chose TF32 (the kernel's own number format)."""
+    where the source chose TF32 (the kernel's own number format; ``asked``: ``chosen(lines)``, as the
+    worker, which reads the source where it runs, found it)."""
     from harness.probe.findings import INFO, WARNING
 
-    if chosen(lines):
+    if chosen(lines) if asked is None else asked:
         return ctx.finding("P204", f"tl.dot rounds its fp32 operands to TF32, as its source asks (input_precision): "
                                    f"{evidence} (information: the kernel's chosen precision)"[:400],
                            line=", ".join(lines), severity=INFO)

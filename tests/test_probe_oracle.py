@@ -91,14 +91,13 @@ def test_the_floor_is_estimated_from_the_computation_and_only_once_per_reference
 
     x = torch.full((4,), 1000.0) + torch.tensor([0.0, 1e-3, -1e-3, 2e-3])
     ref = T.reference(x)
-    floor.remember(ref, T, {"x": x})
+    floor.remember(ref, {"x": x}, lambda rounded: rounded(lambda: T.reference(x)))
     a = floor.allowance(ref)
     assert len(calls) == 1 + floor.SAMPLES and floor.allowance(ref) is a and len(calls) == 1 + floor.SAMPLES
     # one rounding of float32 at 1000 (6e-5) moves the centred values, not 2**-24 of their size (1e-10)
     assert float(a.min()) > 1e-6 and float(a.max()) < 1e-2
-    wide = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
-    floor.remember(wide, T, {"x": wide})  # float64 inputs: a float64 kernel's floor
-    assert floor.accumulator_unit({"x": wide}) == 2.0 ** -53
+    wide = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)  # float64 inputs: a float64 kernel's floor
+    assert floor.accumulator_unit({"x": wide}) == 2.0 ** -53 and floor.accumulator_unit({"x": x}) == 2.0 ** -24
 
 
 def test_the_probe_is_quiet_on_the_ill_conditioned_reduction_and_catches_the_precision_bug():
@@ -128,7 +127,7 @@ def test_tf32_left_at_triton_default_is_a_warning_named_with_its_lesson():
 
 
 def test_tf32_chosen_in_the_source_is_the_kernels_own_format(tmp_path):
-    from harness.probe.experiments.tf32 import chosen
+    from harness.probe.tf32_rounding import chosen
 
     src = tmp_path / "k.py"
     src.write_text("acc = tl.dot(a, b, acc)  # input_precision left at its default\n"

@@ -56,11 +56,13 @@ EXACT = frozenset({
 })
 
 
-def remember(ref, target, inputs: dict) -> None:
+def remember(ref, inputs: dict, rerun) -> None:
     """Keep on ``ref`` (the float64 reference of ``inputs``) what its floor needs, computed later
-    only if a comparison needs it (``allowance``)."""
+    only if a comparison needs it (``allowance``). ``rerun(raw)``: the reference again, on fresh
+    copies of ``inputs``; ``raw`` a callable that runs the user's function on them, whose result
+    ``rerun`` converts as ``ref`` was (outside the rounding: ``estimate``)."""
     try:
-        ref._casebook_floor = (target, inputs)
+        ref._casebook_floor = (inputs, rerun)
     except (AttributeError, TypeError):
         pass
 
@@ -109,23 +111,21 @@ def accumulator_unit(inputs: dict) -> float:
     return 2.0 ** -53 if floats and all(d == torch.float64 for d in floats) else 2.0 ** -24
 
 
-def estimate(target, inputs: dict, ref):
+def estimate(inputs: dict, rerun, ref):
     """Per element of the flat ``ref``: the largest distance of ``SAMPLES`` Monte Carlo runs of the
-    reference from it (0 where a run is not finite: an overflow of the emulation is no licence)."""
+    reference (``rerun``, see ``remember``) from it (0 where a run is not finite: an overflow of the
+    emulation is no licence)."""
     import torch
-
-    from harness.probe import execute as X
-    from harness.run.worker import call_with
 
     unit = accumulator_unit(inputs)
     r = ref.detach().to("cpu", torch.float64).reshape(-1)
     worst = torch.zeros_like(r)
     for seed in range(1, SAMPLES + 1):
-        clones = X.clone_inputs(inputs)
-        try:
+        def rounded(call, seed=seed):
             with Rounding(unit, seed):
-                raw = call_with(target.reference, clones)
-            got = X.as_reference(raw)
+                return call()
+        try:
+            got = rerun(rounded)
         except Exception:  # noqa: BLE001  the user's reference refuses the perturbed run: no floor
             return None
         got = got.detach().to("cpu", torch.float64).reshape(-1)

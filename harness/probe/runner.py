@@ -531,7 +531,7 @@ def _tf32_only(report: ProbeReport) -> list:
     if any(f.code == "P204" for f in report.findings):
         return []
     from harness.probe.context import Context, fmt
-    from harness.probe.experiments import tf32
+    from harness.probe import tf32_rounding as tf32
 
     out = []
     for backend in report.meta:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from harness.probe import execute as X
 from harness.probe.context import crash, fmt, poison_or_own, wrong
 from harness.probe.detectors import Detector
-from harness.probe.experiments import tf32
+from harness.probe import tf32_rounding as tf32
 from harness.probe.findings import ERROR, WARNING
 
 

@@ -66,7 +66,7 @@ def fail(ctx: Context, sizes: dict) -> tuple[str, str] | None:
             ctx.seen.setdefault("poison_only", {"sizes": dict(sizes), "lines": list(rec.poison_lines), "why": got[1]})
             return None
     if got is not None and got[0] in ("wrong values", "non-finite"):
-        from harness.probe.experiments.tf32 import chosen, right_without_tf32
+        from harness.probe.tf32_rounding import chosen, right_without_tf32
 
         if (lines := right_without_tf32(ctx, inputs, ref, rec)) is not None:
             ctx.seen.setdefault("tf32_only", {"sizes": dict(sizes), "lines": lines, "why": got[1],

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from harness.probe.context import fmt
 from harness.probe.experiments import Experiment, outcome
-X
+from harness.probe.tf32_rounding import _jitted, ieee
 
 
 def run(ctx, failing: dict) -> dict:

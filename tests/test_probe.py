@@ -16,7 +16,7 @@ import pytest
 from harness import probe
 from harness.cli import main
 from harness.probe import fuzz
-from harness.probe.findings import INFO
+from harness.probe.findings import INFO, WARNING
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ROOT / "cases"
@@ -79,6 +79,7 @@ def test_tf32_emulation_shows_matmul_tf32_default_on_a_cpu():
     r = case_probe("matmul-tf32-default", "broken", "matmul", detectors=["reference"], sizes=sizes)
     (f,) = r.by_code("P204")
     assert f.line == line_of(CASES / "matmul-tf32-default" / "broken.py", "tl.dot("), f.line
+    assert f.severity == WARNING and r.ok, r.text()  # Triton's default, left in place: a warning (issue #37)
     assert case_probe("matmul-tf32-default", "fixed", "matmul", detectors=["reference"], sizes=sizes).ok
     off = case_probe("matmul-tf32-default", "broken", "matmul", detectors=["reference"], sizes=sizes,
                      options={"tf32": False})

@@ -96,6 +96,20 @@ def _verify(args, good: dict, bad: dict) -> int:
     return status
 
 
+def _keeper(backend: str, env: dict):
+    """What --record does with each row as it ends: kept with the others, and a first-run entry's
+    first score also kept apart, as it came (with the probe's commit)."""
+    from harness.bugs import record, split
+
+    commit, halves = record.probe_commit(), split.read()
+
+    def keep(r):
+        record.write_rows([r], backend, env)
+        if halves is not None and halves.of(r["slug"]) == "first-run" and "probe" in r:
+            record.keep_first_rows([{**r, "env": env}], backend, commit)
+    return keep
+
+
 def run(args) -> int:
     from harness.run.backends import resolve_backends
 
@@ -114,7 +128,7 @@ def run(args) -> int:
         args.backends = resolve_backends(args.backend)
     if args.verify:
         return _verify(args, good, bad)
-    from harness.bugs import board, record, split
+    from harness.bugs import board, record
     from harness.core import table
     from harness.run.worker import environment
 
@@ -128,16 +142,9 @@ def run(args) -> int:
                      for slug in list(good) + list(bad) for v in ("buggy", "fixed")]
             say = None if args.quiet else (lambda m: print(f"  {m}", file=sys.stderr, flush=True))
             env = environment(board.parts(backend)[0])
-            keep = None
-            if args.record:  # each row as it ends; a first-run entry's first score also kept apart, as it came
-                commit, halves = record.probe_commit(), split.read()
-
-                def keep(r, backend=backend, env=env, commit=commit, halves=halves):
-                    record.write_rows([r], backend, env)
-                    if halves is not None and halves.of(r["slug"]) == "first-run" and "probe" in r:
-                        record.keep_first_rows([{**r, "env": env}], backend, commit)
             rows = board.run_tasks(tasks, jobs=args.jobs, ray_address=args.ray,
-                                   gpus=1 if "gpu" in board.parts(backend) else 0, progress=say, on_row=keep)
+                                   gpus=1 if "gpu" in board.parts(backend) else 0, progress=say,
+                                   on_row=_keeper(backend, env) if args.record else None)
             rows = [{**r, "env": env} for r in rows]
         shown_entries = good
         if args.record or args.no_run:  # the scoreboard of every entry: its newest rows, each tool's newest result

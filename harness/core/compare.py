@@ -51,8 +51,10 @@ def _index(flat: int, shape) -> str:
     return "[" + ",".join(str(i) for i in reversed(idx)) + "]"
 
 
-def compare(out: torch.Tensor, ref: torch.Tensor, rtol: float, atol: float) -> dict:
-    """Elementwise ``|out - ref| <= atol + rtol * |ref|``; NaN matches only NaN.
+def compare(out: torch.Tensor, ref: torch.Tensor, rtol: float, atol: float, allow: torch.Tensor | None = None) -> dict:
+    """Elementwise ``|out - ref| <= atol + rtol * |ref| (+ allow)``; NaN matches only NaN.
+    ``allow``: a further absolute error each element may have (the probe's error floor,
+    ``harness.probe.floor``), of ``ref``'s shape; with it the result says ``floor``, its largest.
 
     Returns plain numbers and strings (it goes into JSON): whether all match, how
     many differ, the worst absolute and relative error, and short summaries.
@@ -69,6 +71,9 @@ def compare(out: torch.Tensor, ref: torch.Tensor, rtol: float, atol: float) -> d
     both_nan = torch.isnan(o) & torch.isnan(r)
     diff = torch.where(both_nan, torch.zeros_like(diff), diff)
     diff = torch.where(torch.isnan(diff), torch.full_like(diff, float("inf")), diff)
+    if allow is not None:
+        allow = allow.to(o.device, torch.float64).reshape(r.shape)
+        ok = ok | (diff <= atol + rtol * r.abs() + allow)
     rel = diff / r.abs().clamp_min(atol if atol > 0 else torch.finfo(torch.float64).tiny)
     rel = torch.where(diff == 0, torch.zeros_like(rel), rel)
     n_bad = int((~ok).sum())
@@ -79,6 +84,8 @@ def compare(out: torch.Tensor, ref: torch.Tensor, rtol: float, atol: float) -> d
         "max_rel": float(rel.max()) if rel.numel() else 0.0,
         "nonfinite": nonfinite, "first_bad": None,
     }
+    if allow is not None:
+        res["floor"] = float(allow.max()) if allow.numel() else 0.0
     if r.numel() == 1:
         res["result"], res["reference"] = _fmt(float(o.reshape(-1)[0])), _fmt(float(r.reshape(-1)[0]))
     elif n_bad:

@@ -32,6 +32,9 @@ class Blackboard:
     cross_program: int | None = None
     # sizes where only poison in masked lanes made the result wrong: {"sizes", "lines", "why"}
     poison_only: dict | None = None
+    # sizes wrong only through the TF32 rounding of an fp32 tl.dot left at Triton's default (shapes):
+    # right without it, so the reference detector's P204 warning, not a wrong result
+    tf32_only: dict | None = None
     fuzz: dict | None = None  # shape fuzzing's progress: {"tried", "planned", "seconds", "last"}
     found_at: list | None = None  # sizes where shape fuzzing found each failure (before shrinking)
     experiments: list | None = None  # the diagnosis' experiments run so far, with their seconds

@@ -50,6 +50,7 @@ CODES = {
     "P402": ("empty input mishandled", "degenerate-size"),
     "P403": ("grid past CUDA's limit on an axis", "degenerate-size"),
     "P404": ("wrong past 2**31 elements (int32 offsets)", "overflow"),
+    "P405": ("the launcher or Triton raised at a fuzzed size", ""),
     "P501": ("repeat runs differ", "atomic-nondeterminism"),
     "P502": ("first call differs from later calls", "autotune-accumulation"),
     "P601": ("compute-sanitizer reported errors", ""),

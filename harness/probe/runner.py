@@ -481,6 +481,7 @@ def probe(file: str, *, inputs: str | None = None, launcher: str = "launch", bac
         report.meta.update(parts[b].meta)
     report.findings = merge_repeated(report.findings)
     report.findings += _poison_only(report)
+    report.findings += _tf32_only(report)
     report.findings += _backends_differ(report)
     attach_cases(report.findings)
     report.lint = _lint(file)
@@ -558,6 +559,22 @@ def _poison_only(report: ProbeReport) -> list:
             out.append(Finding("P203", "shapes", backend, f"masked lanes of a tl.load without other= enter the result "
                                f"at {sizes}: with poison in them {p['why']}; with 0 (what today's GPUs give, "
                                f"undefined in Triton) it matches"[:400], severity=WARNING, line=", ".join(p["lines"])))
+    return out
+
+
+def _tf32_only(report: ProbeReport) -> list:
+    """A warning (P204) when shape fuzzing met sizes where only the TF32 rounding of an fp32 tl.dot
+    made the result wrong, and the reference detector did not already say so."""
+    if any(f.code == "P204" for f in report.findings):
+        return []
+    from harness.probe.context import Context, fmt
+    from harness.probe import tf32_rounding as tf32
+
+    out = []
+    for backend in report.meta:
+        if p := _seen(report, backend).tf32_only:
+            ctx = Context(None, backend, 0, "shapes")
+            out.append(tf32.finding(ctx, p["lines"], f"at {fmt(p['sizes'])}: {p['why']}", p["sizes"], p.get("chosen")))
     return out
 
 

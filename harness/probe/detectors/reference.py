@@ -6,8 +6,10 @@ A wrong result is then taken apart, one emulation at a time:
   leaves them undefined). When the result is wrong with poison and right with 0 in those lanes,
   the kernel relies on what today's GPUs happen to give (0): a *warning*, P203, naming the
   loads. When 0 is wrong too, the result is wrong on a GPU today: an *error*.
-- ``tl.dot`` of fp32 operands is rounded like TF32 (the GPU's default): a result right without
-  that rounding is P204.
+- ``tl.dot`` of fp32 operands is rounded like TF32 (the GPU's default; on a GPU it is, and the
+  call runs again with Triton's fp32 default set to "ieee"): a result right without that rounding
+  is P204, a *warning* where the dots are left at Triton's default (the matmul-tf32-default
+  lesson), information where the source asks for TF32.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 from harness.probe import execute as X
 from harness.probe.context import crash, fmt, poison_or_own, wrong
 from harness.probe.detectors import Detector
+from harness.probe import tf32_rounding as tf32
 from harness.probe.findings import ERROR, WARNING
 
 
@@ -49,12 +52,8 @@ def run(ctx) -> list:
             c = zero  # what a GPU computes today; the poison is not the cause
     if c.cmp["close"]:
         return []
-    if rec is not None and rec.tf32_dots:
-        again, _ = call(tf32=False, poison_masked=False)
-        if again.error is None and again.cmp["close"]:
-            return [ctx.finding("P204", f"with tl.dot rounded like TF32 (fp32 operands, default input_precision): "
-                                        f"{wrong(c.cmp)}; without it the result matches",
-                                line=", ".join(rec.dot_lines))]
+    if c.error is None and (lines := tf32.right_without_tf32(ctx, inputs, ref, rec)) is not None:
+        return [tf32.finding(ctx, lines, f"at {fmt(t.sizes)}: {wrong(c.cmp)}", t.sizes)]
     if c.kept or c.allocated:  # buffers the launcher allocated: is the result right when they start at 0?
         zeroed, _ = call(canary=lambda dtype: 0, poison_masked=False)
         if zeroed.error is None and zeroed.cmp["close"]:

@@ -40,7 +40,8 @@ def fail(ctx: Context, sizes: dict) -> tuple[str, str] | None:
     """(kind, why) when the kernel fails at ``sizes``, or None when it passes or the sizes are refused.
     The kind is the mechanism's family (``KINDS``). A failure that only poison in masked lanes causes
     (0 there gives the right result, as today's GPUs do) is noted in ``ctx.board.poison_only`` and
-    not counted: it is the reference detector's warning."""
+    not counted: it is the reference detector's warning. So is one that only the TF32 rounding of an
+    fp32 ``tl.dot`` left at Triton's default causes (``ctx.board.tf32_only``: right without it)."""
     t = ctx.target
     ctx.trying = sizes
     if ctx.emit is not None:
@@ -61,6 +62,14 @@ def fail(ctx: Context, sizes: dict) -> tuple[str, str] | None:
             if ctx.board.poison_only is None:
                 ctx.board.poison_only = {"sizes": dict(sizes), "lines": list(rec.poison_lines), "why": got[1]}
             return None
+    if got is not None and got[0] in ("wrong values", "non-finite"):
+        from harness.probe.tf32_rounding import chosen, right_without_tf32
+
+        if (lines := right_without_tf32(ctx, inputs, ref, rec)) is not None:
+            if ctx.board.tf32_only is None:
+                ctx.board.tf32_only = {"sizes": dict(sizes), "lines": lines, "why": got[1],
+                                       "chosen": chosen(lines)}
+            return None
     return got
 
 
@@ -77,6 +86,9 @@ def _why(ctx: Context, sizes: dict, inputs: dict, ref, c) -> tuple[str, str] | N
         if refused(c.error) or over_memory_cap(c.error):  # a limit (Triton's, or the probe's own memory cap),
             ctx.refused.append((sizes, error_line(c.error)))  # not a wrong result
             return None
+        if not device_fault(c.error):  # a loud error of the launcher or Triton at a fuzzed size: its domain,
+            ctx.refused.append((sizes, error_line(c.error), "raised"))  # a note (_refusals), not a misadventure
+            return None
         return f"raised {type(c.error).__name__}", f"raised {error_line(c.error)}"
     if past := c.guard.get("wrote_past_end"):
         return "wrote outside", f"wrote outside {', '.join(_label(n) for n in past)}"
@@ -90,6 +102,26 @@ def _why(ctx: Context, sizes: dict, inputs: dict, ref, c) -> tuple[str, str] | N
             return "never written", f"left {kept} elements of '{c.returned}' never written"
         return ("non-finite" if c.cmp.get("nonfinite") else "wrong values"), _wrong(c.cmp)
     return None
+
+
+# what a kernel's own fault looks like when it surfaces as an exception: an access outside memory
+# (CUDA's sticky errors), a device-side assert, a grid CUDA refuses (the instrumented interpreter's)
+DEVICE_FAULTS = ("illegal memory access", "illegal address", "misaligned address", "unspecified launch failure",
+                 "device-side assert", "illegal instruction")
+
+
+def device_fault(e: BaseException) -> bool:
+    """Whether ``e`` is the kernel's own fault (an access outside memory, a grid past CUDA's limits),
+    an error at any size, rather than the launcher or Triton declining the sizes with an exception."""
+    if grid_limit_hit(e) is not None:
+        return True
+    for _ in range(10):  # e and the exceptions it came from (the launcher may wrap a CUDA error)
+        if e is None:
+            return False
+        if any(m in str(e).lower() for m in DEVICE_FAULTS):
+            return True
+        e = e.__cause__ or e.__context__
+    return False
 
 
 def refused(e: BaseException) -> bool:
@@ -121,13 +153,21 @@ def _launcher_assert(e: BaseException) -> bool:
 
 
 def _refusals(ctx: Context) -> list:
-    """One information finding for the sizes Triton would not compile at, if any."""
-    seen = ctx.refused
-    if not seen:
-        return []
-    sizes, why = min(seen, key=lambda r: sum(v for v in r[0].values() if isinstance(v, int)))
-    return [ctx.finding("P402", f"does not compile at {len(seen)} fuzzed size{'s' if len(seen) > 1 else ''}, "
-                                f"e.g. {_fmt(sizes)} (information: {why})"[:300], severity=INFO)]
+    """One information finding for the sizes Triton would not compile at, if any, and one for the
+    sizes at which the launcher or Triton raised (P405), each at its smallest sizes."""
+    out = []
+    for raised in (False, True):
+        seen = [r for r in ctx.refused if (len(r) > 2) == raised]
+        if not seen:
+            continue
+        sizes, why = min(seen, key=lambda r: sum(v for v in r[0].values() if isinstance(v, int)))[:2]
+        n = f"{len(seen)} fuzzed size{'s' if len(seen) > 1 else ''}"
+        out.append(ctx.finding("P405", f"raised at {n}, e.g. {_fmt(sizes)}: {why} (information: a loud error at "
+                                       f"sizes the launcher or Triton does not take, not a silent wrong result)"[:400],
+                               severity=INFO, sizes=dict(sizes)) if raised else
+                   ctx.finding("P402", f"does not compile at {n}, e.g. {_fmt(sizes)} (information: {why})"[:300],
+                               severity=INFO))
+    return out
 
 
 def _empty(ctx: Context) -> list:

@@ -43,7 +43,7 @@ def _tiled(inputs: dict, n: int) -> dict:
 def run(ctx, failing: dict) -> dict:
     import torch
 
-    from harness.probe.experiments.tf32 import _jitted
+    from harness.probe.tf32_rounding import _jitted
     from harness.probe.kernels import _source
 
     if not RANDOM.search(" ".join(_source(k) for k in _jitted(ctx.target))):

@@ -6,46 +6,9 @@ reference detector emulates the rounding and tells the same thing: P204.)"""
 
 from __future__ import annotations
 
-import contextlib
-
 from harness.probe.context import fmt
 from harness.probe.experiments import Experiment, outcome
-
-
-def _jitted(target) -> list:
-    from harness.probe.kernels import _kernels, _modules
-    from harness.run.triton_compat import _wrapped
-
-    return [o for o in _wrapped(*_modules(target)) if isinstance(o, _kernels())]
-
-
-def _forget(kernels) -> None:
-    for k in kernels:  # the compiled binaries a launch would reuse
-        for attr in ("device_caches", "cache"):
-            c = getattr(k, attr, None)
-            if hasattr(c, "clear"):
-                c.clear()
-
-
-@contextlib.contextmanager
-def ieee(target):
-    import os
-    import tempfile
-
-    from triton import knobs
-
-    from harness.run.patching import Patcher
-
-    kernels = _jitted(target)
-    with tempfile.TemporaryDirectory(prefix="casebook-ieee-") as d, Patcher() as patch:
-        patch.callback(lambda: _forget(kernels))  # undone last: the kernels built under ieee are dropped
-        # the environment first: setting a knob also writes its variable, and the stack must hold the old one
-        patch.setitem(os.environ, "TRITON_F32_DEFAULT", "ieee")
-        patch.setitem(os.environ, "TRITON_CACHE_DIR", d)
-        patch.setattr(knobs.language, "fp32_default", "ieee")
-        patch.setattr(knobs.cache, "dir", d)
-        _forget(kernels)
-        yield
+from harness.probe.tf32_rounding import _jitted, ieee
 
 
 def run(ctx, failing: dict) -> dict:

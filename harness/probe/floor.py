@@ -1,0 +1,203 @@
+"""The error floor: how far from the float64 reference a *correct* kernel, computing in its own
+number formats, can be at these inputs. A result is wrong only beyond it (``docs/detectors.md``,
+"What counts as wrong").
+
+The floor is estimated from the computation itself, the user's ``reference``, by running it again
+with the rounding of the kernel's accumulator dtype put back in (Monte Carlo arithmetic, Parker
+1997): every floating-point result the reference computes (its conversion of the inputs to float64
+included) is moved by one unit roundoff of the accumulator dtype, up or down at random. Two such
+runs; the floor of an element is the larger of its two distances from the plain float64 reference.
+A computation that is well-conditioned at these inputs moves by about one rounding (far below the
+fixed per-dtype tolerances, which stay as the floor's floor); one that cancels (a variance of
+nearly equal values, a normalised row of one or two columns, a sum of terms that cancel) moves by
+as much as its conditioning amplifies the rounding, which is what a correct kernel cannot avoid
+either.
+
+The accumulator dtype is float32 (``tl.dot`` and a correct reduction of fp16, bf16, fp8 and fp32
+inputs accumulate in it), float64 where every floating input is float64. The inputs themselves
+are not moved by a unit of *their* dtype: a kernel reads them exactly, and a low-precision input's
+unit (bf16: 2**-8) would excuse exactly the precision-loss bugs the probe must catch (accumulating
+bf16 in bf16 is off by about that unit times the square root of the length, which is what such a
+perturbation moves a sum by).
+
+Each element is judged against ``K`` times the larger of its own floor (elementwise) and the
+floor's root mean square over the output (normwise: two random draws can both land near 0 for one
+element whose neighbours move; the rounding a computation spreads over its output is its norm).
+``K`` covers what a kernel does that the reference's operations do not show one by one: longer
+chains of roundings (a blocked reduction is several additions where the reference has one
+``sum``; a layer norm is about six roundings per element where a reference calling
+``torch.nn.functional.layer_norm`` has one), approximate math (a GPU's ``exp2``, ``rsqrt`` are
+within 2 units where the interpreter rounds exactly), and the tail of many elements' random
+errors. Measured on the cases' correct fp32 kernels under the interpreter, the largest error is
+6.7 floors (layernorm-padding-variance, whose reference is that one ``layer_norm`` call); ``K``
+is that, doubled for a GPU's approximate math, to a power of 2. The smallest excess of a broken
+kernel over the fixed tolerance among the cases is 1.55e4 floors (``examples/floor_cases.py``,
+docs/measurements/floor-cases-cpu.txt).
+
+Only where the fixed tolerance already fails is the floor computed (two more runs of the
+reference), once per reference (cached on it); integer and bool results stay exact.
+"""
+
+from __future__ import annotations
+
+K = 16  # the floor's multiple an element may be off by (see the module's docstring)
+SAMPLES = 2  # Monte Carlo runs of the reference
+# results whose value the reference's operation does not round (a view, a copy, a selection): left alone
+EXACT = frozenset({
+    "__getitem__", "__setitem__", "clone", "contiguous", "reshape", "view", "view_as", "flatten", "unflatten",
+    "squeeze", "unsqueeze", "transpose", "permute", "t", "T", "mT", "expand", "expand_as", "narrow", "select",
+    "cat", "concat", "concatenate", "stack", "hstack", "vstack", "index_select", "gather", "take", "take_along_dim",
+    "where", "masked_fill", "masked_select", "abs", "neg", "negative", "max", "min", "amax", "amin", "maximum",
+    "minimum", "clamp", "clip", "clamp_min", "clamp_max", "relu", "sort", "topk", "flip", "roll", "repeat", "tile",
+    "tril", "triu", "zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like",
+    "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor", "tensor", "as_tensor", "split", "chunk",
+    "unbind", "movedim", "swapaxes", "diagonal", "broadcast_to", "pad", "detach", "requires_grad_", "cpu", "cuda",
+    "__get__", "sign", "floor", "ceil", "trunc", "round", "isnan", "isinf", "isfinite", "nan_to_num",
+})
+
+
+def remember(ref, inputs: dict, rerun) -> None:
+    """Keep on ``ref`` (the float64 reference of ``inputs``) what its floor needs, computed later
+    only if a comparison needs it (``allowance``). ``rerun(raw)``: the reference again, on fresh
+    copies of ``inputs``; ``raw`` a callable that runs the user's function on them, whose result
+    ``rerun`` converts as ``ref`` was (outside the rounding: ``estimate``)."""
+    try:
+        ref._casebook_floor = (inputs, rerun)
+    except (AttributeError, TypeError):
+        pass
+
+
+def allowance(ref):
+    """The absolute error each element of the flat ``ref`` may have beyond the fixed tolerance
+    (``K`` times the floor, elementwise or normwise), float64 on the CPU; None where it cannot be
+    estimated (the reference fails or changes shape when rerun)."""
+    got = getattr(ref, "_casebook_allow", False)
+    if got is not False:
+        return got
+    src = getattr(ref, "_casebook_floor", None)
+    got = None
+    if src is not None:
+        f = estimate(*src, ref)
+        got = None if f is None else K * _elementwise_or_normwise(f, getattr(ref, "parts", None))
+    try:
+        ref._casebook_allow = got
+    except (AttributeError, TypeError):
+        pass
+    return got
+
+
+def _elementwise_or_normwise(f, parts=None):
+    """Each element's floor, at least the root mean square of its output's (each part of a tuple,
+    list or dict of outputs on its own)."""
+    import math
+
+    import torch
+
+    out, at = torch.empty_like(f), 0
+    for _, shape in parts or [("", tuple(f.shape))]:
+        size = math.prod(shape)
+        x = f[at:at + size]
+        out[at:at + size] = torch.clamp_min(x, float(x.square().mean().sqrt())) if size else x
+        at += size
+    return out
+
+
+def accumulator_unit(inputs: dict) -> float:
+    """The unit roundoff of the accumulator dtype: float64's where every floating input is float64
+    (and there is one), float32's otherwise."""
+    import torch
+
+    floats = [v.dtype for v in inputs.values() if isinstance(v, torch.Tensor) and v.dtype.is_floating_point]
+    return 2.0 ** -53 if floats and all(d == torch.float64 for d in floats) else 2.0 ** -24
+
+
+def estimate(inputs: dict, rerun, ref):
+    """Per element of the flat ``ref``: the largest distance of ``SAMPLES`` Monte Carlo runs of the
+    reference (``rerun``, see ``remember``) from it (0 where a run is not finite: an overflow of the
+    emulation is no licence)."""
+    import torch
+
+    unit = accumulator_unit(inputs)
+    r = ref.detach().to("cpu", torch.float64).reshape(-1)
+    worst = torch.zeros_like(r)
+    for seed in range(1, SAMPLES + 1):
+        def rounded(call, seed=seed):
+            with Rounding(unit, seed):
+                return call()
+        try:
+            got = rerun(rounded)
+        except Exception:  # noqa: BLE001  the user's reference refuses the perturbed run: no floor
+            return None
+        got = got.detach().to("cpu", torch.float64).reshape(-1)
+        if got.shape != r.shape:
+            return None
+        d = (got - r).abs()
+        worst = torch.maximum(worst, torch.where(torch.isfinite(d), d, torch.zeros_like(d)))
+    return worst
+
+
+def _tensors(x):
+    import torch
+
+    if isinstance(x, torch.Tensor):
+        yield x
+    elif isinstance(x, (list, tuple)):
+        for v in x:
+            yield from _tensors(v)
+    elif isinstance(x, dict):
+        for v in x.values():
+            yield from _tensors(v)
+
+
+def _storages(args, kwargs) -> set:
+    out = set()
+    for t in _tensors((args, kwargs)):
+        try:
+            out.add(t.untyped_storage().data_ptr())
+        except (RuntimeError, NotImplementedError):
+            pass
+    return out
+
+
+def Rounding(unit: float, seed: int):  # noqa: N802  (a context manager, named like a class)
+    """A torch function mode in which every new floating-point result is multiplied by
+    ``1 + s * unit``, ``s`` one random sign per element (seeded)."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    class _Rounding(TorchFunctionMode):
+        def __init__(self):
+            super().__init__()
+            self.gens = {}
+
+        def _sign(self, t):
+            g = self.gens.get(t.device)
+            if g is None:
+                g = self.gens[t.device] = torch.Generator(device=t.device).manual_seed(seed)
+            return torch.randint(0, 2, t.shape, generator=g, device=t.device, dtype=torch.int8) * 2 - 1
+
+        def _move(self, t, shared):
+            if not isinstance(t, torch.Tensor) or t.dtype not in (torch.float64, torch.float32) or not t.numel():
+                return t
+            try:
+                if t.untyped_storage().data_ptr() in shared:  # a view or an in-place result: leave it
+                    return t
+            except (RuntimeError, NotImplementedError):
+                return t
+            u = unit if t.dtype == torch.float64 else max(unit, 2.0 ** -23)
+            return (t.double() * (1 + self._sign(t) * u)).to(t.dtype)
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            out = func(*args, **kwargs)
+            name = getattr(func, "__name__", "")
+            if name in EXACT or (name.endswith("_") and not name.startswith("__")) or "out" in kwargs:
+                return out  # exact, or in place (x.add_(y); x += y is left alone below: its storage is x's)
+            shared = _storages(args, kwargs)
+            if isinstance(out, torch.Tensor):
+                return self._move(out, shared)
+            if isinstance(out, tuple) and any(isinstance(o, torch.Tensor) for o in out) and type(out) is tuple:
+                return tuple(self._move(o, shared) for o in out)
+            return out
+
+    return _Rounding()

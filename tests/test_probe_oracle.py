@@ -1,0 +1,172 @@
+"""The probe's oracle and severities (issue #37, items 4 and 5): "wrong" is worse than a correct
+kernel in its own number formats could be (the error floor, ``harness.probe.floor``), and a
+finding's severity is what the user will see: a silent wrong result is an error; TF32 left at
+Triton's default and masked lanes that 0 makes right are warnings; an exception at a fuzzed size
+is a note; ``--strict`` fails on warnings."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness import probe
+from harness.probe.findings import ERROR, INFO, WARNING
+
+ROOT = Path(__file__).resolve().parents[1]
+FIX = ROOT / "tests" / "probe_fixtures" / "severity"
+CASES = ROOT / "cases"
+RMSNORM = FIX / "rmsnorm_bwd.py"
+SEEDS = range(6)  # seeds of the one-column RMSNorm backward: some the fixed tolerance fails, some it passes
+
+
+def _case(slug: str, variant: str, launcher: str, **kw):
+    return probe(str(CASES / slug / f"{variant}.py"), inputs=str(CASES / slug / "case.py"), launcher=launcher,
+                 backends=["interpreter"], **kw)
+
+
+@pytest.fixture
+def interpreted(monkeypatch):
+    """The fixture's kernels, jitted for the interpreter in this process, with the probe's loader."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    from harness.probe import target
+
+    def load(launcher: str):
+        return target.load(str(RMSNORM), launcher=launcher)
+    return load
+
+
+def _runs(t, seed: int):
+    """(kernel's result, float64 reference, fixed tolerance) at the fixture's one-column default sizes."""
+    from harness.probe import execute as X
+    from harness.run.worker import call_with
+
+    inputs = X.make(t, t.sizes, seed, "interpreter")
+    ref = X.reference(t, inputs)
+    out = call_with(t.launcher, X.clone_inputs(inputs))
+    return out, ref, t.tolerance_for(out.dtype, ref)
+
+
+def test_the_floor_excuses_a_correct_fp32_kernel_where_the_reduction_is_ill_conditioned(interpreted):
+    from harness.core import compare
+    from harness.probe import floor
+
+    t = interpreted("launch")
+    failed_fixed = 0
+    for seed in SEEDS:
+        out, ref, (rtol, atol) = _runs(t, seed)
+        failed_fixed += not compare.compare(out, ref, rtol, atol)["close"]
+        got = compare.compare(out, ref, rtol, atol, floor.allowance(ref))
+        assert got["close"], (seed, got)
+    assert failed_fixed >= 2  # the fixed per-dtype tolerance alone calls this correct kernel wrong
+
+
+def test_the_floor_does_not_excuse_a_precision_bug_at_the_same_sizes(interpreted):
+    from harness.core import compare
+    from harness.probe import floor
+
+    t = interpreted("launch_bf16")
+    for seed in SEEDS:
+        out, ref, (rtol, atol) = _runs(t, seed)
+        allow = floor.allowance(ref)
+        got = compare.compare(out, ref, rtol, atol, allow)
+        assert not got["close"] and got["max_abs"] > 100 * float(allow.max()), (seed, got)
+
+
+def test_the_floor_is_estimated_from_the_computation_and_only_once_per_reference(monkeypatch):
+    import torch
+
+    from harness.probe import floor
+
+    calls = []
+
+    class T:
+        @staticmethod
+        def reference(x):
+            calls.append(1)
+            x = x.double()
+            return x - x.mean()  # cancels: the result is far smaller than its terms
+
+    x = torch.full((4,), 1000.0) + torch.tensor([0.0, 1e-3, -1e-3, 2e-3])
+    ref = T.reference(x)
+    floor.remember(ref, {"x": x}, lambda rounded: rounded(lambda: T.reference(x)))
+    a = floor.allowance(ref)
+    assert len(calls) == 1 + floor.SAMPLES and floor.allowance(ref) is a and len(calls) == 1 + floor.SAMPLES
+    # one rounding of float32 at 1000 (6e-5) moves the centred values, not 2**-24 of their size (1e-10)
+    assert float(a.min()) > 1e-6 and float(a.max()) < 1e-2
+    wide = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)  # float64 inputs: a float64 kernel's floor
+    assert floor.accumulator_unit({"x": wide}) == 2.0 ** -53 and floor.accumulator_unit({"x": x}) == 2.0 ** -24
+
+
+def test_the_probe_is_quiet_on_the_ill_conditioned_reduction_and_catches_the_precision_bug():
+    quiet = probe(str(RMSNORM), detectors=["reference", "shapes"], backends=["interpreter"], seed=3,
+                  options={"fuzz_trials": 6})
+    assert quiet.ok and not quiet.warnings, quiet.text()
+    bug = probe(str(RMSNORM), launcher="launch_bf16", detectors=["reference"], backends=["interpreter"], seed=3)
+    (f,) = bug.by_code("P201")
+    assert f.severity == ERROR and "rows=2, cols=1" in f.message, bug.text()
+
+
+def test_a_real_precision_bug_of_the_casebook_is_still_an_error_and_its_fix_quiet():
+    sizes = {"n_rows": 1024, "n_cols": 64}
+    broken = _case("bf16-accumulation", "broken", "bias_grad", detectors=["reference"], sizes=sizes)
+    assert [f.code for f in broken.errors] == ["P201"], broken.text()
+    assert _case("bf16-accumulation", "fixed", "bias_grad", detectors=["reference"], sizes=sizes).ok
+
+
+def test_tf32_left_at_triton_default_is_a_warning_named_with_its_lesson():
+    sizes = {"m": 33, "n": 40, "k": 512}
+    r = _case("matmul-tf32-default", "broken", "matmul", detectors=["reference", "shapes"], sizes=sizes,
+              options={"fuzz_trials": 4})
+    (f,) = r.by_code("P204")
+    assert f.severity == WARNING and "matmul-tf32-default" in f.message, r.text()
+    assert r.ok and not r.errors, r.text()  # shape fuzzing sets the TF32-only sizes aside too
+    assert r.diagnosis and r.diagnosis[0]["case"] == "matmul-tf32-default", r.text()  # the warning explained
+
+
+def test_tf32_chosen_in_the_source_is_the_kernels_own_format(tmp_path):
+    from harness.probe.tf32_rounding import chosen
+
+    src = tmp_path / "k.py"
+    src.write_text("acc = tl.dot(a, b, acc)  # input_precision left at its default\n"
+                   "acc = tl.dot(a, b, acc,\n"
+                   "             input_precision='tf32')\n")
+    assert not chosen([f"{src}:1"]) and chosen([f"{src}:2"]) and not chosen([f"{src}:1", f"{src}:2"])
+
+
+def test_masked_lanes_right_with_zero_are_a_warning_under_every_detector():
+    r = probe(str(FIX / "masked_sum.py"), backends=["interpreter"], options={"fuzz_trials": 6})
+    assert r.by_code("P203") and all(f.severity == WARNING for f in r.by_code("P203")), r.text()
+    assert r.ok and not r.errors, r.text()
+
+
+def test_an_exception_at_a_fuzzed_size_is_a_note_with_its_sizes():
+    r = probe(str(FIX / "head_pow2.py"), detectors=["reference", "shapes"], backends=["interpreter"],
+              options={"fuzz_trials": 8})
+    (f,) = r.by_code("P405")
+    assert f.severity == INFO and "power of 2" in f.message and f.sizes["head"] & (f.sizes["head"] - 1), r.text()
+    assert r.ok and not r.warnings and not r.by_code("P401"), r.text()
+
+
+def test_a_device_fault_is_still_an_error_at_any_size():
+    from harness.probe.detectors.shapes import device_fault
+
+    try:
+        try:
+            raise RuntimeError("CUDA error: an illegal memory access was encountered")
+        except RuntimeError as e:
+            raise ValueError("the launcher wrapped it") from e
+    except ValueError as e:
+        assert device_fault(e)
+    assert not device_fault(ValueError("Shape element 0 must be a power of 2"))
+
+
+def test_strict_fails_on_the_tf32_warning_and_plain_does_not():
+    slug = CASES / "matmul-tf32-default"
+    cmd = [sys.executable, "-m", "harness", "probe", str(slug / "broken.py"), "--inputs", str(slug / "case.py"),
+           "--launcher", "matmul", "--backend", "interpreter", "--only", "reference", "--sizes", "m=33,n=40,k=512",
+           "-q"]
+    assert subprocess.run(cmd, cwd=ROOT, capture_output=True).returncode == 0
+    assert subprocess.run(cmd + ["--strict"], cwd=ROOT, capture_output=True).returncode == 1

@@ -195,8 +195,13 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m harness.lint.measure")
     p.add_argument("what", choices=["casebook", "bugs", "timing", "packages"])
     p.add_argument("paths", nargs="*")
-    p.add_argument("--cache", default=str(REPO / ".bugcache"))
+    p.add_argument("--cache", default=None, help="the benchmark's cache of released files "
+                   "(default: where python -m harness bugs --fetch puts them)")
     a = p.parse_args(argv)
+    if a.cache is None:
+        from harness.bugs.source import cache_root
+
+        a.cache = str(cache_root())
     if a.what == "casebook":
         print(casebook())
     elif a.what == "bugs":

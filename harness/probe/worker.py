@@ -56,7 +56,7 @@ def _load(args: dict, emit):
     signal.setitimer(signal.ITIMER_REAL, timeout)
     t = None
     try:
-        t = load(args["file"], args.get("inputs"), args.get("launcher") or "launch", args["backend"])
+        t = load(args["file"], args.get("inputs"), args.get("launcher") or "launch", args["backend"], args.get("cwd"))
         if (args.get("options") or {}).get("small") and t.small_sizes:
             t.sizes = dict(t.small_sizes)  # a slow GPU tool's run
         if args.get("sizes"):
@@ -180,7 +180,7 @@ def run_one(ctx, name: str, emit, timeout: float, reserve: float = 0.0) -> None:
     the detector keeps what it found so far (``Detector.partial``)."""
     import time
 
-    from harness.run.triton_compat import reset_autotune_caches
+    from harness.run.triton_compat import launched_files, reset_autotune_caches
 
     emit(event="start", detector=name)
     ctx.name, ctx.trying, ctx.deadline = name, None, time.monotonic() + 0.6 * timeout
@@ -208,6 +208,7 @@ def run_one(ctx, name: str, emit, timeout: float, reserve: float = 0.0) -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
     _note_failing(ctx, found)
+    ctx.seen["kernel_files"] = launched_files()  # the modules of the kernels launched: the lint cross-check's
     emit(event="meta", blocks=ctx.blocks, seen=ctx.seen)
     for f in found:
         emit(event="finding", **f.to_json())

@@ -39,6 +39,10 @@
    raised for them); ``compiled-helpers``, a ``@triton.jit`` helper decorated before
    TRITON_INTERPRET was set, run as the interpreter's device function. ``for start in
    range(0, n, BLOCK)`` over a runtime ``n`` with NumPy 2.4 is item 2.
+5. The kernels launched (any backend): each ``@triton.jit`` function whose ``run`` is called
+   (``kernel[grid](...)``, through autotune and heuristics too) is kept in ``LAUNCHED``, so that
+   what inspects the user's kernels (the probe's facts, its lint cross-check) reads the ones
+   really launched, wherever their modules live (``launched_kernels``, ``launched_files``).
 
 ``interpreter_fixes(*names)`` is the other kind: for the rest of one worker process, under
 ``TRITON_INTERPRET=1`` only, it makes the interpreter do what compiled Triton does where a
@@ -320,9 +324,52 @@ def patched(interpreter: bool, on_compile: Callable[[str], None] | None = None,
         elif bench_calls is not None:
             autotune_benchmarker(_timed(_few_calls(do_bench_gpu_calls, bench_calls), counter), patcher)
         _launch_counter(counter, interpreter, patcher)
+        _record_launches(patcher)
         if on_compile is not None:
             _compile_hook(on_compile, patcher)
         yield counter
+
+
+LAUNCHED: dict[int, object] = {}  # id -> each @triton.jit function launched in this process while patched
+
+
+def _record_launches(patcher: Patcher) -> None:
+    """Keep each JITFunction (or InterpretedFunction) whose ``run`` is called in ``LAUNCHED``."""
+    from triton.runtime.jit import JITFunction
+
+    classes = [JITFunction]
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+        classes.append(InterpretedFunction)
+    except ImportError:  # an older Triton
+        pass
+    for cls in classes:
+        real = vars(cls).get("run")
+        if real is None:
+            continue
+
+        def run(self, *args, _real=real, **kwargs):
+            LAUNCHED.setdefault(id(self), self)
+            return _real(self, *args, **kwargs)
+
+        patcher.setattr(cls, "run", run)
+
+
+def launched_kernels() -> list:
+    """The ``@triton.jit`` functions launched so far in this process (under ``patched``), in order."""
+    return list(LAUNCHED.values())
+
+
+def kernel_file(fn) -> str | None:
+    """The file that defines a launched kernel (its Python function's ``co_filename``), or None."""
+    code = getattr(getattr(fn, "fn", None), "__code__", None)
+    name = getattr(code, "co_filename", None)
+    return name if name and not name.startswith("<") else None
+
+
+def launched_files() -> list[str]:
+    """The files defining the kernels launched so far, each once, in launch order."""
+    return list(dict.fromkeys(f for k in launched_kernels() if (f := kernel_file(k))))
 
 
 def _wrapped(*modules) -> Iterator[object]:

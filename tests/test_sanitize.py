@@ -105,6 +105,15 @@ def test_the_pytest_plugin_in_report_mode_only_reports():
     assert "P101 error: out-of-bounds store" in out.stdout and "add-missing-mask" in out.stdout
 
 
+def test_report_only_modes_exit_alike_with_the_commands_own_status():
+    """sanitize --report-only and pytest --casebook-sanitize=report: the findings reported, the exit
+    status pytest's own (here 0: the unmasked add's test passes, its stray accesses dropped)."""
+    plugin = run(["-m", "pytest", *PLUGIN, "--casebook-sanitize=report", SUITE, *QUIET, "-k", "add_"])
+    command = run(["-m", "harness", "sanitize", "--report-only", "pytest", SUITE, *QUIET, "-k", "add_"])
+    assert "P101" in plugin.stdout and "P101" in command.stdout, command.stdout[-2000:]
+    assert plugin.returncode == command.returncode == 0, (plugin.stdout[-1500:], command.stdout[-1500:])
+
+
 def test_the_plugin_is_inert_without_its_option(tmp_path):
     (tmp_path / "test_light.py").write_text(
         "import os, sys\n"

@@ -7,8 +7,9 @@ launch touches are races, masked lanes without ``other=`` that reach the result 
 and CUDA is faked where there is no GPU (``harness.sanitize``). ``--backend gpu`` runs the
 command on the GPU under compute-sanitizer (``harness.sanitize.gpu``).
 
-Exit status: 1 when an error finding was made; otherwise the command's own; 2 for bad input
-(nothing to run, no such script, no GPU for ``--backend gpu``), one line each.
+Exit status: 1 when an error finding was made; otherwise the command's own; with
+``--report-only`` always the command's own (as ``pytest --casebook-sanitize=report``); 2 for bad
+input (nothing to run, no such script, no GPU for ``--backend gpu``), one line each.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ def run(args) -> int:
                                     returncode=outcome.returncode, signal=outcome.signal)))
     else:
         print(F.summary(outcome.findings, outcome.launches), flush=True)
+    if job.mode == "report":  # findings reported, the status the command's own (as the plugin's report mode)
+        return outcome.returncode
     return EXIT_MISMATCH if F.errors(outcome.findings) else outcome.returncode
 
 
@@ -55,7 +58,8 @@ def register(sub) -> None:
                    help="interpreter (default): the instrumented interpreter on the CPU, CUDA faked where there is "
                         "no GPU; gpu: the command on the GPU under compute-sanitizer")
     p.add_argument("--report-only", action="store_true",
-                   help="pytest: report the findings without failing the tests that made them")
+                   help="report the findings and exit with the command's own status (pytest: without failing "
+                        "the tests that made them), as pytest --casebook-sanitize=report does")
     p.add_argument("--tf32", action="store_true", help="round fp32 tl.dot like TF32, as an NVIDIA GPU does")
     p.add_argument("--orders", action="store_true",
                    help="re-run each launch in reversed and shuffled program order and compare")

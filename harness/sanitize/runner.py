@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harness.errors import EXIT_MISMATCH, UsageError
+from harness.errors import UsageError
 from harness.run.isolate import WORKERS, end
 from harness.sanitize import JOB_ENV, RESULTS_ENV
 from harness.sanitize.session import Config, read_sink
@@ -36,7 +36,7 @@ class Job:
 
 @dataclass
 class Outcome:
-    returncode: int
+    returncode: int  # the command's own exit status
     findings: list
     launches: int | None
     signal: str = ""
@@ -90,8 +90,7 @@ def run(job: Job, *, quiet_stdout: bool = False, backend: str = "interpreter") -
     if code < 0:
         died = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
         code = 128 - code
-    found = F.collect(hits)
-    return Outcome(EXIT_MISMATCH if F.errors(found) else code, found, launches, died)
+    return Outcome(code, F.collect(hits), launches, died)  # the command's own status: the caller weighs the findings
 
 
 def _wait(proc) -> int:

@@ -340,3 +340,48 @@ def test_a_kernel_decorated_before_the_session_is_interpreted_and_checked(tmp_pa
     out = run([str(tmp_path / "early.py")])
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "['P101', 'P102'] 1"
+
+
+MASKED_SUM = (
+    "import math, torch, triton, triton.language as tl\n"
+    "from harness.sanitize.session import Session\n"
+    "@triton.jit\n"
+    "def shift(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+    "    offs = tl.arange(0, BLOCK)\n"
+    "    x = tl.load(x_ptr + offs, mask=offs < n)  # no other=: the masked lanes enter the sum\n"
+    "    tl.store(out_ptr + offs, x - tl.sum(x, axis=0), mask=offs < n)\n")
+
+
+def test_the_masked_lane_rerun_keeps_autograd_whole(tmp_path):
+    """The re-run with 0 in the masked lanes restores the inputs outside autograd: a leaf that
+    requires grad is not written in place, and a tensor saved for backward does not look modified."""
+    code = MASKED_SUM + (
+        "with Session() as s:\n"
+        "    x = torch.randn(100, requires_grad=True)\n"
+        "    loss = (x * x).sum()  # saves x for backward\n"
+        "    out = torch.empty(100)\n"
+        "    shift[(1,)](x, out, 100, BLOCK=128)\n"
+        "    loss.backward()\n"
+        "    assert torch.allclose(x.grad, 2 * x.detach())\n"
+        "    assert torch.allclose(out, x.detach() - x.detach().sum(), atol=1e-5), out\n"
+        "print(sorted({h['code'] for h in s.hits}), s.launches)\n")
+    (tmp_path / "grad.py").write_text(code)
+    out = run([str(tmp_path / "grad.py")])
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "['P203'] 1"
+
+
+def test_a_nan_prefilled_output_does_not_hide_masked_lanes(tmp_path):
+    """An output filled with NaN before the launch: the poison's NaN is not new there, yet it reached
+    the result; the launch runs again with 0 (the program goes on with that) and P203 is reported."""
+    code = MASKED_SUM + (
+        "with Session() as s:\n"
+        "    x = torch.randn(100)\n"
+        "    out = torch.full((100,), math.nan)\n"
+        "    shift[(1,)](x, out, 100, BLOCK=128)\n"
+        "    assert torch.allclose(out, x - x.sum(), atol=1e-5), out\n"
+        "print(sorted({h['code'] for h in s.hits}), s.launches)\n")
+    (tmp_path / "nan.py").write_text(code)
+    out = run([str(tmp_path / "nan.py")])
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "['P203'] 1"

@@ -368,7 +368,7 @@ class Launch:
         """The launch again from the inputs it started with, nothing recorded; its tensors after."""
         rec = self.rec
         for t, p in zip(self.tensors, self.pre):
-            t.copy_(p)
+            _restore(t, p)
         with Patcher() as patcher:
             for k, v in options.items():
                 patcher.setattr(rec.options, k, v)
@@ -379,10 +379,15 @@ class Launch:
 
     def poison_may_show(self) -> bool:
         """Whether poison in masked lanes may have reached a tensor: a float tensor holding a NaN it
-        did not hold before, or any tensor that is not float (an integer's poison leaves no mark).
-        Where not, the poisoned run is as good as one with 0 and is kept without a second run."""
+        did not hold before, or one that held NaN before and holds NaN still (a NaN-prefilled
+        output: the poison's NaN would not be new there), or any tensor that is not float (an
+        integer's poison leaves no mark). Where not, the poisoned run is as good as one with 0 and
+        is kept without a second run."""
         for t, p in zip(self.tensors, self.pre):
-            if not t.is_floating_point() or bool((t.isnan() & ~p.isnan()).any()):
+            if not t.is_floating_point():
+                return True
+            now = t.isnan()
+            if bool((now & ~p.isnan()).any()) or bool((now & p.isnan()).any()):
                 return True
         return False
 
@@ -410,7 +415,14 @@ class Launch:
                                    "order": "reversed" if order == "reverse" else f"shuffled (seed {order})"})
                 break
         for t, k in zip(self.tensors, kept):
-            t.copy_(k)
+            _restore(t, k)
+
+
+def _restore(t, values) -> None:
+    """``t`` holds ``values`` again, as the kernel's own writes change it: through ``.data``, outside
+    autograd (a leaf that requires grad may not be written in place, and a tensor saved for backward
+    must not look modified), as a launch's raw stores are."""
+    t.data.copy_(values)
 
 
 OOB_CODES = {"store": "P101", "load": "P102", "atomic": "P103"}

@@ -274,6 +274,50 @@ def test_fake_cuda_answers_what_gpu_tests_ask():
     assert torch.randn(2).device.type == "cpu"
 
 
+def test_fake_cuda_reports_what_the_interpreter_can_do():
+    """bf16 unsupported (the interpreter gets its results wrong), and the host's memory, not a GPU's
+    80 GiB: a suite that skips when a tensor does not fit, or sizes tensors by the free memory, does so
+    for this machine."""
+    import os
+
+    import torch
+
+    from harness.sanitize import fakecuda
+
+    page = os.sysconf("SC_PAGE_SIZE")
+    total = os.sysconf("SC_PHYS_PAGES") * page
+    undo = fakecuda.install()
+    try:
+        assert torch.cuda.is_bf16_supported() is False
+        free, whole = torch.cuda.mem_get_info()
+        assert whole == total and 0 < free <= total
+        assert torch.cuda.get_device_properties(0).total_memory == total
+    finally:
+        undo()
+
+
+def test_fake_cuda_autocast_gives_a_gpus_dtypes():
+    """torch.autocast("cuda") and its other spellings: autocast on the CPU with CUDA's float16 default."""
+    import torch
+
+    from harness.sanitize import fakecuda
+
+    undo = fakecuda.install()
+    try:
+        a = torch.randn(4, 4, device="cuda")
+        with torch.autocast("cuda"):
+            assert (a @ a).dtype == torch.float16
+        with torch.amp.autocast(device_type="cuda", dtype=torch.bfloat16):
+            assert (a @ a).dtype == torch.bfloat16
+        with torch.cuda.amp.autocast():
+            assert (a @ a).dtype == torch.float16
+        assert torch.autocast("cuda")(lambda x: x @ x)(a).dtype == torch.float16
+    finally:
+        undo()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert (a @ a).dtype == torch.bfloat16  # the real one is back
+
+
 def test_sanitize_help_imports_neither_torch_nor_triton():
     code = ("import contextlib, io, sys\nfrom harness.cli import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"

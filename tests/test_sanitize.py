@@ -114,6 +114,24 @@ def test_report_only_modes_exit_alike_with_the_commands_own_status():
     assert plugin.returncode == command.returncode == 0, (plugin.stdout[-1500:], command.stdout[-1500:])
 
 
+def test_the_fake_cuda_is_there_before_any_conftest_is_imported(tmp_path):
+    """A conftest that asks torch.cuda at import (or makes a fixture's tensors on "cuda") sees the
+    fake CUDA, under the plugin and under the sanitize command alike."""
+    (tmp_path / "conftest.py").write_text(
+        "import torch\n"
+        "if not torch.cuda.is_available():\n"
+        "    raise RuntimeError('this suite needs CUDA')\n"
+        "ON_CUDA = torch.ones(2, device='cuda')\n")
+    (tmp_path / "test_conf.py").write_text(
+        "from conftest import ON_CUDA\n"
+        "def test_made_at_import():\n"
+        "    assert ON_CUDA.is_cuda\n")
+    plugin = run(["-m", "pytest", *PLUGIN, "--casebook-sanitize", str(tmp_path), *QUIET], cwd=tmp_path)
+    assert plugin.returncode == 0, plugin.stdout[-2000:]
+    command = run(["-m", "harness", "sanitize", "pytest", str(tmp_path), *QUIET], cwd=tmp_path)
+    assert command.returncode == 0, (command.stdout + command.stderr)[-2000:]
+
+
 def test_the_plugin_is_inert_without_its_option(tmp_path):
     (tmp_path / "test_light.py").write_text(
         "import os, sys\n"

@@ -447,3 +447,28 @@ def test_a_nan_prefilled_output_does_not_hide_masked_lanes(tmp_path):
     out = run([str(tmp_path / "nan.py")])
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "['P203'] 1"
+
+
+def test_float_and_bool_arguments_work_as_compiled(tmp_path):
+    """A float argument's ``.to()`` and a bool argument in an ``if``: Triton 3.7's interpreter raises
+    on both, compiled Triton takes them (fp32 and int1 scalars); under the sanitizer every launch runs."""
+    code = (
+        "import torch, triton, triton.language as tl\n"
+        "from harness.sanitize.session import Session\n"
+        "@triton.jit\n"
+        "def scaled(x_ptr, scale, n, flag, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n"
+        "    x = tl.load(x_ptr + offs, mask=offs < n)\n"
+        "    if flag:\n"
+        "        x = x * scale.to(tl.float32)\n"
+        "    tl.store(x_ptr + offs, x, mask=offs < n)\n"
+        "with Session() as s:\n"
+        "    x = torch.ones(10, device='cuda')\n"
+        "    scaled[(1,)](x, 2.5, 10, True, BLOCK=16)\n"
+        "    scaled[(1,)](x, 2.5, 10, False, BLOCK=16)\n"
+        "assert x.tolist() == [2.5] * 10, x\n"
+        "print(s.hits, s.launches)\n")
+    (tmp_path / "scalars.py").write_text(code)
+    out = run([str(tmp_path / "scalars.py")])
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[] 2"

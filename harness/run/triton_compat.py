@@ -37,7 +37,9 @@
    does (the interpreter evaluated Python's ``and`` and dropped a mask); ``libdevice``,
    ``libdevice.exp`` and the rest computed with NumPy (the interpreter returned None or
    raised for them); ``compiled-helpers``, a ``@triton.jit`` helper decorated before
-   TRITON_INTERPRET was set, run as the interpreter's device function. ``for start in
+   TRITON_INTERPRET was set, run as the interpreter's device function; ``scalar-args``, a float
+   or bool kernel argument made an fp32 or int1 scalar where the interpreter does not (3.7: a
+   float has no ``.to()``, a bool's int1 fails). ``for start in
    range(0, n, BLOCK)`` over a runtime ``n`` with NumPy 2.4 is item 2.
 5. The kernels launched (any backend): each ``@triton.jit`` function whose ``run`` is called
    (``kernel[grid](...)``, through autotune and heuristics too) is kept in ``LAUNCHED``, so that
@@ -932,8 +934,31 @@ def _compiled_helpers(patcher: Patcher) -> None:
     patcher.setattr(JITFunction, "__call__", call)
 
 
+def _scalar_args(patcher: Patcher) -> None:
+    """A float or bool kernel argument becomes an fp32 or int1 scalar, as compiled Triton makes it,
+    where this interpreter does not (3.7 passes a Python float on, which has no ``.to()``, and fails
+    to make a bool's int1): each conversion is tried on a sample first and replaced only where it
+    fails, so an interpreter that does it right keeps its own."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    plain = getattr(interpreter, "_implicit_cvt", None)
+    if plain is None:
+        return
+    for kind, sample, np_dtype, tl_name in ((float, 1.5, "float32", "float32"), (bool, True, "bool", "int1")):
+        try:
+            r = plain(sample)
+            data = getattr(getattr(r, "handle", None), "data", None)
+            right = isinstance(r, tl.tensor) and isinstance(data, np.ndarray) and data.dtype == np.dtype(np_dtype)
+        except Exception:  # noqa: BLE001  the interpreter's own conversion fails on it
+            right = False
+        if not right:
+            _scalar_cvt(kind, np_dtype, tl_name)(patcher)
+
+
 EVERYDAY_FIXES = {"list-grid": _list_grid, "bool-ops": _bool_ops, "libdevice": _libdevice,
-                  "compiled-helpers": _compiled_helpers}
+                  "compiled-helpers": _compiled_helpers, "scalar-args": _scalar_args}
 
 
 INTERPRETER_FIXES = {"bool-args": lambda patcher: _scalar_cvt(bool, "bool", "int1")(patcher),

@@ -4,7 +4,8 @@ by the instrumented interpreter (``harness.run.interp_instrument``) and judged, 
 ``Session(config)`` is a context: on entering it sets ``TRITON_INTERPRET=1`` (kernels decorated
 from then on are interpreted; a kernel compiled before is interpreted too, through
 ``JITFunction.run``), applies the interpreter fixes of ``triton_compat.patched`` (autotune on the
-CPU, each config timed by one run; list grids, ``and``/``or`` between masks, libdevice), fakes CUDA where there is no GPU
+CPU, each config timed by one run; list grids, ``and``/``or`` between masks, libdevice, float and bool
+arguments), fakes CUDA where there is no GPU
 (``fakecuda``), and wraps each launch. A launch is run with:
 
 - memcheck: each load, store and atomic lane outside the tensor its pointer came from is

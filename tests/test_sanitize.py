@@ -472,3 +472,33 @@ def test_float_and_bool_arguments_work_as_compiled(tmp_path):
     out = run([str(tmp_path / "scalars.py")])
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "[] 2"
+
+
+def test_a_launch_that_raises_is_not_counted_as_checked(tmp_path):
+    """A launch that raises before its end (here the kernel's own bad attribute) is a note that it was
+    not checked, and the count of launches checked leaves it out; the script sees the exception."""
+    (tmp_path / "raises.py").write_text(
+        "import torch, triton, triton.language as tl\n"
+        "@triton.jit\n"
+        "def copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n"
+        "    x = tl.load(x_ptr + offs, mask=offs < n)\n"
+        "    tl.store(out_ptr + offs, x, mask=offs < n)\n"
+        "@triton.jit\n"
+        "def broken(x_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n"
+        "    x = tl.load(x_ptr + offs, mask=offs < n)\n"
+        "    tl.store(x_ptr + offs, x.no_such_method(), mask=offs < n)\n"
+        "x, out = torch.ones(10, device='cuda'), torch.empty(10, device='cuda')\n"
+        "copy[(1,)](x, out, 10, BLOCK=16)\n"
+        "try:\n"
+        "    broken[(1,)](x, 10, BLOCK=16)\n"
+        "except Exception as e:\n"
+        "    print('raised', type(e).__name__)\n")
+    out, doc = sanitize(str(tmp_path / "raises.py"))
+    assert out.returncode == 0 and "raised" in out.stderr, out.stderr[-2000:]
+    assert doc["launches"] == 1
+    (f,) = doc["findings"]
+    assert f["code"] == "P001" and f["severity"] == "info" and "broken: the launch raised" in f["message"], f
+    text = run(["-m", "harness", "sanitize", str(tmp_path / "raises.py")])
+    assert "1 launches checked, 1 raised before they could be checked" in text.stdout, text.stdout[-1500:]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from harness.probe.findings import CODES, ERROR, INFO, WARNING, Finding, attach_cases, case_specs
 
-SEVERITY = {"P203": WARNING, "P303": WARNING, "P204": INFO}
+SEVERITY = {"P203": WARNING, "P303": WARNING, "P204": INFO, "P001": INFO}  # P001: a launch that raised, unchecked
 # the [diagnosis] evidence (case.toml) that each code is: cases declaring it are named first
 EVIDENCE = {"P101": "oob-store", "P103": "oob-store", "P102": "oob-load", "P301": "race", "P302": "race",
             "P303": "atomic-order", "P204": "tf32", "P403": "grid-limit"}
@@ -115,6 +115,8 @@ def summary(findings: list, launches: int | None = None, max_cases: int = 3) -> 
     """The end-of-run report: one block per finding, then a count line (``launches``: how many
     were checked, where known)."""
     checked = f"{launches} launches checked" if launches is not None else "launches checked"
+    if raised := sum(f.count for f in findings if f.code == "P001"):
+        checked += f", {raised} raised before they could be checked"
     if not findings:
         return f"casebook sanitize: {checked}, no findings"
     lines = []

@@ -292,12 +292,16 @@ def _interpret_compiled(patcher: Patcher) -> None:
 def launch_wrapper(session: Session, inner):
     """``GridExecutor.__call__`` (already instrumented) with each launch judged."""
     def __call__(executor, *args_dev, **kwargs):
-        session.launches += 1
         where = launch_site(session.root)
         launch = Launch(session, getattr(executor.fn, "__name__", "?"), _tensors(args_dev, kwargs))
         run = lambda: inner(executor, *args_dev, **kwargs)  # noqa: E731
         try:
-            launch.first(run, where)
+            try:
+                launch.first(run, where)
+            except Exception as e:  # the launch raised: not checked; the user's code sees the exception
+                launch.raised(e)
+                raise
+            session.launches += 1  # checked: it ran
             if launch.poisoned and session.config.masked:
                 launch.masked_lanes(run)
             if session.config.orders and launch.tensors:
@@ -346,6 +350,17 @@ class Launch:
             rec.races = kept[1] + rec.races
             rec.poison_lines[:] = list(dict.fromkeys(kept[2] + self.poison_lines))
             rec.dot_lines[:] = list(dict.fromkeys(kept[3] + self.dot_lines))
+
+    def raised(self, e: BaseException) -> None:
+        """A launch that raised before it finished (the interpreter or the kernel's own code): a note
+        that it was not checked (a grid past CUDA's limit is its own finding, P403)."""
+        from harness.errors import error_line
+        from harness.run.interp_instrument import GridLimitError
+
+        if not isinstance(e, GridLimitError):
+            self.found.append({"code": "P001", "kernel": self.kernel, "line": "",
+                               "message": f"{self.kernel}: the launch raised {error_line(e)}"[:300]
+                                          + " (not checked: it did not run to its end)"})
 
     def hits(self) -> None:
         """What the first run recorded, as hits (before the re-runs' own)."""

@@ -502,3 +502,35 @@ def test_a_launch_that_raises_is_not_counted_as_checked(tmp_path):
     assert f["code"] == "P001" and f["severity"] == "info" and "broken: the launch raised" in f["message"], f
     text = run(["-m", "harness", "sanitize", str(tmp_path / "raises.py")])
     assert "1 launches checked, 1 raised before they could be checked" in text.stdout, text.stdout[-1500:]
+
+
+def test_ctrl_c_prints_the_findings_so_far(tmp_path):
+    """Interrupted after a launch that made a finding: the finding is printed, then the usual line
+    and status; nothing is left running."""
+    pid_file = tmp_path / "pid"
+    (tmp_path / "then_wait.py").write_text(
+        "import os, sys, time, torch, triton, triton.language as tl\n"
+        "@triton.jit\n"
+        "def unmasked(x_ptr, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n"
+        "    tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)\n"
+        "unmasked[(1,)](torch.zeros(100, device='cuda'), BLOCK=128)\n"
+        "with open(sys.argv[1], 'w') as f:\n"
+        "    f.write(str(os.getpid()))\n"
+        "time.sleep(600)\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "sanitize", str(tmp_path / "then_wait.py"),
+                             str(pid_file)], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 120
+    while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    child = int(pid_file.read_text())
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and err.strip().splitlines()[-1] == "error: interrupted"
+    assert "P101 error: out-of-bounds store" in out and "then_wait.py:6" in out, out
+    assert "interrupted: the findings above are those made before it" in out
+    time.sleep(0.5)
+    with pytest.raises(ProcessLookupError):
+        os.kill(child, 0)

@@ -7,6 +7,8 @@ launch touches are races, masked lanes without ``other=`` that reach the result 
 and CUDA is faked where there is no GPU (``harness.sanitize``). ``--backend gpu`` runs the
 command on the GPU under compute-sanitizer (``harness.sanitize.gpu``).
 
+Ctrl-C (or SIGTERM) prints the findings made so far before the usual line and status (130, 143).
+
 Exit status: 1 when an error finding was made; otherwise the command's own; with
 ``--report-only`` always the command's own (as ``pytest --casebook-sanitize=report``); 2 for bad
 input (nothing to run, no such script, no GPU for ``--backend gpu``), one line each.
@@ -33,20 +35,35 @@ def run(args) -> int:
         from harness.sanitize import gpu
 
         gpu.require()
-    outcome = run_job(job, quiet_stdout=args.json, backend=args.backend)
+    try:
+        outcome = run_job(job, quiet_stdout=args.json, backend=args.backend)
+    except BaseException as e:  # interrupted: the findings so far, then the interruption's own line and status
+        if (partial := getattr(e, "sanitize_outcome", None)) is not None:
+            _report(partial, args, interrupted=True)
+        raise
     sys.stdout.flush()
     if outcome.signal:
         print(f"sanitize: the command was killed by {outcome.signal}", file=sys.stderr, flush=True)
-    if args.json:
-        from harness.core import table
-
-        print(table.dumps(F.to_json(outcome.findings, outcome.launches, backend=args.backend,
-                                    returncode=outcome.returncode, signal=outcome.signal)))
-    else:
-        print(F.summary(outcome.findings, outcome.launches), flush=True)
+    _report(outcome, args)
     if job.mode == "report":  # findings reported, the status the command's own (as the plugin's report mode)
         return outcome.returncode
     return EXIT_MISMATCH if F.errors(outcome.findings) else outcome.returncode
+
+
+def _report(outcome, args, interrupted: bool = False) -> None:
+    """The findings: JSON on stdout with ``--json``, else the summary (``interrupted``: those made
+    before Ctrl-C, said so)."""
+    from harness.sanitize import findings as F
+
+    if args.json:
+        from harness.core import table
+
+        extra = {"interrupted": True} if interrupted else {"returncode": outcome.returncode, "signal": outcome.signal}
+        print(table.dumps(F.to_json(outcome.findings, outcome.launches, backend=args.backend, **extra)), flush=True)
+    else:
+        print(F.summary(outcome.findings, outcome.launches), flush=True)
+        if interrupted:
+            print("casebook sanitize: interrupted: the findings above are those made before it", flush=True)
 
 
 def register(sub) -> None:

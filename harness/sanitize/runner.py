@@ -71,7 +71,8 @@ def _environment(job: Job, results: str, backend: str) -> dict:
 def run(job: Job, *, quiet_stdout: bool = False, backend: str = "interpreter") -> Outcome:
     """Run the job's command under the sanitizer; its output goes to this terminal (to stderr
     where ``quiet_stdout``: stdout is then the caller's, for JSON). ``backend`` gpu: on the GPU
-    under compute-sanitizer (``harness.sanitize.gpu``)."""
+    under compute-sanitizer (``harness.sanitize.gpu``). Interrupted, the exception carries the
+    findings made so far (``sanitize_outcome``) on its way up."""
     from harness.sanitize import findings as F
 
     with tempfile.TemporaryDirectory(prefix="casebook-sanitize-") as tmp:
@@ -81,8 +82,12 @@ def run(job: Job, *, quiet_stdout: bool = False, backend: str = "interpreter") -
             from harness.sanitize import gpu
 
             env, prefix = gpu.environment(env), gpu.wrapper(log)
-        code = _wait(WORKERS.start(prefix + [sys.executable, "-m", "harness.sanitize.child"], env=env,
-                                   stdout=sys.stderr if quiet_stdout else None))
+        try:
+            code = _wait(WORKERS.start(prefix + [sys.executable, "-m", "harness.sanitize.child"], env=env,
+                                       stdout=sys.stderr if quiet_stdout else None))
+        except BaseException as e:  # Ctrl-C, SIGTERM: the findings so far go with the interruption
+            e.sanitize_outcome = Outcome(130, F.collect(read_sink(results)[0]), None, "")
+            raise
         hits, launches = read_sink(results)
         if backend == "gpu" and os.path.exists(log):
             hits += gpu.parse(Path(log).read_text(errors="replace"))

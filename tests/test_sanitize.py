@@ -534,3 +534,32 @@ def test_ctrl_c_prints_the_findings_so_far(tmp_path):
     time.sleep(0.5)
     with pytest.raises(ProcessLookupError):
         os.kill(child, 0)
+
+
+def test_a_store_race_of_one_same_value_is_a_warning(tmp_path):
+    """Every program stores the same value to one address (a "done" flag): a race on paper, the same
+    result in every program order: a warning, exit 0. Programs storing their own values there stay an
+    error (the sum into out[0] of the suite above)."""
+    (tmp_path / "flag.py").write_text(
+        "import torch, triton, triton.language as tl\n"
+        "@triton.jit\n"
+        "def copy_and_flag(x_ptr, out_ptr, flag_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)\n"
+        "    tl.store(flag_ptr, 1)\n"
+        "@triton.jit\n"
+        "def last_block(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+        "    tl.store(out_ptr, tl.program_id(0))\n"
+        "x = torch.randn(1000, device='cuda')\n"
+        "out, flag = torch.empty_like(x), torch.zeros(1, dtype=torch.int32, device='cuda')\n"
+        "copy_and_flag[(4,)](x, out, flag, 1000, BLOCK=256)\n"
+        "assert torch.equal(out, x) and flag.item() == 1\n")
+    out, doc = sanitize(str(tmp_path / "flag.py"))
+    assert out.returncode == 0, out.stderr[-2000:]
+    (f,) = doc["findings"]
+    assert f["code"] == "P301" and f["severity"] == "warning" and "store the same value" in f["message"], f
+    text = (tmp_path / "flag.py").read_text().replace("copy_and_flag[(4,)](x, out, flag, 1000, BLOCK=256)",
+                                                       "last_block[(4,)](x, flag, 1000, BLOCK=256)")
+    (tmp_path / "last.py").write_text(text.replace("assert torch.equal(out, x) and flag.item() == 1\n", ""))
+    out, doc = sanitize(str(tmp_path / "last.py"))
+    assert out.returncode == 1 and [(f["code"], f["severity"]) for f in doc["findings"]] == [("P301", "error")]

@@ -35,7 +35,8 @@ class SanitizeFinding(Finding):
 
 def _key(hit: dict) -> tuple:
     return (hit["code"], hit["kernel"], hit["line"], hit.get("tensor", ""), hit.get("side", ""),
-            hit.get("other_line", ""), hit.get("launched_at", "") if not hit["line"] else "")
+            hit.get("other_line", ""), hit.get("launched_at", "") if not hit["line"] else "",
+            hit.get("severity", ""))
 
 
 def _message(hit: dict) -> str:
@@ -44,9 +45,11 @@ def _message(hit: dict) -> str:
         return (f"{k}: {hit['kind']} {hit['side']} of '{hit['tensor']}' by up to {hit['elements']} elements "
                 f"({hit['lanes']} lanes; first by program {hit['programs'][0]})")
     if code == "P301":
+        same = (": every program order tried gives the same result (the programs store the same value "
+                "there), so which store wins does not change it" if hit.get("same_value") else "")
         return (f"{k}: programs {hit['programs'][0]} and {hit['programs'][1]} both access {hit['address']}: a "
                 f"store at {hit['line']}, a {hit['other_kind']} at {hit['other_line']} ({hit['addresses']} such "
-                f"addresses)")
+                f"addresses){same}")
     if code == "P203":
         return (f"{k}: {sum(hit['differ'].values())} output elements change when the masked-off lanes of "
                 f"tl.load without other= hold NaN instead of 0 (loads at {', '.join(hit['lines'])})")
@@ -69,7 +72,8 @@ def collect(hits: list[dict], cases: bool = True) -> list[SanitizeFinding]:
         if f is None:
             f = out[key] = SanitizeFinding(
                 code=hit["code"], detector="sanitize", backend=hit.get("backend", "interpreter"),
-                message=hit.get("message") or _message(hit), severity=SEVERITY.get(hit["code"], ERROR),
+                message=hit.get("message") or _message(hit),
+                severity=hit.get("severity") or SEVERITY.get(hit["code"], ERROR),
                 line=hit["line"] or hit.get("launched_at", ""), kernel=hit["kernel"],
                 programs=list(hit.get("programs", [])), tensor=hit.get("tensor", ""), side=hit.get("side", ""),
                 elements=hit.get("elements", 0), count=0)

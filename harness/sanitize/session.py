@@ -11,7 +11,9 @@ arguments), fakes CUDA where there is no GPU
 - memcheck: each load, store and atomic lane outside the tensor its pointer came from is
   recorded and not performed (a load reads poison, a store is dropped), so the process never
   corrupts its heap;
-- race: a plain store to an address another program of the launch also touches;
+- race: a plain store to an address another program of the launch also touches (where only
+  stores meet there and every program order tried gives the same result, the programs stored
+  the same value: a warning);
 - masked lanes: a ``tl.load`` without ``other=`` reads poison (NaN, the integer maximum) in its
   masked-off lanes. Where that poison may have reached a tensor (a new NaN in a float tensor,
   or a tensor that is not float), the launch is run again from the same inputs with 0 there,
@@ -302,6 +304,8 @@ def launch_wrapper(session: Session, inner):
                 launch.raised(e)
                 raise
             session.launches += 1  # checked: it ran
+            if launch.races and not session.config.orders:
+                launch.same_value(run)
             if launch.poisoned and session.config.masked:
                 launch.masked_lanes(run)
             if session.config.orders and launch.tensors:
@@ -320,6 +324,7 @@ class Launch:
         cfg = session.config
         self.pre = [t.clone() for t in tensors] if (cfg.masked or cfg.orders) else None
         self.poisoned = False
+        self.order_free = False  # its store-store races leave the result the same in every order tried
         self.found: list[dict] = []
         self.float_atomics = 0
 
@@ -376,7 +381,8 @@ class Launch:
             self.found.append({"code": "P301", "kernel": r["kernel"], "line": r["store_line"],
                                "other_line": r["other_line"], "other_kind": r["other_kind"],
                                "address": r["address"], "addresses": r["addresses"],
-                               "programs": [r["store_pid"], r["other_pid"]]})
+                               "programs": [r["store_pid"], r["other_pid"]],
+                               **({"severity": "warning", "same_value": True} if self.order_free else {})})
         for line in self.dot_lines:
             self.found.append({"code": "P204", "kernel": self.kernel, "line": line})
 
@@ -418,6 +424,24 @@ class Launch:
             lines = self.poison_lines or ["?"]
             self.found.append({"code": "P203", "kernel": self.kernel, "line": lines[0], "lines": lines,
                                "differ": diff})
+
+    def same_value(self, run) -> None:
+        """Races of stores with stores only (no load or atomic of the address by another program): the
+        launch again in reversed and shuffled program order. Where every order gives what the first
+        run gave, the programs stored the same value there: the result does not depend on which
+        wins (``order_free``: a warning, not an error). The program goes on with the first run's."""
+        if self.pre is None or not self.tensors or any(r["other_kind"] != "store" for r in self.races):
+            return
+        kept = [t.clone() for t in self.tensors]
+        same = True
+        for order in ("reverse", SHUFFLE_SEED):
+            self._rerun(run, order=order, race=False, poison_masked=False)
+            if _differences(self.tensors, kept):
+                same = False
+                break
+        for t, k in zip(self.tensors, kept):
+            _restore(t, k)
+        self.order_free = same
 
     def orders(self, run) -> None:
         """Reversed and shuffled program orders against the order the program goes on with."""

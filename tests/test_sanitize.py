@@ -194,21 +194,27 @@ def test_bad_input_is_one_line_and_exit_2(args, says):
     assert len(lines) == 1 and says in lines[0] and "Traceback" not in out.stderr
 
 
-def test_ctrl_c_leaves_no_process_behind(tmp_path):
-    pid_file = tmp_path / "pid"
+def interrupted(script: str, pid_file: Path):
+    """``sanitize SCRIPT PID_FILE`` sent Ctrl-C once the script wrote its process id: (returncode,
+    stdout, stderr), after checking that the script's process is gone."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "harness", "sanitize", f"{SUITE}/script_sleep.py", str(pid_file)],
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "sanitize", script, str(pid_file)],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
         time.sleep(0.2)
     child = int(pid_file.read_text())
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and err.strip().splitlines()[-1] == "error: interrupted"
+    out, err = proc.communicate(timeout=60)
     time.sleep(0.5)
     with pytest.raises(ProcessLookupError):
         os.kill(child, 0)
+    return proc.returncode, out, err
+
+
+def test_ctrl_c_leaves_no_process_behind(tmp_path):
+    code, _, err = interrupted(f"{SUITE}/script_sleep.py", tmp_path / "pid")
+    assert code == 130 and err.strip().splitlines()[-1] == "error: interrupted"
 
 
 SAMPLE = """\
@@ -414,39 +420,37 @@ MASKED_SUM = (
     "    tl.store(out_ptr + offs, x - tl.sum(x, axis=0), mask=offs < n)\n")
 
 
+def in_a_session(tmp_path, name: str, code: str) -> str:
+    """``code`` run as a script (MASKED_SUM's kernel defined) inside a ``Session``: its hits' codes and
+    launch count, as the script's last line prints them."""
+    (tmp_path / name).write_text(MASKED_SUM + "with Session() as s:\n" + code
+                                 + "print(sorted({h['code'] for h in s.hits}), s.launches)\n")
+    out = run([str(tmp_path / name)])
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout.strip().splitlines()[-1]
+
+
 def test_the_masked_lane_rerun_keeps_autograd_whole(tmp_path):
     """The re-run with 0 in the masked lanes restores the inputs outside autograd: a leaf that
     requires grad is not written in place, and a tensor saved for backward does not look modified."""
-    code = MASKED_SUM + (
-        "with Session() as s:\n"
+    assert in_a_session(tmp_path, "grad.py", (
         "    x = torch.randn(100, requires_grad=True)\n"
         "    loss = (x * x).sum()  # saves x for backward\n"
         "    out = torch.empty(100)\n"
         "    shift[(1,)](x, out, 100, BLOCK=128)\n"
         "    loss.backward()\n"
         "    assert torch.allclose(x.grad, 2 * x.detach())\n"
-        "    assert torch.allclose(out, x.detach() - x.detach().sum(), atol=1e-5), out\n"
-        "print(sorted({h['code'] for h in s.hits}), s.launches)\n")
-    (tmp_path / "grad.py").write_text(code)
-    out = run([str(tmp_path / "grad.py")])
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip().splitlines()[-1] == "['P203'] 1"
+        "    assert torch.allclose(out, x.detach() - x.detach().sum(), atol=1e-5), out\n")) == "['P203'] 1"
 
 
 def test_a_nan_prefilled_output_does_not_hide_masked_lanes(tmp_path):
     """An output filled with NaN before the launch: the poison's NaN is not new there, yet it reached
     the result; the launch runs again with 0 (the program goes on with that) and P203 is reported."""
-    code = MASKED_SUM + (
-        "with Session() as s:\n"
+    assert in_a_session(tmp_path, "nan.py", (
         "    x = torch.randn(100)\n"
         "    out = torch.full((100,), math.nan)\n"
         "    shift[(1,)](x, out, 100, BLOCK=128)\n"
-        "    assert torch.allclose(out, x - x.sum(), atol=1e-5), out\n"
-        "print(sorted({h['code'] for h in s.hits}), s.launches)\n")
-    (tmp_path / "nan.py").write_text(code)
-    out = run([str(tmp_path / "nan.py")])
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip().splitlines()[-1] == "['P203'] 1"
+        "    assert torch.allclose(out, x - x.sum(), atol=1e-5), out\n")) == "['P203'] 1"
 
 
 def test_float_and_bool_arguments_work_as_compiled(tmp_path):
@@ -518,22 +522,10 @@ def test_ctrl_c_prints_the_findings_so_far(tmp_path):
         "with open(sys.argv[1], 'w') as f:\n"
         "    f.write(str(os.getpid()))\n"
         "time.sleep(600)\n")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "harness", "sanitize", str(tmp_path / "then_wait.py"),
-                             str(pid_file)], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-    deadline = time.monotonic() + 120
-    while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    child = int(pid_file.read_text())
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and err.strip().splitlines()[-1] == "error: interrupted"
+    code, out, err = interrupted(str(tmp_path / "then_wait.py"), pid_file)
+    assert code == 130 and err.strip().splitlines()[-1] == "error: interrupted"
     assert "P101 error: out-of-bounds store" in out and "then_wait.py:6" in out, out
     assert "interrupted: the findings above are those made before it" in out
-    time.sleep(0.5)
-    with pytest.raises(ProcessLookupError):
-        os.kill(child, 0)
 
 
 def test_a_store_race_of_one_same_value_is_a_warning(tmp_path):

@@ -469,7 +469,7 @@ def _lint(file: str, kernel_files: list[str] = ()) -> list:
     from harness.probe.findings import shown_path
 
     out, done = [], set()
-    for path, shown in [(file, file)] + [(k, shown_path(k)) for k in kernel_files]:
+    for path, shown in [(str(file), str(file))] + [(k, shown_path(k)) for k in kernel_files]:
         if os.path.abspath(path) in done:
             continue
         done.add(os.path.abspath(path))

@@ -238,7 +238,7 @@ def test_list_in_an_ascii_locale(make_case, tmp_path):
     make_case(fields={"title": "Padding lanes add mean² to the variance"})
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG", "PYTHONIOENCODING", "PYTHONUTF8"))}
     env.update(LC_ALL="POSIX", PYTHONUTF8="0", PYTHONCOERCECLOCALE="0", CASEBOOK_CASES=str(tmp_path / "cases"))
-    out = subprocess.run([sys.executable, "-m", "harness", "list"], cwd=discovery.REPO_ROOT, env=env,
+    out = subprocess.run([sys.executable, "-m", "harness", "list", "--wide"], cwd=discovery.REPO_ROOT, env=env,
                          capture_output=True, timeout=120)
     assert out.returncode == 0, out.stderr.decode(errors="replace")
     assert b"mean\\xb2 to the variance" in out.stdout

@@ -358,8 +358,9 @@ def test_report_from_recorded_runs_only(tiny_root, tmp_path, capsys):
     assert 'src="data:image/png;base64,' in html and 'class="g g-caught"' in html
 
 
-def test_a_record_older_than_the_kernel_stops_the_report(tiny_root, tmp_path, capsys):
+def test_a_record_older_than_the_kernel_stops_the_report(tiny_root, tmp_path, capsys, monkeypatch):
     from harness.core import discovery
+    from harness.commands import report as report_cmd
 
     spec = discovery.load("tail-unwritten")
     _record_all(spec)
@@ -367,17 +368,68 @@ def test_a_record_older_than_the_kernel_stops_the_report(tiny_root, tmp_path, ca
     out = tmp_path / "docs"
     assert cli.main(["report", "--no-run", "--out", str(out)]) == EXIT_MISMATCH
     err = [x for x in capsys.readouterr().err.splitlines() if "half-written" not in x]  # the malformed folder
-    assert len(err) == 1 and "1 cases have stale or missing records (tail-unwritten)" in err[0]
-    assert "python -m harness detect --all --backend gpu --record" in err[0]
-    assert "python -m harness detect --all --backend interpreter --record" in err[0]
-    assert "python examples/probe_cases.py --record" in err[0]
+    assert len(err) == 1 and "1 cases have stale or missing records (tail-unwritten; " in err[0]
+    assert "records: detect-interpreter, probe-interpreter" in err[0]  # the GPU's cannot be refreshed here
+    assert "--verbose" in err[0] and len(err[0]) < 300  # a short line; the list and commands on request
     assert not (out / "report.md").exists()  # nothing stale is published
+    assert cli.main(["report", "--no-run", "-v", "--out", str(out)]) == EXIT_MISMATCH
+    err = capsys.readouterr().err
+    assert "python -m harness detect --all --backend interpreter --record" in err
+    assert "python examples/probe_cases.py --record" in err
+    # the check comes before any kernel runs: a report that would refuse runs nothing
+    monkeypatch.setattr(report_cmd, "run_detectors", lambda *a, **k: pytest.fail("ran kernels before refusing"))
+    (spec.path / "recorded" / "probe-interpreter.json").unlink()
+    assert cli.main(["report", "--backend", "interpreter", "--out", str(out)]) == EXIT_MISMATCH
+    assert "records: probe-interpreter" in capsys.readouterr().err
     assert cli.main(["report", "--no-run", "--allow-stale", "--out", str(out)]) == 0
     md = (out / "report.md").read_text()
     row = _matrix_row(md, "tail-unwritten")
     assert "●" not in row and "○" not in row and "↻" in row and "stale (recorded: wrong)" in row
     assert "broken.py changed since the detect-gpu record" in md and "**Draft**" in md
     assert "↻ stale: the record is missing or older than the kernel" in md  # the legend names it
+
+
+def test_on_a_cpu_stale_gpu_records_are_marked_not_fatal(tiny_root, tmp_path, capsys, monkeypatch):
+    """Without a GPU only the GPU records are stale: they cannot be refreshed here, so the report
+    is written, those cells marked, with one short warning; on a GPU machine the same stops it."""
+    from harness.core import discovery
+    from harness.commands import report as report_cmd
+    from harness.core.recorded import source_hashes
+
+    spec = discovery.load("tail-unwritten")
+    _record_all(spec)
+    rec = json.loads((spec.path / "recorded" / "detect-gpu.json").read_text())
+    rec["sources"] = dict(source_hashes(spec.path), **{"broken.py": "0" * 64})  # run on another broken.py
+    (spec.path / "recorded" / "detect-gpu.json").write_text(json.dumps(rec))
+    out = tmp_path / "docs"
+    monkeypatch.setattr(report_cmd, "cuda_available", lambda: False)
+    assert cli.main(["report", "--no-run", "--out", str(out)]) == 0
+    err = [x for x in capsys.readouterr().err.splitlines() if "half-written" not in x]
+    assert len(err) == 1 and err[0].startswith("warning: a draft, their cells marked stale (they need a GPU")
+    assert "records: detect-gpu" in err[0] and len(err[0]) < 300
+    md = (out / "report.md").read_text()
+    assert "broken.py changed since the detect-gpu record" in md and "**Draft**" in md
+    assert "| probe: guard bands | interpreter | 1 | 0 |" in md  # the valid records are used
+    monkeypatch.setattr(report_cmd, "cuda_available", lambda: True)
+    assert cli.main(["report", "--no-run", "--out", str(tmp_path / "gpu")]) == EXIT_MISMATCH
+    assert not (tmp_path / "gpu" / "report.md").exists()
+
+
+def test_a_descriptive_table_of_case_toml_leaves_the_records_valid(tiny_root):
+    """[diagnosis], the title, the triggers describe the case: records stay valid when they change;
+    the declared verdicts and sizes are what a run measured: records go stale when they do."""
+    from harness.core import discovery
+    from harness.report import records
+
+    spec = discovery.load("tail-unwritten")
+    _record_all(spec)
+    toml = spec.path / "case.toml"
+    base = toml.read_text()
+    toml.write_text(base.replace('title = "', 'title = "Retitled: ') + '\n[diagnosis]\nevidence = ["tail"]\n')
+    assert all(r and r["stale"] is None for r in records.gather([spec], {})["tail-unwritten"].values())
+    toml.write_text(base.replace('interpreter = "wrong"', 'interpreter = "ok"'))
+    assert records.gather([spec], {})["tail-unwritten"]["gpu"]["stale"] == \
+        "case.toml changed since the detect-gpu record"
 
 
 def test_a_record_without_hashes_or_missing_is_stale(tiny_root, tmp_path, capsys):
@@ -393,7 +445,7 @@ def test_a_record_without_hashes_or_missing_is_stale(tiny_root, tmp_path, capsys
     assert runs["tail-unwritten"]["gpu"]["stale"] == "the detect-gpu record keeps no hashes of the case files it ran on"
     assert runs["tail-unwritten"]["interpreter"]["stale"] is None
     assert records.stale_cases([spec], runs) == {"detect-gpu": ["tail-unwritten"], "probe-interpreter": ["tail-unwritten"]}
-    assert cli.main(["report", "--no-run", "--out", str(tmp_path / "docs")]) == EXIT_MISMATCH
+    assert cli.main(["report", "--no-run", "-v", "--out", str(tmp_path / "docs")]) == EXIT_MISMATCH
     assert "python examples/probe_cases.py --record" in capsys.readouterr().err
     rec = json.loads((spec.path / "recorded" / "detect-interpreter.json").read_text())
     for v in rec["variants"].values():
@@ -466,7 +518,7 @@ def test_detect_record_keeps_the_hashes_of_the_case_files(tiny_root, capsys):
     assert cli.main(["detect", "tail-unwritten", "--backend", "interpreter", "--record"]) == 0
     rec = json.loads((tiny_root / "tail-unwritten" / "recorded" / "detect-interpreter.json").read_text())
     assert rec["sources"] == source_hashes(tiny_root / "tail-unwritten")
-    assert sorted(rec["sources"]) == ["broken.py", "case.py", "case.toml", "fixed.py"]  # no fast.py here
+    assert sorted(rec["sources"]) == ["broken.py", "case.py", "case.toml[measured]", "fixed.py"]  # no fast.py here
     assert all(len(h) == 64 for h in rec["sources"].values())
 
 
@@ -493,3 +545,23 @@ def test_the_refresh_line_names_the_gpu_probe_with_its_backend():
     line = records.refresh_line({"probe-gpu": ["a"], "probe-interpreter": ["a"]}, specs)
     assert "python examples/probe_cases.py --record --backend gpu a" in line
     assert "python examples/probe_cases.py --record a" in line
+
+
+def test_the_casebooks_records_are_fresh_and_its_report_builds_without_a_gpu(tmp_path, capsys, monkeypatch):
+    """What a fresh clone on a CPU gets: every committed record (the GPU's included) still describes
+    the kernels, case.py and declared verdicts as they are, so ``report --no-run`` writes the pages
+    with no stale cell and no warning. A kernel or an [expect] changed without a new record fails here."""
+    from harness.commands import report as report_cmd
+    from harness.options import load_specs
+    from harness.report import records
+
+    monkeypatch.delenv("CASEBOOK_CASES", raising=False)
+    specs, errors = load_specs([], True)
+    assert not errors and len(specs) > 40
+    stale = records.stale_cases(specs, records.gather(specs, {}))
+    assert not stale, records.refresh_line(stale, specs)
+    monkeypatch.setattr(report_cmd, "cuda_available", lambda: False)
+    assert cli.main(["report", "--no-run", "--out", str(tmp_path)]) == 0
+    assert capsys.readouterr().err == ""
+    md = (tmp_path / "report.md").read_text()
+    assert "**Draft**" not in md and "↻" not in md and (tmp_path / "report.html").is_file()

@@ -105,6 +105,33 @@ def test_the_pytest_plugin_in_report_mode_only_reports():
     assert "P101 error: out-of-bounds store" in out.stdout and "add-missing-mask" in out.stdout
 
 
+def test_report_only_modes_exit_alike_with_the_commands_own_status():
+    """sanitize --report-only and pytest --casebook-sanitize=report: the findings reported, the exit
+    status pytest's own (here 0: the unmasked add's test passes, its stray accesses dropped)."""
+    plugin = run(["-m", "pytest", *PLUGIN, "--casebook-sanitize=report", SUITE, *QUIET, "-k", "add_"])
+    command = run(["-m", "harness", "sanitize", "--report-only", "pytest", SUITE, *QUIET, "-k", "add_"])
+    assert "P101" in plugin.stdout and "P101" in command.stdout, command.stdout[-2000:]
+    assert plugin.returncode == command.returncode == 0, (plugin.stdout[-1500:], command.stdout[-1500:])
+
+
+def test_the_fake_cuda_is_there_before_any_conftest_is_imported(tmp_path):
+    """A conftest that asks torch.cuda at import (or makes a fixture's tensors on "cuda") sees the
+    fake CUDA, under the plugin and under the sanitize command alike."""
+    (tmp_path / "conftest.py").write_text(
+        "import torch\n"
+        "if not torch.cuda.is_available():\n"
+        "    raise RuntimeError('this suite needs CUDA')\n"
+        "ON_CUDA = torch.ones(2, device='cuda')\n")
+    (tmp_path / "test_conf.py").write_text(
+        "from conftest import ON_CUDA\n"
+        "def test_made_at_import():\n"
+        "    assert ON_CUDA.is_cuda\n")
+    plugin = run(["-m", "pytest", *PLUGIN, "--casebook-sanitize", str(tmp_path), *QUIET], cwd=tmp_path)
+    assert plugin.returncode == 0, plugin.stdout[-2000:]
+    command = run(["-m", "harness", "sanitize", "pytest", str(tmp_path), *QUIET], cwd=tmp_path)
+    assert command.returncode == 0, (command.stdout + command.stderr)[-2000:]
+
+
 def test_the_plugin_is_inert_without_its_option(tmp_path):
     (tmp_path / "test_light.py").write_text(
         "import os, sys\n"
@@ -167,21 +194,27 @@ def test_bad_input_is_one_line_and_exit_2(args, says):
     assert len(lines) == 1 and says in lines[0] and "Traceback" not in out.stderr
 
 
-def test_ctrl_c_leaves_no_process_behind(tmp_path):
-    pid_file = tmp_path / "pid"
+def interrupted(script: str, pid_file: Path):
+    """``sanitize SCRIPT PID_FILE`` sent Ctrl-C once the script wrote its process id: (returncode,
+    stdout, stderr), after checking that the script's process is gone."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "harness", "sanitize", f"{SUITE}/script_sleep.py", str(pid_file)],
+    proc = subprocess.Popen([sys.executable, "-m", "harness", "sanitize", script, str(pid_file)],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
         time.sleep(0.2)
     child = int(pid_file.read_text())
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and err.strip().splitlines()[-1] == "error: interrupted"
+    out, err = proc.communicate(timeout=60)
     time.sleep(0.5)
     with pytest.raises(ProcessLookupError):
         os.kill(child, 0)
+    return proc.returncode, out, err
+
+
+def test_ctrl_c_leaves_no_process_behind(tmp_path):
+    code, _, err = interrupted(f"{SUITE}/script_sleep.py", tmp_path / "pid")
+    assert code == 130 and err.strip().splitlines()[-1] == "error: interrupted"
 
 
 SAMPLE = """\
@@ -265,6 +298,50 @@ def test_fake_cuda_answers_what_gpu_tests_ask():
     assert torch.randn(2).device.type == "cpu"
 
 
+def test_fake_cuda_reports_what_the_interpreter_can_do():
+    """bf16 unsupported (the interpreter gets its results wrong), and the host's memory, not a GPU's
+    80 GiB: a suite that skips when a tensor does not fit, or sizes tensors by the free memory, does so
+    for this machine."""
+    import os
+
+    import torch
+
+    from harness.sanitize import fakecuda
+
+    page = os.sysconf("SC_PAGE_SIZE")
+    total = os.sysconf("SC_PHYS_PAGES") * page
+    undo = fakecuda.install()
+    try:
+        assert torch.cuda.is_bf16_supported() is False
+        free, whole = torch.cuda.mem_get_info()
+        assert whole == total and 0 < free <= total
+        assert torch.cuda.get_device_properties(0).total_memory == total
+    finally:
+        undo()
+
+
+def test_fake_cuda_autocast_gives_a_gpus_dtypes():
+    """torch.autocast("cuda") and its other spellings: autocast on the CPU with CUDA's float16 default."""
+    import torch
+
+    from harness.sanitize import fakecuda
+
+    undo = fakecuda.install()
+    try:
+        a = torch.randn(4, 4, device="cuda")
+        with torch.autocast("cuda"):
+            assert (a @ a).dtype == torch.float16
+        with torch.amp.autocast(device_type="cuda", dtype=torch.bfloat16):
+            assert (a @ a).dtype == torch.bfloat16
+        with torch.cuda.amp.autocast():
+            assert (a @ a).dtype == torch.float16
+        assert torch.autocast("cuda")(lambda x: x @ x)(a).dtype == torch.float16
+    finally:
+        undo()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert (a @ a).dtype == torch.bfloat16  # the real one is back
+
+
 def test_sanitize_help_imports_neither_torch_nor_triton():
     code = ("import contextlib, io, sys\nfrom harness.cli import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
@@ -331,3 +408,150 @@ def test_a_kernel_decorated_before_the_session_is_interpreted_and_checked(tmp_pa
     out = run([str(tmp_path / "early.py")])
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "['P101', 'P102'] 1"
+
+
+MASKED_SUM = (
+    "import math, torch, triton, triton.language as tl\n"
+    "from harness.sanitize.session import Session\n"
+    "@triton.jit\n"
+    "def shift(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+    "    offs = tl.arange(0, BLOCK)\n"
+    "    x = tl.load(x_ptr + offs, mask=offs < n)  # no other=: the masked lanes enter the sum\n"
+    "    tl.store(out_ptr + offs, x - tl.sum(x, axis=0), mask=offs < n)\n")
+
+
+def in_a_session(tmp_path, name: str, code: str) -> str:
+    """``code`` run as a script (MASKED_SUM's kernel defined) inside a ``Session``: its hits' codes and
+    launch count, as the script's last line prints them."""
+    (tmp_path / name).write_text(MASKED_SUM + "with Session() as s:\n" + code
+                                 + "print(sorted({h['code'] for h in s.hits}), s.launches)\n")
+    out = run([str(tmp_path / name)])
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout.strip().splitlines()[-1]
+
+
+def test_the_masked_lane_rerun_keeps_autograd_whole(tmp_path):
+    """The re-run with 0 in the masked lanes restores the inputs outside autograd: a leaf that
+    requires grad is not written in place, and a tensor saved for backward does not look modified."""
+    assert in_a_session(tmp_path, "grad.py", (
+        "    x = torch.randn(100, requires_grad=True)\n"
+        "    loss = (x * x).sum()  # saves x for backward\n"
+        "    out = torch.empty(100)\n"
+        "    shift[(1,)](x, out, 100, BLOCK=128)\n"
+        "    loss.backward()\n"
+        "    assert torch.allclose(x.grad, 2 * x.detach())\n"
+        "    assert torch.allclose(out, x.detach() - x.detach().sum(), atol=1e-5), out\n")) == "['P203'] 1"
+
+
+def test_a_nan_prefilled_output_does_not_hide_masked_lanes(tmp_path):
+    """An output filled with NaN before the launch: the poison's NaN is not new there, yet it reached
+    the result; the launch runs again with 0 (the program goes on with that) and P203 is reported."""
+    assert in_a_session(tmp_path, "nan.py", (
+        "    x = torch.randn(100)\n"
+        "    out = torch.full((100,), math.nan)\n"
+        "    shift[(1,)](x, out, 100, BLOCK=128)\n"
+        "    assert torch.allclose(out, x - x.sum(), atol=1e-5), out\n")) == "['P203'] 1"
+
+
+def test_float_and_bool_arguments_work_as_compiled(tmp_path):
+    """A float argument's ``.to()`` and a bool argument in an ``if``: Triton 3.7's interpreter raises
+    on both, compiled Triton takes them (fp32 and int1 scalars); under the sanitizer every launch runs."""
+    code = (
+        "import torch, triton, triton.language as tl\n"
+        "from harness.sanitize.session import Session\n"
+        "@triton.jit\n"
+        "def scaled(x_ptr, scale, n, flag, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n"
+        "    x = tl.load(x_ptr + offs, mask=offs < n)\n"
+        "    if flag:\n"
+        "        x = x * scale.to(tl.float32)\n"
+        "    tl.store(x_ptr + offs, x, mask=offs < n)\n"
+        "with Session() as s:\n"
+        "    x = torch.ones(10, device='cuda')\n"
+        "    scaled[(1,)](x, 2.5, 10, True, BLOCK=16)\n"
+        "    scaled[(1,)](x, 2.5, 10, False, BLOCK=16)\n"
+        "assert x.tolist() == [2.5] * 10, x\n"
+        "print(s.hits, s.launches)\n")
+    (tmp_path / "scalars.py").write_text(code)
+    out = run([str(tmp_path / "scalars.py")])
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[] 2"
+
+
+def test_a_launch_that_raises_is_not_counted_as_checked(tmp_path):
+    """A launch that raises before its end (here the kernel's own bad attribute) is a note that it was
+    not checked, and the count of launches checked leaves it out; the script sees the exception."""
+    (tmp_path / "raises.py").write_text(
+        "import torch, triton, triton.language as tl\n"
+        "@triton.jit\n"
+        "def copy(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n"
+        "    x = tl.load(x_ptr + offs, mask=offs < n)\n"
+        "    tl.store(out_ptr + offs, x, mask=offs < n)\n"
+        "@triton.jit\n"
+        "def broken(x_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n"
+        "    x = tl.load(x_ptr + offs, mask=offs < n)\n"
+        "    tl.store(x_ptr + offs, x.no_such_method(), mask=offs < n)\n"
+        "x, out = torch.ones(10, device='cuda'), torch.empty(10, device='cuda')\n"
+        "copy[(1,)](x, out, 10, BLOCK=16)\n"
+        "try:\n"
+        "    broken[(1,)](x, 10, BLOCK=16)\n"
+        "except Exception as e:\n"
+        "    print('raised', type(e).__name__)\n")
+    out, doc = sanitize(str(tmp_path / "raises.py"))
+    assert out.returncode == 0 and "raised" in out.stderr, out.stderr[-2000:]
+    assert doc["launches"] == 1
+    (f,) = doc["findings"]
+    assert f["code"] == "P001" and f["severity"] == "info" and "broken: the launch raised" in f["message"], f
+    text = run(["-m", "harness", "sanitize", str(tmp_path / "raises.py")])
+    assert "1 launches checked, 1 raised before they could be checked" in text.stdout, text.stdout[-1500:]
+
+
+def test_ctrl_c_prints_the_findings_so_far(tmp_path):
+    """Interrupted after a launch that made a finding: the finding is printed, then the usual line
+    and status; nothing is left running."""
+    pid_file = tmp_path / "pid"
+    (tmp_path / "then_wait.py").write_text(
+        "import os, sys, time, torch, triton, triton.language as tl\n"
+        "@triton.jit\n"
+        "def unmasked(x_ptr, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n"
+        "    tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)\n"
+        "unmasked[(1,)](torch.zeros(100, device='cuda'), BLOCK=128)\n"
+        "with open(sys.argv[1], 'w') as f:\n"
+        "    f.write(str(os.getpid()))\n"
+        "time.sleep(600)\n")
+    code, out, err = interrupted(str(tmp_path / "then_wait.py"), pid_file)
+    assert code == 130 and err.strip().splitlines()[-1] == "error: interrupted"
+    assert "P101 error: out-of-bounds store" in out and "then_wait.py:6" in out, out
+    assert "interrupted: the findings above are those made before it" in out
+
+
+def test_a_store_race_of_one_same_value_is_a_warning(tmp_path):
+    """Every program stores the same value to one address (a "done" flag): a race on paper, the same
+    result in every program order: a warning, exit 0. Programs storing their own values there stay an
+    error (the sum into out[0] of the suite above)."""
+    (tmp_path / "flag.py").write_text(
+        "import torch, triton, triton.language as tl\n"
+        "@triton.jit\n"
+        "def copy_and_flag(x_ptr, out_ptr, flag_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)\n"
+        "    tl.store(flag_ptr, 1)\n"
+        "@triton.jit\n"
+        "def last_block(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+        "    tl.store(out_ptr, tl.program_id(0))\n"
+        "x = torch.randn(1000, device='cuda')\n"
+        "out, flag = torch.empty_like(x), torch.zeros(1, dtype=torch.int32, device='cuda')\n"
+        "copy_and_flag[(4,)](x, out, flag, 1000, BLOCK=256)\n"
+        "assert torch.equal(out, x) and flag.item() == 1\n")
+    out, doc = sanitize(str(tmp_path / "flag.py"))
+    assert out.returncode == 0, out.stderr[-2000:]
+    (f,) = doc["findings"]
+    assert f["code"] == "P301" and f["severity"] == "warning" and "store the same value" in f["message"], f
+    text = (tmp_path / "flag.py").read_text().replace("copy_and_flag[(4,)](x, out, flag, 1000, BLOCK=256)",
+                                                       "last_block[(4,)](x, flag, 1000, BLOCK=256)")
+    (tmp_path / "last.py").write_text(text.replace("assert torch.equal(out, x) and flag.item() == 1\n", ""))
+    out, doc = sanitize(str(tmp_path / "last.py"))
+    assert out.returncode == 1 and [(f["code"], f["severity"]) for f in doc["findings"]] == [("P301", "error")]

@@ -17,7 +17,7 @@ ALLOWED = {
     ("harness/probe/experiments/retune.py", "fresh_tuning"):
         "clears the autotuner's cache at each call (Autotuner.run) for one experiment; issue 38 item 6: to "
         "become an autotuner hook on run/analyses/base.Analysis",
-    ("harness/probe/experiments/tf32.py", "ieee"):
+    ("harness/probe/tf32_rounding.py", "ieee"):
         "Triton's own configuration (triton.knobs: fp32 precision, a fresh cache directory) for one run, as "
         "its environment variables set it: configuration, not Triton's internals",
     ("harness/sanitize/fakecuda.py", "_triton"):

@@ -4,13 +4,9 @@
     python -m harness probe examples/rownorm/probe_rownorm.py --launcher launch_fixed
 """
 
-import sys
-from pathlib import Path
-
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from rownorm import rownorm, rownorm_fixed  # noqa: E402
+from rownorm import rownorm, rownorm_fixed  # beside this file: the probe puts its folder first on sys.path
 
 FUZZ = {"n_rows": (1, 64), "n_cols": (1, 300)}  # optional: the ranges shape fuzzing draws from
 

@@ -7,8 +7,11 @@ launch touches are races, masked lanes without ``other=`` that reach the result 
 and CUDA is faked where there is no GPU (``harness.sanitize``). ``--backend gpu`` runs the
 command on the GPU under compute-sanitizer (``harness.sanitize.gpu``).
 
-Exit status: 1 when an error finding was made; otherwise the command's own; 2 for bad input
-(nothing to run, no such script, no GPU for ``--backend gpu``), one line each.
+Ctrl-C (or SIGTERM) prints the findings made so far before the usual line and status (130, 143).
+
+Exit status: 1 when an error finding was made; otherwise the command's own; with
+``--report-only`` always the command's own (as ``pytest --casebook-sanitize=report``); 2 for bad
+input (nothing to run, no such script, no GPU for ``--backend gpu``), one line each.
 """
 
 from __future__ import annotations
@@ -32,18 +35,35 @@ def run(args) -> int:
         from harness.sanitize import gpu
 
         gpu.require()
-    outcome = run_job(job, quiet_stdout=args.json, backend=args.backend)
+    try:
+        outcome = run_job(job, quiet_stdout=args.json, backend=args.backend)
+    except BaseException as e:  # interrupted: the findings so far, then the interruption's own line and status
+        if (partial := getattr(e, "sanitize_outcome", None)) is not None:
+            _report(partial, args, interrupted=True)
+        raise
     sys.stdout.flush()
     if outcome.signal:
         print(f"sanitize: the command was killed by {outcome.signal}", file=sys.stderr, flush=True)
+    _report(outcome, args)
+    if job.mode == "report":  # findings reported, the status the command's own (as the plugin's report mode)
+        return outcome.returncode
+    return EXIT_MISMATCH if F.errors(outcome.findings) else outcome.returncode
+
+
+def _report(outcome, args, interrupted: bool = False) -> None:
+    """The findings: JSON on stdout with ``--json``, else the summary (``interrupted``: those made
+    before Ctrl-C, said so)."""
+    from harness.sanitize import findings as F
+
     if args.json:
         from harness.core import table
 
-        print(table.dumps(F.to_json(outcome.findings, outcome.launches, backend=args.backend,
-                                    returncode=outcome.returncode, signal=outcome.signal)))
+        extra = {"interrupted": True} if interrupted else {"returncode": outcome.returncode, "signal": outcome.signal}
+        print(table.dumps(F.to_json(outcome.findings, outcome.launches, backend=args.backend, **extra)), flush=True)
     else:
         print(F.summary(outcome.findings, outcome.launches), flush=True)
-    return EXIT_MISMATCH if F.errors(outcome.findings) else outcome.returncode
+        if interrupted:
+            print("casebook sanitize: interrupted: the findings above are those made before it", flush=True)
 
 
 def register(sub) -> None:
@@ -55,7 +75,8 @@ def register(sub) -> None:
                    help="interpreter (default): the instrumented interpreter on the CPU, CUDA faked where there is "
                         "no GPU; gpu: the command on the GPU under compute-sanitizer")
     p.add_argument("--report-only", action="store_true",
-                   help="pytest: report the findings without failing the tests that made them")
+                   help="report the findings and exit with the command's own status (pytest: without failing "
+                        "the tests that made them), as pytest --casebook-sanitize=report does")
     p.add_argument("--tf32", action="store_true", help="round fp32 tl.dot like TF32, as an NVIDIA GPU does")
     p.add_argument("--orders", action="store_true",
                    help="re-run each launch in reversed and shuffled program order and compare")

@@ -19,27 +19,53 @@ from harness.core import fileio, table
 
 
 SOURCE_FILES = ("broken.py", "fixed.py", "case.py", "case.toml", "fast.py")  # fast.py: where a case has one
+# What a run measured in case.toml: everything but the tables and keys that only describe the case
+# (its words, its labels, its links, its triggers, the probe's declared evidence). A record is stale when the
+# kernels, case.py or this part changed; a new [diagnosis] does not make every record stale.
+DESCRIPTIVE = ("title", "summary", "category", "defect", "seen_in", "triggers", "diagnosis")
+MEASURED_TOML = "case.toml[measured]"  # the key of its hash in a record's ``sources``
 
 
-def source_hashes(folder: Path) -> dict[str, str]:
+def measured_toml_hash(data: bytes) -> str | None:
+    """sha256 of case.toml's measured part (``DESCRIPTIVE`` left out, keys sorted); None when it does not parse."""
+    import json
+    import tomllib
+
+    try:
+        meta = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    kept = {k: v for k, v in meta.items() if k not in DESCRIPTIVE}
+    return hashlib.sha256(json.dumps(kept, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def source_hashes(folder: Path, legacy: bool = False) -> dict[str, str]:
     """{file name: sha256} of the case files a run depends on (those present): a record keeps
-    them, and a record whose hashes differ from the files now is stale."""
+    them, and a record whose hashes differ from the files now is stale. case.toml counts by its
+    measured part (``MEASURED_TOML``; a toml that does not parse, by its bytes); ``legacy``: by its
+    bytes, as records made before that keep it."""
     out = {}
     for name in SOURCE_FILES:
         try:
-            out[name] = hashlib.sha256((Path(folder) / name).read_bytes()).hexdigest()
+            data = (Path(folder) / name).read_bytes()
         except FileNotFoundError:
             continue
+        measured = None if legacy or name != "case.toml" else measured_toml_hash(data)
+        if measured is not None:
+            out[MEASURED_TOML] = measured
+        else:
+            out[name] = hashlib.sha256(data).hexdigest()
     return out
 
 
 def stale_files(recorded: dict | None, folder: Path) -> list[str] | None:
     """The case files that changed since a record's ``sources`` were taken ([] when none did);
-    None when the record keeps no hashes at all."""
+    None when the record keeps no hashes at all. A record that keeps case.toml's whole-file hash
+    (made before ``MEASURED_TOML``) is compared by the whole file."""
     if not isinstance(recorded, dict) or not recorded:
         return None
-    now = source_hashes(folder)
-    return sorted(n for n in set(now) | set(recorded) if now.get(n) != recorded.get(n))
+    now = source_hashes(folder, legacy="case.toml" in recorded and MEASURED_TOML not in recorded)
+    return sorted({n.removesuffix("[measured]") for n in set(now) | set(recorded) if now.get(n) != recorded.get(n)})
 
 
 def marker(name: str) -> tuple[str, str]:

@@ -195,14 +195,17 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m harness.lint.measure")
     p.add_argument("what", choices=["casebook", "bugs", "timing", "packages"])
     p.add_argument("paths", nargs="*")
-    p.add_argument("--cache", default=str(REPO / ".bugcache"))
+    p.add_argument("--cache", default=os.environ.get("CASEBOOK_BUG_CACHE"),
+                   help="the benchmark's cache of released files (default: $CASEBOOK_BUG_CACHE)")
     a = p.parse_args(argv)
+    if a.what == "bugs" and not a.cache:
+        p.error("bugs: name the benchmark's cache of released files with --cache DIR (or CASEBOOK_BUG_CACHE)")
     if a.what == "casebook":
         print(casebook())
     elif a.what == "bugs":
         print(bugs(Path(a.cache)))
     elif a.what == "timing":
-        print(timing(a.paths or [str(REPO / "cases"), a.cache]))
+        print(timing(a.paths or [str(REPO / "cases")] + ([a.cache] if a.cache else [])))
     else:
         print(packages(a.paths))
     return 0

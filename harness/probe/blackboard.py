@@ -35,6 +35,7 @@ class Blackboard:
     # sizes wrong only through the TF32 rounding of an fp32 tl.dot left at Triton's default (shapes):
     # right without it, so the reference detector's P204 warning, not a wrong result
     tf32_only: dict | None = None
+    kernel_files: list | None = None  # the files defining the kernels launched (the lint cross-check reads them)
     fuzz: dict | None = None  # shape fuzzing's progress: {"tried", "planned", "seconds", "last"}
     found_at: list | None = None  # sizes where shape fuzzing found each failure (before shrinking)
     experiments: list | None = None  # the diagnosis' experiments run so far, with their seconds

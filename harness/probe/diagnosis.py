@@ -50,7 +50,7 @@ RULES = (
     _r("out-of-bounds-write", "oob-store", 0.9, "layout wrong-any-order"),
     _r("out-of-bounds-write", "oob-store wrong-any-order", 0.6, "layout"),
     # one tensor loaded and stored past the same end: a read-modify-write with no mask, whose
-    # load only feeds the store that corrupts (bugs/sglang-lora-sgemm-b-output-dim-tail)
+    # load only feeds the store that corrupts
     _r("out-of-bounds-write", "oob-store oob-rmw", 0.9, "layout"),
     _r("out-of-bounds-read", "oob-load oob-store wrong-any-order", 0.9, "layout oob-rmw"),
     _r("out-of-bounds-read", "oob-load", 0.85, "oob-store layout"),

@@ -133,10 +133,9 @@ def problems(findings: list[Finding]) -> list[Finding]:
 
 def shown_path(path: str) -> str:
     """A path as the probe's text shows every path: relative to the current directory when it is inside
-    it, else absolute. A relative ``path`` is the workers' (they run in the repository's root)."""
-    from harness.core.discovery import REPO_ROOT
-
-    full = os.path.normpath(os.path.join(REPO_ROOT, path))
+    it, else absolute. A relative ``path`` is the current directory's (the workers run in it: the
+    user's working directory)."""
+    full = os.path.abspath(path)
     rel = os.path.relpath(full)
     return full if rel == ".." or rel.startswith(".." + os.sep) else rel
 
@@ -183,8 +182,15 @@ def case_links(findings: list[Finding]) -> list[str]:
         for c in f.cases:
             if c["slug"] not in seen:
                 seen.add(c["slug"])
-                lines.append(f"{shown_path(c['readme'])}: {c['title']} ({f.code})")
+                lines.append(f"{_shown_readme(c['readme'])}: {c['title']} ({f.code})")
     return lines
+
+
+def _shown_readme(readme: str) -> str:
+    """A case's write-up (kept relative to the casebook's root) as ``shown_path`` shows paths."""
+    from harness.core.discovery import REPO_ROOT
+
+    return shown_path(os.path.join(REPO_ROOT, readme))
 
 
 def dumps(payload) -> str:

@@ -1,4 +1,5 @@
-"""What the user's kernels are made of, read from the loaded modules: autotuned or not,
+"""What the user's kernels are made of, read from the modules that define the kernels the
+launcher launched (and the probe file's): autotuned or not,
 atomics in their source or not (used to skip detectors that cannot apply), and, where no
 instrumented run saw them (a GPU), the block sizes their launches and configs give."""
 
@@ -8,19 +9,34 @@ import sys
 
 
 def _modules(target) -> list:
-    """The probe file's modules and every module loaded from the same folders or from a fetched
-    package (a real-bug entry's glue loads the upstream kernels by path)."""
-    import os
+    """The probe file's modules and the modules that define the kernels the launcher launched
+    (``triton_compat.launched_kernels``: found from the launches themselves, wherever their
+    modules live: beside the probe file, in site-packages, an editable install or a zip)."""
+    from harness.run.triton_compat import launched_kernels
 
     mods = [target.kernel, target.inputs]
-    roots = {os.path.dirname(os.path.abspath(getattr(m, "__file__", "") or "")) for m in mods}
-    for m in list(sys.modules.values()):
-        f = getattr(m, "__file__", None) or ""
-        if f and any(f.startswith(r + os.sep) for r in roots if r) and m not in mods:
-            mods.append(m)
-        elif f and ("triton-casebook" in f or ".bugcache" in f) and m not in mods:
+    for k in launched_kernels():
+        m = _defining_module(k)
+        if m is not None and all(m is not x for x in mods):
             mods.append(m)
     return mods
+
+
+def _defining_module(kernel):
+    """The module a launched kernel was defined in: ``sys.modules[kernel.__module__]`` where that
+    is the module whose globals the function has, else a stand-in holding those globals."""
+    import types
+
+    fn = getattr(kernel, "fn", None)
+    glb = getattr(fn, "__globals__", None)
+    if not isinstance(glb, dict):
+        return None
+    m = sys.modules.get(getattr(kernel, "__module__", None) or glb.get("__name__", ""))
+    if m is not None and vars(m) is glb:
+        return m
+    stand_in = types.ModuleType(glb.get("__name__", "kernels"))
+    stand_in.__dict__.update(glb)
+    return stand_in
 
 
 def _kernels():

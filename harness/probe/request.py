@@ -18,6 +18,7 @@ class ProbeRequest:
     detectors: list = field(default_factory=list)  # run in this order in the worker's process
     sizes: dict = field(default_factory=dict)  # --sizes: over the file's own
     seed: int = 0
+    cwd: str | None = None  # the user's working directory: the worker runs there (relative paths as the user means them)
     # tf32, poison_masked, fuzz_trials, blocks, large, tools, empty; budget (--budget's seconds, 0: none);
     # pad and small for a GPU tool's run
     options: dict = field(default_factory=dict)

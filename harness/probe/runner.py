@@ -49,7 +49,8 @@ class ProbeReport:
     ran: list = field(default_factory=list)  # (backend, detector, seconds, status)
 
     diagnosis: list = field(default_factory=list)  # harness.probe.diagnosis.diagnose: best first
-    lint: list = field(default_factory=list)  # harness.lint's findings in the probed file (the source alone)
+    lint: list = field(default_factory=list)  # harness.lint's findings in the probed file and the launched
+    # kernels' modules (the source alone), each path as the user gave it
     budget: float = 0.0  # seconds the whole probe had (--budget; 0: none)
 
     @property
@@ -88,7 +89,7 @@ class ProbeReport:
             lines += ["", "casebook cases with the same defect:"] + [f"  {x}" for x in links]
         if self.lint:
             lines += ["", "the source alone (harness lint):"]
-            lines += [f"  {shown_path(os.path.abspath(x['path']))}:{x['line']}:{x['col']}: {x['code']} {x['message']} "
+            lines += [f"  {x['path']}:{x['line']}:{x['col']}: {x['code']} {x['message']} "
                       f"[cases/{x['cases'][0]}]"
                       for x in self.lint]
         return "\n".join(lines)
@@ -466,7 +467,7 @@ def probe(file: str, *, inputs: str | None = None, launcher: str = "launch", bac
         budget = Budget.default_seconds(chosen)
     window = Budget.starting(budget)
     req = ProbeRequest(os.path.abspath(file), inputs=os.path.abspath(inputs) if inputs else None, launcher=launcher,
-                       seed=seed, sizes=sizes or {}, options={**(options or {}), "budget": budget}, ends=window.ends,
+                       seed=seed, sizes=sizes or {}, cwd=os.getcwd(), options={**(options or {}), "budget": budget}, ends=window.ends,
                        stop=window.stop)
     report = ProbeReport(file, budget=budget)
     # the backends at once (the GPU's processes wait on the GPU, the interpreter's on the CPU); their
@@ -484,7 +485,7 @@ def probe(file: str, *, inputs: str | None = None, launcher: str = "launch", bac
     report.findings += _tf32_only(report)
     report.findings += _backends_differ(report)
     attach_cases(report.findings)
-    report.lint = _lint(file)
+    report.lint = _lint(file, _kernel_files(report))
     rediagnose(report)
     report.seconds = time.monotonic() - t0
     return report
@@ -496,14 +497,51 @@ def rediagnose(report: ProbeReport) -> None:
     report.diagnosis = _agreeing(_diagnose(report), report.lint)
 
 
-def _lint(file: str) -> list:
-    """harness lint's findings in the probed file, as dicts ([] where it cannot be read)."""
-    from harness.lint import lint_file
+def _lint(file: str, kernel_files: list[str] = ()) -> list:
+    """harness lint's findings in the probed file and in the modules that define the kernels the
+    launcher launched, as dicts, each path as the user gave it (the probe file) or as the probe
+    shows paths ([] for a file that cannot be read)."""
+    from harness.lint import lint_source
+    from harness.probe.findings import shown_path
 
-    try:
-        return [f.as_dict() for f in lint_file(file)]
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
-        return []
+    out, done = [], set()
+    for path, shown in [(str(file), str(file))] + [(k, shown_path(k)) for k in kernel_files]:
+        if os.path.abspath(path) in done:
+            continue
+        done.add(os.path.abspath(path))
+        try:
+            out += [f.as_dict() for f in lint_source(_source_text(path), shown)]
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+            continue
+    return out
+
+
+def _source_text(path: str) -> str:
+    """A module's source: its file, or its member of a zip archive on the path (a zipimported module)."""
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    import zipfile
+
+    head, tail = path, []
+    while head and not os.path.isfile(head):
+        head, part = os.path.split(head)
+        if not part:
+            break
+        tail.insert(0, part)
+    if head and tail and zipfile.is_zipfile(head):
+        with zipfile.ZipFile(head) as z:
+            return z.read("/".join(tail)).decode("utf-8")
+    raise OSError(f"{path}: no such file")
+
+
+def _kernel_files(report) -> list[str]:
+    """The files defining the kernels the launcher launched, on every backend (the workers' "seen")."""
+    files = []
+    for meta in report.meta.values():
+        seen = meta.get("seen") if isinstance(meta, dict) else None
+        files += [f for f in (seen or {}).get("kernel_files") or [] if isinstance(f, str)]
+    return list(dict.fromkeys(files))
 
 
 LINT_AGREES = 0.05  # confidence a diagnosis entry gains when the source alone points to the same trap

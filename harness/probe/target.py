@@ -39,7 +39,11 @@ A case folder's ``[run] gpus = 2`` makes the GPU backend unavailable (``Unavaila
 not a failure) on a machine with fewer GPUs, and its ``[expect] <backend> = "skip"``
 that backend everywhere.
 
-Loading is done in the worker process (it imports the user's code); every problem with
+Loading is done in the worker process (it imports the user's code) as ``python FILE`` would
+run it from the user's working directory: the worker works in that directory, and the probe
+file's folder comes first on ``sys.path`` (then the inputs file's, then the working directory),
+so ``from mykernels import add`` finds the module beside the file and a relative data path
+resolves where the user ran the command. Every problem with
 the file is a ``TargetError`` with a one-line message: FUZZ naming a size make_inputs does not
 take or a range that is not whole numbers from 0 to 2**40, DETERMINISTIC not True or False,
 TOLERANCE not finite numbers >= 0 are refused, not guessed at.
@@ -163,8 +167,29 @@ def _default_sizes(make_inputs, declared, meta: dict, backend: str) -> dict:
     return {k: v for k, v in sizes.items() if k in wanted or any(p.kind == p.VAR_KEYWORD for p in params.values())}
 
 
-def load(path: str, inputs: str | None = None, launcher: str = "launch", backend: str = "interpreter") -> Target:
-    """Import the probe file (and the inputs file) and check the contract; TargetError if not met."""
+def enter_user_folders(paths, cwd: str | None) -> None:
+    """Work where the user ran the command, the files' folders first on ``sys.path`` (then ``cwd``,
+    as ``python -m`` puts it); TargetError in one line when that directory cannot be entered."""
+    import os
+    import sys
+
+    if cwd:
+        try:
+            os.chdir(cwd)
+        except OSError as e:
+            raise TargetError(f"cannot work in your working directory {cwd}: {e.strerror or e}") from None
+    first = [str(Path(p).resolve().parent) for p in paths if p] + ([os.path.abspath(cwd)] if cwd else [])
+    for folder in reversed(list(dict.fromkeys(first))):
+        if folder in sys.path:
+            sys.path.remove(folder)
+        sys.path.insert(0, folder)
+
+
+def load(path: str, inputs: str | None = None, launcher: str = "launch", backend: str = "interpreter",
+         cwd: str | None = None) -> Target:
+    """Import the probe file (and the inputs file) and check the contract; TargetError if not met.
+    ``cwd``: the user's working directory, to work in (``enter_user_folders``)."""
+    enter_user_folders([path, inputs], cwd)
     kpath = Path(path)
     kernel = _import(kpath, "casebook_probe_kernel")
     ipath = Path(inputs) if inputs else kpath

@@ -59,7 +59,7 @@ def _load(req: ProbeRequest, emit, budget: Budget):
     t = None
     try:
         with budget.limit(timeout, DetectorTimeout):
-            t = load(req.file, req.inputs, req.launcher, req.backend)
+            t = load(req.file, req.inputs, req.launcher, req.backend, req.cwd)
             if req.options.get("small") and t.small_sizes:
                 t.sizes = dict(t.small_sizes)  # a slow GPU tool's run
             if req.sizes:
@@ -168,7 +168,7 @@ def run_one(ctx, name: str, emit, timeout: float, reserve: float = 0.0) -> list:
     diagnosis after it needs the time; where all is right so far, the time goes to finding).
     A run still going at ``Budget.stop`` (just before the budget's end) is stopped where it is, and
     the detector keeps what it found so far (``Detector.partial``)."""
-    from harness.run.triton_compat import reset_autotune_caches
+    from harness.run.triton_compat import launched_files, reset_autotune_caches
 
     budget = ctx.budget
     emit(event="start", detector=name)
@@ -193,6 +193,7 @@ def run_one(ctx, name: str, emit, timeout: float, reserve: float = 0.0) -> list:
     except BaseException as e:  # noqa: BLE001  the detector's own failure, its time or the budget's end
         found = _stopped(ctx, det, e, timeout, emit)
     _note_failing(ctx, found)
+    ctx.board.kernel_files = launched_files()  # the modules of the kernels launched: the lint cross-check's
     emit(event="meta", blocks=ctx.blocks, seen=ctx.board.to_json())
     for f in found:
         emit(event="finding", **f.to_json())

@@ -144,7 +144,7 @@ def stale_note(specs, runs: dict) -> list[str]:
     stale = stale_cases(specs, runs)
     if not stale:
         return []
-    return [f"> **Draft** (`--allow-stale`): {_esc(refresh_line(stale, specs))}.", ""]
+    return [f"> **Draft**, its stale cells marked: {_esc(refresh_line(stale, specs))}.", ""]
 
 
 def summary(rows: list, img: Path) -> list[str]:

@@ -37,8 +37,14 @@
    does (the interpreter evaluated Python's ``and`` and dropped a mask); ``libdevice``,
    ``libdevice.exp`` and the rest computed with NumPy (the interpreter returned None or
    raised for them); ``compiled-helpers``, a ``@triton.jit`` helper decorated before
-   TRITON_INTERPRET was set, run as the interpreter's device function. ``for start in
+   TRITON_INTERPRET was set, run as the interpreter's device function; ``scalar-args``, a float
+   or bool kernel argument made an fp32 or int1 scalar where the interpreter does not (3.7: a
+   float has no ``.to()``, a bool's int1 fails). ``for start in
    range(0, n, BLOCK)`` over a runtime ``n`` with NumPy 2.4 is item 2.
+5. The kernels launched (any backend): each ``@triton.jit`` function whose ``run`` is called
+   (``kernel[grid](...)``, through autotune and heuristics too) is kept in ``LAUNCHED``, so that
+   what inspects the user's kernels (the probe's facts, its lint cross-check) reads the ones
+   really launched, wherever their modules live (``launched_kernels``, ``launched_files``).
 
 ``interpreter_fixes(*names)`` is the other kind: for the rest of one worker process, under
 ``TRITON_INTERPRET=1`` only, it makes the interpreter do what compiled Triton does where a
@@ -320,9 +326,52 @@ def patched(interpreter: bool, on_compile: Callable[[str], None] | None = None,
         elif bench_calls is not None:
             autotune_benchmarker(_timed(_few_calls(do_bench_gpu_calls, bench_calls), counter), patcher)
         _launch_counter(counter, interpreter, patcher)
+        _record_launches(patcher)
         if on_compile is not None:
             _compile_hook(on_compile, patcher)
         yield counter
+
+
+LAUNCHED: dict[int, object] = {}  # id -> each @triton.jit function launched in this process while patched
+
+
+def _record_launches(patcher: Patcher) -> None:
+    """Keep each JITFunction (or InterpretedFunction) whose ``run`` is called in ``LAUNCHED``."""
+    from triton.runtime.jit import JITFunction
+
+    classes = [JITFunction]
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+        classes.append(InterpretedFunction)
+    except ImportError:  # an older Triton
+        pass
+    for cls in classes:
+        real = vars(cls).get("run")
+        if real is None:
+            continue
+
+        def run(self, *args, _real=real, **kwargs):
+            LAUNCHED.setdefault(id(self), self)
+            return _real(self, *args, **kwargs)
+
+        patcher.setattr(cls, "run", run)
+
+
+def launched_kernels() -> list:
+    """The ``@triton.jit`` functions launched so far in this process (under ``patched``), in order."""
+    return list(LAUNCHED.values())
+
+
+def kernel_file(fn) -> str | None:
+    """The file that defines a launched kernel (its Python function's ``co_filename``), or None."""
+    code = getattr(getattr(fn, "fn", None), "__code__", None)
+    name = getattr(code, "co_filename", None)
+    return name if name and not name.startswith("<") else None
+
+
+def launched_files() -> list[str]:
+    """The files defining the kernels launched so far, each once, in launch order."""
+    return list(dict.fromkeys(f for k in launched_kernels() if (f := kernel_file(k))))
 
 
 def _wrapped(*modules) -> Iterator[object]:
@@ -885,8 +934,31 @@ def _compiled_helpers(patcher: Patcher) -> None:
     patcher.setattr(JITFunction, "__call__", call)
 
 
+def _scalar_args(patcher: Patcher) -> None:
+    """A float or bool kernel argument becomes an fp32 or int1 scalar, as compiled Triton makes it,
+    where this interpreter does not (3.7 passes a Python float on, which has no ``.to()``, and fails
+    to make a bool's int1): each conversion is tried on a sample first and replaced only where it
+    fails, so an interpreter that does it right keeps its own."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    plain = getattr(interpreter, "_implicit_cvt", None)
+    if plain is None:
+        return
+    for kind, sample, np_dtype, tl_name in ((float, 1.5, "float32", "float32"), (bool, True, "bool", "int1")):
+        try:
+            r = plain(sample)
+            data = getattr(getattr(r, "handle", None), "data", None)
+            right = isinstance(r, tl.tensor) and isinstance(data, np.ndarray) and data.dtype == np.dtype(np_dtype)
+        except Exception:  # noqa: BLE001  the interpreter's own conversion fails on it
+            right = False
+        if not right:
+            _scalar_cvt(kind, np_dtype, tl_name)(patcher)
+
+
 EVERYDAY_FIXES = {"list-grid": _list_grid, "bool-ops": _bool_ops, "libdevice": _libdevice,
-                  "compiled-helpers": _compiled_helpers}
+                  "compiled-helpers": _compiled_helpers, "scalar-args": _scalar_args}
 
 
 INTERPRETER_FIXES = {"bool-args": lambda patcher: _scalar_cvt(bool, "bool", "int1")(patcher),

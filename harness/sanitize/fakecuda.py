@@ -12,12 +12,16 @@
 - **torch.cuda**: ``is_available`` (True), ``device_count`` (1), ``current_device``,
   ``set_device``, ``device(...)`` and ``_DeviceGuard`` (no-op contexts), ``synchronize``,
   ``get_device_name``, ``get_device_capability`` (9, 0), ``get_device_properties`` (an
-  H100-like record: name, major, minor, multi_processor_count, total_memory, warp_size),
+  H100-like record: name, major, minor, multi_processor_count, warp_size; total_memory the
+  host's), ``is_bf16_supported`` (False: what the interpreter can do, so suites leave out the
+  bf16 tests whose results it gets wrong),
   ``Stream``, ``current_stream``, ``default_stream``, ``stream(...)``, ``Event`` (record,
   synchronize, query, wait, ``elapsed_time`` from the host clock), the memory statistics
-  (``memory_allocated`` and the rest answer 0, ``mem_get_info`` a free/total pair,
+  (``memory_allocated`` and the rest answer 0, ``mem_get_info`` the host's free and total memory,
   ``reset_peak_memory_stats`` and ``empty_cache`` do nothing), ``manual_seed`` and
   ``manual_seed_all`` (seed the CPU generator), ``get_rng_state``/``set_rng_state``.
+- **autocast**: ``torch.autocast("cuda")``, ``torch.amp.autocast("cuda")`` and
+  ``torch.cuda.amp.autocast()`` are autocast on the CPU with CUDA's default dtype (float16).
 - **Triton**: where no GPU driver is active, a stand-in driver answers the queries launch
   code makes (``driver.active.get_current_device()``, ``...utils.get_device_properties(d)
   ["multiprocessor_count"]``, the target); ``triton.testing.do_bench`` runs the function once
@@ -39,14 +43,27 @@ from harness.run.patching import Patcher
 
 CAPABILITY = (9, 0)
 NAME = "casebook fake CUDA (CPU, no GPU)"
-TOTAL_MEMORY = 80 * 2**30
+TOTAL_MEMORY = 80 * 2**30  # where the host's memory cannot be read
+
+
+def host_memory() -> tuple[int, int]:
+    """(free, total) bytes of the host's memory: what the kernels really have under the interpreter,
+    so that a suite that sizes its tensors by ``mem_get_info`` (or skips when they do not fit) sizes
+    them for this machine, not for a GPU's 80 GiB."""
+    import os
+
+    try:
+        page = os.sysconf("SC_PAGE_SIZE")
+        return os.sysconf("SC_AVPHYS_PAGES") * page, os.sysconf("SC_PHYS_PAGES") * page
+    except (ValueError, OSError, AttributeError):
+        return TOTAL_MEMORY, TOTAL_MEMORY
 
 
 class _Props:
     name = NAME
     major, minor = CAPABILITY
     multi_processor_count = 132
-    total_memory = TOTAL_MEMORY
+    total_memory = property(lambda self: host_memory()[1])
     warp_size = 32
     max_threads_per_multi_processor = 2048
     L2_cache_size = 50 * 2**20
@@ -143,7 +160,8 @@ def _cuda_answers() -> dict:
         "memory_reserved": lambda device=None: 0, "max_memory_reserved": lambda device=None: 0,
         "memory_cached": lambda device=None: 0, "max_memory_cached": lambda device=None: 0,
         "memory_stats": lambda device=None: {}, "memory_summary": lambda *a, **k: "",
-        "mem_get_info": lambda device=None: (TOTAL_MEMORY, TOTAL_MEMORY),
+        "mem_get_info": lambda device=None: host_memory(),
+        "is_bf16_supported": lambda including_emulation=True: False,  # the interpreter computes bf16 wrongly
         "reset_peak_memory_stats": lambda device=None: None, "reset_max_memory_allocated": lambda device=None: None,
         "reset_accumulated_memory_stats": lambda device=None: None,
         "manual_seed": _seed, "manual_seed_all": _seed, "seed": lambda: None, "seed_all": lambda: None,
@@ -282,6 +300,32 @@ def _triton(patcher: Patcher) -> None:
         patcher.setattr(driver, "_active", fake)
 
 
+def _autocast(patcher: Patcher) -> None:
+    """``torch.autocast("cuda", ...)`` (and ``torch.amp.autocast``, ``torch.cuda.amp.autocast``) is
+    autocast on the CPU, where the tensors are, with CUDA's default dtype (float16): the ops a suite
+    runs under it give the dtypes they give on a GPU. Until ``patcher`` is undone."""
+    import torch
+    from torch.amp import autocast_mode
+
+    real = autocast_mode.autocast
+
+    class autocast(real):  # noqa: N801: the name suites see
+        def __init__(self, device_type="cuda", dtype=None, enabled=True, cache_enabled=None):
+            if _is_cuda(device_type):
+                device_type, dtype = "cpu", dtype or torch.float16
+            super().__init__(device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+    class cuda_autocast(autocast):  # noqa: N801: torch.cuda.amp.autocast(enabled, dtype, cache_enabled)
+        def __init__(self, enabled=True, dtype=torch.float16, cache_enabled=True):
+            super().__init__("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+    patcher.setattr(torch, "autocast", autocast)
+    patcher.setattr(torch.amp, "autocast", autocast)
+    patcher.setattr(autocast_mode, "autocast", autocast)
+    if hasattr(torch.cuda, "amp") and hasattr(torch.cuda.amp, "autocast"):
+        patcher.setattr(torch.cuda.amp, "autocast", cuda_autocast)
+
+
 def install() -> Callable[[], None]:
     """Fake CUDA in this thread (the module's docstring); returns the undo."""
     import torch
@@ -291,6 +335,7 @@ def install() -> Callable[[], None]:
         _triton(patcher)  # before torch.cuda answers True: a real driver is looked for first
         for name, answer in _cuda_answers().items():
             patcher.setattr(torch.cuda, name, answer)
+        _autocast(patcher)
         mode = _mode()
         _pretend_tensors(mode, patcher)
         mode.__enter__()

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from harness.probe.findings import CODES, ERROR, INFO, WARNING, Finding, attach_cases, case_specs
 
-SEVERITY = {"P203": WARNING, "P303": WARNING, "P204": INFO}
+SEVERITY = {"P203": WARNING, "P303": WARNING, "P204": INFO, "P001": INFO}  # P001: a launch that raised, unchecked
 # the [diagnosis] evidence (case.toml) that each code is: cases declaring it are named first
 EVIDENCE = {"P101": "oob-store", "P103": "oob-store", "P102": "oob-load", "P301": "race", "P302": "race",
             "P303": "atomic-order", "P204": "tf32", "P403": "grid-limit"}
@@ -35,7 +35,8 @@ class SanitizeFinding(Finding):
 
 def _key(hit: dict) -> tuple:
     return (hit["code"], hit["kernel"], hit["line"], hit.get("tensor", ""), hit.get("side", ""),
-            hit.get("other_line", ""), hit.get("launched_at", "") if not hit["line"] else "")
+            hit.get("other_line", ""), hit.get("launched_at", "") if not hit["line"] else "",
+            hit.get("severity", ""))
 
 
 def _message(hit: dict) -> str:
@@ -44,9 +45,11 @@ def _message(hit: dict) -> str:
         return (f"{k}: {hit['kind']} {hit['side']} of '{hit['tensor']}' by up to {hit['elements']} elements "
                 f"({hit['lanes']} lanes; first by program {hit['programs'][0]})")
     if code == "P301":
+        same = (": every program order tried gives the same result (the programs store the same value "
+                "there), so which store wins does not change it" if hit.get("same_value") else "")
         return (f"{k}: programs {hit['programs'][0]} and {hit['programs'][1]} both access {hit['address']}: a "
                 f"store at {hit['line']}, a {hit['other_kind']} at {hit['other_line']} ({hit['addresses']} such "
-                f"addresses)")
+                f"addresses){same}")
     if code == "P203":
         return (f"{k}: {sum(hit['differ'].values())} output elements change when the masked-off lanes of "
                 f"tl.load without other= hold NaN instead of 0 (loads at {', '.join(hit['lines'])})")
@@ -69,7 +72,8 @@ def collect(hits: list[dict], cases: bool = True) -> list[SanitizeFinding]:
         if f is None:
             f = out[key] = SanitizeFinding(
                 code=hit["code"], detector="sanitize", backend=hit.get("backend", "interpreter"),
-                message=hit.get("message") or _message(hit), severity=SEVERITY.get(hit["code"], ERROR),
+                message=hit.get("message") or _message(hit),
+                severity=hit.get("severity") or SEVERITY.get(hit["code"], ERROR),
                 line=hit["line"] or hit.get("launched_at", ""), kernel=hit["kernel"],
                 programs=list(hit.get("programs", [])), tensor=hit.get("tensor", ""), side=hit.get("side", ""),
                 elements=hit.get("elements", 0), count=0)
@@ -145,6 +149,8 @@ def summary(findings: list, launches: int | None = None, max_cases: int = 3) -> 
     """The end-of-run report: one block per finding, then a count line (``launches``: how many
     were checked, where known)."""
     checked = f"{launches} launches checked" if launches is not None else "launches checked"
+    if raised := sum(f.count for f in findings if f.code == "P001"):
+        checked += f", {raised} raised before they could be checked"
     if not findings:
         return f"casebook sanitize: {checked}, no findings"
     lines = []

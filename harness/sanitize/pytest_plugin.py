@@ -74,6 +74,20 @@ def pytest_load_initial_conftests(early_config, parser, args):
                 args[i] = f"{OPTION}=fail"
         ns.file_or_dir = list(ns.file_or_dir or []) + stray
     os.environ["TRITON_INTERPRET"] = "1"  # before the conftests import any kernel
+    _fake_cuda_early(early_config)
+
+
+def _fake_cuda_early(config) -> None:
+    """Fake CUDA (where there is no GPU) before any conftest is imported: a conftest that asks
+    ``torch.cuda`` at import, or makes its fixtures' tensors on "cuda", sees the fake as the tests do.
+    The session's fake stays this one (it fakes only where torch sees no GPU); undone at the end."""
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    from harness.sanitize import fakecuda
+
+    config.add_cleanup(fakecuda.install())
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harness.errors import EXIT_MISMATCH, UsageError
+from harness.errors import UsageError
 from harness.run.isolate import WORKERS, end
 from harness.sanitize import JOB_ENV, RESULTS_ENV
 from harness.sanitize.session import Config, read_sink
@@ -37,7 +37,7 @@ class Job:
 
 @dataclass
 class Outcome:
-    returncode: int
+    returncode: int  # the command's own exit status
     findings: list
     launches: int | None
     signal: str = ""
@@ -72,7 +72,8 @@ def _environment(job: Job, results: str, backend: str) -> dict:
 def run(job: Job, *, quiet_stdout: bool = False, backend: str = "interpreter") -> Outcome:
     """Run the job's command under the sanitizer; its output goes to this terminal (to stderr
     where ``quiet_stdout``: stdout is then the caller's, for JSON). ``backend`` gpu: on the GPU
-    under compute-sanitizer (``harness.sanitize.gpu``)."""
+    under compute-sanitizer (``harness.sanitize.gpu``). Interrupted, the exception carries the
+    findings made so far (``sanitize_outcome``) on its way up."""
     from harness.sanitize import findings as F
 
     stdout = sys.stderr if quiet_stdout else None
@@ -83,14 +84,17 @@ def run(job: Job, *, quiet_stdout: bool = False, backend: str = "interpreter") -
             code, hits, launches = gpu.run(job, tmp, functools.partial(_start, stdout=stdout), _say)
         else:
             results = os.path.join(tmp, "hits.jsonl")
-            code = _start(job, results, backend, {}, [], stdout=stdout)
+            try:
+                code = _start(job, results, backend, {}, [], stdout=stdout)
+            except BaseException as e:  # Ctrl-C, SIGTERM: the findings so far go with the interruption
+                e.sanitize_outcome = Outcome(130, F.collect(read_sink(results)[0]), None, "")
+                raise
             hits, launches = read_sink(results)
     died = ""
     if code < 0:
         died = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
         code = 128 - code
-    found = F.collect(hits)
-    return Outcome(EXIT_MISMATCH if F.errors(found) else code, found, launches, died)
+    return Outcome(code, F.collect(hits), launches, died)  # the command's own status: the caller weighs the findings
 
 
 def _start(job: Job, results: str, backend: str, extra: dict, prefix: list, stdout=None) -> int:

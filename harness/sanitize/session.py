@@ -4,13 +4,16 @@ by the instrumented interpreter (``harness.run.interp_instrument``) and judged, 
 ``Session(config)`` is a context: on entering it sets ``TRITON_INTERPRET=1`` (kernels decorated
 from then on are interpreted; a kernel compiled before is interpreted too, through
 ``JITFunction.run``), applies the interpreter fixes of ``triton_compat.patched`` (autotune on the
-CPU, each config timed by one run; list grids, ``and``/``or`` between masks, libdevice), fakes CUDA where there is no GPU
+CPU, each config timed by one run; list grids, ``and``/``or`` between masks, libdevice, float and bool
+arguments), fakes CUDA where there is no GPU
 (``fakecuda``), and wraps each launch. A launch is run with:
 
 - memcheck: each load, store and atomic lane outside the tensor its pointer came from is
   recorded and not performed (a load reads poison, a store is dropped), so the process never
   corrupts its heap;
-- race: a plain store to an address another program of the launch also touches;
+- race: a plain store to an address another program of the launch also touches (where only
+  stores meet there and every program order tried gives the same result, the programs stored
+  the same value: a warning);
 - masked lanes: a ``tl.load`` without ``other=`` reads poison (NaN, the integer maximum) in its
   masked-off lanes. Where that poison may have reached a tensor (a new NaN in a float tensor,
   or a tensor that is not float), the launch is run again from the same inputs with 0 there,
@@ -291,12 +294,18 @@ def _interpret_compiled(patcher: Patcher) -> None:
 def launch_wrapper(session: Session, inner):
     """``GridExecutor.__call__`` (already instrumented) with each launch judged."""
     def __call__(executor, *args_dev, **kwargs):
-        session.launches += 1
         where = launch_site(session.root)
         launch = Launch(session, getattr(executor.fn, "__name__", "?"), _tensors(args_dev, kwargs))
         run = lambda: inner(executor, *args_dev, **kwargs)  # noqa: E731
         try:
-            launch.first(run, where)
+            try:
+                launch.first(run, where)
+            except Exception as e:  # the launch raised: not checked; the user's code sees the exception
+                launch.raised(e)
+                raise
+            session.launches += 1  # checked: it ran
+            if launch.races and not session.config.orders:
+                launch.same_value(run)
             if launch.poisoned and session.config.masked:
                 launch.masked_lanes(run)
             if session.config.orders and launch.tensors:
@@ -315,6 +324,7 @@ class Launch:
         cfg = session.config
         self.pre = [t.clone() for t in tensors] if (cfg.masked or cfg.orders) else None
         self.poisoned = False
+        self.order_free = False  # its store-store races leave the result the same in every order tried
         self.found: list[dict] = []
         self.float_atomics = 0
 
@@ -346,6 +356,17 @@ class Launch:
             rec.poison_lines[:] = list(dict.fromkeys(kept[2] + self.poison_lines))
             rec.dot_lines[:] = list(dict.fromkeys(kept[3] + self.dot_lines))
 
+    def raised(self, e: BaseException) -> None:
+        """A launch that raised before it finished (the interpreter or the kernel's own code): a note
+        that it was not checked (a grid past CUDA's limit is its own finding, P403)."""
+        from harness.errors import error_line
+        from harness.run.interp_instrument import GridLimitError
+
+        if not isinstance(e, GridLimitError):
+            self.found.append({"code": "P001", "kernel": self.kernel, "line": "",
+                               "message": f"{self.kernel}: the launch raised {error_line(e)}"[:300]
+                                          + " (not checked: it did not run to its end)"})
+
     def hits(self) -> None:
         """What the first run recorded, as hits (before the re-runs' own)."""
         for (kind, tensor, side, line), hit in sorted(self.oob.items(), key=lambda kv: kv[0][3]):
@@ -360,7 +381,8 @@ class Launch:
             self.found.append({"code": "P301", "kernel": r["kernel"], "line": r["store_line"],
                                "other_line": r["other_line"], "other_kind": r["other_kind"],
                                "address": r["address"], "addresses": r["addresses"],
-                               "programs": [r["store_pid"], r["other_pid"]]})
+                               "programs": [r["store_pid"], r["other_pid"]],
+                               **({"severity": "warning", "same_value": True} if self.order_free else {})})
         for line in self.dot_lines:
             self.found.append({"code": "P204", "kernel": self.kernel, "line": line})
 
@@ -368,7 +390,7 @@ class Launch:
         """The launch again from the inputs it started with, nothing recorded; its tensors after."""
         rec = self.rec
         for t, p in zip(self.tensors, self.pre):
-            t.copy_(p)
+            _restore(t, p)
         with Patcher() as patcher:
             for k, v in options.items():
                 patcher.setattr(rec.options, k, v)
@@ -379,10 +401,15 @@ class Launch:
 
     def poison_may_show(self) -> bool:
         """Whether poison in masked lanes may have reached a tensor: a float tensor holding a NaN it
-        did not hold before, or any tensor that is not float (an integer's poison leaves no mark).
-        Where not, the poisoned run is as good as one with 0 and is kept without a second run."""
+        did not hold before, or one that held NaN before and holds NaN still (a NaN-prefilled
+        output: the poison's NaN would not be new there), or any tensor that is not float (an
+        integer's poison leaves no mark). Where not, the poisoned run is as good as one with 0 and
+        is kept without a second run."""
         for t, p in zip(self.tensors, self.pre):
-            if not t.is_floating_point() or bool((t.isnan() & ~p.isnan()).any()):
+            if not t.is_floating_point():
+                return True
+            now = t.isnan()
+            if bool((now & ~p.isnan()).any()) or bool((now & p.isnan()).any()):
                 return True
         return False
 
@@ -398,6 +425,24 @@ class Launch:
             self.found.append({"code": "P203", "kernel": self.kernel, "line": lines[0], "lines": lines,
                                "differ": diff})
 
+    def same_value(self, run) -> None:
+        """Races of stores with stores only (no load or atomic of the address by another program): the
+        launch again in reversed and shuffled program order. Where every order gives what the first
+        run gave, the programs stored the same value there: the result does not depend on which
+        wins (``order_free``: a warning, not an error). The program goes on with the first run's."""
+        if self.pre is None or not self.tensors or any(r["other_kind"] != "store" for r in self.races):
+            return
+        kept = [t.clone() for t in self.tensors]
+        same = True
+        for order in ("reverse", SHUFFLE_SEED):
+            self._rerun(run, order=order, race=False, poison_masked=False)
+            if _differences(self.tensors, kept):
+                same = False
+                break
+        for t, k in zip(self.tensors, kept):
+            _restore(t, k)
+        self.order_free = same
+
     def orders(self, run) -> None:
         """Reversed and shuffled program orders against the order the program goes on with."""
         kept = [t.clone() for t in self.tensors]
@@ -410,7 +455,14 @@ class Launch:
                                    "order": "reversed" if order == "reverse" else f"shuffled (seed {order})"})
                 break
         for t, k in zip(self.tensors, kept):
-            t.copy_(k)
+            _restore(t, k)
+
+
+def _restore(t, values) -> None:
+    """``t`` holds ``values`` again, as the kernel's own writes change it: through ``.data``, outside
+    autograd (a leaf that requires grad may not be written in place, and a tensor saved for backward
+    must not look modified), as a launch's raw stores are."""
+    t.data.copy_(values)
 
 
 OOB_CODES = {"store": "P101", "load": "P102", "atomic": "P103"}

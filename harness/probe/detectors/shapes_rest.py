@@ -1,8 +1,8 @@
 """After the diagnosis, the sizes that shape fuzzing left: under the probe's budget, fuzzing stops
 at its first failure to keep the diagnosis its time (``Budget.reserve``); what time the diagnosis
 leaves goes back to the sizes not yet tried, and each new way of failing is shape fuzzing's finding.
-A kernel with two bugs, or one whose bug shows only past another that its fixed version shares
-(bugs/bitsandbytes-4bit-odd-length-last-element), needs the sizes after the first failure.
+A kernel with two bugs, or one whose bug shows only past another that its fixed version shares,
+needs the sizes after the first failure.
 """
 
 from __future__ import annotations

@@ -135,7 +135,8 @@ def _skip_dirs() -> tuple:
 
     here = os.path.dirname(__file__)  # this package, and the interpreter's patches beside it
     return (os.path.dirname(triton.__file__), os.path.dirname(numpy.__file__), here + os.sep,
-            os.path.join(os.path.dirname(here), "interp_instrument.py"))
+            os.path.join(os.path.dirname(here), "interp_instrument.py"),
+            os.path.join(os.path.dirname(here), "triton_compat.py"))  # its launch record and fixes wrap launches
 
 
 def kernel_line() -> str:

@@ -11,7 +11,10 @@ visible in the source (quiet), and the same kernel with that reason taken away (
 - a branch that ends in ``return``;
 - a tuned block used as a loop step rather than a grid axis (TL303); an idempotent in-place update under
   autotune (a ReLU stored back: TL302);
-- ``tl.where`` clearing padding lanes before a reduction; a buffer written in full by an earlier launch.
+- ``tl.where`` clearing padding lanes before a reduction; a buffer written in full by an earlier launch;
+- an index clamped into the buffer (``tl.minimum(offs, n - 1)``, ``tl.clamp``, ``% n``) is in bounds (TL101);
+- a sum that covers the program's whole row (one program per row) is complete: a non-linear function of it,
+  added over rows, is right (TL206).
 """
 
 from pathlib import Path
@@ -295,6 +298,44 @@ def table_sums(table, out):
     table_sum_kernel[(n_seqs, splits)](table, out, n_cols, per_split, BLOCK=triton.next_power_of_2(per_split))
 '''
 
+CLAMPED_GATHER = HEAD + '''
+@triton.jit
+def scale_rows_kernel(x_ptr, div_ptr, out_ptr, n_rows, D: tl.constexpr, BLOCK: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    live = rows < n_rows
+    cols = tl.arange(0, D)
+    div = tl.load(div_ptr + BOUNDED)
+    x = tl.load(x_ptr + rows[:, None] * D + cols[None, :], mask=live[:, None], other=0.0)
+    tl.store(out_ptr + rows[:, None] * D + cols[None, :], x / div[:, None], mask=live[:, None])
+
+def scale_rows(x, div, out):
+    n_rows, d = x.shape
+    scale_rows_kernel[(triton.cdiv(n_rows, 64),)](x, div, out, n_rows, D=d, BLOCK=64)
+'''
+
+ROW_STATISTIC = HEAD + '''
+@triton.jit
+def rms_norm_bwd_kernel(dy_ptr, x_ptr, dx_ptr, dw_ptr, stride, D, eps, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < D
+    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=0.0)
+    dy = tl.load(dy_ptr + row * stride + cols, mask=mask, other=0.0)
+    rms_inv = tl.rsqrt(tl.sum(x * x, 0) / D + eps)
+    x_hat = x * rms_inv
+    dx = rms_inv * (dy - x_hat * (tl.sum(dy * x_hat, 0) / D))
+    tl.store(dx_ptr + row * stride + cols, dx, mask=mask)
+    tl.atomic_add(dw_ptr + cols, dy * x_hat, mask=mask)
+
+def rms_norm_backward(dy, x, dx, dw, eps):
+    n_rows, d = x.shape
+    dw.zero_()
+    rms_norm_bwd_kernel[(n_rows,)](dy, x, dx, dw, x.stride(0), d, eps, BLOCK=triton.next_power_of_2(d))
+'''
+
+# the same backward with the row cut into blocks over a second grid axis: each program's sum is a slice's
+ROW_SPLIT = ("    cols = tl.arange(0, BLOCK)\n", "    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)\n")
+
 PAIRS = [  # (id, rule, correct kernel, (old, new): the edit that takes the reason away)
     ("wrapper-same-file", "TL701", SAME_FILE_WRAPPER, WITHOUT_PID),
     ("from-triton-language-import", "TL701", FROM_IMPORT, WITHOUT_PID),
@@ -324,6 +365,19 @@ PAIRS = [  # (id, rule, correct kernel, (old, new): the edit that takes the reas
     ("rng-coordinate-scaled-down-backward", "TL502", COORDINATE_RNG, (
         "        ctx.sizes = (x.numel(), inner, outer)", "        ctx.sizes = (x.numel(), outer, inner)")),
     ("min-of-a-width-not-the-batch", "TL404", SPLITS_OF_A_WIDTH, ("splits = min(n_cols, 8)", "splits = min(n_seqs, 8)")),
+    ("index-clamped-by-minimum", "TL101", CLAMPED_GATHER.replace("BOUNDED", "tl.minimum(rows, n_rows - 1)"),
+     ("tl.minimum(rows, n_rows - 1)", "rows")),
+    ("index-clamped-by-minimum-bound-first", "TL101",
+     CLAMPED_GATHER.replace("BOUNDED", "tl.minimum(n_rows - 1, rows)"), ("tl.minimum(n_rows - 1, rows)", "rows")),
+    ("index-clamped-by-clamp", "TL101", CLAMPED_GATHER.replace("BOUNDED", "tl.clamp(rows, 0, n_rows - 1)"),
+     ("tl.clamp(rows, 0, n_rows - 1)", "tl.maximum(rows, 0)")),
+    ("index-clamped-through-a-name", "TL101", CLAMPED_GATHER.replace(
+        "    div = tl.load(div_ptr + BOUNDED)", "    last = tl.maximum(tl.minimum(rows, n_rows - 1), 0)\n"
+        "    div = tl.load(div_ptr + last)"), ("tl.maximum(tl.minimum(rows, n_rows - 1), 0)", "tl.maximum(rows, 0)")),
+    ("index-clamped-by-a-lane-bound", "TL101", CLAMPED_GATHER.replace("BOUNDED", "tl.minimum(rows, n_rows - 1)"),
+     ("tl.minimum(rows, n_rows - 1)", "tl.minimum(rows, rows + 1)")),
+    ("index-wrapped-by-modulo", "TL101", CLAMPED_GATHER.replace("BOUNDED", "rows % n_rows"), ("rows % n_rows", "rows")),
+    ("row-statistic-complete-in-program", "TL206", ROW_STATISTIC, ROW_SPLIT),
     ("filled-by-earlier-launch", "TL306", FILLED_BY_EARLIER_LAUNCH, (
         "    fill_kernel[(triton.cdiv(bins, 256),)](out, bins, BLOCK=256)\n", "")),
 ]

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.lint import lint_file, lint_source
+from harness.lint import lint_file, lint_paths, lint_source
 from harness.lint.rules.tl204_padding_division import BAD as TL204_BAD
 
 HEAD = "import torch\nimport triton\nimport triton.language as tl\n"
@@ -316,11 +316,11 @@ def scale_rows(x, div, out):
 ROW_STATISTIC = HEAD + '''
 @triton.jit
 def rms_norm_bwd_kernel(dy_ptr, x_ptr, dx_ptr, dw_ptr, stride, D, eps, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
+    row = tl.program_id(0)
     mask = cols < D
-    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=0.0)
     dy = tl.load(dy_ptr + row * stride + cols, mask=mask, other=0.0)
+    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=0.0)
     rms_inv = tl.rsqrt(tl.sum(x * x, 0) / D + eps)
     x_hat = x * rms_inv
     dx = rms_inv * (dy - x_hat * (tl.sum(dy * x_hat, 0) / D))
@@ -478,3 +478,71 @@ def test_a_kernel_launched_through_wrap_triton_is_a_launch(imp, wrapper):
     assert [f.line for f in lint_source(floored, "floored.py", select=["TL401"])] == [launch_line]
     other = floored.replace(f"{wrapper}(shift_kernel)", f"{wrapper}(some_other_kernel)")
     assert [f.code for f in lint_source(other, "other.py", select=["TL401"])] == []  # not this kernel's launch
+
+
+# ---------------------------------------------------------------- a kernel launched from another file
+
+KERNELS = HEAD + '''
+@triton.jit
+def add_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1.0, mask=offs < n)
+'''
+
+OPS = '''{imp}
+
+
+def add(x, out):
+    n = out.numel()
+    {kernel}[GRID](x, out, n, BLOCK=512)
+'''
+
+
+def two_files(tmp_path: Path, kernels: str, imp: str, kernel: str, grid: str) -> Path:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "kernels.py").write_text(kernels)
+    (tmp_path / "pkg" / "ops.py").write_text(OPS.format(imp=imp, kernel=kernel).replace("GRID", grid))
+    return tmp_path / "pkg"
+
+
+IMPORTED = [
+    ("from .kernels import add_kernel", "add_kernel"),
+    ("from pkg.kernels import add_kernel as k", "k"),
+    ("import pkg.kernels as K", "K.add_kernel"),
+    ("from pkg import kernels", "kernels.add_kernel"),
+    ("from . import kernels\nfrom torch.library import wrap_triton", "wrap_triton(kernels.add_kernel)"),
+]
+
+
+@pytest.mark.parametrize("imp, kernel", IMPORTED, ids=["relative", "from-as", "import-as", "from-package", "wrap_triton"])
+def test_a_kernel_imported_from_another_file_is_paired_with_its_launch(tmp_path, imp, kernel):
+    """``add_kernel`` (masked) is defined in pkg/kernels.py and launched in pkg/ops.py: linted together, the grid
+    that floors ``n // 512`` fires TL401 in ops.py, at the launch (a bug: that launcher launches it); the grid
+    that rounds up is quiet; ops.py linted alone, or a launch of a name the module does not define, is not a
+    launch of it."""
+    pkg = two_files(tmp_path, KERNELS, imp, kernel, "(n // 512,)")
+    ops = pkg / "ops.py"
+    launch_line = next(i for i, line in enumerate(ops.read_text().splitlines(), 1) if "(n // 512,)" in line)
+    found = lint_paths([str(pkg)], select=["TL401"]).findings
+    assert [(Path(f.path).name, f.line, f.severity) for f in found] == [("ops.py", launch_line, "bug")]
+    assert "which launches add_kernel" in found[0].reason
+    assert lint_paths([str(ops)], select=["TL401"]).findings == []  # the kernel is not in what was linted
+    ops.write_text(ops.read_text().replace("(n // 512,)", "(triton.cdiv(n, 512),)"))
+    assert [str(f) for f in lint_paths([str(pkg)]).findings] == []  # no default rule fires
+    ops.write_text(ops.read_text().replace(f"{kernel}[", "other_kernel[").replace("cdiv(n, 512)", "n // 512"))
+    assert lint_paths([str(pkg)], select=["TL401"]).findings == []  # not a kernel of kernels.py
+
+
+def test_a_kernel_rule_that_reads_the_launch_sees_one_in_another_file(tmp_path):
+    """The unmasked kernel of pkg/kernels.py launched from pkg/ops.py on a grid that rounds up: its last block is
+    partial, TL101 fires in kernels.py (a bug, the launch in ops.py named); kernels.py alone has no launch: the
+    strong evidence is gone and TL101 is quiet."""
+    unmasked = KERNELS.replace(", mask=offs < n) + 1.0, mask=offs < n)", ") + 1.0)")
+    assert unmasked != KERNELS
+    pkg = two_files(tmp_path, unmasked, "from .kernels import add_kernel\nimport triton", "add_kernel",
+                    "(triton.cdiv(n, 512),)")
+    found = lint_paths([str(pkg)], select=["TL101"]).findings
+    assert {(Path(f.path).name, f.severity) for f in found} == {("kernels.py", "bug")}
+    assert all("ops.py" in f.reason for f in found)
+    assert lint_paths([str(pkg / "kernels.py")], select=["TL101"]).findings == []

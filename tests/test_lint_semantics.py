@@ -11,14 +11,17 @@ visible in the source (quiet), and the same kernel with that reason taken away (
 - a branch that ends in ``return``;
 - a tuned block used as a loop step rather than a grid axis (TL303); an idempotent in-place update under
   autotune (a ReLU stored back: TL302);
-- ``tl.where`` clearing padding lanes before a reduction; a buffer written in full by an earlier launch.
+- ``tl.where`` clearing padding lanes before a reduction; a buffer written in full by an earlier launch;
+- an index clamped into the buffer (``tl.minimum(offs, n - 1)``, ``tl.clamp``, ``% n``) is in bounds (TL101);
+- a sum that covers the program's whole row (one program per row) is complete: a non-linear function of it,
+  added over rows, is right (TL206).
 """
 
 from pathlib import Path
 
 import pytest
 
-from harness.lint import lint_file, lint_source
+from harness.lint import lint_file, lint_paths, lint_source
 from harness.lint.rules.tl204_padding_division import BAD as TL204_BAD
 
 HEAD = "import torch\nimport triton\nimport triton.language as tl\n"
@@ -295,6 +298,44 @@ def table_sums(table, out):
     table_sum_kernel[(n_seqs, splits)](table, out, n_cols, per_split, BLOCK=triton.next_power_of_2(per_split))
 '''
 
+CLAMPED_GATHER = HEAD + '''
+@triton.jit
+def scale_rows_kernel(x_ptr, div_ptr, out_ptr, n_rows, D: tl.constexpr, BLOCK: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    live = rows < n_rows
+    cols = tl.arange(0, D)
+    div = tl.load(div_ptr + BOUNDED)
+    x = tl.load(x_ptr + rows[:, None] * D + cols[None, :], mask=live[:, None], other=0.0)
+    tl.store(out_ptr + rows[:, None] * D + cols[None, :], x / div[:, None], mask=live[:, None])
+
+def scale_rows(x, div, out):
+    n_rows, d = x.shape
+    scale_rows_kernel[(triton.cdiv(n_rows, 64),)](x, div, out, n_rows, D=d, BLOCK=64)
+'''
+
+ROW_STATISTIC = HEAD + '''
+@triton.jit
+def rms_norm_bwd_kernel(dy_ptr, x_ptr, dx_ptr, dw_ptr, stride, D, eps, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    row = tl.program_id(0)
+    mask = cols < D
+    dy = tl.load(dy_ptr + row * stride + cols, mask=mask, other=0.0)
+    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=0.0)
+    rms_inv = tl.rsqrt(tl.sum(x * x, 0) / D + eps)
+    x_hat = x * rms_inv
+    dx = rms_inv * (dy - x_hat * (tl.sum(dy * x_hat, 0) / D))
+    tl.store(dx_ptr + row * stride + cols, dx, mask=mask)
+    tl.atomic_add(dw_ptr + cols, dy * x_hat, mask=mask)
+
+def rms_norm_backward(dy, x, dx, dw, eps):
+    n_rows, d = x.shape
+    dw.zero_()
+    rms_norm_bwd_kernel[(n_rows,)](dy, x, dx, dw, x.stride(0), d, eps, BLOCK=triton.next_power_of_2(d))
+'''
+
+# the same backward with the row cut into blocks over a second grid axis: each program's sum is a slice's
+ROW_SPLIT = ("    cols = tl.arange(0, BLOCK)\n", "    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)\n")
+
 PAIRS = [  # (id, rule, correct kernel, (old, new): the edit that takes the reason away)
     ("wrapper-same-file", "TL701", SAME_FILE_WRAPPER, WITHOUT_PID),
     ("from-triton-language-import", "TL701", FROM_IMPORT, WITHOUT_PID),
@@ -324,6 +365,19 @@ PAIRS = [  # (id, rule, correct kernel, (old, new): the edit that takes the reas
     ("rng-coordinate-scaled-down-backward", "TL502", COORDINATE_RNG, (
         "        ctx.sizes = (x.numel(), inner, outer)", "        ctx.sizes = (x.numel(), outer, inner)")),
     ("min-of-a-width-not-the-batch", "TL404", SPLITS_OF_A_WIDTH, ("splits = min(n_cols, 8)", "splits = min(n_seqs, 8)")),
+    ("index-clamped-by-minimum", "TL101", CLAMPED_GATHER.replace("BOUNDED", "tl.minimum(rows, n_rows - 1)"),
+     ("tl.minimum(rows, n_rows - 1)", "rows")),
+    ("index-clamped-by-minimum-bound-first", "TL101",
+     CLAMPED_GATHER.replace("BOUNDED", "tl.minimum(n_rows - 1, rows)"), ("tl.minimum(n_rows - 1, rows)", "rows")),
+    ("index-clamped-by-clamp", "TL101", CLAMPED_GATHER.replace("BOUNDED", "tl.clamp(rows, 0, n_rows - 1)"),
+     ("tl.clamp(rows, 0, n_rows - 1)", "tl.maximum(rows, 0)")),
+    ("index-clamped-through-a-name", "TL101", CLAMPED_GATHER.replace(
+        "    div = tl.load(div_ptr + BOUNDED)", "    last = tl.maximum(tl.minimum(rows, n_rows - 1), 0)\n"
+        "    div = tl.load(div_ptr + last)"), ("tl.maximum(tl.minimum(rows, n_rows - 1), 0)", "tl.maximum(rows, 0)")),
+    ("index-clamped-by-a-lane-bound", "TL101", CLAMPED_GATHER.replace("BOUNDED", "tl.minimum(rows, n_rows - 1)"),
+     ("tl.minimum(rows, n_rows - 1)", "tl.minimum(rows, rows + 1)")),
+    ("index-wrapped-by-modulo", "TL101", CLAMPED_GATHER.replace("BOUNDED", "rows % n_rows"), ("rows % n_rows", "rows")),
+    ("row-statistic-complete-in-program", "TL206", ROW_STATISTIC, ROW_SPLIT),
     ("filled-by-earlier-launch", "TL306", FILLED_BY_EARLIER_LAUNCH, (
         "    fill_kernel[(triton.cdiv(bins, 256),)](out, bins, BLOCK=256)\n", "")),
 ]
@@ -424,3 +478,71 @@ def test_a_kernel_launched_through_wrap_triton_is_a_launch(imp, wrapper):
     assert [f.line for f in lint_source(floored, "floored.py", select=["TL401"])] == [launch_line]
     other = floored.replace(f"{wrapper}(shift_kernel)", f"{wrapper}(some_other_kernel)")
     assert [f.code for f in lint_source(other, "other.py", select=["TL401"])] == []  # not this kernel's launch
+
+
+# ---------------------------------------------------------------- a kernel launched from another file
+
+KERNELS = HEAD + '''
+@triton.jit
+def add_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1.0, mask=offs < n)
+'''
+
+OPS = '''{imp}
+
+
+def add(x, out):
+    n = out.numel()
+    {kernel}[GRID](x, out, n, BLOCK=512)
+'''
+
+
+def two_files(tmp_path: Path, kernels: str, imp: str, kernel: str, grid: str) -> Path:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "kernels.py").write_text(kernels)
+    (tmp_path / "pkg" / "ops.py").write_text(OPS.format(imp=imp, kernel=kernel).replace("GRID", grid))
+    return tmp_path / "pkg"
+
+
+IMPORTED = [
+    ("from .kernels import add_kernel", "add_kernel"),
+    ("from pkg.kernels import add_kernel as k", "k"),
+    ("import pkg.kernels as K", "K.add_kernel"),
+    ("from pkg import kernels", "kernels.add_kernel"),
+    ("from . import kernels\nfrom torch.library import wrap_triton", "wrap_triton(kernels.add_kernel)"),
+]
+
+
+@pytest.mark.parametrize("imp, kernel", IMPORTED, ids=["relative", "from-as", "import-as", "from-package", "wrap_triton"])
+def test_a_kernel_imported_from_another_file_is_paired_with_its_launch(tmp_path, imp, kernel):
+    """``add_kernel`` (masked) is defined in pkg/kernels.py and launched in pkg/ops.py: linted together, the grid
+    that floors ``n // 512`` fires TL401 in ops.py, at the launch (a bug: that launcher launches it); the grid
+    that rounds up is quiet; ops.py linted alone, or a launch of a name the module does not define, is not a
+    launch of it."""
+    pkg = two_files(tmp_path, KERNELS, imp, kernel, "(n // 512,)")
+    ops = pkg / "ops.py"
+    launch_line = next(i for i, line in enumerate(ops.read_text().splitlines(), 1) if "(n // 512,)" in line)
+    found = lint_paths([str(pkg)], select=["TL401"]).findings
+    assert [(Path(f.path).name, f.line, f.severity) for f in found] == [("ops.py", launch_line, "bug")]
+    assert "which launches add_kernel" in found[0].reason
+    assert lint_paths([str(ops)], select=["TL401"]).findings == []  # the kernel is not in what was linted
+    ops.write_text(ops.read_text().replace("(n // 512,)", "(triton.cdiv(n, 512),)"))
+    assert [str(f) for f in lint_paths([str(pkg)]).findings] == []  # no default rule fires
+    ops.write_text(ops.read_text().replace(f"{kernel}[", "other_kernel[").replace("cdiv(n, 512)", "n // 512"))
+    assert lint_paths([str(pkg)], select=["TL401"]).findings == []  # not a kernel of kernels.py
+
+
+def test_a_kernel_rule_that_reads_the_launch_sees_one_in_another_file(tmp_path):
+    """The unmasked kernel of pkg/kernels.py launched from pkg/ops.py on a grid that rounds up: its last block is
+    partial, TL101 fires in kernels.py (a bug, the launch in ops.py named); kernels.py alone has no launch: the
+    strong evidence is gone and TL101 is quiet."""
+    unmasked = KERNELS.replace(", mask=offs < n) + 1.0, mask=offs < n)", ") + 1.0)")
+    assert unmasked != KERNELS
+    pkg = two_files(tmp_path, unmasked, "from .kernels import add_kernel\nimport triton", "add_kernel",
+                    "(triton.cdiv(n, 512),)")
+    found = lint_paths([str(pkg)], select=["TL101"]).findings
+    assert {(Path(f.path).name, f.severity) for f in found} == {("kernels.py", "bug")}
+    assert all("ops.py" in f.reason for f in found)
+    assert lint_paths([str(pkg / "kernels.py")], select=["TL101"]).findings == []

@@ -30,7 +30,8 @@ PACKAGES, FIRST_RUN = DOCS / "lint-packages.md", DOCS / "lint-first-run.md"
 FIRST_RUNS = {"A to C": (PACKAGES, 2, ("Held-out set A", "Held-out set B", "Held-out set C")),
               "E to G": (PACKAGES, 2, ("First runs after issue 39",)),
               "H to J": (FIRST_RUN, 3, ("Set H", "Set I", "Set J")),
-              "K": (FIRST_RUN, 3, ("Set K",))}
+              "K": (FIRST_RUN, 3, ("Set K",)),
+              "L": (FIRST_RUN, 3, ("Set L",))}
 
 
 def first_runs(pages: dict[Path, str] | None = None) -> dict[str, dict[str, Counter]]:

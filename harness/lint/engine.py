@@ -20,6 +20,7 @@ from harness.lint import rules as _rules  # noqa: F401  (registers every rule)
 from harness.lint.files import MAX_BYTES, Unreadable, display, python_files, read_source
 from harness.lint.fixes import Fix
 from harness.lint.model import Module, parse
+from harness.lint.project import pair_launches
 from harness.lint.registry import BUG, HAZARD, HIGH, RULES, SEVERITIES, Rule, Severity
 
 CASES_URL = os.environ.get("CASEBOOK_DOCS_URL", "https://github.com/kyolebu/triton-misadventures/blob/main/")
@@ -116,13 +117,14 @@ def lint_module(module: Module, rules: list[Rule], errors: list[LintError] | Non
             given = next((e for e in extra if isinstance(e, Severity)), None) or severity(module, r, node)
             fix = next((e for e in extra if isinstance(e, Fix)), None)
             cases = tuple(case) + tuple(c for c in r.cases if c not in case)
-            f = LintFinding(module.path, node.lineno, node.col_offset + 1, r.code, r.name, message, cases,
+            home = module.home_of(node)  # a launch in another file of a kernel of this one: that file's hit
+            f = LintFinding(home.path, node.lineno, node.col_offset + 1, r.code, r.name, message, cases,
                             r.confidence, getattr(node, "end_lineno", None), (getattr(node, "end_col_offset", 0) or 0) + 1,
                             given.kind, given.reason, fix)
-            if (f.line, f.col, f.code) not in seen and not suppressed(module.lines, f):
-                seen.add((f.line, f.col, f.code))
+            if (f.path, f.line, f.col, f.code) not in seen and not suppressed(home.lines, f):
+                seen.add((f.path, f.line, f.col, f.code))
                 out.append(f)
-    return sorted(out, key=lambda f: (f.line, f.col, f.code))
+    return sorted(out, key=lambda f: (f.path != module.path, f.path, f.line, f.col, f.code))
 
 
 def severity(module: Module, rule: Rule, node: ast.AST) -> Severity:
@@ -133,20 +135,29 @@ def severity(module: Module, rule: Rule, node: ast.AST) -> Severity:
     if rule.confidence != HIGH:
         return Severity(HAZARD, f"{rule.confidence}-confidence rule: correct uses of the pattern exist")
     line = getattr(node, "lineno", 0)
-    for launch in module.launches:
+    home = module.home_of(node)
+    if home is not module:  # in another file's launcher of a kernel here
+        mine = [l for l in module.launches if l.home is home]
+        launch = next((l for l in mine if l.node.lineno <= line <= (l.node.end_lineno or line)), None) or next(
+            l for l in mine if l.launcher is not None and l.launcher.lineno <= line <= (l.launcher.end_lineno or line))
+        return Severity(BUG, f"in {launch.launcher.name if launch.launcher else 'the module'}, which launches "
+                             f"{launch.kernel.name} on line {launch.node.lineno}")
+    for launch in [l for l in module.launches if l.home is None]:
         if launch.node.lineno <= line <= (launch.node.end_lineno or launch.node.lineno):
             return Severity(BUG, f"at the launch on line {launch.node.lineno}")
     kernel = next((k for k in module.kernels.values() if min([k.node.lineno] + [d.lineno for d in k.node.decorator_list])
                    <= line <= (k.node.end_lineno or line)), None)  # the decorators too: an autotune's key
     if kernel is None:  # in a launcher: reachable when that function launches
-        launch = next((l for l in module.launches if l.launcher is not None and
+        launch = next((l for l in module.launches if l.home is None and l.launcher is not None and
                        l.launcher.lineno <= line <= (l.launcher.end_lineno or line)), None)
         if launch is not None:
             return Severity(BUG, f"in {launch.launcher.name}, which launches {launch.kernel.name} on line "
                                  f"{launch.node.lineno}")
     if kernel is None or not kernel.launches:
         return Severity(HAZARD, "no launch of this kernel in the file: its callers decide the sizes")
-    return Severity(BUG, f"{kernel.name} is launched on line {kernel.launches[0].node.lineno}")
+    first = kernel.launches[0]
+    where = f" of {first.home.path}" if first.home is not None else ""
+    return Severity(BUG, f"{kernel.name} is launched on line {first.node.lineno}{where}")
 
 
 def at_least(findings: list[LintFinding], minimum: str) -> list[LintFinding]:
@@ -183,28 +194,45 @@ def lint_paths(paths: list[str], select=None, ignore=None, max_bytes: int = MAX_
     parsed (a file that does not parse is always said) but not analysed."""
     run = LintRun(rules=selected(select, ignore))
     start = time.perf_counter()
+    modules: list[tuple[Path, Module]] = []
     for path in python_files(paths, lambda p, message: run.errors.append(LintError(display(Path(p)), message))):
         shown = display(path)
         try:
-            lint_one(path, shown, run, max_bytes)
+            module = read_one(path, shown, run, max_bytes)
         except Unreadable as e:
             run.errors.append(LintError(shown, str(e)))
         except Exception as e:  # lint's own failure on this file: said, and the next file is linted
             run.errors.append(LintError(shown, f"lint failed on this file: {type(e).__name__}: {e}"))
+        else:
+            if module is not None:
+                modules.append((path, module))
+    try:
+        pair_launches(modules)
+    except Exception as e:  # pairing across files is a refinement: the files are still linted each on its own
+        run.errors.append(LintError(display(Path(paths[0])) if paths else "", f"launches across files not paired: "
+                                    f"{type(e).__name__}: {e}"))
+    for _, module in modules:
+        if "triton" not in module.source:  # read only for the launches it may hold
+            continue
+        try:
+            run.findings += lint_module(module, run.rules, run.errors)
+        except Exception as e:  # lint's own failure on this file: said, and the next file is linted
+            run.errors.append(LintError(module.path, f"lint failed on this file: {type(e).__name__}: {e}"))
     run.findings = at_least(run.findings, min_severity)
     run.seconds = time.perf_counter() - start
     return run
 
 
-def lint_one(path: Path, shown: str, run: LintRun, max_bytes: int) -> None:
+def read_one(path: Path, shown: str, run: LintRun, max_bytes: int) -> Module | None:
+    """The file read and parsed (a file that does not parse is one error); its ``Module`` when it mentions
+    triton or may launch a kernel imported from another file (``](`` in it), else None."""
     text = read_source(path, max_bytes)
     try:
-        module = Module(text, shown) if "triton" in text else parse(text, shown)
+        module = Module(text, shown) if "triton" in text or "](" in text and "import" in text else parse(text, shown)
     except (SyntaxError, ValueError) as e:
         where, message = parse_error(e)
         run.errors.append(LintError(shown + where, message))
-        return
+        return None
     run.files += 1
     run.lines += text.count("\n") + (not text.endswith("\n") and bool(text))
-    if isinstance(module, Module):
-        run.findings += lint_module(module, run.rules, run.errors)
+    return module if isinstance(module, Module) else None

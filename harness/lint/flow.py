@@ -11,7 +11,8 @@
 - ``("load", line)``: a value read from memory; ``("param", name)``: a kernel argument.
 
 ``%`` and ``//`` by anything drop the arange and tile atoms (the result wraps into range, or is
-compressed: lint cannot follow it). ``tl.where(c, a, b)`` takes its offsets from ``a`` and ``b``; ``c`` only says what it depends on.
+compressed: lint cannot follow it). ``tl.minimum(offs, hi)`` and ``tl.clamp(offs, lo, hi)`` with a bound
+the same for every lane turn a tile into ``("clamped", B)`` (it stays inside the bound). ``tl.where(c, a, b)`` takes its offsets from ``a`` and ``b``; ``c`` only says what it depends on.
 ``Flow.sources(expr)`` walks an expression and, through names, what they were assigned.
 """
 
@@ -226,6 +227,9 @@ class Flow(Reach):
         if isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cast") and name is None:
             return set(self.atoms(node.func.value))
         args = list(node.args) + [k.value for k in node.keywords]
+        clamped = clamped_atoms(self, name, args)
+        if clamped is not None:
+            return clamped
         out = set()
         if name == "where" and len(node.args) >= 3:  # the condition selects; it is no offset of the value
             out |= {a for a in self.atoms(args.pop(0)) if a[0] not in ("arange", "tile", "stride")}
@@ -237,6 +241,28 @@ class Flow(Reach):
         """Every ``tl.<name>(...)`` call in the kernel, in source order."""
         found = [c for name in names for c in self._calls.get(name, ())]
         return iter(sorted(found, key=lambda c: (c.lineno, c.col_offset)) if len(names) > 1 else found)
+
+
+def clamped_atoms(flow: Flow, name: str | None, args: list) -> set | None:
+    """``tl.minimum(offs, hi)`` or ``tl.clamp(offs, lo, hi)`` with ``hi`` the same for every lane: the
+    offsets no longer walk past ``hi`` whatever the block, so they are no tile (and no stride: read
+    through a name they would make one again); their lanes still differ (the arange stays), marked
+    ``("clamped", B)``. A bound that varies by lane (an arange in it) bounds nothing; ``tl.maximum``
+    alone bounds from below only."""
+    if name == "minimum" and len(args) == 2:
+        pairs = [(args[0], args[1]), (args[1], args[0])]
+    elif name == "clamp" and len(args) == 3:
+        pairs = [(args[0], args[2])]
+    else:
+        return None
+    for value, bound in pairs:
+        walked, limit = flow.atoms(value), flow.atoms(bound)
+        tiles = {a[1] for a in walked if a[0] == "tile"}
+        if tiles and not any(a[0] in ("arange", "tile") for a in limit):
+            rest = [a for a in args if a is not value]
+            out = {a for a in walked if a[0] not in ("tile", "stride")} | {("clamped", b) for b in tiles}
+            return out.union(*(flow.atoms(a) for a in rest))
+    return None
 
 
 def promote(left, right) -> set:

@@ -59,6 +59,7 @@ class Launch:
     grid: ast.expr
     launcher: ast.FunctionDef | None
     args: dict[str, ast.expr]  # kernel parameter -> the expression passed
+    home: "Module | None" = None  # the module the launch is in, when not the kernel's (harness/lint/project.py)
 
     def grid_axes(self) -> list[ast.expr] | None:
         """The grid's axes as expressions (a lambda's body; a name assigned a tuple), or None."""
@@ -128,6 +129,11 @@ class Module:
         self._kernels()
         self.launches: list[Launch] = []
         self._launches()
+        self.foreign: dict[int, Module] = {}  # node id -> the other module a launch of a kernel here is in
+
+    def home_of(self, node: ast.AST) -> "Module":
+        """The module ``node`` is in: this one, or another whose launch of a kernel here it belongs to."""
+        return self.foreign.get(id(node), self)
 
     def triton_attr(self, node: ast.AST) -> str | None:
         """``'jit'`` for ``triton.jit`` or a ``jit`` imported from triton; None for anything else."""

@@ -156,32 +156,37 @@ NEAR_BYTES = 1 << 20
 def wrappers_near(path: str, module: str, level: int) -> Wrappers | None:
     """The wrappers of ``module`` (imported with ``level`` leading dots) as a file beside ``path``: a relative
     import from the file's own package, an absolute one from any folder above it. Read once per file version."""
+    for candidate in module_files(path, module, level):
+        try:
+            if not candidate.is_file():
+                continue
+            info = candidate.stat()
+        except OSError:
+            continue
+        key = (str(candidate), info.st_mtime_ns, info.st_size)  # the first file found is the module
+        if key not in _NEAR:
+            if len(_NEAR) > 1024:
+                _NEAR.clear()
+            _NEAR[key] = _read_wrappers(candidate, info.st_size)
+        return _NEAR[key]
+    return None
+
+
+def module_files(path: str, module: str, level: int) -> list[Path]:
+    """Where the module ``module``, imported with ``level`` leading dots from the file ``path``, may be, likeliest
+    first: a relative import from the file's own package, an absolute one from any folder above it (up to 8)."""
     if not module and not level or path.startswith("<"):
-        return None
+        return []
     try:
         here = Path(path).resolve().parent if Path(path).is_file() else None
     except (OSError, RuntimeError):
-        return None
+        return []
     if here is None:
-        return None
+        return []
     rel = Path(*module.split(".")) if module else Path()
     bases = [here.parents[level - 2] if level >= 2 and len(here.parents) >= level - 1 else here] if level else \
         [here, *list(here.parents)[:8]]
-    for base in bases:
-        for candidate in (base / rel.with_suffix(".py") if module else None, base / rel / "__init__.py"):
-            try:
-                if candidate is None or not candidate.is_file():
-                    continue
-                info = candidate.stat()
-            except OSError:
-                continue
-            key = (str(candidate), info.st_mtime_ns, info.st_size)
-            if key not in _NEAR:
-                if len(_NEAR) > 1024:
-                    _NEAR.clear()
-                _NEAR[key] = _read_wrappers(candidate, info.st_size)
-            return _NEAR[key]
-    return None
+    return [c for base in bases for c in ((base / rel.with_suffix(".py"),) if module else ()) + (base / rel / "__init__.py",)]
 
 
 def _read_wrappers(path: Path, size: int) -> Wrappers | None:

@@ -20,6 +20,14 @@ def nrm2_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 GOOD = BAD.replace("tl.sqrt(tl.sum(x * x))", "tl.sum(x * x)")
 
+def complete(flow, total: ast.Call) -> bool:
+    """``total`` (a ``tl.sum``) adds lanes read only at offsets no program or iteration walks block by block
+    (no ``("tile", B)``): each program sums its whole extent, not a slice of one shared with other programs."""
+    summed = arg(total, 0, "input")
+    loads = [] if summed is None else [n for n in flow.sources(summed) if flow.m.tl_call(n) == "load"]
+    return bool(loads) and not any(a[0] == "tile" for n in loads for a in flow.atoms(arg(n, 0, "pointer")))
+
+
 NONLINEAR = {"sqrt", "sqrt_rn", "rsqrt", "log", "log2", "exp", "exp2", "pow", "abs"}
 
 
@@ -29,7 +37,10 @@ NONLINEAR = {"sqrt", "sqrt_rn", "rsqrt", "log", "log2", "exp", "exp2", "pow", "a
 def check(module):
     """An atomic add combines partials by addition, so what each program adds must be additive: sums of
     squares, not their square roots (the sum of norms is not the norm of the sum). Apply the function once,
-    after the global sum."""
+    after the global sum. Quiet when every such sum is complete in its program: the lanes it adds were read
+    at offsets that no program id or loop steps by the block (``row * stride + tl.arange(0, BLOCK)``, one
+    program per row): the statistic is the row's own, and what is added over programs is a function of it
+    per row, which addition combines rightly (RMSNorm's weight gradient)."""
     for flow in flows(module):
         for call in flow.calls("atomic_add"):
             value = arg(call, 1, "val")
@@ -37,7 +48,8 @@ def check(module):
                 continue
             for n in flow.sources(value, lambda n: flow.m.tl_call(n) in ("sum", "load")):
                 name = flow.m.tl_call(n)
-                if name in NONLINEAR and any(flow.m.tl_call(s) == "sum" for s in flow.sources(n)):
+                sums = [s for s in flow.sources(n) if flow.m.tl_call(s) == "sum"]
+                if name in NONLINEAR and sums and not all(complete(flow, s) for s in sums):
                     yield call, (f"atomic_add of tl.{name}(...) of this program's tl.sum: the programs' "
                                  f"tl.{name}s add up to something else than tl.{name} of the total; add the "
                                  f"partial sums and apply tl.{name} once, after")

@@ -325,7 +325,7 @@ def patched(interpreter: bool, on_compile: Callable[[str], None] | None = None,
         yield counter
 
 
-def _wrapped(*modules) -> Iterator[object]:
+def wrapped_objects(*modules) -> Iterator[object]:
     """Every object of ``modules`` and each one it wraps (``.fn``: autotune, heuristics, jit)."""
     for m in modules:
         for obj in vars(m).values():
@@ -342,7 +342,7 @@ def reset_autotune_caches(*modules) -> int:
     from triton.runtime.autotuner import Autotuner
 
     n = 0
-    for obj in _wrapped(*modules):
+    for obj in wrapped_objects(*modules):
         if isinstance(obj, Autotuner):
             obj.cache.clear()
             n += 1
@@ -354,7 +354,7 @@ def compiled_kernels(*modules) -> list[dict]:
     autotune or heuristics wrapper): name, shared memory in bytes and warps, as Triton's
     compiled metadata gives them. Empty under the interpreter (nothing is compiled)."""
     seen, out = set(), []
-    for obj in _wrapped(*modules):
+    for obj in wrapped_objects(*modules):
         caches = getattr(obj, "device_caches", None)
         if isinstance(caches, dict) and id(obj) not in seen:
             seen.add(id(obj))

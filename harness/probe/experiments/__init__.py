@@ -30,6 +30,11 @@ def registry() -> dict[str, Experiment]:
     return discover(__name__, __path__, "EXPERIMENT", Experiment)
 
 
+def last_axis(t, n: int) -> int:
+    """The last axis of ``t`` of length ``n`` (one that is in its shape)."""
+    return len(t.shape) - 1 - list(reversed(t.shape)).index(n)
+
+
 def outcome(ctx, sizes: dict, inputs: dict | None = None, **analyses):
     """One call at ``sizes`` (or on ``inputs``, with more of the interpreter's ``analyses`` on, as
     ``ctx.instrument`` takes them) as a GPU runs it today (0 in masked lanes):

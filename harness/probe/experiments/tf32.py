@@ -10,13 +10,7 @@ import contextlib
 
 from harness.probe.context import fmt
 from harness.probe.experiments import Experiment, outcome
-
-
-def _jitted(target) -> list:
-    from harness.probe.kernels import _kernels, _modules
-    from harness.run.triton_compat import _wrapped
-
-    return [o for o in _wrapped(*_modules(target)) if isinstance(o, _kernels())]
+from harness.probe.kernels import jitted
 
 
 def _forget(kernels) -> None:
@@ -36,7 +30,7 @@ def ieee(target):
 
     from harness.run.patching import Patcher
 
-    kernels = _jitted(target)
+    kernels = jitted(target)
     with tempfile.TemporaryDirectory(prefix="casebook-ieee-") as d, Patcher() as patch:
         patch.callback(lambda: _forget(kernels))  # undone last: the kernels built under ieee are dropped
         # the environment first: setting a knob also writes its variable, and the stack must hold the old one
@@ -51,7 +45,7 @@ def ieee(target):
 def run(ctx, failing: dict) -> dict:
     if ctx.backend != "gpu":
         return {}
-    src = " ".join(getattr(k, "src", "") or "" for k in _jitted(ctx.target))
+    src = " ".join(getattr(k, "src", "") or "" for k in jitted(ctx.target))
     if ".dot(" not in src:
         return {}
     if outcome(ctx, failing)[0] != "wrong":

@@ -116,7 +116,7 @@ def plugin_imports(module: str, source: str, plugin_names: set) -> list:
 
 
 def test_no_module_takes_a_private_name_from_another():
-    found = [f"harness/{m.replace('.', '/')}: {x}" for m, src in _harness_files().items()
+    found = [f"{m}:{x}" for m, src in _harness_files().items()
              for x in private_imports(m, src)]
     assert not found, "a _private name used outside its module (give what is shared a public name):\n" + \
         "\n".join(found)

@@ -17,11 +17,11 @@ KERNEL = textwrap.dedent('''
 ''')
 
 
-def _kernel(tmp_path, monkeypatch):
+def _kernel(tmp_path, monkeypatch, name="shift_kernel", source=KERNEL):
     monkeypatch.setenv("TRITON_INTERPRET", "1")
-    path = tmp_path / "shift_kernel.py"
-    path.write_text(KERNEL)
-    spec = importlib.util.spec_from_file_location("shift_kernel", path)
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -90,13 +90,7 @@ TUNED = textwrap.dedent('''
 
 
 def _tuned(tmp_path, monkeypatch):
-    monkeypatch.setenv("TRITON_INTERPRET", "1")
-    path = tmp_path / "tuned_kernel.py"
-    path.write_text(TUNED)
-    spec = importlib.util.spec_from_file_location("tuned_kernel", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return _kernel(tmp_path, monkeypatch, "tuned_kernel", TUNED)
 
 
 def _launch(mod, k=3):

@@ -35,12 +35,6 @@ ALLOWED_PLUGIN_IMPORTS = {
     ("harness.probe.detectors.large", "harness.probe.detectors.shapes"):
         "shapes.refused (Triton declining some sizes): to move beside context.crash once the oracle branch's "
         "change to shapes.py (an exception at a fuzzed size) is merged",
-    ("harness.probe.detectors.compute_sanitizer", "harness.detectors.sanitizer"):
-        "the probe runs the case stack's compute-sanitizer wrapper and summary; goes with issue 38 item 5 "
-        "(one detector stack)",
-    ("harness.probe.detectors.triton_debug", "harness.detectors.triton_debug"):
-        "the probe reads TRITON_DEBUG's assertions with the case stack's patterns; goes with issue 38 item 5 "
-        "(one detector stack)",
 }
 
 

@@ -191,7 +191,8 @@ class _Patches:
                 self.set(handle, "materialize_pointers", self.block_pointers(handle.materialize_pointers))
         if asked(self.rec, "arith"):
             for name, op in _ARITH.items():
-                self.set(B, name, self.arith(getattr(B, name), op))
+                if hasattr(B, name):
+                    self.set(B, name, self.arith(getattr(B, name), op))
         self.set(self.interp.GridExecutor, "__call__", grid_call(self.rec, self.interp))
 
     def arith(self, original, op: str):

@@ -17,11 +17,11 @@ KERNEL = textwrap.dedent('''
 ''')
 
 
-def _kernel(tmp_path, monkeypatch):
+def _kernel(tmp_path, monkeypatch, name="shift_kernel", source=KERNEL):
     monkeypatch.setenv("TRITON_INTERPRET", "1")
-    path = tmp_path / "shift_kernel.py"
-    path.write_text(KERNEL)
-    spec = importlib.util.spec_from_file_location("shift_kernel", path)
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -74,3 +74,81 @@ def test_an_option_turned_off_between_launches_turns_its_analysis_off(tmp_path, 
         rec.oob.clear()
         mod.shift[(2,)](x, out, 10, BLOCK=8)
         assert out[9] == 10 and rec.oob == {} and [a.name for a in rec.active] == ["poison", "tf32"]
+
+
+TUNED = textwrap.dedent('''
+    import triton
+    import triton.language as tl
+
+
+    @triton.autotune(configs=[triton.Config({"BLOCK": 4}), triton.Config({"BLOCK": 8})], key=["n"])
+    @triton.jit
+    def scale(x_ptr, out_ptr, n, k, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * (k * k), mask=offs < n)
+''')
+
+
+def _tuned(tmp_path, monkeypatch):
+    return _kernel(tmp_path, monkeypatch, "tuned_kernel", TUNED)
+
+
+def _launch(mod, k=3):
+    import torch
+    import triton
+
+    from harness.run.triton_compat import patched
+
+    x, out = torch.arange(8, dtype=torch.float32), torch.zeros(8)
+    with patched(interpreter=True, bench_calls=1):  # the autotuner's benchmark on the CPU
+        mod.scale[lambda meta: (triton.cdiv(8, meta["BLOCK"]),)](x, out, 8, k)
+    return out
+
+
+def test_the_arithmetic_and_autotuner_hooks_are_installed_only_where_an_analysis_on_asks(tmp_path, monkeypatch):
+    from triton.runtime.autotuner import Autotuner
+    from triton.runtime.interpreter import InterpreterBuilder
+
+    from harness.run import interp_instrument as I
+
+    before = (InterpreterBuilder.create_mul, Autotuner.run)
+    with I.instrumented(I.Options()):
+        assert (InterpreterBuilder.create_mul, Autotuner.run) == before
+    with I.instrumented(I.Options(int_wrap=True, fresh_tuning=True)):
+        assert InterpreterBuilder.create_mul is not before[0] and Autotuner.run is not before[1]
+    with I.hooked(I.Options(int_wrap=True, fresh_tuning=True)):  # every backend: the autotuner's alone
+        assert InterpreterBuilder.create_mul is before[0] and Autotuner.run is not before[1]
+    assert (InterpreterBuilder.create_mul, Autotuner.run) == before
+
+
+def test_intwrap_records_a_signed_product_that_wraps_at_the_kernels_line(tmp_path, monkeypatch):
+    from harness.run import interp_instrument as I
+
+    mod = _tuned(tmp_path, monkeypatch)
+    line = TUNED.splitlines().index(next(x for x in TUNED.splitlines() if "k * k" in x)) + 1
+    with I.instrumented(I.Options(int_wrap=True)) as rec:
+        _launch(mod, k=3)
+        assert rec.wraps == []
+        _launch(mod, k=70000)  # 70000 * 70000 is past 2**31
+    [(where, what)] = rec.wraps
+    assert where.endswith(f"tuned_kernel.py:{line}") and what == "int32 * gives 605032704 for 4900000000", rec.wraps
+    with I.instrumented(I.Options()) as rec:
+        _launch(mod, k=70000)
+    assert rec.wraps == []
+
+
+def test_fresh_tuning_empties_the_tuning_cache_before_each_autotuned_launch(tmp_path, monkeypatch):
+    from harness.run import interp_instrument as I
+
+    mod = _tuned(tmp_path, monkeypatch)
+    for block in (I.instrumented, I.hooked):
+        mod.scale.cache.clear()
+        with block(I.Options()) as rec:
+            _launch(mod)
+            _launch(mod)
+        assert rec.retuned == 0 and len(mod.scale.cache) == 1  # tuned once, the config kept for the key
+        with block(I.Options(fresh_tuning=True)) as rec:
+            _launch(mod)
+            mod.scale.cache[("sentinel",)] = "kept only until the next launch"
+            assert _launch(mod).tolist() == [9.0 * i for i in range(8)]
+        assert rec.retuned == 2 and ("sentinel",) not in mod.scale.cache

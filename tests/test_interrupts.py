@@ -73,14 +73,13 @@ def start_hanging(make_case, tmp_path):
 def test_a_signal_during_a_hanging_kernel_leaves_nothing_behind(make_case, tmp_path, sig, code):
     proc, root, tmp = start_hanging(make_case, tmp_path)
     assert workers_of(str(root)), "the hanging worker never started"
-    t0 = time.monotonic()
     proc.send_signal(sig)
-    _, err = proc.communicate(timeout=30)
-    took = time.monotonic() - t0
+    # No bound on how fast (a busy machine may take its time): the kernel never ends and its own timeout
+    # (FIELDS: 120 s) is past this wait, so a return at all, with the signal's exit code, is the signal's doing.
+    _, err = proc.communicate(timeout=90)
     assert proc.returncode == code, err
-    assert took < 5, f"took {took:.1f} s to return"
     assert "Traceback" not in err and len([ln for ln in err.splitlines() if ln.strip()]) == 1, err
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30  # when to give up waiting, not a speed: the loop ends once nothing is left
     while (workers_of(str(root)) or list(tmp.iterdir())) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not workers_of(str(root)), "a worker outlived the command"

@@ -283,7 +283,7 @@ def ran(*names, crash_in=None):
 
 
 def _fake_probe(monkeypatch, script, detectors, **kw):
-    from harness.detectors import sanitizer
+    from harness.run import gpu_tools as sanitizer
     from harness.probe import runner
 
     fake = FakeWorkers(script)
@@ -349,7 +349,7 @@ def test_after_the_budget_is_spent_a_crash_starts_no_new_process(monkeypatch):
 
 
 def test_without_compute_sanitizer_it_is_a_note(monkeypatch):
-    from harness.detectors import sanitizer
+    from harness.run import gpu_tools as sanitizer
     from harness.probe import runner
 
     monkeypatch.setattr(runner, "run_process", FakeWorkers([]))

@@ -358,11 +358,11 @@ def test_shape_fuzzing_starts_no_size_an_autotuned_kernel_would_tune_past_the_bu
         return {"sizes": [{"n": 1}, {"n": 2}], "tried": 0, "seconds": 0.0, "memo": {}, "classes": {}}
 
     st = state()
-    shapes._try_sizes(ctx, st)
+    shapes.try_sizes(ctx, st)
     assert ran == [] and st["cut"] and ctx.board.fuzz["tried"] == 0  # left to shapes-rest, which has no time either
     ctx.budget = Budget(clock=clock, ends=clock.t + 4)  # nothing tuned: its first size runs whatever the time
     st = state()
-    shapes._try_sizes(ctx, st)
+    shapes.try_sizes(ctx, st)
     assert ran == [{"n": 1}, {"n": 2}]
 
 

@@ -2,6 +2,7 @@
 declaration once the file is loaded, the blackboard after each detector."""
 
 import json
+from types import SimpleNamespace
 
 import pytest
 
@@ -16,8 +17,7 @@ def test_each_meta_event_crosses_as_json_and_back_unchanged():
     assert after.to_json() == {"blocks": [64, 128], "seen": {"failing": {"n": 7}, "atomics": True}}  # LOCAL stays
     for meta in (load, after):
         wire = json.loads(json.dumps({"event": "meta", **meta.to_json(), "t": 1.5}))
-        back = Meta.from_json(wire)
-        assert back.to_json() == json.loads(json.dumps(meta.to_json()))  # the envelope (event, t) left out
+        assert Meta.from_json(wire).to_json() == json.loads(json.dumps(meta.to_json()))  # envelope left out
 
 
 def test_a_meta_event_with_an_unknown_or_partial_field_is_an_error():
@@ -29,7 +29,7 @@ def test_a_meta_event_with_an_unknown_or_partial_field_is_an_error():
         Meta.from_json({"seen": {"not_a_field": 1}})
 
 
-def test_the_parent_reads_the_load_and_detector_meta_events_typed(tmp_path):
+def test_the_parent_reads_the_load_and_detector_meta_events_typed():
     from harness.probe import runner
 
     lines = [{"event": "meta", "sizes": {"n": 8}, "deterministic": True, "tolerance": None, "ranges": {"n": [1, 9]},
@@ -37,8 +37,8 @@ def test_the_parent_reads_the_load_and_detector_meta_events_typed(tmp_path):
              {"event": "start", "detector": "reference", "t": 2.0},
              {"event": "meta", "blocks": [8], "seen": {"atomics": False}, "t": 3.0},
              {"event": "end", "detector": "reference", "t": 4.0}]
-    path = tmp_path / "events"
-    path.write_text("".join(json.dumps(e) + "\n" for e in lines))
-    ev = runner._events(str(path))
+    ev = runner._events(SimpleNamespace(events=lines))
     assert ev.meta == {"sizes": {"n": 8}, "deterministic": True, "tolerance": None, "ranges": {"n": [1, 9]},
                        "blocks": [8], "seen": {"atomics": False}}
+    with pytest.raises(TypeError):
+        runner._events(SimpleNamespace(events=[{"event": "meta", "sizes": {"n": 8}, "t": 1.0}]))

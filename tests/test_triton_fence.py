@@ -11,12 +11,6 @@ FENCE = "harness/run/"
 
 # (module, function): why it patches Triton itself, outside harness/run/
 ALLOWED = {
-    ("harness/probe/experiments/intwrap.py", "checked"):
-        "checks the interpreter's signed integer ops in 64 bits at the failing sizes (InterpreterBuilder) for "
-        "one experiment; issue 38 item 6: to become an arithmetic hook on run/analyses/base.Analysis",
-    ("harness/probe/experiments/retune.py", "fresh_tuning"):
-        "clears the autotuner's cache at each call (Autotuner.run) for one experiment; issue 38 item 6: to "
-        "become an autotuner hook on run/analyses/base.Analysis",
     ("harness/probe/tf32_rounding.py", "ieee"):
         "Triton's own configuration (triton.knobs: fp32 precision, a fresh cache directory) for one run, as "
         "its environment variables set it: configuration, not Triton's internals",

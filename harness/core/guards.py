@@ -30,7 +30,7 @@ import torch
 
 DEFAULT_PAD = 16384  # elements on each side: more than any block a case uses
 
-_CANARY = {
+CANARY = {
     torch.float64: -1.2345678e30, torch.float32: -1.2345678e30,
     torch.float16: -31337.0, torch.bfloat16: -31337.0,
     torch.int64: -123456789, torch.int32: -123456789, torch.int16: -31337,
@@ -77,11 +77,11 @@ class GuardSet:
         """After a run: padding that changed, and output elements never written."""
         past_end, unwritten = {}, {}
         for g in self.guards:
-            n = int(_differs_from_fill(g.base[g.pad_mask], g.fill).sum())
+            n = int(differs_from_fill(g.base[g.pad_mask], g.fill).sum())
             if n:
                 past_end[g.name] = past_end.get(g.name, 0) + n
             if g.kind == "output" and g.view.dtype != torch.bool:
-                m = int((~_differs_from_fill(g.view.reshape(-1), g.fill)).sum())
+                m = int((~differs_from_fill(g.view.reshape(-1), g.fill)).sum())
                 if m:
                     unwritten[g.name] = m
         return {"wrote_past_end": past_end, "unwritten": unwritten}
@@ -147,7 +147,7 @@ def guarded(t: torch.Tensor, device, *, pad: int = DEFAULT_PAD, row_pad: int = 0
 
 def output(shape, dtype: torch.dtype, device, *, pad: int = DEFAULT_PAD, row_pad: int = 0, canary=None) -> torch.Tensor:
     """An output tensor whose elements and padding hold a canary value."""
-    fill = _CANARY.get(dtype, 0) if canary is None else canary
+    fill = CANARY.get(dtype, 0) if canary is None else canary
     base, view, mask = _place(shape, dtype, device, pad, row_pad, fill)
     _register(Guard("output", base, view, mask, fill))
     return view
@@ -159,7 +159,7 @@ def _register(g: Guard) -> None:
         active.guards.append(g)
 
 
-def _differs_from_fill(t: torch.Tensor, fill) -> torch.Tensor:
+def differs_from_fill(t: torch.Tensor, fill) -> torch.Tensor:
     """Elementwise: do the bytes of ``t`` differ from the bytes of ``fill``?"""
     ref = torch.full((1,), fill, dtype=t.dtype, device=t.device)
     size = t.element_size()

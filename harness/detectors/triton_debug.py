@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-import re
-
 from harness.detectors.base import Detector, Evidence, assertion_finding
-
-# what a fired device_assert or overflow check prints (the probe's TRITON_DEBUG tool reads them too)
-ASSERTIONS = [re.compile(p) for p in (r"Assertion `([^`]*)` failed", r"(int\d+ overflow detected for operation \w+)",
-                                      r"(device-side assert triggered)")]
+from harness.run.gpu_tools import ASSERTIONS
 
 
 class TritonDebug(Detector):

@@ -64,3 +64,44 @@ class Blackboard:
     def from_json(cls, data: dict) -> "Blackboard":
         """A worker's ``seen`` (or the parent's merge of several); an unknown key is an error (TypeError)."""
         return cls(**{k: v for k, v in (data or {}).items()})
+
+
+@dataclass
+class Declared:
+    """What the probe file declares, as the worker read it once the file was loaded."""
+
+    sizes: dict  # the default sizes
+    deterministic: bool | None  # DETERMINISTIC (None: not declared)
+    tolerance: tuple | list | None  # (rtol, atol); None: by dtype
+    ranges: dict  # name -> [lo, hi]: the sizes shape fuzzing may try
+
+
+@dataclass
+class Meta:
+    """A worker's ``meta`` event, the one kind it sends: once the file is loaded, what it declares;
+    after each detector, the block sizes the runs saw and the blackboard (cumulative: the last holds
+    the others). On the wire the fields are flat: the declared ones, ``blocks``, ``seen``."""
+
+    declared: Declared | None = None
+    blocks: list | None = None
+    seen: Blackboard | None = None
+
+    def to_json(self) -> dict:
+        out = {f.name: getattr(self.declared, f.name) for f in dataclasses.fields(Declared)} if self.declared else {}
+        if self.blocks is not None:
+            out["blocks"] = self.blocks
+        if self.seen is not None:
+            out["seen"] = self.seen.to_json()
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Meta":
+        """A ``meta`` event's fields (the event's envelope, ``event`` and ``t``, left out); an unknown or a
+        partial declaration is an error (TypeError)."""
+        data = {k: v for k, v in data.items() if k not in ("event", "t")}
+        declared = {f.name: data.pop(f.name) for f in dataclasses.fields(Declared) if f.name in data}
+        blocks, seen = data.pop("blocks", None), data.pop("seen", None)
+        if data:
+            raise TypeError(f"a meta event with unknown fields: {', '.join(sorted(data))}")
+        return cls(Declared(**declared) if declared else None, blocks,
+                   None if seen is None else Blackboard.from_json(seen))

@@ -53,13 +53,15 @@ class Context:
 
     @contextlib.contextmanager
     def instrument(self, **kw):
-        """The instrumented interpreter (a plain block on the GPU); yields its Recorder or None."""
-        if self.backend != "interpreter":
-            yield None
-            return
-        from harness.run.interp_instrument import Options, instrumented
+        """The instrumented interpreter; yields its Recorder. On a GPU yields None, with only the
+        analyses' hooks that hold on every backend (``interp_instrument.hooked``: ``fresh_tuning``)."""
+        from harness.run.interp_instrument import Options, hooked, instrumented
 
         opts = {"tf32": self.options.get("tf32", True), "poison_masked": self.options.get("poison_masked", True)}
+        if self.backend != "interpreter":
+            with hooked(Options(**{**opts, **kw})):
+                yield None
+            return
         with instrumented(Options(**{**opts, **kw})) as rec:
             yield rec
         for name, values in rec.blocks.items():

@@ -271,7 +271,7 @@ def band_fill(dtype):
     its ulp of 16, absorbs a small one), and an odd power of two no result is likely to store."""
     from harness.core import guards
 
-    return -0.0078125 if dtype.is_floating_point else guards._CANARY.get(dtype, guards.default_poison(dtype))
+    return -0.0078125 if dtype.is_floating_point else guards.CANARY.get(dtype, guards.default_poison(dtype))
 
 
 @contextlib.contextmanager
@@ -384,7 +384,7 @@ def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: 
         res.bench_launches = sum(counter.calls) if counter is not None else 0
         _compare(res, target, out, given, inputs, on_device)
         res.guard = gs.check()
-        res.kept = [(g.name, ~guards._differs_from_fill(g.view.reshape(-1), g.fill).cpu()) for g in gs.guards
+        res.kept = [(g.name, ~guards.differs_from_fill(g.view.reshape(-1), g.fill).cpu()) for g in gs.guards
                     if g.kind == "output" and g.view.dtype != torch.bool]
         for b in bands:
             if n := b.changed():

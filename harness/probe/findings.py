@@ -58,6 +58,15 @@ CODES = {
 }
 
 
+def nondeterminism_severity(target) -> tuple[str, str]:
+    """The severity of results that differ between runs only in float atomics' order, and why."""
+    if target.deterministic is None:
+        return WARNING, " (DETERMINISTIC not declared: a warning; declare it True or False)"
+    if target.deterministic:
+        return ERROR, ""
+    return INFO, " (declared DETERMINISTIC = False: information)"
+
+
 @dataclass
 class Finding:
     code: str

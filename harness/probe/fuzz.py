@@ -54,7 +54,7 @@ def pinned(defaults: dict, ranges: dict, pins=()) -> dict:
     return {**out, **{k: defaults[k] for k in pins if k in defaults}}  # --sizes wins over FUZZ
 
 
-def _range(ranges: dict, k: str) -> tuple:
+def size_range(ranges: dict, k: str) -> tuple:
     r = ranges.get(k, (None, None))
     return tuple(r) if isinstance(r, (tuple, list)) and len(r) == 2 else (None, None)
 
@@ -67,7 +67,7 @@ def pools_for(defaults: dict, blocks: list[int], ranges: dict, pins=(), threshol
     for k, v in defaults.items():
         if not isinstance(v, int) or isinstance(v, bool) or k in fixed:
             continue
-        lo, hi = _range(ranges, k)
+        lo, hi = size_range(ranges, k)
         extra = {x for x in edges(k, thresholds or {}, ranges) if lo is None or x >= lo}
         out[k] = sorted(set(candidates(v, blocks, lo, hi)) | extra)
     return out
@@ -76,7 +76,7 @@ def pools_for(defaults: dict, blocks: list[int], ranges: dict, pins=(), threshol
 def edges(k: str, thresholds: dict, ranges: dict) -> list[int]:
     """t - 1, t, t + 1 for each threshold of size ``k`` in the launcher's branches, and the 16-bit
     index limits where FUZZ's range for ``k`` reaches them; ascending, each at least 1."""
-    lo, hi = _range(ranges, k)
+    lo, hi = size_range(ranges, k)
     vals = {x for t in thresholds.get(k, ()) for x in (t - 1, t, t + 1)}
     if hi is not None:
         vals |= {x for t in INDEX_LIMITS if t <= hi + 1 for x in (t - 1, t, t + 1)}
@@ -173,7 +173,7 @@ def _tops(add_top, add_small, base: dict, pools: dict, ranges: dict, values) -> 
 
 def _top(k: str, ranges: dict, pools: dict) -> int:
     """The largest value of size ``k``: the top of FUZZ's range, else of its pool."""
-    return _range(ranges, k)[1] or pools[k][-1]
+    return size_range(ranges, k)[1] or pools[k][-1]
 
 
 def _across(add_must, base: dict, pools: dict, thresholds: dict, ranges: dict) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 
 
-def _modules(target) -> list:
+def user_modules(target) -> list:
     """The probe file's modules and the modules that define the kernels the launcher launched
     (``triton_compat.launched_kernels``: found from the launches themselves, wherever their
     modules live: beside the probe file, in site-packages, an editable install or a zip)."""
@@ -39,7 +39,7 @@ def _defining_module(kernel):
     return stand_in
 
 
-def _kernels():
+def kernel_classes():
     """The classes a ``@triton.jit`` function is, compiled or interpreted."""
     from triton.runtime.jit import JITFunction
 
@@ -50,7 +50,15 @@ def _kernels():
     return (JITFunction, InterpretedFunction)
 
 
-def _source(fn) -> str:
+def jitted(target) -> list:
+    """The ``@triton.jit`` functions of the probe file's modules (``user_modules``), and those inside
+    an autotuner or heuristics."""
+    from harness.run.triton_compat import wrapped_objects
+
+    return [o for o in wrapped_objects(*user_modules(target)) if isinstance(o, kernel_classes())]
+
+
+def kernel_source(fn) -> str:
     import inspect
 
     src = getattr(fn, "src", None)
@@ -68,23 +76,23 @@ def kernel_facts(target) -> dict:
     atomics in their source and neither ``reset_to_zero`` nor ``restore_value`` (nor a
     ``pre_hook`` that could reset them)."""
     from triton.runtime.autotuner import Autotuner
-    from harness.run.triton_compat import _wrapped
+    from harness.run.triton_compat import wrapped_objects
 
     atomics = autotune = False
     unreset = []
-    for obj in _wrapped(*_modules(target)):
+    for obj in wrapped_objects(*user_modules(target)):
         if isinstance(obj, Autotuner):
             autotune = True
             fn = obj.fn
-            while not isinstance(fn, _kernels()) and hasattr(fn, "fn"):  # heuristics inside autotune
+            while not isinstance(fn, kernel_classes()) and hasattr(fn, "fn"):  # heuristics inside autotune
                 fn = fn.fn
-            src = _source(fn)
+            src = kernel_source(fn)
             hooked = getattr(obj, "reset_to_zero", None) or getattr(obj, "restore_value", None) \
                 or any(getattr(c, "pre_hook", None) for c in getattr(obj, "configs", []) or [])
             if "atomic_" in src and not hooked:
                 unreset.append(getattr(fn, "__name__", "?"))
-        if isinstance(obj, _kernels()):
-            atomics = atomics or "atomic_" in _source(obj)
+        if isinstance(obj, kernel_classes()):
+            atomics = atomics or "atomic_" in kernel_source(obj)
     return {"atomics": atomics, "autotune": autotune, "unreset_atomics": sorted(set(unreset))}
 
 
@@ -113,11 +121,11 @@ def source_blocks(target) -> list[int]:
     import ast
 
     from triton.runtime.autotuner import Autotuner
-    from harness.run.triton_compat import _wrapped
+    from harness.run.triton_compat import wrapped_objects
 
-    mods = _modules(target)
+    mods = user_modules(target)
     out = set()
-    for obj in _wrapped(*mods):
+    for obj in wrapped_objects(*mods):
         if isinstance(obj, Autotuner):
             for c in getattr(obj, "configs", None) or []:
                 out |= {v for k, v in (getattr(c, "kwargs", None) or {}).items() if _blockish(k, v)}

@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import Enum
 
-from harness.probe.blackboard import Blackboard
+from harness.probe.blackboard import Blackboard, Meta
 from harness.probe.budget import PROCESS_START_S, TIMEOUT_S, Budget
 from harness.probe.findings import ERROR, INFO, WARNING, Finding, attach_cases, problems
 from harness.probe.request import ProbeRequest
@@ -183,7 +183,7 @@ def _events(proc) -> ProbeEvents:
         elif kind == "finding":
             out.findings.setdefault(e.get("detector", ""), []).append(Finding.from_json(e))
         elif kind == "meta":  # a worker's "seen" is cumulative: its last one holds the others
-            out.meta.update({k: v for k, v in e.items() if k != "event"})
+            out.meta.update(Meta.from_json(e).to_json())
         elif kind == "trying":
             out.trying = e.get("sizes")
         elif kind == "error" and e.get("phase") == "load":

@@ -9,13 +9,7 @@ from __future__ import annotations
 
 import contextlib
 
-
-
-def _jitted(target) -> list:
-    from harness.probe.kernels import _kernels, _modules
-    from harness.run.triton_compat import _wrapped
-
-    return [o for o in _wrapped(*_modules(target)) if isinstance(o, _kernels())]
+from harness.probe.kernels import jitted
 
 
 def _forget(kernels) -> None:
@@ -35,7 +29,7 @@ def ieee(target):
 
     from harness.run.patching import Patcher
 
-    kernels = _jitted(target)
+    kernels = jitted(target)
     with tempfile.TemporaryDirectory(prefix="casebook-ieee-") as d, Patcher() as patch:
         patch.callback(lambda: _forget(kernels))  # undone last: the kernels built under ieee are dropped
         # the environment first: setting a knob also writes its variable, and the stack must hold the old one
@@ -55,7 +49,7 @@ def _dot_lines(target) -> list:
     import os
 
     out = []
-    for k in _jitted(target):
+    for k in jitted(target):
         fn = getattr(k, "fn", None)
         try:
             lines, start = inspect.getsourcelines(fn)
@@ -82,7 +76,7 @@ def right_without_tf32(ctx, inputs: dict, ref, rec=None) -> list | None:
     else:
         import torch
 
-        src = " ".join(getattr(k, "src", "") or "" for k in _jitted(ctx.target))
+        src = " ".join(getattr(k, "src", "") or "" for k in jitted(ctx.target))
         if ".dot(" not in src or not any(isinstance(v, torch.Tensor) and v.dtype == torch.float32
                                          for v in inputs.values()):
             return None  # no dot, or no fp32 operand it could round (a rerun recompiles every kernel)

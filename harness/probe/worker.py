@@ -12,7 +12,8 @@ dies or hangs, ``runner`` knows which detector it was in and runs the rest in a 
 
 Events, one JSON object a line, appended to ``events`` as they happen:
 
-- ``{"event": "meta", "sizes": ..., "blocks": ..., "deterministic": ...}``  what the file declares
+- ``{"event": "meta", ...}``  a ``blackboard.Meta``: once loaded, what the file declares (sizes,
+  deterministic, tolerance, ranges); after each detector, the block sizes seen and the blackboard
 - ``{"event": "start" | "end", "detector": ...}``
 - ``{"event": "skipped", "detector": ..., "reason": ...}``  the detector cannot apply to this kernel
 - ``{"event": "trying", "sizes": ...}``  shape fuzzing, before each size (a crash names it)
@@ -33,6 +34,7 @@ import contextlib
 import json
 import sys
 
+from harness.probe.blackboard import Declared, Meta
 from harness.probe.budget import Budget, BudgetSpent, DetectorTimeout
 from harness.probe.request import ProbeRequest
 from harness.run.worker import Events, apply_memory_limit, import_failure
@@ -79,8 +81,8 @@ def _load(req: ProbeRequest, emit, budget: Budget):
         sizes = ", ".join(f"{k}={v}" for k, v in t.sizes.items())
         emit(event="error", phase="load", message=f"make_inputs({sizes}) raised {error_line(e)}"[:300])
         return None
-    emit(event="meta", sizes=t.sizes, deterministic=t.deterministic, tolerance=t.tolerance,
-         ranges={k: list(v) for k, v in t.ranges.items()})
+    declared = Declared(t.sizes, t.deterministic, t.tolerance, {k: list(v) for k, v in t.ranges.items()})
+    emit(event="meta", **Meta(declared).to_json())
     return t
 
 
@@ -194,7 +196,7 @@ def run_one(ctx, name: str, emit, timeout: float, reserve: float = 0.0) -> list:
         found = _stopped(ctx, det, e, timeout, emit)
     _note_failing(ctx, found)
     ctx.board.kernel_files = launched_files()  # the modules of the kernels launched: the lint cross-check's
-    emit(event="meta", blocks=ctx.blocks, seen=ctx.board.to_json())
+    emit(event="meta", **Meta(blocks=ctx.blocks, seen=ctx.board).to_json())
     for f in found:
         emit(event="finding", **f.to_json())
     emit(event="end", detector=name)

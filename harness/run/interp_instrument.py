@@ -28,6 +28,14 @@ module of ``harness.run.analyses``, called by the patched interpreter methods he
 - **tf32**: an fp32 ``tl.dot`` whose ``input_precision`` is TF32 (the default for fp32
   on NVIDIA GPUs) rounds its operands to TF32 (10-bit mantissa, round to nearest, ties
   away), as the tensor cores do; "ieee" dots stay exact.
+- **int_wrap**: every signed integer ``+``, ``-``, ``*`` of 32 bits or fewer in the kernel's
+  lines checked in 64 bits (``analyses.intwrap``, through ``Analysis.arith``).
+- **fresh_tuning**: every autotuned launch tunes afresh (``analyses.tuning``, through
+  ``Analysis.autotune``); ``hooked(...)`` installs this one alone, on any backend.
+
+The arithmetic and autotuner hook points are installed only for a block that turns on an
+analysis implementing them (``asked``). An analysis never patches Triton itself: it implements
+hooks, and this module installs them through the block's one ``Patcher``.
 
 Written against Triton 3.6's ``triton.runtime.interpreter`` (``InterpreterBuilder``,
 ``GridExecutor.__call__``); ``supported()`` says why not where those internals differ.
@@ -56,17 +64,20 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from harness.run.analyses.base import (ATOMIC, KIND_NAMES, LOAD, STORE, TAG, Analysis, Launch,  # noqa: F401
-                                       Options, Recorder, Span, _mask_data, _short, kernel_line)
+                                       Options, Recorder, Span, kernel_line, mask_data, short_path)
+from harness.run.analyses.intwrap import IntWrap
 from harness.run.analyses.lanes import Lanes
 from harness.run.analyses.memcheck import Memcheck
 from harness.run.analyses.poison import Poison
 from harness.run.analyses.races import Races, cross_program_writes, find_races  # noqa: F401
 from harness.run.analyses.tf32 import TF32
+from harness.run.analyses.tuning import FreshTuning
 from harness.run.patching import Patcher
 
 _PROPAGATE = ("create_addptr", "create_splat", "create_broadcast", "create_expand_dims", "create_reshape",
               "create_trans", "create_select", "create_cat", "create_join", "create_bitcast", "cast_impl",
               "create_int_to_ptr")
+_ARITH = {"create_add": "add", "create_sub": "subtract", "create_mul": "multiply"}  # -> Analysis.arith's op
 _NEEDED = ("InterpreterBuilder", "GridExecutor", "TensorHandle", "_patch_lang", "_implicit_cvt",
            "_get_np_dtype", "interpreter_builder", "InterpreterError")
 # Handles whose ``materialize_pointers`` turns a block pointer or a tensor descriptor into
@@ -178,7 +189,21 @@ class _Patches:
             handle = getattr(self.interp, name, None)
             if handle is not None and hasattr(handle, "materialize_pointers"):
                 self.set(handle, "materialize_pointers", self.block_pointers(handle.materialize_pointers))
+        if asked(self.rec, "arith"):
+            for name, op in _ARITH.items():
+                if hasattr(B, name):
+                    self.set(B, name, self.arith(getattr(B, name), op))
         self.set(self.interp.GridExecutor, "__call__", grid_call(self.rec, self.interp))
+
+    def arith(self, original, op: str):
+        rec = self.rec
+
+        def method(builder, lhs, rhs, *rest, **kwargs):
+            out = original(builder, lhs, rhs, *rest, **kwargs)
+            for a in rec.active:
+                a.arith(rec, op, lhs, rhs, out)
+            return out
+        return method
 
     def propagating(self, original, name: str = ""):
         TensorHandle = self.interp.TensorHandle
@@ -275,13 +300,37 @@ class _Patches:
         return method
 
 
+def asked(rec: Recorder, hook: str) -> bool:
+    """Whether an analysis of the block that overrides ``hook`` is on: the arithmetic and autotuner
+    hooks are installed only then (every integer operation of every program would pass through
+    the arithmetic one), so turning such an analysis on later in the block does not install them."""
+    return any(getattr(type(a), hook) is not getattr(Analysis, hook) and a.on(rec.options) for a in rec.analyses)
+
+
+def autotuner_hook(rec: Recorder, patcher: Patcher) -> None:
+    """``Autotuner.run`` calling each analysis on now (``Analysis.autotune``) before the launch, where one asks."""
+    if not asked(rec, "autotune"):
+        return
+    from triton.runtime.autotuner import Autotuner
+
+    original = Autotuner.run
+
+    def run(tuner, *args, **kwargs):
+        for a in rec.analyses:
+            if a.on(rec.options):
+                a.autotune(rec, tuner)
+        return original(tuner, *args, **kwargs)
+
+    patcher.setattr(Autotuner, "run", run)
+
+
 def _access(rec: Recorder, ptrs, mask, kind: int):
     """The addresses of a load, store or atomic, and its lanes as the active analyses leave them
     (memcheck takes out-of-bounds lanes out; the race detector records them)."""
     import numpy as np
 
     addrs = np.asarray(ptrs.data).astype(np.uint64, copy=False)
-    m = np.broadcast_to(np.asarray(_mask_data(mask), dtype=bool), addrs.shape)
+    m = np.broadcast_to(np.asarray(mask_data(mask), dtype=bool), addrs.shape)
     for a in rec.active:
         m = a.access(rec, ptrs, addrs, m, kind)
     return addrs, m
@@ -413,7 +462,13 @@ def _note_blocks(rec: Recorder, constexprs: dict) -> None:
 def default_analyses() -> list[Analysis]:
     """One of each analysis, in the order the patched methods call them (memcheck takes a lane out
     before the race detector records it)."""
-    return [Memcheck(), Races(), Lanes(), Poison(), TF32()]
+    return [Memcheck(), Races(), Lanes(), Poison(), TF32(), IntWrap(), FreshTuning()]
+
+
+def _recorder(options: Options | None, analyses: list[Analysis] | None) -> Recorder:
+    rec = Recorder(options or Options(), analyses=default_analyses() if analyses is None else list(analyses))
+    rec.active = [a for a in rec.analyses if a.on(rec.options)]
+    return rec
 
 
 @contextmanager
@@ -425,8 +480,18 @@ def instrumented(options: Options | None = None, analyses: list[Analysis] | None
         import triton
 
         raise RuntimeError(f"not available with triton {getattr(triton, '__version__', '?')}: {why}")
-    rec = Recorder(options or Options(), analyses=default_analyses() if analyses is None else list(analyses))
-    rec.active = [a for a in rec.analyses if a.on(rec.options)]
+    rec = _recorder(options, analyses)
     with Patcher() as patcher:
         _Patches(rec, patcher).apply()
+        autotuner_hook(rec, patcher)
+        yield rec
+
+
+@contextmanager
+def hooked(options: Options | None = None, analyses: list[Analysis] | None = None) -> Iterator[Recorder]:
+    """Only the analyses' hooks that hold on every backend (``Analysis.autotune``) for the block,
+    the interpreter left as it is: what a run on a GPU can have. Yields the Recorder."""
+    rec = _recorder(options, analyses)
+    with Patcher() as patcher:
+        autotuner_hook(rec, patcher)
         yield rec

@@ -374,7 +374,7 @@ def launched_files() -> list[str]:
     return list(dict.fromkeys(f for k in launched_kernels() if (f := kernel_file(k))))
 
 
-def _wrapped(*modules) -> Iterator[object]:
+def wrapped_objects(*modules) -> Iterator[object]:
     """Every object of ``modules`` and each one it wraps (``.fn``: autotune, heuristics, jit)."""
     for m in modules:
         for obj in vars(m).values():
@@ -391,7 +391,7 @@ def reset_autotune_caches(*modules) -> int:
     from triton.runtime.autotuner import Autotuner
 
     n = 0
-    for obj in _wrapped(*modules):
+    for obj in wrapped_objects(*modules):
         if isinstance(obj, Autotuner):
             obj.cache.clear()
             n += 1
@@ -403,7 +403,7 @@ def compiled_kernels(*modules) -> list[dict]:
     autotune or heuristics wrapper): name, shared memory in bytes and warps, as Triton's
     compiled metadata gives them. Empty under the interpreter (nothing is compiled)."""
     seen, out = set(), []
-    for obj in _wrapped(*modules):
+    for obj in wrapped_objects(*modules):
         caches = getattr(obj, "device_caches", None)
         if isinstance(caches, dict) and id(obj) not in seen:
             seen.add(id(obj))

@@ -3,7 +3,7 @@ compute-sanitizer memcheck, its reports mapped back to kernel lines as the inter
 
 The command runs in the same child as on the CPU (``harness.sanitize.child``, with ``backend``
 gpu: no interpreter, no fake CUDA), under ``compute-sanitizer --tool memcheck`` (the command
-line ``harness.detectors.sanitizer.wrapper`` builds, with a log file of its own so the reports
+line ``harness.run.gpu_tools.wrapper`` builds, with a log file of its own so the reports
 and the command's output stay apart) and ``PYTORCH_NO_CUDA_MEMORY_CACHING=1`` (every tensor its
 own allocation: the caching allocator's slack would hide an access past the end). Where the
 installed Triton has Triton's own global-memory race sanitizer (``TRITON_INSTRUMENTATION_MODE=
@@ -39,7 +39,7 @@ _NEAREST = re.compile(r"is ([\d,]+) bytes (after|before) the nearest allocation 
                       r"of size ([\d,]+) bytes")
 _GSAN = re.compile(r"(GSan[^\n]*)")
 CODES = {"write": "P101", "read": "P102", "atomic": "P103"}
-ERROR_EXIT = 99  # compute-sanitizer's exit status where it reported an error (``detectors.sanitizer.wrapper``)
+ERROR_EXIT = 99  # compute-sanitizer's exit status where it reported an error (``run.gpu_tools.wrapper``)
 
 
 def _where(path: str, line: str) -> str:
@@ -106,8 +106,8 @@ def environment(env: dict) -> dict:
 
 def wrapper(log: str) -> list[str]:
     """compute-sanitizer memcheck, every report to ``log`` (up to 100)."""
-    from harness.detectors.sanitizer import compute_sanitizer
-    from harness.detectors.sanitizer import wrapper as base
+    from harness.run.gpu_tools import compute_sanitizer
+    from harness.run.gpu_tools import wrapper as base
 
     cs = compute_sanitizer()
     if cs is None:
@@ -119,7 +119,7 @@ def wrapper(log: str) -> list[str]:
 
 def require() -> None:
     """A GPU and compute-sanitizer, or a UsageError that says which is missing."""
-    from harness.detectors.sanitizer import compute_sanitizer
+    from harness.run.gpu_tools import compute_sanitizer
     from harness.run.backends import cuda_available
 
     if not cuda_available():

@@ -513,7 +513,7 @@ def launch_site(root: str | None) -> dict:
     """Where the user's code launched the kernel: the innermost frame outside Triton, torch,
     pytest and the harness (``launched_at``), and the line of the test or script it came from
     (``called_from``) where that is another frame."""
-    from harness.run.interp_instrument import _short
+    from harness.run.interp_instrument import short_path
 
     skip = _skipped()
     frames = []
@@ -525,6 +525,6 @@ def launch_site(root: str | None) -> dict:
         f = f.f_back
     if not frames:
         return {"launched_at": "?", "called_from": ""}
-    first = f"{_short(frames[0][0])}:{frames[0][1]}"
-    origin = next((f"{_short(p)}:{n}" for p, n in frames if root and p == root), "")
+    first = f"{short_path(frames[0][0])}:{frames[0][1]}"
+    origin = next((f"{short_path(p)}:{n}" for p, n in frames if root and p == root), "")
     return {"launched_at": first, "called_from": origin if origin != first else ""}

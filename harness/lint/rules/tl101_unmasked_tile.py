@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from harness.lint.flow import flows
 from harness.lint.registry import HIGH, rule
-from harness.lint.rules._common import (divisibility_checked, exact_width, is_none, memory_ops,
-                                        padded_allocation, partial_block_evidence, pointer_param, under_if)
+from harness.lint.rules._twins import unmasked_tiles
 
 BAD = '''
 import triton
@@ -61,27 +59,3 @@ def check(module):
     that exits when its block starts past a bound (``if pid * BLOCK >= n: return``) runs whole blocks of a
     padded count: TL106."""
     yield from unmasked_tiles(module, "strong")
-
-
-def unmasked_tiles(module, strength: str):
-    """The hits of TL101 (``strength`` "strong") or TL106 ("weak"): see partial_block_evidence."""
-    for flow in flows(module):
-        for call, kind, pointer, mask in memory_ops(flow):
-            if under_if(flow, call) or kind == "store" and padded_allocation(flow, pointer_param(flow, pointer)):
-                continue
-            tiles = {a[1] for a in flow.atoms(pointer) if a[0] == "tile" and not exact_width(flow, a[1])
-                     and not divisibility_checked(flow, a[1]) and partial_block_evidence(flow, call, a[1]) == strength}
-            if not tiles:
-                continue
-            if is_none(mask):
-                like = "matmul-k-tail" if flow.in_loop(call) else "add-missing-mask"
-                yield call, (f"tl.{kind} of block offsets (tl.arange(0, {sorted(tiles)[0]}) stepped per program or "
-                             f"iteration) with no mask: the last, partial block {'reads' if kind == 'load' else 'writes'}"
-                             f" past the end of the tensor"), like
-                continue
-            covered = {a[1] for a in flow.atoms(mask) if a[0] in ("arange", "tile")}
-            missing = sorted(tiles - covered)
-            if covered and missing:
-                axis = f"tl.arange(0, {missing[0]})"
-                yield call, (f"the mask of this tl.{kind} does not cover the block axis {axis}: lanes past the end "
-                             f"of that axis are still {'read' if kind == 'load' else 'written'}"), "conv2d-channel-mask"

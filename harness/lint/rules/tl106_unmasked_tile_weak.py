@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.lint.registry import LOW, rule
-from harness.lint.rules.tl101_unmasked_tile import unmasked_tiles
+from harness.lint.rules._twins import unmasked_tiles
 
 BAD = '''
 import triton

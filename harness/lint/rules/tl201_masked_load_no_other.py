@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from harness.lint.fixes import Fix, insert_keyword
-from harness.lint.flow import arg, flows
 from harness.lint.registry import HIGH, rule
-from harness.lint.rules._common import REDUCE_MAX, is_none, is_zero, masked_loads, value_chain
+from harness.lint.rules._twins import neutral_other, padded_reductions
 
 BAD = '''
 import triton
@@ -22,32 +20,6 @@ def greedy_kernel(logp_ptr, out_ptr, stride, vocab, BLOCK: tl.constexpr):
 '''
 
 GOOD = BAD.replace("mask=cols < vocab)", 'mask=cols < vocab, other=-float("inf"))')
-
-
-def neutral_other(load: ast.Call, reduction: str) -> Fix:
-    """``other=`` the neutral element of the max or min that reduces the load: -inf or +inf."""
-    value = 'float("-inf")' if reduction in ("max", "argmax") else 'float("inf")'
-    return insert_keyword(load, "other", value, f"other={value} on the tl.load on line {load.lineno}", index=2)
-
-
-def padded_reductions(module, explicit_zero: bool):
-    """(reduction call, load call) where what a max/min/argmax/argmin reduces *is* a masked load whose
-    padding is 0 (``other=0`` given when ``explicit_zero``, no ``other=`` otherwise), give or take a scale
-    or an offset by a number (``value_chain``): not through tl.where, a call (tl.abs, tl.exp: never
-    negative), nor arithmetic with another block."""
-    for flow in flows(module):
-        loads = {id(c): c for c, other in masked_loads(flow)
-                 if (not is_none(other) and is_zero(other)) == explicit_zero and (explicit_zero or other is None)}
-        if not loads:
-            continue
-        for red in flow.calls(*REDUCE_MAX):
-            value = arg(red, 0, "input")
-            if value is None:
-                continue
-            for n in value_chain(flow, value):
-                if id(n) in loads:
-                    yield red, loads[id(n)]
-                    break
 
 
 @rule("TL201", "masked-load-no-other-max", cases=("masked-load-no-other",), confidence=HIGH, bad=BAD, good=GOOD,

@@ -6,7 +6,7 @@ import ast
 
 from harness.lint.flow import arg, flows
 from harness.lint.registry import HIGH, rule
-from harness.lint.rules.tl201_masked_load_no_other import neutral_other, padded_reductions
+from harness.lint.rules._twins import neutral_other, padded_reductions
 
 BAD = '''
 import triton

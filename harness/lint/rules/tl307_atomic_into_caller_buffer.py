@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.lint.registry import LOW, rule
-from harness.lint.rules.tl306_atomic_into_uninitialized import BAD as EMPTY, returned, uninitialised_atomics
+from harness.lint.rules._twins import EMPTY_ACCUMULATOR as EMPTY, returned, uninitialised_atomics
 
 BAD = EMPTY.replace("def vector_sum(x):\n    out = torch.empty(1, device=x.device)\n", "def vector_sum(x, out):\n"
                     ).replace("    return out", "    return x")

@@ -10,6 +10,7 @@ from harness.lint.flow import Flow, arg, flows
 from harness.lint.model import assignments
 from harness.lint.registry import MEDIUM, rule
 from harness.lint.rules._common import int32_products
+from harness.lint.rules._twins import RNG
 
 BAD = '''
 import triton
@@ -25,8 +26,6 @@ def dropout_kernel(x_ptr, out_ptr, n_cols, p, seed, BLOCK: tl.constexpr):
 '''
 
 GOOD = BAD.replace("tl.rand(seed, row * n_cols + cols)", "tl.rand(seed, row.to(tl.int64) * n_cols + cols)")
-
-RNG = ("rand", "randn", "randint", "randint4x", "rand4x", "randn4x", "philox")
 
 
 @rule("TL502", "int32-rng-offset", cases=("rng-offset-overflow",), confidence=MEDIUM, bad=BAD, good=GOOD,

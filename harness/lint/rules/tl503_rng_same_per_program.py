@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from harness.lint.flow import arg, flows
 from harness.lint.registry import HIGH, rule
-from harness.lint.rules.tl502_int32_rng_offset import RNG
+from harness.lint.rules._twins import RNG
 
 BAD = '''
 import triton

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.lint.registry import LOW, rule
-from harness.lint.rules.tl704_scatter_read_modify_write import BAD as COUNT, is_count, scatter_updates
+from harness.lint.rules._twins import SCATTER_COUNT as COUNT, is_count, scatter_updates
 
 BAD = COUNT.replace("    bins = tl.load(x_ptr + offs, mask=mask, other=0)\n",
                     "    bins = tl.load(x_ptr + offs, mask=mask, other=0)\n    w = tl.load(w_ptr + offs, mask=mask, other=0)\n"

@@ -11,7 +11,7 @@ from harness.probe.findings import Finding
 
 
 def how() -> dict | None:
-    from harness.detectors.sanitizer import compute_sanitizer, wrapper
+    from harness.run.gpu_tools import compute_sanitizer, wrapper
 
     cs = compute_sanitizer()
     if cs is None:
@@ -21,7 +21,7 @@ def how() -> dict | None:
 
 
 def findings(name: str, backend: str, output: str) -> list:
-    from harness.detectors.sanitizer import sanitizer_summary
+    from harness.run.gpu_tools import sanitizer_summary
 
     s = sanitizer_summary(output)
     if s and s["errors"]:

@@ -11,7 +11,7 @@ from harness.probe import execute as X
 from harness.probe.budget import SCALED_S
 from harness.probe.context import crash, fmt, int_sizes
 from harness.probe.detectors import Detector
-from harness.probe.findings import ERROR, INFO, WARNING
+from harness.probe.findings import nondeterminism_severity
 
 ORDERS = ("reverse", 1, 2, 3, 4)
 SCALE_FOR_ORDER = 8  # sizes multiplied by this when float atomics agree in every order at the defaults
@@ -22,15 +22,6 @@ def fits(ctx, seconds: float) -> bool:
     detector's deadline: a larger size is the detector's own choice, and its slowness under the
     interpreter must not become a timeout that reads as a hang (P002)."""
     return ctx.budget.deadline is None or ctx.budget.now() + seconds < ctx.budget.deadline
-
-
-def nondeterminism_severity(target) -> tuple[str, str]:
-    """The severity of results that differ between runs only in float atomics' order, and why."""
-    if target.deterministic is None:
-        return WARNING, " (DETERMINISTIC not declared: a warning; declare it True or False)"
-    if target.deterministic:
-        return ERROR, ""
-    return INFO, " (declared DETERMINISTIC = False: information)"
 
 
 def orders_differ(ctx, sizes: dict) -> tuple[str | None, object]:

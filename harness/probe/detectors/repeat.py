@@ -5,7 +5,7 @@ from __future__ import annotations
 from harness.probe import execute as X
 from harness.probe.context import crash
 from harness.probe.detectors import Detector, uses_atomics_or_autotune
-from harness.probe.detectors.order import nondeterminism_severity
+from harness.probe.findings import nondeterminism_severity
 
 RUNS = 3
 

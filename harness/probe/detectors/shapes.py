@@ -232,7 +232,7 @@ def grid_limits(ctx: Context) -> list:
         return gpu_sizes_run(ctx)
     plans = [(t.gpu_sizes, ERROR)] if t.gpu_sizes and t.gpu_sizes != t.sizes else []
     for k, v in t.sizes.items():
-        hi = fuzz._range(t.ranges, k)[1]
+        hi = fuzz.size_range(t.ranges, k)[1]
         if isinstance(v, int) and not isinstance(v, bool) and 0 < v < PAST_Y and (hi is None or hi >= PAST_Y):
             if fuzz.volume({**t.sizes, k: PAST_Y}) <= GRID_VOLUME[INFO]:
                 plans.append(({**t.sizes, k: PAST_Y}, INFO))
@@ -343,7 +343,7 @@ def fuzz_sizes(ctx: Context) -> list:
     ``shapes-rest``, after the diagnosis."""
     st = _plan(ctx)
     ctx.board.fuzz_now = {**(ctx.board.fuzz_now or {}), "st": st}
-    _try_sizes(ctx, st)
+    try_sizes(ctx, st)
     ctx.board.fuzz_left = st if st["cut"] else None
     out = _empty(ctx) if ctx.options.get("empty", True) and not ctx.late() else []
     out += _refusals(ctx)
@@ -351,7 +351,7 @@ def fuzz_sizes(ctx: Context) -> list:
         if not st["tried"]:
             out.append(ctx.finding("P000", "no sizes to fuzz (no integer sizes)", severity=INFO))
         return out
-    out[:0] = _reported(ctx, st, st["classes"])
+    out[:0] = report_classes(ctx, st, st["classes"])
     st["reported"].update(st["classes"])
     return out
 
@@ -376,7 +376,7 @@ def _plan(ctx: Context) -> dict:
             "reported": set()}  # the classes a finding reported (or, shrunk, found one already reported)
 
 
-def _try_sizes(ctx: Context, st: dict) -> None:
+def try_sizes(ctx: Context, st: dict) -> None:
     """The planned sizes from where ``st`` stopped, until they run out, fuzzing's own time is spent
     (``budget.FUZZ_S``, counting earlier turns) or the probe says wrap up (``st["cut"]``: sizes left)."""
     t0, sizes_list = ctx.budget.now() - st["seconds"], st["sizes"]
@@ -402,7 +402,7 @@ def _try_sizes(ctx: Context, st: dict) -> None:
                             "last": dict(sizes_list[st["tried"] - 1]) if st["tried"] else None}
 
 
-def _reported(ctx: Context, st: dict, classes: dict) -> list:
+def report_classes(ctx: Context, st: dict, classes: dict) -> list:
     """``classes`` shrunk, one P401 each, none that ``st`` reported already (``st["done"]``)."""
     t, base, edges = ctx.target, st["base"], st["edges"]
     pools = {k: [v for v in pool if v > 0] for k, pool in

@@ -21,9 +21,9 @@ def rest(ctx: Context) -> list:
     ctx.name = "shapes"
     ctx.board.fuzz_now = {"st": st}  # what the budget's end keeps (shapes.partial)
     before = set(st["classes"])
-    shapes._try_sizes(ctx, st)
+    shapes.try_sizes(ctx, st)
     new = {k: v for k, v in st["classes"].items() if k not in before}
-    found = shapes._reported(ctx, st, new) if new else []
+    found = shapes.report_classes(ctx, st, new) if new else []
     ctx.board.fuzz_now = None
     return found
 

@@ -12,7 +12,7 @@ def how() -> dict:
 
 
 def findings(name: str, backend: str, output: str) -> list:
-    from harness.detectors.triton_debug import ASSERTIONS
+    from harness.run.gpu_tools import ASSERTIONS
 
     for pat in ASSERTIONS:
         if (m := pat.search(output)) is not None:

@@ -30,8 +30,14 @@ def registry() -> dict[str, Experiment]:
     return discover(__name__, __path__, "EXPERIMENT", Experiment)
 
 
-def outcome(ctx, sizes: dict, inputs: dict | None = None):
-    """One call at ``sizes`` (or on ``inputs``) as a GPU runs it today (0 in masked lanes):
+def last_axis(t, n: int) -> int:
+    """The last axis of ``t`` of length ``n`` (one that is in its shape)."""
+    return len(t.shape) - 1 - list(reversed(t.shape)).index(n)
+
+
+def outcome(ctx, sizes: dict, inputs: dict | None = None, **analyses):
+    """One call at ``sizes`` (or on ``inputs``, with more of the interpreter's ``analyses`` on, as
+    ``ctx.instrument`` takes them) as a GPU runs it today (0 in masked lanes):
     ("right" | "wrong" | "refused" | "late", the Call). Refused: make_inputs, the reference or
     Triton declined these sizes, which tells nothing; late: the experiments' time is spent (a run
     already made at these sizes is still answered), which tells nothing either."""
@@ -43,7 +49,7 @@ def outcome(ctx, sizes: dict, inputs: dict | None = None):
     t = ctx.target
     ctx.trying = sizes
     cache = ctx.board.outcomes  # the failing sizes' plain run: several experiments start there
-    key = tuple(sorted(sizes.items())) if inputs is None else None
+    key = tuple(sorted(sizes.items())) if inputs is None and not analyses else None
     if key is not None and key in cache:
         return cache[key]
     if ctx.late():  # each experiment's next run would overrun the diagnosis budget: a slow kernel's
@@ -60,7 +66,7 @@ def outcome(ctx, sizes: dict, inputs: dict | None = None):
     # under the interpreter one run can take longer than the whole budget (a size an experiment
     # raised 100-fold): it stops at the deadline, and tells nothing
     with ctx.budget.until_deadline() if ctx.backend == "interpreter" else contextlib.nullcontext():
-        with ctx.instrument(poison_masked=False, memcheck=True) as rec:
+        with ctx.instrument(poison_masked=False, memcheck=True, **analyses) as rec:
             c = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref, watch=ctx.watch)
     if c is None:
         return "late", None

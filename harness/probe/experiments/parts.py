@@ -11,12 +11,7 @@ from __future__ import annotations
 from harness.probe import execute as X
 from harness.probe.context import fmt, int_sizes
 from harness.probe.kernels import blocks as block_sizes
-from harness.probe.experiments import Experiment, outcome
-
-
-def last_axis(t, n: int) -> int:
-    """The last axis of ``t`` of length ``n`` (one that is in its shape)."""
-    return len(t.shape) - 1 - list(reversed(t.shape)).index(n)
+from harness.probe.experiments import Experiment, last_axis, outcome
 
 
 def _doubled(inputs: dict, v: int, part: slice) -> dict:

@@ -12,8 +12,7 @@ import re
 from harness.probe import execute as X
 from harness.probe.context import fmt, int_sizes
 from harness.probe.kernels import blocks as block_sizes
-from harness.probe.experiments import Experiment, outcome
-from harness.probe.experiments.parts import last_axis
+from harness.probe.experiments import Experiment, last_axis, outcome
 
 RANDOM = re.compile(r"\b(rand|randn|randint|randint4x|philox)\s*\(")
 
@@ -43,10 +42,9 @@ def _tiled(inputs: dict, n: int) -> dict:
 def run(ctx, failing: dict) -> dict:
     import torch
 
-    from harness.probe.tf32_rounding import _jitted
-    from harness.probe.kernels import _source
+    from harness.probe.kernels import jitted, kernel_source
 
-    if not RANDOM.search(" ".join(_source(k) for k in _jitted(ctx.target))):
+    if not RANDOM.search(" ".join(kernel_source(k) for k in jitted(ctx.target))):
         return {}
     if outcome(ctx, failing)[0] != "wrong":
         return {}

@@ -1,32 +1,14 @@
 """A tuned config reused where it does not fit? The autotuner keeps one config per value of its
 ``key``; a launch whose key matches an earlier one reuses that config, even when an argument
 left out of the key (a row width the configs were pruned for) makes it wrong there. The failing
-sizes run once more with every autotuned kernel tuning afresh at each launch: right then, and
-the wrong result came from a reused config."""
+sizes run once more with every autotuned kernel tuning afresh at each launch (the analysis
+``harness.run.analyses.tuning``, on every backend): right then, and the wrong result came from a
+reused config."""
 
 from __future__ import annotations
 
-import contextlib
-
 from harness.probe.context import fmt
 from harness.probe.experiments import Experiment, outcome
-
-
-@contextlib.contextmanager
-def fresh_tuning():
-    from triton.runtime.autotuner import Autotuner
-
-    from harness.run.patching import Patcher
-
-    original = Autotuner.run
-
-    def run(self, *args, **kwargs):
-        self.cache.clear()
-        return original(self, *args, **kwargs)
-
-    with Patcher() as patch:
-        patch.setattr(Autotuner, "run", run)
-        yield
 
 
 def run(ctx, failing: dict) -> dict:
@@ -36,8 +18,8 @@ def run(ctx, failing: dict) -> dict:
         return {}
     from harness.probe import execute as X
 
-    with fresh_tuning():  # its own inputs: not the plain run the other experiments share
-        state = outcome(ctx, failing, X.make(ctx.target, failing, ctx.seed, ctx.backend))[0]
+    # its own inputs: not the plain run the other experiments share
+    state = outcome(ctx, failing, X.make(ctx.target, failing, ctx.seed, ctx.backend), fresh_tuning=True)[0]
     if state == "right":
         return {"autotune-reuse": f"wrong at {fmt(failing)}; right when every launch tunes afresh: a config "
                                   f"tuned for one launch was reused for another that shares its autotune key"}

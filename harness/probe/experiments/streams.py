@@ -20,9 +20,9 @@ PLAIN = 8  # plain runs at most, until one is wrong (a race shows in some)
 
 
 def _makes_streams(target) -> bool:
-    from harness.probe.kernels import _modules
+    from harness.probe.kernels import user_modules
 
-    for m in _modules(target):
+    for m in user_modules(target):
         try:
             src = inspect.getsource(m)
         except (OSError, TypeError):

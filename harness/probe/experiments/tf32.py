@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from harness.probe.context import fmt
 from harness.probe.experiments import Experiment, outcome
-from harness.probe.tf32_rounding import _jitted, ieee
+from harness.probe.kernels import jitted
+from harness.probe.tf32_rounding import ieee
 
 
 def run(ctx, failing: dict) -> dict:
     if ctx.backend != "gpu":
         return {}
-    src = " ".join(getattr(k, "src", "") or "" for k in _jitted(ctx.target))
+    src = " ".join(getattr(k, "src", "") or "" for k in jitted(ctx.target))
     if ".dot(" not in src:
         return {}
     if outcome(ctx, failing)[0] != "wrong":

@@ -24,6 +24,8 @@ class Options:
     oob_poison: bool = False  # memcheck: lanes of a load outside its tensor read poison, not other= or 0
     tf32: bool = True
     dry_run: bool = False  # each launch's grid checked against CUDA's limits, no program run
+    int_wrap: bool = False  # signed integer adds, subtracts and multiplies checked in 64 bits (analyses.intwrap)
+    fresh_tuning: bool = False  # every autotuned launch tunes afresh (analyses.tuning); on every backend
 
 
 @dataclass
@@ -74,6 +76,8 @@ class Recorder:
     truncated: bool = False
     current: Launch | None = None
     grid_limits: list = field(default_factory=list)  # launches past CUDA's grid limits (check_grid)
+    wraps: list = field(default_factory=list)  # (kernel line, what) of the first wrap at each line (intwrap)
+    retuned: int = 0  # autotuned launches whose tuning cache was emptied first (tuning)
     analyses: list = field(default_factory=list)  # every Analysis of the block, on or off
     active: list = field(default_factory=list)  # those the options turn on, for the launch running
 
@@ -88,7 +92,7 @@ class Analysis:
     nothing here; an analysis module overrides the ones it needs. ``on`` says whether the options
     ask for it (asked at each launch: a re-run may change them)."""
 
-    name = ""  # the module's name: memcheck, races, poison, tf32
+    name = ""  # the module's name: memcheck, races, poison, tf32, intwrap, tuning
 
     def on(self, options: Options) -> bool:
         return False
@@ -121,6 +125,16 @@ class Analysis:
         """A ``tl.dot``'s operands before it runs; returns the ones to use."""
         return a, b
 
+    def arith(self, rec: Recorder, op: str, lhs, rhs, result) -> None:
+        """After an integer or float ``+``, ``-`` or ``*`` (``op``: "add", "subtract", "multiply") of
+        the interpreter gave ``result``. Installed only for a block whose options turn on an analysis
+        that overrides it (every operation of every program passes here)."""
+
+    def autotune(self, rec: Recorder, tuner) -> None:
+        """Before each launch of an autotuned kernel (``tuner``: its ``triton.runtime.autotuner.Autotuner``),
+        on every backend (``interp_instrument.hooked`` installs only this one on a GPU). Installed only for a
+        block whose options turn on an analysis that overrides it."""
+
     def program_starts(self, rec: Recorder) -> None:
         """Before each program of the launch ``rec.current``."""
 
@@ -139,20 +153,31 @@ def _skip_dirs() -> tuple:
             os.path.join(os.path.dirname(here), "triton_compat.py"))  # its launch record and fixes wrap launches
 
 
-def kernel_line() -> str:
+def kernel_line(library: bool = True) -> str | None:
     """file:line of the innermost frame outside Triton, NumPy and the instrumented interpreter:
-    the kernel's source line."""
-    skip = _skip_dirs()
+    the kernel's source line ("?": none). ``library=False``: None instead where the way out passes
+    through Triton's own library functions (``tl.rand``'s Philox, ``tl.cdiv``: a module of
+    ``triton.language`` other than the ``core`` and ``semantic`` every operation goes through)."""
+    skip, lang = _skip_dirs(), _language_dir()
     f = sys._getframe(1)
     while f is not None:
         name = f.f_code.co_filename
+        if not library and name.startswith(lang) and os.path.basename(name) not in ("core.py", "semantic.py"):
+            return None
         if not name.startswith(skip):
-            return f"{_short(name)}:{f.f_lineno}"
+            return f"{short_path(name)}:{f.f_lineno}"
         f = f.f_back
-    return "?"
+    return "?" if library else None
 
 
-def _short(path: str) -> str:
+@functools.cache
+def _language_dir() -> str:
+    import triton
+
+    return os.path.join(os.path.dirname(triton.__file__), "language") + os.sep
+
+
+def short_path(path: str) -> str:
     try:
         rel = os.path.relpath(path)
     except ValueError:
@@ -170,22 +195,22 @@ def poison_for(np_dtype):
     return np.iinfo(np_dtype).max
 
 
-def _owner(spans: dict, addr: int) -> tuple[str, int] | None:
+def owner_of(spans: dict, addr: int) -> tuple[str, int] | None:
     for s in spans.values():
         if s.lo <= addr < s.hi:
             return s.name, (addr - s.lo) // s.itemsize
     return None
 
 
-def _flat_pid(pid: tuple, grid: tuple) -> int:
+def flat_pid(pid: tuple, grid: tuple) -> int:
     return pid[0] + grid[0] * (pid[1] + grid[1] * pid[2])
 
 
-def _pid_text(pid: tuple) -> str:
+def pid_text(pid: tuple) -> str:
     return str(pid[0]) if pid[1:] == (0, 0) else str(tuple(pid))
 
 
-def _mask_data(mask):
+def mask_data(mask):
     """A mask's lanes: a ``TensorHandle``'s data, or the bare bool array a block pointer's
     ``materialize_pointers`` returns (Triton 3.4 to 3.7)."""
     import numpy as np
@@ -193,7 +218,7 @@ def _mask_data(mask):
     return mask if isinstance(mask, np.ndarray) else mask.data
 
 
-def _note_line(lines: list) -> None:
+def note_line(lines: list) -> None:
     line = kernel_line()
     if line not in lines:
         lines.append(line)

@@ -15,7 +15,7 @@ Atomics are neither: they are ordered by the hardware."""
 
 from __future__ import annotations
 
-from harness.run.analyses.base import Analysis, Options, Recorder, _owner, _pid_text, kernel_line
+from harness.run.analyses.base import Analysis, Options, Recorder, kernel_line, owner_of, pid_text
 
 MAX_STORED = 20_000_000  # lanes of the stores a program keeps since its last barrier
 _LANE_BITS = 40  # a lane's key: its block shape's number above these bits, its flat index below
@@ -132,8 +132,8 @@ def _count(table: dict, key, n: int, rec: Recorder, addr: int) -> None:
     """Add one access's ``n`` addresses to its entry; the first program and address stay."""
     hit = table.get(key)
     if hit is None:
-        owner = _owner(rec.current.spans, addr)
-        table[key] = {"addresses": n, "pid": _pid_text(rec.pid()),
+        owner = owner_of(rec.current.spans, addr)
+        table[key] = {"addresses": n, "pid": pid_text(rec.pid()),
                       "address": f"{owner[0]}[{owner[1]}]" if owner else hex(addr)}
     else:
         hit["addresses"] += n

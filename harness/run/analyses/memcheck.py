@@ -7,8 +7,8 @@ dropped."""
 
 from __future__ import annotations
 
-from harness.run.analyses.base import (KIND_NAMES, TAG, Analysis, Options, Recorder, _mask_data, _pid_text,
-                                       kernel_line, poison_for)
+from harness.run.analyses.base import (KIND_NAMES, TAG, Analysis, Options, Recorder, kernel_line, mask_data,
+                                       pid_text, poison_for)
 
 
 class Memcheck(Analysis):
@@ -24,7 +24,7 @@ class Memcheck(Analysis):
         import numpy as np
 
         if rec.options.oob_poison:  # the lanes memcheck took out of the mask read poison
-            outside = np.broadcast_to(np.asarray(_mask_data(asked), dtype=bool), mask.shape) & ~mask
+            outside = np.broadcast_to(np.asarray(mask_data(asked), dtype=bool), mask.shape) & ~mask
             if outside.any():
                 got.data[outside] = poison_for(got.data.dtype)
         return got
@@ -65,7 +65,7 @@ def _record_oob(rec: Recorder, bad_addrs, name, kind: int) -> None:
             continue
         far = int((s.lo - bad_addrs[sel].min()) if side == "before the start" else (bad_addrs[sel].max() - s.hi))
         key = (KIND_NAMES[kind], s.name if name in spans else f"{s.name}?", side, line)
-        hit = rec.oob.setdefault(key, {"lanes": 0, "elements": 0, "pid": _pid_text(rec.pid()),
+        hit = rec.oob.setdefault(key, {"lanes": 0, "elements": 0, "pid": pid_text(rec.pid()),
                                        "kernel": rec.current.kernel, "itemsize": s.itemsize})
         hit["lanes"] += int(sel.sum())
         hit["elements"] = max(hit["elements"], far // s.itemsize + (1 if side == "past the end" else 0))

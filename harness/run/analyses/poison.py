@@ -4,7 +4,7 @@ the integer type's maximum) instead of the interpreter's 0; ``Recorder.poisoned_
 
 from __future__ import annotations
 
-from harness.run.analyses.base import Analysis, Options, _note_line, poison_for
+from harness.run.analyses.base import Analysis, Options, note_line, poison_for
 
 
 class Poison(Analysis):
@@ -22,5 +22,5 @@ class Poison(Analysis):
             other = interp.TensorHandle(np.full(addrs.shape, poison_for(dtype_np), dtype=dtype_np),
                                         ptrs.get_element_ty())
             rec.poisoned_loads += 1
-            _note_line(rec.poison_lines)
+            note_line(rec.poison_lines)
         return other

@@ -9,7 +9,7 @@ program) are no race. Atomics on a scalar pointer are one lane."""
 from __future__ import annotations
 
 from harness.run.analyses.base import (ATOMIC, KIND_NAMES, LOAD, STORE, Analysis, Launch, Options, Recorder,
-                                       _flat_pid, _owner, _pid_text, kernel_line)
+                                       flat_pid, kernel_line, owner_of, pid_text)
 
 MAX_RECORDED = 20_000_000  # accesses recorded per launch by the race detector
 
@@ -57,7 +57,7 @@ def record_access(rec: Recorder, addrs, mask, kind: int) -> None:
         launch.truncated = rec.truncated = True
         return
     launch.recorded += active.size
-    launch.accesses.append((active.ravel().copy(), _flat_pid(rec.pid(), launch.grid), kind, kernel_line(),
+    launch.accesses.append((active.ravel().copy(), flat_pid(rec.pid(), launch.grid), kind, kernel_line(),
                             launch.lockset))
 
 
@@ -183,9 +183,9 @@ def cross_program_writes(launch: Launch) -> int:
 def _race(launch: Launch, addr: int, first: int, second: int, total: int) -> dict:
     _, p1, _, line1, _ = launch.accesses[first]
     _, p2, k2, line2, _ = launch.accesses[second]
-    owner = _owner(launch.spans, addr)
+    owner = owner_of(launch.spans, addr)
     where = f"{owner[0]}[{owner[1]}]" if owner else hex(addr)
-    unflat = lambda p: _pid_text((p % launch.grid[0], p // launch.grid[0] % launch.grid[1],  # noqa: E731
+    unflat = lambda p: pid_text((p % launch.grid[0], p // launch.grid[0] % launch.grid[1],  # noqa: E731
                                   p // (launch.grid[0] * launch.grid[1])))
     return {"kernel": launch.kernel, "address": where, "store_pid": unflat(p1), "store_line": line1,
             "other_pid": unflat(p2), "other_kind": KIND_NAMES[k2], "other_line": line2, "addresses": total}

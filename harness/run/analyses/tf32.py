@@ -4,7 +4,7 @@ cores do; "ieee" dots stay exact. ``Recorder.tf32_dots`` and ``dot_lines`` say w
 
 from __future__ import annotations
 
-from harness.run.analyses.base import Analysis, Options, _note_line
+from harness.run.analyses.base import Analysis, Options, note_line
 
 
 class TF32(Analysis):
@@ -22,7 +22,7 @@ class TF32(Analysis):
             a = interp.TensorHandle(tf32_round(a.data), a.dtype.scalar)
             b = interp.TensorHandle(tf32_round(b.data), b.dtype.scalar)
             rec.tf32_dots += 1
-            _note_line(rec.dot_lines)
+            note_line(rec.dot_lines)
         return a, b
 
 

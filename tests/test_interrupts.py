@@ -305,3 +305,66 @@ def test_a_keeper_ends_as_its_worker_ended(script, code):
     keeper = ROOT / "harness" / "run" / "parent.py"
     r = subprocess.run([sys.executable, "-S", str(keeper), "sh", "-c", script], timeout=60)
     assert r.returncode == code
+
+
+SIGNAL_AT_RENAME = r"""
+import os, signal, sys, threading
+from harness import cli
+from harness.core import fileio
+
+case, k, how = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+real, seen = os.replace, []
+go, sent = threading.Event(), threading.Event()
+
+
+def other_thread():  # started before anything is held, as the fork server's reader is
+    go.wait()
+    signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+    sent.set()
+
+
+threading.Thread(target=other_thread, daemon=True).start()
+
+
+def replace(src, dst, *a, **kw):
+    if os.path.dirname(dst) in (case, os.path.join(case, "recorded")) and not str(dst).endswith(".pyc"):
+        # one of the record's renames (not Python's own of a .pyc): the k-th gets the signal just before it
+        if len(seen) == k and how == "thread":  # delivered to another thread
+            go.set()
+            sent.wait()
+        elif len(seen) == k:
+            os.kill(os.getpid(), signal.SIGINT)
+        seen.append(dst)
+    return real(src, dst, *a, **kw)
+
+
+fileio.os.replace = replace
+code = cli.main(["record", "row-mean-divides-by-block", "--backend", "interpreter", "--seed", str(100 + k)])
+print("renames:", len(seen), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+@pytest.mark.parametrize("how", ["thread", "process"])
+def test_a_signal_at_any_of_records_renames_leaves_the_record_whole(make_case, tmp_path, how):
+    """issue 42: a SIGINT the system hands to another thread between two renames tore the
+    record (interpreter.md new, interpreter.json and the README old). At each rename in turn,
+    a signal arrives; every record is then whole (all three files new) or untouched, and the command says
+    it was interrupted. Each run has its own seed, which the command line in every file names."""
+    case = make_case(root=tmp_path / "cases")
+    driver = tmp_path / "driver.py"
+    driver.write_text(SIGNAL_AT_RENAME)
+    env = {**os.environ, "CASEBOOK_CASES": str(tmp_path / "cases"), "CUDA_VISIBLE_DEVICES": "",
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    k, renames = 0, None
+    while renames is None or k < renames:
+        before = recorded_files(case)
+        out = subprocess.run([sys.executable, str(driver), str(case), str(k), how], cwd=ROOT, env=env,
+                             capture_output=True, text=True, timeout=600)
+        assert out.returncode == 130, out.stderr
+        after = recorded_files(case)
+        new = [p.name for p in after if f"--seed {100 + k}".encode() in (after[p] or b"")]
+        assert len(new) == len(after) or after == before, f"signal at rename {k}: a torn record, only {new} new"
+        renames = int(out.stderr.rsplit("renames:", 1)[1].split()[0])
+        k += 1
+    assert k == 3  # interpreter.md, interpreter.json, README.md: each rename had its signal

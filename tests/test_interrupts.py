@@ -368,3 +368,43 @@ def test_a_signal_at_any_of_records_renames_leaves_the_record_whole(make_case, t
         renames = int(out.stderr.rsplit("renames:", 1)[1].split()[0])
         k += 1
     assert k == 3  # interpreter.md, interpreter.json, README.md: each rename had its signal
+
+
+class Killed(BaseException):
+    """SIGKILL or a power cut between two renames: nothing after it runs, not even ``finally``'s cleanup."""
+
+
+def test_a_record_cut_off_between_its_renames_is_found_torn(make_case, tmp_path, monkeypatch, capsys):
+    """Nothing can hold SIGKILL back: a record cut off after its first rename is new .md, old .json.
+    ``record --splice-only`` refuses to copy it into the write-up (exit 2, the README untouched)
+    and ``report`` shows that record's cells as unreadable, saying why."""
+    from harness.core import discovery
+    from harness.report import records
+
+    case = make_case(root=tmp_path / "cases")
+    assert record(tmp_path / "cases", monkeypatch) in (0, 1)  # a whole record first
+    capsys.readouterr()
+    real = os.replace
+
+    def cut(src, dst, *a, **kw):
+        real(src, dst, *a, **kw)
+        if str(dst).endswith("interpreter.md"):
+            raise Killed
+
+    monkeypatch.setattr(fileio.os, "replace", cut)
+    with pytest.raises(Killed):
+        cli.main(["record", "row-mean-divides-by-block", "--backend", "interpreter", "--seed", "7"])
+    monkeypatch.setattr(fileio.os, "replace", real)
+    md = (case / "recorded" / "interpreter.md").read_text()
+    assert "--seed 7" in md and "--seed 7" not in (case / "recorded" / "interpreter.json").read_text()
+    readme = (case / "README.md").read_bytes()
+    capsys.readouterr()
+    assert cli.main(["record", "row-mean-divides-by-block", "--splice-only"]) == 2
+    err = capsys.readouterr().err
+    assert "recorded/interpreter.md and recorded/interpreter.json are not from the same run" in err
+    assert (case / "README.md").read_bytes() == readme
+    spec = discovery.load("row-mean-divides-by-block")
+    rec = records._from_case_record(spec, "interpreter")
+    assert "not from the same run" in rec["unreadable"]
+    assert cli.main(["record", "row-mean-divides-by-block", "--backend", "interpreter"]) in (0, 1)
+    assert records._from_case_record(spec, "interpreter").get("unreadable") is None  # recorded again: whole

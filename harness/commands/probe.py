@@ -42,11 +42,6 @@ def _names(text: str) -> list:
     return names
 
 
-# a detector's status when it ran the kernel to an answer (not "not run", "skipped", "error", nor runner.CUT:
-# stopped at the budget's end, its answer unfinished)
-RAN = ("done", "hang", "crash")
-
-
 def _identifier(text: str) -> str:
     import argparse
 
@@ -86,10 +81,10 @@ def run(args) -> int:
                        timeout=args.timeout, options=options, progress=say, budget=args.budget)
     except ProbeInputError as e:
         raise UsageError(f"probe: {e}") from None
-    if not report.errors and not any(status in RAN for _, _, _, status in report.ran):
-        why = "; ".join(f"{d} on {b}: {st}" for b, d, _, st in report.ran[:4]) or \
+    if not report.checked:
+        why = "; ".join([f"{d} on {b}: {st}" for b, d, _, st in report.ran if not st.startswith("skipped")][:4]) or \
             f"none of these detectors runs on {', '.join(backends)}"
-        raise UsageError(f"probe: nothing ran ({why}), so nothing was checked")
+        raise UsageError(f"probe: no detector produced a result about the kernel ({why}), so nothing was checked")
     if args.json:
         print(table.dumps(report.to_json()))
     else:

@@ -54,6 +54,7 @@ def fail(ctx: Context, sizes: dict) -> tuple[str, str] | None:
         ref = X.reference(t, inputs)
     except Exception:  # noqa: BLE001  make_inputs or the reference refuses these sizes: not the kernel's fault
         return None
+    ctx.seen["compared"] = ctx.seen.get("compared", 0) + 1  # a size checked (ProbeReport.checked reads it)
     poison = ctx.options.get("poison_masked", True)
     with ctx.instrument(poison_masked=poison) as rec:
         c = ctx.call(inputs, ref=ref)
@@ -361,7 +362,8 @@ def _try_sizes(ctx: Context, st: dict) -> None:
                 ctx.seen["wrong_now"] = True  # the probe's budget now keeps the diagnosis its time
     finally:  # also where the budget's end stopped a size: the report says how far fuzzing got
         st["seconds"] = time.monotonic() - t0
-        ctx.seen["fuzz"] = {"tried": st["tried"], "planned": len(sizes_list), "seconds": round(st["seconds"], 1),
+        ctx.seen["fuzz"] = {"tried": st["tried"], "compared": ctx.seen.get("compared", 0),
+                            "planned": len(sizes_list), "seconds": round(st["seconds"], 1),
                             "last": dict(sizes_list[st["tried"] - 1]) if st["tried"] else None}
 
 

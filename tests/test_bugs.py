@@ -524,3 +524,38 @@ def test_a_version_pip_cannot_fetch_could_not_run_and_keeps_the_verified_record(
     assert cli.main(["bugs", "--fetch"]) == 2
     out, err = capsys.readouterr()
     assert "error: demo-entry: could not fetch: pip download" in err and "could not" not in out
+
+
+@pytest.mark.parametrize("args, says", [(["--peers", "bogus"], "no peer bogus (there are plain, fuzz"),
+                                        (["--peers", "plain,nope"], "no peer nope"),
+                                        (["--ray", ""], "argument --ray: is empty"),
+                                        (["--ray", " "], "argument --ray: is empty")])
+def test_peers_and_ray_addresses_are_checked_before_anything_runs(args, says):
+    """``--peers bogus`` ran the whole benchmark and exited 0; ``--ray ''`` ran it here."""
+    r = _cli("--list", *args)
+    assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1 and says in r.stderr, r.stderr
+
+
+def test_a_ray_address_where_nothing_answers_is_one_line_at_once():
+    """``bugs --ray 127.0.0.1:1`` waited over two minutes in Ray's own retries."""
+    import socket
+
+    from harness.bugs import distributed
+    from harness.errors import UsageError
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # a port nothing listens on
+    with pytest.raises(UsageError, match=f"bugs --ray 127.0.0.1:{port}: nothing answers there"):
+        distributed.reachable(f"127.0.0.1:{port}")
+    with pytest.raises(UsageError, match="nothing answers there"):
+        distributed.reachable(f"ray://127.0.0.1:{port}")
+    listening = socket.socket()
+    listening.bind(("127.0.0.1", 0))
+    listening.listen()
+    try:
+        distributed.reachable(f"127.0.0.1:{listening.getsockname()[1]}")  # something answers: left to Ray
+        distributed.reachable("auto")
+    finally:
+        listening.close()

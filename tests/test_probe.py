@@ -132,10 +132,14 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, body, says):
 
 
 @pytest.mark.parametrize("option", [["--timeout", "nan"], ["--timeout", "inf"], ["--timeout", "-1"],
-                                    ["--timeout", "0"], ["--only", ""], ["--only", ","]])
+                                    ["--timeout", "0"], ["--only", ""], ["--only", ","],
+                                    ["--timeout", "1e-9"], ["--timeout", "0.1"], ["--sizes", "=5"],
+                                    ["--sizes", "n=5,n=6"], ["--sizes", "n rows=5"]])
 def test_options_that_would_run_nothing_or_never_stop_are_bad_input(option):
     """A timeout of nan, inf, 0 or below, and a detector list naming none, are refused before
-    anything runs: one line, exit 2 (not a finding about the kernel, not "no findings")."""
+    anything runs: one line, exit 2 (not a finding about the kernel, not "no findings"). So are a
+    timeout too short for a detector's first call (issue 42: a clean kernel got P001 and P002 errors
+    at --timeout 1e-9 and 0.1), a size with no name and a size given twice."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), pytest.raises(SystemExit) as e:
         main(["probe", str(EXAMPLE), "--backend", "interpreter", "-q", *option])  # argparse's errors exit

@@ -164,6 +164,29 @@ def run(args) -> int:
     return status
 
 
+def _peers(text: str) -> list:
+    """--peers: known peer names, comma-separated (an unknown one would be a column of "could not run")."""
+    import argparse
+
+    from harness.bugs.board import PEERS
+    from harness.bugs.peers import TOOLS
+
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    known = list(PEERS) + list(TOOLS)
+    if unknown := [n for n in names if n not in known]:
+        raise argparse.ArgumentTypeError(f"no peer {', '.join(unknown)} (there are {', '.join(known)})")
+    return names
+
+
+def _address(text: str) -> str:
+    """--ray: an address (an empty one would quietly run here, not on a cluster)."""
+    import argparse
+
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty: give the cluster's address (HOST:PORT, ray://HOST:PORT or auto)")
+    return text.strip()
+
+
 def register(sub) -> None:
     p = sub.add_parser("bugs", help="the benchmark of real Triton bugs: verify each entry, score the probe "
                                     "and its peers on the buggy and fixed versions")
@@ -177,12 +200,12 @@ def register(sub) -> None:
                    help="where to run (default: the GPU if there is one, and the interpreter, each a scoreboard "
                         "of its own); gpu+interpreter: one probe of both at once, probe's default on a GPU "
                         "machine, its own scoreboard")
-    p.add_argument("--peers", type=lambda s: [x for x in s.split(",") if x.strip()], default=["plain", "fuzz"],
+    p.add_argument("--peers", type=_peers, default=["plain", "fuzz"],
                    metavar="NAMES", help="peer columns, comma-separated (default plain,fuzz; also ttsem, "
                                          "triton-viz, gpucheck where installed)")
     p.add_argument("--jobs", type=positive_int, default=None, help="entries at once (default: half the cores)")
     p.add_argument("--timeout", type=seconds, default=120.0, help="seconds a detector may run (default 120)")
-    p.add_argument("--ray", metavar="ADDRESS", default=None,
+    p.add_argument("--ray", metavar="ADDRESS", default=None, type=_address,
                    help="run each entry as a task on this Ray cluster (pip install -e .[ray])")
     p.add_argument("--record", action="store_true",
                    help="write the verification records, or this run's rows and the scoreboard of every entry")

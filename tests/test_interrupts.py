@@ -408,3 +408,41 @@ def test_a_record_cut_off_between_its_renames_is_found_torn(make_case, tmp_path,
     assert "not from the same run" in rec["unreadable"]
     assert cli.main(["record", "row-mean-divides-by-block", "--backend", "interpreter"]) in (0, 1)
     assert records._from_case_record(spec, "interpreter").get("unreadable") is None  # recorded again: whole
+
+
+def test_a_signal_as_a_temporary_file_is_made_leaves_none(tmp_path, monkeypatch):
+    """The fuzz campaign's timed SIGINTs left `.interpreter.json.*.tmp` behind: the signal landed
+    after mkstemp made the file and before write_together knew its name."""
+    real = fileio._new_temp
+
+    def made_then_signalled(path):
+        got = real(path)
+        signal.raise_signal(signal.SIGINT)  # Python raises at its next instruction: still in here
+        return got
+
+    monkeypatch.setattr(fileio, "_new_temp", made_then_signalled)
+    with pytest.raises(KeyboardInterrupt):
+        fileio.write_together({tmp_path / "a.md": "x", tmp_path / "b.json": "{}"})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_signal_as_the_command_ends_is_no_traceback(monkeypatch, capsys):
+    """A SIGINT while the command stops its workers, its work done, escaped main() as a
+    KeyboardInterrupt (a traceback, exit -2): now the command's own status stands."""
+    from harness.run.isolate import WORKERS
+
+    real, sent = WORKERS.stop, []
+
+    def stop():
+        if not sent:
+            sent.append(True)
+            signal.raise_signal(signal.SIGINT)
+        return real()
+
+    monkeypatch.setattr(WORKERS, "stop", stop)
+    try:
+        code = cli.main(["list"])
+    except KeyboardInterrupt:
+        code = "KeyboardInterrupt escaped"
+    assert sent and code == 0
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back for the caller

@@ -44,8 +44,8 @@ def run(args) -> int:
         job.kind == "pytest" and outcome.returncode in (3, 4))  # pytest stopped before its session: its own line
     if ended_early and outcome.returncode == EXIT_USAGE and not outcome.findings and not outcome.signal:
         return EXIT_USAGE
-    if ended_early:
-        print(f"error: sanitize: the command ended before the sanitizer's end of run (exit status "
+    if ended_early:  # on a line of its own: the command may have stopped mid-line
+        print(f"\nerror: sanitize: the command ended before the sanitizer's end of run (exit status "
               f"{outcome.returncode}{'' if outcome.signal else ', e.g. an os._exit'}): what ran after that point was "
               f"not checked, so these findings are not the whole run's", file=sys.stderr, flush=True)
     elif job.kind == "pytest" and outcome.returncode in PYTEST_CODES and not F.errors(outcome.findings):

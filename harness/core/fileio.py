@@ -73,14 +73,16 @@ def write_together(files: dict[Path, str | bytes]) -> list[Path]:
         for path, content in files.items():
             path = Path(path)
             data = content.encode() if isinstance(content, str) else content
-            fd, temps[path] = _new_temp(path)  # known before a byte is written: removed whatever happens
+            with signals_held():  # made and known as one step: removed whatever happens
+                fd, temps[path] = _new_temp(path)
             _temp_beside(path, data, fd)
         with signals_held():
             for path, tmp in temps.items():
                 os.replace(tmp, path)
     finally:
-        for tmp in temps.values():
-            tmp.unlink(missing_ok=True)
+        with signals_held():  # every temporary file removed, a second Ctrl-C or not
+            for tmp in temps.values():
+                tmp.unlink(missing_ok=True)
     return list(temps)
 
 

@@ -520,9 +520,9 @@ CATEGORIES = ("probe input", "options", "environment", "closed stdout", "unwrita
 def campaign(paths: dict, sample: bool, seed: int = 20261125) -> list:
     """Every invocation (``sample``: a few of each category, for the test)."""
     rng = random.Random(seed)
-    groups = [probe_input(paths), options(paths, 12 if sample else 560, rng), environment(paths),
+    groups = [probe_input(paths), options(paths, 12 if sample else 660, rng), environment(paths),
               closed_stdout(paths), unwritable(paths), processes(paths), one_bad(paths),
-              unchecked(paths), sanitize(paths), bugs(paths), record_signals(paths, 4 if sample else 40)]
+              unchecked(paths), sanitize(paths), bugs(paths), record_signals(paths, 4 if sample else 60)]
     if sample:
         groups = [rng.sample(g, min(len(g), 4)) for g in groups]
     return [inv for g in groups for inv in g]

@@ -186,12 +186,17 @@ SHIMS = {"torch": "raise ImportError('broken on purpose')\n", "triton": "raise I
          "numpy": "raise ImportError('missing on purpose')\n"}
 
 
+def test_module(name: str):
+    """tests/<name>.py, loaded as a plain module (the tests' files are the one source of valid inputs)."""
+    spec = importlib.util.spec_from_file_location(f"casebook_{name}", ROOT / "tests" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def make_case_function():
     """tests/conftest.py's make_case, as a plain function of its tmp_path (its one source of valid cases)."""
-    spec = importlib.util.spec_from_file_location("casebook_conftest", ROOT / "tests" / "conftest.py")
-    conftest = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(conftest)
-    fixture = conftest.make_case
+    fixture = test_module("conftest").make_case
     for name in ("_get_wrapped_function", "__wrapped__", "_fixture_function"):
         if (fn := getattr(fixture, name, None)) is not None:
             return fn() if name == "_get_wrapped_function" else fn
@@ -389,28 +394,6 @@ SUITES = {  # name -> (test file, pytest.ini or None)
                           "def test_three():\n    assert 0\n", None),
     "collection-error": ("import no_such_module_anywhere\n\ndef test_one():\n    assert 1\n", None),
 }
-RELEASED = """title = "t"
-project = "demo"
-repository = "https://github.com/example/demo"
-licence = "MIT"
-kind = "released"
-category = "bounds"
-defect = "out-of-bounds-read"
-triggers = ["tail"]
-shows_on = ["interpreter"]
-summary = "s"
-[links]
-fix = "https://github.com/example/demo/pull/1"
-[buggy]
-package = "casebook-fuzz-no-such-package"
-version = "1.0"
-[fixed]
-package = "casebook-fuzz-no-such-package"
-version = "1.1"
-[source]
-module = "demo.ops.kern"
-files = ["demo/ops/kern.py"]
-"""
 
 
 def set_up_issue42(work: Path) -> dict:
@@ -434,7 +417,7 @@ def set_up_issue42(work: Path) -> dict:
         shutil.copytree(ROOT / "tests" / "bugs_fixture" / "grid-floor-repro", bugs / name)
         (bugs / name / "probe.py").write_text(first + glue)
     (bugs / "registry-outage").mkdir(parents=True)
-    (bugs / "registry-outage" / "bug.toml").write_text(RELEASED)
+    (bugs / "registry-outage" / "bug.toml").write_text(test_module("test_bugs").RELEASED)  # a released version
     (bugs / "registry-outage" / "probe.py").write_text("x = 1\n")
     for d in bugs.iterdir():
         (d / "recorded").mkdir(exist_ok=True)

@@ -408,3 +408,16 @@ def test_a_mode_that_is_not_one_is_refused(tmp_path):
     assert "--casebook-sanitize=bogus: no such mode (use --casebook-sanitize=fail or" in out.stderr
     out = run(["-m", "pytest", *QUIET, *PLUGIN, "--casebook-sanitize=report"], cwd=d)
     assert out.returncode == 0 and "1 passed" in out.stdout
+
+
+def test_a_command_that_removes_the_results_file_keeps_its_findings(tmp_path):
+    """The findings lived only in one results file, which the user's command could remove (here the
+    whole temporary folder, after the unmasked add was launched)."""
+    script = tmp_path / "then_removes.py"
+    script.write_text(f"import os, runpy, shutil, sys\n"
+                      f"sys.path.insert(0, {str(ROOT / SUITE)!r})\n"
+                      f"runpy.run_path({str(ROOT / SUITE / 'script_add.py')!r}, run_name='__main__')\n"
+                      f"shutil.rmtree(os.path.dirname(os.environ['CASEBOOK_SANITIZE_RESULTS']))\n")
+    out, doc = sanitize(str(script))
+    assert out.returncode == 1, out.stderr
+    assert "P101" in {f["code"] for f in doc["findings"]} and doc["launches"] == 1 and doc["finished"] is not False

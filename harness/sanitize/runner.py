@@ -81,8 +81,14 @@ def run(job: Job, *, quiet_stdout: bool = False, backend: str = "interpreter") -
             from harness.sanitize import gpu
 
             env, prefix = gpu.environment(env), gpu.wrapper(log)
-        code = _wait(WORKERS.start(prefix + [sys.executable, "-m", "harness.sanitize.child"], env=env,
-                                   stdout=sys.stderr if quiet_stdout else None))
+        with open(results, "x", encoding="utf-8"):  # made here, and kept open: a command that removes it (or
+            pass                                     # the whole temporary folder) does not take the findings along
+        with open(results, "rb") as kept:
+            code = _wait(WORKERS.start(prefix + [sys.executable, "-m", "harness.sanitize.child"], env=env,
+                                       stdout=sys.stderr if quiet_stdout else None))
+            if not os.path.exists(results):  # the same file, read back through the handle
+                os.makedirs(tmp, exist_ok=True)
+                Path(results).write_bytes(kept.read())
         hits, launches = read_sink(results)
         if backend == "gpu" and os.path.exists(log):
             hits += gpu.parse(Path(log).read_text(errors="replace"))

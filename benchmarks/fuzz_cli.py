@@ -12,14 +12,26 @@ Categories:
 - ``unwritable``: a record, a report or a case folder that cannot be written;
 - ``processes``: launchers that start a child, a child in a session of its own and a daemon,
   through ``case`` and ``probe``, ending, hanging, or interrupted with SIGINT or SIGTERM;
-- ``one bad``: a bad case or record beside a healthy one.
+- ``one bad``: a bad case or record beside a healthy one;
+- ``unchecked`` (issue 42): probe files on which no detector learns anything about the kernel (an
+  ``os._exit(0)`` at import, a reference that returns a string, a launcher whose worker is killed):
+  never a "passed" verdict;
+- ``sanitize``: a suite under ``filterwarnings = error`` (the casebook installed as pip installs it),
+  a test that calls ``os._exit(0)``, a collection error (pytest's own status, said to be pytest's),
+  a module that does not exist;
+- ``bugs``: entries whose glue exits or is killed at import, a version the registry will not give
+  (a closed index): could not run, exit 2, the verified record kept;
+- ``record signals``: SIGINT at timed moments as ``record`` writes its unit (once its first
+  temporary file appears): the record is whole or untouched.
 
 Each invocation is checked for: a traceback on stderr; an exit status outside the ones it
 may end with (bad input 2, a kernel's behaviour 0 or 1, interrupted 130/143); a process it
 started that is alive 5 s after it ended (found by a marker in its environment, which every
 process below the command inherits); a temporary file or folder left behind, or a file it
 wrote that does not parse (half-written); and, for the "one bad" category, the healthy
-case missing from the output or a file it should write missing.
+case missing from the output or a file it should write missing; a "passed" verdict (exit 0) on
+an unchecked kernel; a file that must be kept (a verified record) changed; a record torn (some of
+its files new, some old).
 
 ``tests/test_fuzz_cli.py`` runs a sample of each category; this script runs all of them and
 writes docs/measurements/fuzz-cli.md (``--out`` elsewhere, ``--sample`` for the test's sample).
@@ -46,6 +58,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "measurements" / "fuzz-cli.md"
 BAD_INPUT, BEHAVIOUR, INTERRUPTED = (2,), (0, 1), (130, 143)
+TRACEBACK = "Traceback (most recent call last)"
 MARK = "CASEBOOK_FUZZ_MARK"  # in the environment of every process an invocation starts
 LINGER = 5.0  # seconds after a command ends by which everything it started must be gone
 TEMPORARY = re.compile(r"(^\..*\.tmp$)|(^casebook-)|(\.tmp$)")
@@ -64,6 +77,13 @@ class Invocation:
     memory: int | None = None  # an address-space limit (ulimit -v), bytes
     stop: int | None = None  # a signal sent once the launcher's children exist
     timeout: float = 300.0
+    cwd: str | None = None  # where it runs (default: the repository)
+    unchecked: bool = False  # nothing about the kernel can be checked: exit 0 would be a "passed" verdict
+    own_line: str = ""  # a status that is not the harness's (pytest's): this line says so, not "error:"
+    keeps: tuple = ()  # files that must be byte for byte as they were (a verified record)
+    unit: tuple = ()  # files written as one unit: afterwards all hold ``unit_mark`` or all are as they were
+    unit_mark: str = ""
+    stop_at_temp: tuple = ()  # (folder, seconds): the signal ``stop`` that long after a temporary file appears there
 
 
 # ------------------------------------------------------------------ the files the invocations use
@@ -154,6 +174,10 @@ PROBE_FILES = {  # name -> (source, what the probe must answer)
     "tolerance-nan": (KERNEL + 'TOLERANCE = {"rtol": float("nan"), "atol": 0}\n', BAD_INPUT),
     "sizes-not-a-dict": (KERNEL + 'SIZES = 5\n', BAD_INPUT),
     "no-reference": (KERNEL[:KERNEL.index("def reference")], BAD_INPUT),
+    "os-exit-0-at-import": ("import os\nos._exit(0)\n" + KERNEL, BAD_INPUT),
+    "reference-a-string": (KERNEL.replace("    return x.double() * 2", "    return 'a string'"), BAD_INPUT),
+    "worker-killed": (KERNEL.replace("def launch(x):\n", "def launch(x):\n    import os, signal\n"
+                                     "    os.kill(os.getpid(), signal.SIGKILL)\n"), BAD_INPUT),
     "spawns": (with_spawns(KERNEL, "launch"), BEHAVIOUR),
     "spawns-and-hangs": (with_spawns(KERNEL, "launch", hang=True), (1,)),
 }
@@ -162,12 +186,17 @@ SHIMS = {"torch": "raise ImportError('broken on purpose')\n", "triton": "raise I
          "numpy": "raise ImportError('missing on purpose')\n"}
 
 
+def test_module(name: str):
+    """tests/<name>.py, loaded as a plain module (the tests' files are the one source of valid inputs)."""
+    spec = importlib.util.spec_from_file_location(f"casebook_{name}", ROOT / "tests" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def make_case_function():
     """tests/conftest.py's make_case, as a plain function of its tmp_path (its one source of valid cases)."""
-    spec = importlib.util.spec_from_file_location("casebook_conftest", ROOT / "tests" / "conftest.py")
-    conftest = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(conftest)
-    fixture = conftest.make_case
+    fixture = test_module("conftest").make_case
     for name in ("_get_wrapped_function", "__wrapped__", "_fixture_function"):
         if (fn := getattr(fixture, name, None)) is not None:
             return fn() if name == "_get_wrapped_function" else fn
@@ -200,7 +229,8 @@ def set_up(work: Path, make_case) -> dict:
         (work / "shims" / package / package).mkdir(parents=True)
         (work / "shims" / package / package / "__init__.py").write_text(text)
     (work / "a-file").write_text("not a folder\n")
-    return {"cases": cases, "probes": probes, "shims": work / "shims", "work": work}
+    paths = {"cases": cases, "probes": probes, "shims": work / "shims", "work": work}
+    return {**paths, **set_up_issue42(work)}
 
 
 # ------------------------------------------------------------------ the invocations, by category
@@ -209,7 +239,7 @@ def probe_input(paths: dict) -> list:
     p = paths["probes"]
     quick = ["--backend", "interpreter", "--only", "reference", "-q", "--timeout", "8"]
     out = [Invocation("probe input", f"file {name}", ["probe", str(p / f"{name}.py"), *quick], expect)
-           for name, (_, expect) in PROBE_FILES.items() if not name.startswith("spawns")]
+           for name, (_, expect) in PROBE_FILES.items() if not name.startswith("spawns") and name not in UNCHECKED]
     ok = str(p / "ok.py")
     bad_options = {
         "--timeout nan": ["--timeout", "nan"], "--timeout inf": ["--timeout", "inf"],
@@ -221,6 +251,8 @@ def probe_input(paths: dict) -> list:
         "--seed -1": ["--seed", "-1"], "--seed 2**64": ["--seed", str(2**64)], "--jobs 0": ["--jobs", "0"],
         "--fuzz-trials 10**7": ["--fuzz-trials", str(10**7)], "--backend tpu": ["--backend", "tpu"],
         "--inputs missing": ["--inputs", str(p / "missing.py")],
+        "--timeout 1e-9": ["--timeout", "1e-9"], "--timeout 0.1": ["--timeout", "0.1"],
+        "--sizes =5": ["--sizes", "=5"], "--sizes n=5,n=6": ["--sizes", "n=5,n=6"],
     }
     out += [Invocation("probe input", name, ["probe", ok, "--backend", "interpreter", "-q", *args], BAD_INPUT)
             for name, args in bad_options.items()]
@@ -268,7 +300,11 @@ def options(paths: dict, n: int, rng: random.Random) -> list:
             Invocation("options", "case ../etc", ["case", "../etc"], BAD_INPUT),
             Invocation("options", "new Bad_Slug", ["new", "Bad_Slug"], BAD_INPUT),
             Invocation("options", "new 101-char slug", ["new", "a" * 101], BAD_INPUT),
-            Invocation("options", "new --title with a newline", ["new", "fuzz-title", "--title", "x\ny"], BAD_INPUT)]
+            Invocation("options", "new --title with a newline", ["new", "fuzz-title", "--title", "x\ny"], BAD_INPUT),
+            Invocation("options", "bugs --peers bogus", ["bugs", "--peers", "bogus"], BAD_INPUT),
+            Invocation("options", "bugs --ray ''", ["bugs", "--ray", ""], BAD_INPUT),
+            Invocation("options", "list, CASEBOOK_CASES a missing folder", ["list"], BAD_INPUT,
+                       env={"CASEBOOK_CASES": str(paths["work"] / "missing")})]
     return out
 
 
@@ -348,14 +384,128 @@ def one_bad(paths: dict) -> list:
     ]
 
 
-CATEGORIES = ("probe input", "options", "environment", "closed stdout", "unwritable", "processes", "one bad")
+# ------------------------------------------------------------------ issue 42: what did not run, and whole records
+
+UNCHECKED = ("os-exit-0-at-import", "reference-a-string", "worker-killed")
+VERIFIED = '{"verified": true, "why": "", "note": "a record made earlier: no run that could not run may replace it"}\n'
+SUITES = {  # name -> (test file, pytest.ini or None)
+    "warnings-as-errors": ("def test_one():\n    assert 1\n", "[pytest]\nfilterwarnings =\n    error\n"),
+    "os-exit-in-a-test": ("import os\n\ndef test_one():\n    assert 1\n\ndef test_two():\n    os._exit(0)\n\n"
+                          "def test_three():\n    assert 0\n", None),
+    "collection-error": ("import no_such_module_anywhere\n\ndef test_one():\n    assert 1\n", None),
+}
+
+
+def set_up_issue42(work: Path) -> dict:
+    """The suites, bug entries (each with a verified record) and the casebook "installed" as pip
+    installs it (a dist-info naming the harness package, which pytest marks for rewriting)."""
+    suites = work / "suites"
+    for name, (tests, ini) in SUITES.items():
+        (suites / name).mkdir(parents=True)
+        (suites / name / "test_it.py").write_text(tests)
+        if ini:
+            (suites / name / "pytest.ini").write_text(ini)
+    info = work / "site" / "casebook_as_installed-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: casebook-as-installed\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[pytest11]\nharness.sanitize.pytest_plugin = harness.sanitize.pytest_plugin\n")
+    (info / "RECORD").write_text("harness/__init__.py,,\nharness/sanitize/__init__.py,,\n")
+    bugs = work / "bugs"
+    glue = (ROOT / "tests" / "bugs_fixture" / "grid-floor-repro" / "probe.py").read_text()
+    for name, first in (("glue-exits-at-import", "import os\nos._exit(0)\n"),
+                        ("glue-killed-at-import", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")):
+        shutil.copytree(ROOT / "tests" / "bugs_fixture" / "grid-floor-repro", bugs / name)
+        (bugs / name / "probe.py").write_text(first + glue)
+    (bugs / "registry-outage").mkdir(parents=True)
+    (bugs / "registry-outage" / "bug.toml").write_text(test_module("test_bugs").RELEASED)  # a released version
+    (bugs / "registry-outage" / "probe.py").write_text("x = 1\n")
+    for d in bugs.iterdir():
+        (d / "recorded").mkdir(exist_ok=True)
+        (d / "recorded" / "verify-interpreter.json").write_text(VERIFIED)
+    return {"suites": suites, "site": work / "site", "bugs": bugs}
+
+
+def unchecked(paths: dict) -> list:
+    p, quick = paths["probes"], ["--backend", "interpreter", "--only", "reference,shapes", "-q", "--timeout", "30"]
+    out = [Invocation("unchecked", f"probe: {name}", ["probe", str(p / f"{name}.py"), *quick], BAD_INPUT,
+                      unchecked=True) for name in UNCHECKED]
+    return out + [Invocation("unchecked", f"probe, every detector: {name}",
+                             ["probe", str(p / f"{name}.py"), "--backend", "interpreter", "-q"], BAD_INPUT,
+                             unchecked=True) for name in UNCHECKED]
+
+
+def sanitize(paths: dict) -> list:
+    suites, quiet = paths["suites"], ["-q", "-p", "no:cacheprovider"]
+    installed = {"PYTHONPATH": os.pathsep.join([str(ROOT), str(paths["site"])])}
+    return [
+        Invocation("sanitize", "filterwarnings = error, the casebook installed",
+                   ["sanitize", "pytest", *quiet, str(suites / "warnings-as-errors")], (0,), env=installed,
+                   shows=("1 passed", "no findings")),
+        Invocation("sanitize", "filterwarnings = error", ["sanitize", "pytest", *quiet, str(suites / "warnings-as-errors")],
+                   (0,), shows=("1 passed",)),
+        Invocation("sanitize", "a test calls os._exit(0)", ["sanitize", "pytest", *quiet, str(suites / "os-exit-in-a-test")],
+                   BAD_INPUT, unchecked=True, shows=("ended before the sanitizer's end",)),
+        Invocation("sanitize", "a test calls os._exit(0), --json",
+                   ["sanitize", "--json", "pytest", *quiet, str(suites / "os-exit-in-a-test")], BAD_INPUT,
+                   unchecked=True, shows=('"finished": false',)),
+        Invocation("sanitize", "a collection error", ["sanitize", "pytest", *quiet, str(suites / "collection-error")],
+                   (2,), own_line="is pytest's own"),
+        Invocation("sanitize", "no tests collected",
+                   ["sanitize", "pytest", *quiet, "-k", "matches_nothing", str(suites / "warnings-as-errors")], (5,),
+                   own_line="is pytest's own"),
+        Invocation("sanitize", "-m a module that does not exist", ["sanitize", "-m", "casebook_fuzz_no_such_module"],
+                   BAD_INPUT, unchecked=True),
+    ]
+
+
+def bugs(paths: dict) -> list:
+    env = {"CASEBOOK_BUGS": str(paths["bugs"]), "CASEBOOK_BUG_CACHE": str(paths["work"] / "bug-cache"),
+           "PIP_INDEX_URL": "http://127.0.0.1:9/simple", "PIP_RETRIES": "0", "PIP_TIMEOUT": "2",
+           "PIP_NO_CACHE_DIR": "1", "PIP_FIND_LINKS": ""}  # a registry outage: nothing answers at the index
+    out = []
+    for name in ("glue-exits-at-import", "glue-killed-at-import", "registry-outage"):
+        record = str(paths["bugs"] / name / "recorded" / "verify-interpreter.json")
+        out += [Invocation("bugs", f"--verify --record: {name}",
+                           ["bugs", "--verify", "--backend", "interpreter", "--record", name], BAD_INPUT, env=env,
+                           unchecked=True, keeps=(record,)),
+                Invocation("bugs", f"scoreboard: {name}", ["bugs", name, "--backend", "interpreter", "--quiet"],
+                           BAD_INPUT, env=env, unchecked=True, keeps=(record,))]
+    out.append(Invocation("bugs", "--fetch: registry-outage", ["bugs", "--fetch", "registry-outage"], BAD_INPUT,
+                          env=env, unchecked=True))
+    return out
+
+
+DELAYS_MS = (0.0, 0.3, 0.6, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 6.0)
+
+
+def record_signals(paths: dict, n: int) -> list:
+    """``n`` records of the healthy case, each interrupted (SIGINT, or SIGTERM every third) a few
+    milliseconds after its first temporary file appears; each run its own seed, which the command
+    line in all three files of the record names."""
+    case = paths["cases"] / "healthy"
+    files = (str(case / "README.md"), str(case / "recorded" / "interpreter.md"),
+             str(case / "recorded" / "interpreter.json"))
+    out = []
+    for i in range(n):
+        seed, delay = 1000 + i, DELAYS_MS[i % len(DELAYS_MS)]
+        sig = signal.SIGTERM if i % 3 == 2 else signal.SIGINT
+        out.append(Invocation("record signals", f"{sig.name} {delay} ms into the renames (seed {seed})",
+                              ["record", "healthy", "--backend", "interpreter", "--trials", "1", "--seed", str(seed)],
+                              (0, 1, 130, 143), stop=sig, stop_at_temp=(str(case), delay / 1000), unit=files,
+                              unit_mark=f"--seed {seed}"))
+    return out
+
+
+CATEGORIES = ("probe input", "options", "environment", "closed stdout", "unwritable", "processes", "one bad",
+              "unchecked", "sanitize", "bugs", "record signals")
 
 
 def campaign(paths: dict, sample: bool, seed: int = 20261125) -> list:
     """Every invocation (``sample``: a few of each category, for the test)."""
     rng = random.Random(seed)
-    groups = [probe_input(paths), options(paths, 12 if sample else 200, rng), environment(paths),
-              closed_stdout(paths), unwritable(paths), processes(paths), one_bad(paths)]
+    groups = [probe_input(paths), options(paths, 12 if sample else 660, rng), environment(paths),
+              closed_stdout(paths), unwritable(paths), processes(paths), one_bad(paths),
+              unchecked(paths), sanitize(paths), bugs(paths), record_signals(paths, 4 if sample else 60)]
     if sample:
         groups = [rng.sample(g, min(len(g), 4)) for g in groups]
     return [inv for g in groups for inv in g]
@@ -425,7 +575,7 @@ def start(inv: Invocation, paths: dict, mark: str, pids: Path) -> subprocess.Pop
 
             resource.setrlimit(resource.RLIMIT_AS, (inv.memory, inv.memory))
 
-    return subprocess.Popen([sys.executable, "-m", "harness", *inv.argv], cwd=ROOT, env=env, text=True,
+    return subprocess.Popen([sys.executable, "-m", "harness", *inv.argv], cwd=inv.cwd or ROOT, env=env, text=True,
                             stdout=None if inv.stdout_closed else subprocess.PIPE, stderr=subprocess.PIPE,
                             stdin=subprocess.DEVNULL, preexec_fn=child)
 
@@ -436,8 +586,11 @@ def run(inv: Invocation, paths: dict, n: int) -> dict:
     pids.mkdir(parents=True)
     (paths["work"] / "tmp").mkdir(exist_ok=True)
     before, t0 = files_under(paths["work"]), time.monotonic()
+    kept = {f: Path(f).read_bytes() if Path(f).exists() else None for f in inv.keeps + inv.unit}
     proc = start(inv, paths, mark, pids)
-    if inv.stop is not None:
+    if inv.stop_at_temp:
+        signal_at_temp(proc, inv)
+    elif inv.stop is not None:
         while len(list(pids.iterdir())) < 3 and time.monotonic() - t0 < 120:
             time.sleep(0.1)
         time.sleep(0.5)
@@ -453,9 +606,54 @@ def run(inv: Invocation, paths: dict, n: int) -> dict:
     left = linger(mark)
     problems = judge(inv, code, out or "", err or "", left)
     problems += half_written(before, files_under(paths["work"]))
+    problems += [f"changed a file it must keep: {Path(f).name}" for f in inv.keeps
+                 if (Path(f).read_bytes() if Path(f).exists() else None) != kept[f]]
+    problems += torn(inv, kept)
     shutil.rmtree(pids, ignore_errors=True)
     return {"category": inv.category, "name": inv.name, "argv": inv.argv, "code": code,
-            "seconds": round(seconds, 1), "left": len(left), "problems": problems, "stderr": err[-600:]}
+            "seconds": round(seconds, 1), "left": len(left), "problems": problems, "stderr": err[-600:],
+            "unit": unit_state(inv, kept)}
+
+
+def signal_at_temp(proc: subprocess.Popen, inv: Invocation) -> None:
+    """Send ``inv.stop`` ``inv.stop_at_temp[1]`` seconds after a temporary file of the unit appears
+    in its folder (or its recorded/ folder): the renames come right after. Watched as fast as this
+    process can list the folders; if the record is written before one is seen, no signal is sent."""
+    folders = [inv.stop_at_temp[0], os.path.join(inv.stop_at_temp[0], "recorded")]
+    while proc.poll() is None:
+        try:
+            if any(TEMPORARY.search(n) for d in folders for n in os.listdir(d)):
+                break
+        except OSError:
+            pass
+    else:
+        return
+    end = time.perf_counter() + inv.stop_at_temp[1]
+    while time.perf_counter() < end:
+        pass
+    try:
+        proc.send_signal(inv.stop)
+    except OSError:
+        pass
+
+
+def unit_state(inv: Invocation, before: dict) -> str:
+    """"whole" (every file of the unit new), "untouched", "torn", or "" (no unit)."""
+    if not inv.unit:
+        return ""
+    return "torn" if torn(inv, before) else "whole" if all(
+        inv.unit_mark.encode() in Path(f).read_bytes() for f in inv.unit if Path(f).exists()) else "untouched"
+
+
+def torn(inv: Invocation, before: dict) -> list[str]:
+    """A unit some of whose files are new (hold ``unit_mark``) and some not, unless all are as they were."""
+    if not inv.unit:
+        return []
+    now = {f: Path(f).read_bytes() if Path(f).exists() else None for f in inv.unit}
+    new = [f for f in inv.unit if inv.unit_mark.encode() in (now[f] or b"")]
+    if len(new) == len(inv.unit) or all(now[f] == before[f] for f in inv.unit):
+        return []
+    return [f"a torn record: {', '.join(Path(f).name for f in new) or 'none'} new of {len(inv.unit)}"]
 
 
 def linger(mark: str) -> list[int]:
@@ -473,11 +671,16 @@ def linger(mark: str) -> list[int]:
 
 def judge(inv: Invocation, code, out: str, err: str, left: list) -> list[str]:
     problems = []
-    if "Traceback" in err or "Traceback" in out:
+    if TRACEBACK in err or TRACEBACK in out:  # Python's own, uncaught (not pytest's "Traceback:" of a test's error)
         problems.append("traceback")
+    if code == 0 and inv.unchecked:
+        problems.append("a passed verdict (exit 0) on an unchecked kernel")
     if code not in inv.expect:
         problems.append(f"exit {code}, expected {' or '.join(map(str, inv.expect))}")
-    elif code in BAD_INPUT and not any(ln.startswith("error: ") and len(ln) > 12 for ln in err.splitlines()):
+    elif inv.own_line and inv.own_line not in err:
+        problems.append(f"exit {code} without the line saying whose it is ({inv.own_line!r})")
+    elif code in BAD_INPUT and not inv.own_line and not any(ln.startswith("error: ") and len(ln) > 12
+                                                            for ln in err.splitlines()):
         problems.append("bad input without an 'error:' line saying why")
     if left:
         problems.append(f"{len(left)} processes left {LINGER:.0f} s after it ended")
@@ -488,7 +691,9 @@ def judge(inv: Invocation, code, out: str, err: str, left: list) -> list[str]:
 
 # ------------------------------------------------------------------ the campaign and its report
 
-KINDS = {"traceback": "tracebacks", "exit": "wrong exit codes", "processes left": "processes left",
+KINDS = {"passed verdict": "passed verdicts on unchecked kernels", "whose it is": "bad input not said",
+         "torn record": "torn records", "must keep": "kept files changed",
+         "traceback": "tracebacks", "exit": "wrong exit codes", "processes left": "processes left",
          "left behind": "half-written files", "does not parse": "half-written files",
          "output lacks": "one bad failing a command", "did not write": "one bad failing a command",
          "'error:' line": "bad input not said"}
@@ -520,17 +725,26 @@ def markdown(results: list, seconds: float) -> str:
 
     total = counts(results)
     cats = list(dict.fromkeys(r["category"] for r in results))
-    lines = ["# The command line fuzzed (issue 23's categories)", "",
+    lines = ["# The command line fuzzed (issue 23's categories, and issue 42's)", "",
              f"`python benchmarks/fuzz_cli.py`: {len(results)} invocations, each a `python -m harness` process, in "
              f"{seconds / 60:.1f} min on this machine ({os.cpu_count()} CPUs, no GPU used, Python "
              f"{platform.python_version()}, {versions()}, "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}). Each is checked for a traceback, an exit status "
              "it may not end with, a process it started alive 5 s after it ended, a temporary or unparseable "
-             "file left, and (one bad case or record) the healthy case missing.", "",
+             "file left, (one bad case or record) the healthy case missing, an exit 0 on a kernel nothing was checked "
+             "about, a verified record changed, and (timed signals during record) a torn record.", "",
              "| category | invocations | with a problem |", "|---|---|---|"]
     lines += [f"| {c} | {sum(r['category'] == c for r in results)} | "
               f"{sum(bool(r['problems']) for r in results if r['category'] == c)} |" for c in cats]
     lines += ["", "| problem | count |", "|---|---|"] + [f"| {k} | {v} |" for k, v in total.items()]
+    units = [r for r in results if r.get("unit")]
+    if units:
+        said = {k: sum(r["unit"] == k for r in units) for k in ("whole", "untouched", "torn")}
+        codes = {c: sum(r["code"] == c for r in units) for c in sorted({r["code"] for r in units}, key=str)}
+        lines += ["", f"Timed signals during `record` ({len(units)}): the record afterwards whole (all new) "
+                      f"{said['whole']}, untouched {said['untouched']}, torn {said['torn']}; exit statuses "
+                      + ", ".join(f"{c}: {n}" for c, n in codes.items()) + " (130/143: the signal landed before "
+                      "the command ended; 0/1: after its last write)."]
     bad = [r for r in results if r["problems"]]
     lines += ["", "## Invocations with a problem", ""] + (
         [f"- {r['category']}: `{' '.join(r['argv'])[:160]}` exit {r['code']}: {'; '.join(r['problems'])}"

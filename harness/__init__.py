@@ -15,6 +15,11 @@ One package per layer, lowest first (CONTRIBUTING.md, "How the harness is built"
 ``buffers`` is the name cases import (``guarded``, ``output``); ``probe`` (``from harness
 import probe``) runs every detector on a kernel of your own (``harness.probe``), loaded
 only when first asked for, so ``import harness`` stays light.
+
+PYTEST_DONT_REWRITE: ``python -m harness sanitize pytest`` imports this package before pytest
+starts; pytest, which marks an installed plugin's top-level package for assertion rewriting,
+would warn that it is already imported (an error under ``filterwarnings = error``). Nothing
+here asserts; the modules under it are rewritten as usual.
 """
 
 import importlib

@@ -89,7 +89,9 @@ def _check_triton(args) -> None:
         print(warning, file=sys.stderr, flush=True)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, restore_signals: bool = True) -> int:
+    """The command's exit status. ``restore_signals`` false (``python -m harness``): the handlers are
+    not put back after the command, so a signal as the process exits is not a traceback."""
     if sys.stdout is None:  # started with stdout closed (>&-): what it prints would be lost, and a 0 a lie
         say("standard output is closed: nothing the command prints could be seen (run it with stdout open)")
         return EXIT_USAGE
@@ -122,7 +124,9 @@ def main(argv: list[str] | None = None) -> int:
         say(f"the harness failed: {error_line(e)} (CASEBOOK_DEBUG=1 shows the traceback)")
         return EXIT_USAGE
     finally:
+        for s in old:  # the command is over: a signal now is let go, its exit status stands
+            signal.signal(s, signal.SIG_IGN)
         WORKERS.stop()  # nothing this command started outlives it
         WORKERS.reopen()
-        for s, handler in old.items():
+        for s, handler in old.items() if restore_signals else ():
             signal.signal(s, handler)

@@ -451,3 +451,111 @@ def test_the_scoreboard_gives_a_machines_run_dates_as_a_span():
     assert _span(["2026-11-26 11:31 UTC"]) == "2026-11-26 11:31 UTC"
     dates = ["2026-11-26 12:05 UTC", "2026-11-26 11:31 UTC", "2026-11-26 12:05 UTC", "2026-11-26 12:39 UTC"]
     assert _span(dates) == "2026-11-26 11:31 UTC to 2026-11-26 12:39 UTC"
+
+
+# ------------------------------------------------------------------ could not run is not a verdict (issue 42)
+
+VERIFIED = '{"verified": true, "why": "", "note": "a record made earlier"}\n'
+
+
+def _verified_entry(tmp_path: Path, glue: str | None = None) -> Path:
+    """The fixture entry with a verified record, and its glue replaced by ``glue`` where given."""
+    d = tmp_path / "bugs" / "grid-floor-repro"
+    shutil.copytree(FIXTURE / "grid-floor-repro", d)
+    if glue is not None:
+        (d / "probe.py").write_text(glue)
+    (d / "recorded").mkdir(exist_ok=True)
+    (d / "recorded" / "verify-interpreter.json").write_text(VERIFIED)
+    return d
+
+
+@pytest.mark.parametrize("how", ["exits", "dies"])
+def test_a_glue_that_ends_at_import_could_not_run_and_keeps_the_verified_record(tmp_path, how):
+    """A glue that exits (or is killed) at import was scored as a probe miss, and --verify --record wrote
+    "NOT verified: the buggy version passed" over a verified record. Now: could not run, exit 2, one
+    error line per entry on stderr, the record untouched; the scoreboard's row and its plain and fuzz
+    peers say could not run too."""
+    end = "os._exit(0)" if how == "exits" else "os.kill(os.getpid(), signal.SIGKILL)"
+    glue = f"import os, signal\n{end}\n" + (FIXTURE / "grid-floor-repro" / "probe.py").read_text()
+    d = _verified_entry(tmp_path, glue)
+    r = _cli("--verify", "--backend", "interpreter", "--record", env={"CASEBOOK_BUGS": str(tmp_path / "bugs")})
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "NOT verified" not in r.stdout and "passed" not in r.stdout, r.stdout
+    err = [x for x in r.stderr.splitlines() if x.strip()]
+    assert len(err) == 1 and err[0].startswith("error: interpreter grid-floor-repro: could not run: "), err
+    assert "record is unchanged" in err[0]
+    assert (d / "recorded" / "verify-interpreter.json").read_text() == VERIFIED
+
+    import os
+
+    from harness.bugs import board
+
+    old = os.environ.get("CASEBOOK_BUGS")
+    os.environ["CASEBOOK_BUGS"] = str(tmp_path / "bugs")
+    try:
+        row = board.score_task("grid-floor-repro", "buggy", "interpreter", peers=("plain", "fuzz"), timeout=60)
+        entry = manifest.read(d)
+        plain = board.plain_variant(entry, "buggy", "interpreter", sizes=[{}], timeout=60)
+    finally:
+        os.environ.pop("CASEBOOK_BUGS") if old is None else os.environ.__setitem__("CASEBOOK_BUGS", old)
+    assert row["error"].startswith("could not run: "), row
+    assert plain["error"].startswith("could not run: the worker ended as it loaded probe.py"), plain
+
+
+def test_a_version_pip_cannot_fetch_could_not_run_and_keeps_the_verified_record(tmp_path, monkeypatch, capsys):
+    """A registry outage wrote "NOT verified: pip download ... failed" (exit 1) over a verified record."""
+    from harness import cli
+
+    d = _entry(tmp_path, RELEASED)
+    (d / "recorded").mkdir()
+    (d / "recorded" / "verify-interpreter.json").write_text(VERIFIED)
+    monkeypatch.setenv("CASEBOOK_BUGS", str(tmp_path / "bugs"))
+    monkeypatch.setenv("CASEBOOK_BUG_CACHE", str(tmp_path / "cache"))
+
+    def outage(package, version, into, pip_args, pip_env=None):
+        raise source.SourceError(f"pip download {package}=={version} failed: ERROR: 503 Service Unavailable")
+
+    monkeypatch.setattr(source, "_download", outage)
+    assert cli.main(["bugs", "--verify", "--backend", "interpreter", "--record"]) == 2
+    out, err = capsys.readouterr()
+    assert "NOT verified" not in out
+    assert "error: interpreter demo-entry: could not run: pip download demo-pkg==1.0 failed" in err
+    assert (d / "recorded" / "verify-interpreter.json").read_text() == VERIFIED
+    assert cli.main(["bugs", "--fetch"]) == 2
+    out, err = capsys.readouterr()
+    assert "error: demo-entry: could not fetch: pip download" in err and "could not" not in out
+
+
+@pytest.mark.parametrize("args, says", [(["--peers", "bogus"], "no peer bogus (there are plain, fuzz"),
+                                        (["--peers", "plain,nope"], "no peer nope"),
+                                        (["--ray", ""], "argument --ray: is empty"),
+                                        (["--ray", " "], "argument --ray: is empty")])
+def test_peers_and_ray_addresses_are_checked_before_anything_runs(args, says):
+    """``--peers bogus`` ran the whole benchmark and exited 0; ``--ray ''`` ran it here."""
+    r = _cli("--list", *args)
+    assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1 and says in r.stderr, r.stderr
+
+
+def test_a_ray_address_where_nothing_answers_is_one_line_at_once():
+    """``bugs --ray 127.0.0.1:1`` waited over two minutes in Ray's own retries."""
+    import socket
+
+    from harness.bugs import distributed
+    from harness.errors import UsageError
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # a port nothing listens on
+    with pytest.raises(UsageError, match=f"bugs --ray 127.0.0.1:{port}: nothing answers there"):
+        distributed.reachable(f"127.0.0.1:{port}")
+    with pytest.raises(UsageError, match="nothing answers there"):
+        distributed.reachable(f"ray://127.0.0.1:{port}")
+    listening = socket.socket()
+    listening.bind(("127.0.0.1", 0))
+    listening.listen()
+    try:
+        distributed.reachable(f"127.0.0.1:{listening.getsockname()[1]}")  # something answers: left to Ray
+        distributed.reachable("auto")
+    finally:
+        listening.close()

@@ -1,7 +1,8 @@
 """Issue 23's fuzz campaign, a sample of each category (``benchmarks/fuzz_cli.py`` runs all of it):
 probe files and options that are bad input, a broken Python environment, stdout closed, files
 that cannot be written, launchers that leave processes behind, and a bad case or record beside
-a healthy one. Every invocation is a real ``python -m harness`` process, checked for a
+a healthy one; and issue 42's: probes that check nothing, sanitize runs that end early or end
+with pytest's own status, bug entries that could not run, and timed signals during record. Every invocation is a real ``python -m harness`` process, checked for a
 traceback, a wrong exit status, a process alive 5 s after it ended, a half-written file, and
 the healthy case missing from the output."""
 
@@ -65,3 +66,24 @@ def test_a_process_with_the_mark_is_found_and_killed():
         assert p.wait(timeout=5) < 0
     finally:
         p.kill()
+
+
+def test_the_checks_see_issue_42s_problems(tmp_path):
+    """A "passed" verdict on an unchecked kernel, a kept file changed and a torn unit are each reported;
+    a unit all new or all as it was is not torn."""
+    inv = fuzz_cli.Invocation("x", "x", ["probe"], (2,), unchecked=True)
+    assert any("passed verdict" in p for p in fuzz_cli.judge(inv, 0, "", "", []))
+    assert any("whose it is" in p for p in fuzz_cli.judge(
+        fuzz_cli.Invocation("x", "x", ["sanitize"], (2,), own_line="is pytest's own"), 2, "", "ERROR", []))
+    files = [tmp_path / n for n in ("README.md", "interpreter.md", "interpreter.json")]
+    for f in files:
+        f.write_text("--seed 1\n")
+    unit = fuzz_cli.Invocation("x", "x", ["record"], (0,), unit=tuple(map(str, files)), unit_mark="--seed 2")
+    before = {str(f): f.read_bytes() for f in files}
+    assert fuzz_cli.torn(unit, before) == [] and fuzz_cli.unit_state(unit, before) == "untouched"
+    files[0].write_text("--seed 2\n")
+    assert fuzz_cli.torn(unit, before) and fuzz_cli.unit_state(unit, before) == "torn"
+    for f in files:
+        f.write_text("--seed 2\n")
+    assert fuzz_cli.torn(unit, before) == [] and fuzz_cli.unit_state(unit, before) == "whole"
+    assert fuzz_cli.counts([{"problems": ["a torn record: README.md new of 3"], "left": 0}])["torn records"] == 1

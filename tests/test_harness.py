@@ -316,3 +316,15 @@ def test_every_gpu_log_names_its_device_and_versions():
     for p in logs:
         text = p.read_text(errors="replace")
         assert re.search(r"NVIDIA H(100|200)", text) and re.search(r"torch \d", text) and re.search(r"triton \d", text), p
+
+
+def test_list_with_no_cases_folder_is_one_line_and_exit_2(tmp_path):
+    """``CASEBOOK_CASES=/nonexistent list`` printed an empty table with exit 0."""
+    from pathlib import Path
+
+    env = {**os.environ, "CASEBOOK_CASES": str(tmp_path / "nonexistent")}
+    r = subprocess.run([sys.executable, "-m", "harness", "list"], cwd=Path(__file__).resolve().parents[1],
+                       capture_output=True, text=True,
+                       env=env, timeout=120)
+    assert r.returncode == 2 and r.stdout == "", r.stdout
+    assert r.stderr.strip() == f"error: list: no cases folder at {tmp_path / 'nonexistent'} (CASEBOOK_CASES)"

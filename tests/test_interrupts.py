@@ -304,3 +304,144 @@ def test_a_keeper_ends_as_its_worker_ended(script, code):
     keeper = ROOT / "harness" / "run" / "parent.py"
     r = subprocess.run([sys.executable, "-S", str(keeper), "sh", "-c", script], timeout=60)
     assert r.returncode == code
+
+
+SIGNAL_AT_RENAME = r"""
+import os, signal, sys, threading
+from harness import cli
+from harness.core import fileio
+
+case, k, how = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+real, seen = os.replace, []
+go, sent = threading.Event(), threading.Event()
+
+
+def other_thread():  # started before anything is held, as the fork server's reader is
+    go.wait()
+    signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+    sent.set()
+
+
+threading.Thread(target=other_thread, daemon=True).start()
+
+
+def replace(src, dst, *a, **kw):
+    if os.path.dirname(dst) in (case, os.path.join(case, "recorded")) and not str(dst).endswith(".pyc"):
+        # one of the record's renames (not Python's own of a .pyc): the k-th gets the signal just before it
+        if len(seen) == k and how == "thread":  # delivered to another thread
+            go.set()
+            sent.wait()
+        elif len(seen) == k:
+            os.kill(os.getpid(), signal.SIGINT)
+        seen.append(dst)
+    return real(src, dst, *a, **kw)
+
+
+fileio.os.replace = replace
+code = cli.main(["record", "row-mean-divides-by-block", "--backend", "interpreter", "--seed", str(100 + k)])
+print("renames:", len(seen), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+@pytest.mark.parametrize("how", ["thread", "process"])
+def test_a_signal_at_any_of_records_renames_leaves_the_record_whole(make_case, tmp_path, how):
+    """issue 42: a SIGINT the system hands to another thread between two renames tore the
+    record (interpreter.md new, interpreter.json and the README old). At each rename in turn,
+    a signal arrives; every record is then whole (all three files new) or untouched, and the command says
+    it was interrupted. Each run has its own seed, which the command line in every file names."""
+    case = make_case(root=tmp_path / "cases")
+    driver = tmp_path / "driver.py"
+    driver.write_text(SIGNAL_AT_RENAME)
+    env = {**os.environ, "CASEBOOK_CASES": str(tmp_path / "cases"), "CUDA_VISIBLE_DEVICES": "",
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    k, renames = 0, None
+    while renames is None or k < renames:
+        before = recorded_files(case)
+        out = subprocess.run([sys.executable, str(driver), str(case), str(k), how], cwd=ROOT, env=env,
+                             capture_output=True, text=True, timeout=600)
+        assert out.returncode == 130, out.stderr
+        after = recorded_files(case)
+        new = [p.name for p in after if f"--seed {100 + k}".encode() in (after[p] or b"")]
+        assert len(new) == len(after) or after == before, f"signal at rename {k}: a torn record, only {new} new"
+        renames = int(out.stderr.rsplit("renames:", 1)[1].split()[0])
+        k += 1
+    assert k == 3  # interpreter.md, interpreter.json, README.md: each rename had its signal
+
+
+class Killed(BaseException):
+    """SIGKILL or a power cut between two renames: nothing after it runs, not even ``finally``'s cleanup."""
+
+
+def test_a_record_cut_off_between_its_renames_is_found_torn(make_case, tmp_path, monkeypatch, capsys):
+    """Nothing can hold SIGKILL back: a record cut off after its first rename is new .md, old .json.
+    ``record --splice-only`` refuses to copy it into the write-up (exit 2, the README untouched)
+    and ``report`` shows that record's cells as unreadable, saying why."""
+    from harness.core import discovery
+    from harness.report import records
+
+    case = make_case(root=tmp_path / "cases")
+    assert record(tmp_path / "cases", monkeypatch) in (0, 1)  # a whole record first
+    capsys.readouterr()
+    real = os.replace
+
+    def cut(src, dst, *a, **kw):
+        real(src, dst, *a, **kw)
+        if str(dst).endswith("interpreter.md"):
+            raise Killed
+
+    monkeypatch.setattr(fileio.os, "replace", cut)
+    with pytest.raises(Killed):
+        cli.main(["record", "row-mean-divides-by-block", "--backend", "interpreter", "--seed", "7"])
+    monkeypatch.setattr(fileio.os, "replace", real)
+    md = (case / "recorded" / "interpreter.md").read_text()
+    assert "--seed 7" in md and "--seed 7" not in (case / "recorded" / "interpreter.json").read_text()
+    readme = (case / "README.md").read_bytes()
+    capsys.readouterr()
+    assert cli.main(["record", "row-mean-divides-by-block", "--splice-only"]) == 2
+    err = capsys.readouterr().err
+    assert "recorded/interpreter.md and recorded/interpreter.json are not from the same run" in err
+    assert (case / "README.md").read_bytes() == readme
+    spec = discovery.load("row-mean-divides-by-block")
+    rec = records._from_case_record(spec, "interpreter")
+    assert "not from the same run" in rec["unreadable"]
+    assert cli.main(["record", "row-mean-divides-by-block", "--backend", "interpreter"]) in (0, 1)
+    assert records._from_case_record(spec, "interpreter").get("unreadable") is None  # recorded again: whole
+
+
+def test_a_signal_as_a_temporary_file_is_made_leaves_none(tmp_path, monkeypatch):
+    """The fuzz campaign's timed SIGINTs left `.interpreter.json.*.tmp` behind: the signal landed
+    after mkstemp made the file and before write_together knew its name."""
+    real = fileio._new_temp
+
+    def made_then_signalled(path):
+        got = real(path)
+        signal.raise_signal(signal.SIGINT)  # Python raises at its next instruction: still in here
+        return got
+
+    monkeypatch.setattr(fileio, "_new_temp", made_then_signalled)
+    with pytest.raises(KeyboardInterrupt):
+        fileio.write_together({tmp_path / "a.md": "x", tmp_path / "b.json": "{}"})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_signal_as_the_command_ends_is_no_traceback(monkeypatch, capsys):
+    """A SIGINT while the command stops its workers, its work done, escaped main() as a
+    KeyboardInterrupt (a traceback, exit -2): now the command's own status stands."""
+    from harness.run.isolate import WORKERS
+
+    real, sent = WORKERS.stop, []
+
+    def stop():
+        if not sent:
+            sent.append(True)
+            signal.raise_signal(signal.SIGINT)
+        return real()
+
+    monkeypatch.setattr(WORKERS, "stop", stop)
+    try:
+        code = cli.main(["list"])
+    except KeyboardInterrupt:
+        code = "KeyboardInterrupt escaped"
+    assert sent and code == 0
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back for the caller

@@ -133,10 +133,14 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, body, says):
 
 
 @pytest.mark.parametrize("option", [["--timeout", "nan"], ["--timeout", "inf"], ["--timeout", "-1"],
-                                    ["--timeout", "0"], ["--only", ""], ["--only", ","]])
+                                    ["--timeout", "0"], ["--only", ""], ["--only", ","],
+                                    ["--timeout", "1e-9"], ["--timeout", "0.1"], ["--sizes", "=5"],
+                                    ["--sizes", "n=5,n=6"], ["--sizes", "n rows=5"]])
 def test_options_that_would_run_nothing_or_never_stop_are_bad_input(option):
     """A timeout of nan, inf, 0 or below, and a detector list naming none, are refused before
-    anything runs: one line, exit 2 (not a finding about the kernel, not "no findings")."""
+    anything runs: one line, exit 2 (not a finding about the kernel, not "no findings"). So are a
+    timeout too short for a detector's first call (issue 42: a clean kernel got P001 and P002 errors
+    at --timeout 1e-9 and 0.1), a size with no name and a size given twice."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), pytest.raises(SystemExit) as e:
         main(["probe", str(EXAMPLE), "--backend", "interpreter", "-q", *option])  # argparse's errors exit
@@ -355,13 +359,15 @@ def test_without_compute_sanitizer_it_is_a_note(monkeypatch):
     monkeypatch.setattr(runner, "run_process", FakeWorkers([]))
     monkeypatch.setattr(sanitizer, "compute_sanitizer", lambda: None)
     r = probe(str(EXAMPLE), backends=["gpu"], detectors=["compute-sanitizer"])
-    assert r.ok and "compute-sanitizer not found" in r.findings[0].message and r.ran[0][3] == "not run"
+    assert not r.ok and not r.checked  # nothing was checked: not ok (issue 42)
+    assert "compute-sanitizer not found" in r.findings[0].message and r.ran[0][3] == "not run"
 
 
 def test_a_case_that_needs_two_gpus_is_one_note_on_a_machine_with_fewer():
     r = case_probe("tensor-on-other-device", "broken", "swiglu", backends=["gpu"], detectors=["reference"])
     (f,) = r.findings
-    assert r.ok and f.severity == INFO and "needs 2 GPUs" in f.message and "this machine has" in f.message, r.text()
+    assert not r.ok and not r.checked and not r.errors, r.text()  # nothing ran: not ok (issue 42)
+    assert f.severity == INFO and "needs 2 GPUs" in f.message and "this machine has" in f.message, r.text()
     assert r.meta["gpu"]["unavailable"] and r.ran == [("gpu", "all", 0.0, "not run")]
 
 
@@ -490,3 +496,61 @@ def test_the_gpu_tools_are_opt_in_and_say_so(monkeypatch):
         assert "reference" in asked
         skipped = {name: st for _, name, _, st in report.ran}
         assert tools_ran or skipped["compute-sanitizer"].startswith("skipped: opt-in: --tools"), report.ran
+
+
+# ------------------------------------------------------------------ nothing checked is not ok (issue 42)
+
+CLEAN = """import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _copy(x, y, n, BLOCK: tl.constexpr):
+    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y + o, tl.load(x + o, mask=o < n), mask=o < n)
+
+
+def launch(x):
+    y = torch.empty_like(x)
+    _copy[(triton.cdiv(x.numel(), 64),)](x, y, x.numel(), BLOCK=64)
+    return y
+
+
+def make_inputs(*, device, gen, n=100):
+    return {"x": torch.randn(n, generator=gen).to(device)}
+
+
+def reference(x):
+    return x.double()
+"""
+UNCHECKED = {  # each a way in which no detector learns anything about the kernel
+    "exits at import": ("import torch\n", "import os, torch\nos._exit(0)\n"),
+    "reference returns a string": ("    return x.double()", "    return 'a string'"),
+    "worker killed": ("def launch(x):\n", "def launch(x):\n    import os, signal; os.kill(os.getpid(), signal.SIGKILL)\n"),
+}
+
+
+@pytest.mark.parametrize("how", list(UNCHECKED))
+def test_a_probe_that_checked_nothing_is_not_ok_and_exits_2(tmp_path, how, capsys):
+    """``assert probe(...).ok`` passed on a probe file that exits at import (ten "the worker stopped"
+    warnings), a reference that returns a string (every detector failed) and a launcher whose worker
+    is killed (one P001 note); the CLI exited 0 on the last two. Now: ``ok`` is False, ``checked``
+    says why, and the CLI says so in one line with exit 2."""
+    old, new = UNCHECKED[how]
+    path = tmp_path / "probe_it.py"
+    path.write_text(CLEAN.replace(old, new, 1))
+    r = probe(str(path), backends=["interpreter"], detectors=["reference", "shapes"])
+    assert not r.ok and not r.checked and not r.errors, r.text()
+    assert "nothing was checked" in r.text()
+    capsys.readouterr()
+    assert main(["probe", str(path), "--backend", "interpreter", "--only", "reference,shapes", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no detector produced a result about the kernel" in err[0], err
+
+
+def test_the_same_probe_file_unbroken_is_checked_and_ok(tmp_path):
+    path = tmp_path / "probe_it.py"
+    path.write_text(CLEAN)
+    r = probe(str(path), backends=["interpreter"], detectors=["reference", "shapes"])
+    assert r.ok and r.checked, r.text()

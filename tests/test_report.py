@@ -565,3 +565,17 @@ def test_the_casebooks_records_are_fresh_and_its_report_builds_without_a_gpu(tmp
     assert capsys.readouterr().err == ""
     md = (tmp_path / "report.md").read_text()
     assert "**Draft**" not in md and "↻" not in md and (tmp_path / "report.html").is_file()
+
+
+def test_an_out_that_is_no_folder_is_bad_input_before_stale_records_are_judged(tiny_root, tmp_path, capsys):
+    """``report --no-run --out FILE`` with stale records exited 1 for the records before it looked at --out."""
+    from harness.core import discovery
+
+    spec = discovery.load("tail-unwritten")
+    _record_all(spec)
+    (spec.path / "broken.py").write_text(FILES["broken.py"] + "# edited after the runs were recorded\n")
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(SystemExit) as e:
+        cli.main(["report", "--no-run", "--out", str(tmp_path / "a-file")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and len(err) == 1 and "a-file is not a folder" in err[0], err

@@ -555,3 +555,93 @@ def test_a_store_race_of_one_same_value_is_a_warning(tmp_path):
     (tmp_path / "last.py").write_text(text.replace("assert torch.equal(out, x) and flag.item() == 1\n", ""))
     out, doc = sanitize(str(tmp_path / "last.py"))
     assert out.returncode == 1 and [(f["code"], f["severity"]) for f in doc["findings"]] == [("P301", "error")]
+
+
+# ------------------------------------------------------------------ what ran and whose exit status (issue 42)
+
+def _suite(tmp_path, tests: str, ini: str = "") -> Path:
+    d = tmp_path / "suite"
+    d.mkdir()
+    (d / "test_it.py").write_text(tests)
+    if ini:
+        (d / "pytest.ini").write_text(ini)
+    return d
+
+
+def _installed_plugin(tmp_path) -> Path:
+    """A site folder in which the casebook is "installed" as pip installs it: a dist-info with the
+    pytest11 entry point and a RECORD naming the harness package (pytest marks that for rewriting)."""
+    info = tmp_path / "site" / "casebook_as_installed-0.1.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: casebook-as-installed\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[pytest11]\nharness.sanitize.pytest_plugin = harness.sanitize.pytest_plugin\n")
+    (info / "RECORD").write_text("harness/__init__.py,,\nharness/sanitize/__init__.py,,\n")
+    return info.parent
+
+
+def test_a_suite_with_warnings_as_errors_runs(tmp_path):
+    """``filterwarnings = error`` (common in pytest.ini): the child imported harness before pytest
+    marked the installed plugin's package for rewriting; PytestAssertRewriteWarning became an error,
+    a 52-line traceback, and the summary said "no findings"."""
+    d = _suite(tmp_path, "def test_one():\n    assert 1\n", "[pytest]\nfilterwarnings =\n    error\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(_installed_plugin(tmp_path))])}
+    env.pop("TRITON_INTERPRET", None)
+    out = subprocess.run([sys.executable, "-m", "harness", "sanitize", "pytest", "-q", "-p", "no:cacheprovider"],
+                         cwd=d, capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "Traceback" not in out.stdout + out.stderr and "1 passed" in out.stdout
+    assert "0 launches checked, no findings" in out.stdout
+
+
+def test_a_test_that_ends_the_process_is_not_no_findings(tmp_path):
+    """A test calling os._exit(0) ended the run: "launches checked, no findings", exit 0, though the
+    tests after it never ran."""
+    d = _suite(tmp_path, "import os\n\ndef test_one():\n    assert 1\n\ndef test_two():\n    os._exit(0)\n\n"
+                         "def test_three():\n    assert 0\n")
+    out = run(["-m", "harness", "sanitize", "pytest", *QUIET], cwd=d)
+    assert out.returncode == 2, out.stdout + out.stderr
+    err = [x for x in out.stderr.splitlines() if x.startswith("error:")]
+    assert len(err) == 1 and "ended before the sanitizer's end of run" in err[0] and "not checked" in err[0]
+    assert "ended early" in out.stdout and "launches checked, no findings" not in out.stdout
+    out = run(["-m", "harness", "sanitize", "--json", "pytest", *QUIET], cwd=d)
+    assert out.returncode == 2 and json.loads(out.stdout)["finished"] is False
+
+
+def test_pytests_own_exit_status_passes_through_saying_it_is_pytests(tmp_path):
+    """A collection error is pytest's exit 2: it passed through with no line, like bad input."""
+    d = _suite(tmp_path, "import no_such_module_anywhere\n\ndef test_one():\n    assert 1\n")
+    out = run(["-m", "harness", "sanitize", "pytest", *QUIET], cwd=d)
+    assert out.returncode == 2
+    assert "sanitize: exit status 2 is pytest's own: interrupted (a collection error" in out.stderr
+    assert "error: " not in out.stderr.replace("ModuleNotFoundError", "")  # not the harness's own bad input
+    (d / "test_it.py").write_text("def test_one():\n    assert 1\n")
+    out = run(["-m", "harness", "sanitize", "pytest", *QUIET, "-k", "matches_nothing"], cwd=d)
+    assert out.returncode == 5 and "sanitize: exit status 5 is pytest's own: no tests were collected" in out.stderr
+
+
+def test_a_module_that_does_not_exist_prints_no_summary():
+    out = run(["-m", "harness", "sanitize", "-m", "no_such_module_here"])
+    assert out.returncode == 2 and out.stdout == "", out.stdout
+
+
+def test_a_mode_that_is_not_one_is_refused(tmp_path):
+    """``--casebook-sanitize=bogus`` was taken as ``fail``."""
+    d = _suite(tmp_path, "def test_one():\n    assert 1\n")
+    out = run(["-m", "pytest", *QUIET, *PLUGIN, "--casebook-sanitize=bogus"], cwd=d)
+    assert out.returncode == 4, out.stdout + out.stderr
+    assert "--casebook-sanitize=bogus: no such mode (use --casebook-sanitize=fail or" in out.stderr
+    out = run(["-m", "pytest", *QUIET, *PLUGIN, "--casebook-sanitize=report"], cwd=d)
+    assert out.returncode == 0 and "1 passed" in out.stdout
+
+
+def test_a_command_that_removes_the_results_file_keeps_its_findings(tmp_path):
+    """The findings lived only in one results file, which the user's command could remove (here the
+    whole temporary folder, after the unmasked add was launched)."""
+    script = tmp_path / "then_removes.py"
+    script.write_text(f"import os, runpy, shutil, sys\n"
+                      f"sys.path.insert(0, {str(ROOT / SUITE)!r})\n"
+                      f"runpy.run_path({str(ROOT / SUITE / 'script_add.py')!r}, run_name='__main__')\n"
+                      f"shutil.rmtree(os.path.dirname(os.environ['CASEBOOK_SANITIZE_RESULTS']))\n")
+    out, doc = sanitize(str(script))
+    assert out.returncode == 1, out.stderr
+    assert "P101" in {f["code"] for f in doc["findings"]} and doc["launches"] == 1 and doc["finished"] is not False

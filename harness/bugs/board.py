@@ -109,6 +109,11 @@ def probe_variant(entry, variant: str, backend: str, *, detectors=None, sizes=No
             failed.setdefault(f.backend, f.message[at:])
     if failed and set(failed) >= set(parts(backend)):
         return {"error": f"could not run: {next(iter(failed.values()))}"[:300]}
+    if not failed and not report.checked:  # every detector failed, was killed or stopped: nothing about the kernel
+        said = "; ".join([f"{d} on {b}: {st}" for b, d, _, st in report.ran if not st.startswith("skipped")][:3])
+        first = next((f.message for f in report.findings if f.code in ("P000", "P001")), "")
+        return {"error": f"could not run: no detector produced a result about the kernel ({said}){': ' if first else ''}"
+                         f"{' '.join(first.split())}"[:300]}
     if failed:  # one backend of two: the other's findings stand alone, and the row says so
         from harness.probe.runner import rediagnose
 
@@ -132,6 +137,10 @@ def plain_variant(entry, variant: str, backend: str, *, sizes: list | None, tria
     results = [e for e in proc.events if e.get("event") == "result"]
     if err := next((e for e in proc.events if e.get("event") == "error"), None):
         return {"error": f"could not run: {err['message']}"[:300]}
+    if not results and not any(e.get("event") == "loaded" for e in proc.events) and not proc.hung:
+        # the glue ended the worker (exited, was killed) before the launcher was known: nothing was tested
+        return {"error": f"could not run: the worker ended as it loaded {entry.glue.name}: "
+                         f"{exit_message(proc.returncode)}"[:300]}
     done = any(e.get("event") == "done" for e in proc.events)
     # At the default sizes an exception fails the test; a fuzzer skips a size the launcher refuses
     # (an assert, a size no config fits), as a fuzzing test's author would. A crash fails either.
@@ -149,20 +158,22 @@ def plain_variant(entry, variant: str, backend: str, *, sizes: list | None, tria
 
 
 def verify(entry, backend: str, *, timeout: float = TIMEOUT) -> dict:
-    """The buggy version fails at the trigger and the fixed one passes, by the entry's detector."""
+    """The buggy version fails at the trigger and the fixed one passes, by the entry's detector.
+    ``could_not_run`` (and a ``why`` starting "could not run"): a version that could not be fetched,
+    or a variant that gave no result; such a result is never recorded."""
     det = entry.verify["detector"]
     sizes = {k: v for k, v in entry.verify_sizes(backend).items() if isinstance(v, int) and not isinstance(v, bool)}
     # A wrong result is judged as today's GPUs compute it (masked lanes read 0); an access that
     # changes no output is judged by its detector as the probe runs it (masked lanes are undefined).
     options = {"poison_masked": False} if det == "reference" else {}
     out = {"slug": entry.slug, "backend": backend, "detector": det, "sizes": sizes}
-    if why := fetch_entry(entry):
-        return {**out, "verified": False, "why": why}
+    if why := fetch_entry(entry):  # a registry outage is not a failed verification
+        return {**out, "verified": False, "could_not_run": True, "why": f"could not run: {why}"[:300]}
     for v in manifest.VARIANTS:
         out[v] = probe_variant(entry, v, backend, detectors=[det], sizes=sizes, options=options, timeout=timeout)
     errs = [out[v]["error"] for v in manifest.VARIANTS if "error" in out[v]]
-    if errs:
-        return {**out, "verified": False, "why": errs[0]}
+    if errs:  # a glue that exits or dies, a module that will not import, no result: not verified either way
+        return {**out, "verified": False, "could_not_run": True, "why": errs[0]}
     ok = out["buggy"]["caught"] and not out["fixed"]["caught"]
     why = "" if ok else ("the buggy version passed" if not out["buggy"]["caught"] else "the fixed version failed")
     return {**out, "verified": ok, "why": why}

@@ -27,9 +27,28 @@ def _ray():
     return ray
 
 
+CONNECT_S = 10.0  # a cluster's head answers a TCP connection at once; Ray itself retries for minutes
+
+
+def reachable(address: str) -> None:
+    """UsageError, in one line, when nothing listens at ``address``'s HOST:PORT (``auto`` and
+    addresses without a port are left to Ray)."""
+    import socket
+
+    hostport = address.split("://", 1)[-1].rstrip("/")
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=CONNECT_S).close()
+    except OSError as e:
+        raise UsageError(f"bugs --ray {address}: nothing answers there ({e.strerror or e})") from None
+
+
 def run(fn, tasks: list[tuple], address: str, *, gpus: int = 0, progress=None, on_row=None) -> list:
     """``fn(*task)`` for each task as a Ray task; the rows in the order of ``tasks``."""
     ray = _ray()
+    reachable(address)
     say = progress or (lambda _m: None)
     env = {"PYTHONPATH": os.pathsep.join(x for x in (REPO, os.environ.get("PYTHONPATH", "")) if x)}
     for key in ("CASEBOOK_BUGS", "CASEBOOK_BUG_CACHE", "CASEBOOK_FORKSERVER"):

@@ -7,7 +7,8 @@ Usage (by ``harness.bugs.board``, not by people)::
 
     TRITON_INTERPRET=1 python -m harness.bugs.plain '{"file": ..., "launcher": ..., "sizes": [{...}, ...]}'
 
-One event per size: ``{"event": "result", "sizes": ..., "close": bool, "error": str}``.
+``{"event": "loaded"}`` once the glue imported, then one event per size: ``{"event": "result",
+"sizes": ..., "close": bool, "error": str}``.
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ def run(args: dict) -> int:
         except TargetError as e:
             emit(event="error", phase="load", message=str(e))
             return 2
+        emit(event="loaded")  # the glue imported: from here on, what ends the worker is the kernel's
         sizes = args.get("sizes")
         if sizes is None:  # the fuzzing peer: sizes drawn here, where the defaults and ranges are known
             sizes = random_sizes(target.sizes, target.ranges, int(args.get("seed", 0)), int(args.get("trials", 16)))

@@ -10,7 +10,9 @@ peers scored on code nobody here wrote.
 the scoreboard as ``docs/bugs/scoreboard-<backend>.md`` and ``.json``. ``--ray ADDRESS`` runs each
 (entry, version) as a task on a Ray cluster. Exit status: 0 every entry ran (and, with
 ``--verify``, every one verified), 1 an entry failed verification, 2 bad input or an entry that
-could not run (a bad manifest, a version that will not install), the others still run.
+could not run (a bad manifest, a version that will not be fetched, a glue that exits or dies, a
+variant no detector gave a result about), the others still run. Each entry that could not run is
+one ``error:`` line on stderr, and its verification record, if any, is left as it was.
 """
 
 from __future__ import annotations
@@ -61,11 +63,13 @@ def _fetch(good: dict, bad: dict) -> int:
     failed = dict(bad)
     for slug, e in good.items():
         why = fetch_entry(e)
-        print(f"{slug}: {'could not fetch: ' + why if why else 'fetched'}", flush=True)
         if why:
+            print(f"error: {slug}: could not fetch: {why}", file=sys.stderr, flush=True)
             failed[slug] = why
+        else:
+            print(f"{slug}: fetched", flush=True)
     for slug, why in bad.items():
-        print(f"{slug}: could not read: {why}")
+        print(f"error: {slug}: could not read: {why}", file=sys.stderr)
     return EXIT_USAGE if failed else EXIT_OK
 
 
@@ -79,7 +83,7 @@ def _verify(args, good: dict, bad: dict) -> int:
 
     status = EXIT_USAGE if bad else EXIT_OK
     for slug, why in bad.items():
-        print(f"{slug}: could not run: {why}")
+        print(f"error: {slug}: could not run: {why}", file=sys.stderr)
     for backend in args.backends:
         todo = [e for e in good.values() if board.visible(e, backend)]
         env = environment(backend) if todo else {}
@@ -87,11 +91,17 @@ def _verify(args, good: dict, bad: dict) -> int:
             running = {pool.submit(board.verify, e, backend, timeout=args.timeout): e for e in todo}
             for done in as_completed(running):
                 e, r = running[done], done.result()
+                not_run = r.get("could_not_run") or r["why"].startswith("could not")
+                if not_run:  # nothing was verified either way: an error, and any record stays as it was
+                    print(f"error: {backend} {e.slug}: {r['why']}"
+                          f"{'; its record is unchanged' if args.record else ''}", file=sys.stderr, flush=True)
+                    status = max(status, EXIT_USAGE)
+                    continue
                 print(f"{backend} {e.slug}: {'verified' if r['verified'] else 'NOT verified: ' + r['why']}",
                       flush=True)
                 if not r["verified"]:
-                    status = max(status, EXIT_USAGE if r["why"].startswith("could not") else EXIT_MISMATCH)
-                if args.record and not r["why"].startswith("could not"):
+                    status = max(status, EXIT_MISMATCH)
+                if args.record:
                     record.write_verify(e, {**r, "env": env})
     return status
 
@@ -164,9 +174,34 @@ def run(args) -> int:
         if args.record or args.no_run:
             record.write_scoreboard(lines, totals, backend, envs, shown, text)
             record.write_summary()
-        if any("error" in x for x in lines):
-            status = EXIT_USAGE
+        for x in lines:
+            if "error" in x:  # on stderr too, so that a script sees why the status is 2
+                print(f"error: {backend} {x['slug']}: {x['error']}", file=sys.stderr)
+                status = EXIT_USAGE
     return status
+
+
+def _peers(text: str) -> list:
+    """--peers: known peer names, comma-separated (an unknown one would be a column of "could not run")."""
+    import argparse
+
+    from harness.bugs.board import PEERS
+    from harness.bugs.peers import TOOLS
+
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    known = list(PEERS) + list(TOOLS)
+    if unknown := [n for n in names if n not in known]:
+        raise argparse.ArgumentTypeError(f"no peer {', '.join(unknown)} (there are {', '.join(known)})")
+    return names
+
+
+def _address(text: str) -> str:
+    """--ray: an address (an empty one would quietly run here, not on a cluster)."""
+    import argparse
+
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty: give the cluster's address (HOST:PORT, ray://HOST:PORT or auto)")
+    return text.strip()
 
 
 def register(sub) -> None:
@@ -182,12 +217,12 @@ def register(sub) -> None:
                    help="where to run (default: the GPU if there is one, and the interpreter, each a scoreboard "
                         "of its own); gpu+interpreter: one probe of both at once, probe's default on a GPU "
                         "machine, its own scoreboard")
-    p.add_argument("--peers", type=lambda s: [x for x in s.split(",") if x.strip()], default=["plain", "fuzz"],
+    p.add_argument("--peers", type=_peers, default=["plain", "fuzz"],
                    metavar="NAMES", help="peer columns, comma-separated (default plain,fuzz; also ttsem, "
                                          "triton-viz, gpucheck where installed)")
     p.add_argument("--jobs", type=positive_int, default=None, help="entries at once (default: half the cores)")
     p.add_argument("--timeout", type=seconds, default=120.0, help="seconds a detector may run (default 120)")
-    p.add_argument("--ray", metavar="ADDRESS", default=None,
+    p.add_argument("--ray", metavar="ADDRESS", default=None, type=_address,
                    help="run each entry as a task on this Ray cluster (pip install -e .[ray])")
     p.add_argument("--record", action="store_true",
                    help="write the verification records, or this run's rows and the scoreboard of every entry")

@@ -12,7 +12,7 @@ import sys
 from harness.core import casetable, discovery, table
 from harness.core.casetable import HEADERS, case_rows
 from harness.core.spec import CATEGORIES, DEFECTS, TRIGGERS
-from harness.errors import EXIT_OK, EXIT_USAGE
+from harness.errors import EXIT_OK, EXIT_USAGE, UsageError
 
 
 def selected(specs, args) -> list:
@@ -41,6 +41,12 @@ def narrow_table(specs, fmt: str = "simple", width: int = WIDTH) -> str:
 
 
 def run(args) -> int:
+    root = discovery.cases_dir()
+    if not root.is_dir():  # an empty table would look like a casebook with no cases
+        import os
+
+        named = " (CASEBOOK_CASES)" if os.environ.get("CASEBOOK_CASES") else ""
+        raise UsageError(f"list: no cases folder at {root}{named}")
     specs, errors = discovery.load_all()
     if args.update_readme and errors:
         print("warning: README.md not updated: some case folders are malformed (below)", file=sys.stderr)

@@ -42,11 +42,6 @@ def _names(text: str) -> list:
     return names
 
 
-# a detector's status when it ran the kernel to an answer (not "not run", "skipped", "error", nor runner.CUT:
-# stopped at the budget's end, its answer unfinished)
-RAN = ("done", "hang", "crash")
-
-
 def _identifier(text: str) -> str:
     import argparse
 
@@ -59,9 +54,29 @@ def _sizes(text: str) -> dict:
     import argparse
 
     try:
-        return {k.strip(): int(v) for k, v in (kv.split("=", 1) for kv in text.split(",") if kv.strip())}
+        pairs = [(k.strip(), int(v)) for k, v in (kv.split("=", 1) for kv in text.split(",") if kv.strip())]
     except ValueError:
         raise argparse.ArgumentTypeError(f"'{text}' is not NAME=INT[,NAME=INT...]") from None
+    if bad := [k for k, _ in pairs if not k.isidentifier()]:
+        raise argparse.ArgumentTypeError(f"'{text}': {bad[0]!r} is not a size's name (NAME=INT[,NAME=INT...])")
+    names = [k for k, _ in pairs]
+    if twice := sorted({k for k in names if names.count(k) > 1}):
+        raise argparse.ArgumentTypeError(f"'{text}' gives {twice[0]} more than once")
+    return dict(pairs)
+
+
+MIN_TIMEOUT_S = 1.0  # under this a detector is stopped before its first call has run, and that would be called a hang
+
+
+def _timeout(text: str) -> float:
+    """--timeout: a number of seconds, at least ``MIN_TIMEOUT_S``."""
+    import argparse
+
+    x = seconds(text)
+    if x < MIN_TIMEOUT_S:
+        raise argparse.ArgumentTypeError(f"{text} s is too short: a detector would be stopped before its first call "
+                                         f"ran and that reported as a hang (at least {MIN_TIMEOUT_S:g} s)")
+    return x
 
 
 def _budget(text: str) -> float:
@@ -86,10 +101,10 @@ def run(args) -> int:
                        timeout=args.timeout, options=options, progress=say, budget=args.budget)
     except ProbeInputError as e:
         raise UsageError(f"probe: {e}") from None
-    if not report.errors and not any(status in RAN for _, _, _, status in report.ran):
-        why = "; ".join(f"{d} on {b}: {st}" for b, d, _, st in report.ran[:4]) or \
+    if not report.checked:
+        why = "; ".join([f"{d} on {b}: {st}" for b, d, _, st in report.ran if not st.startswith("skipped")][:4]) or \
             f"none of these detectors runs on {', '.join(backends)}"
-        raise UsageError(f"probe: nothing ran ({why}), so nothing was checked")
+        raise UsageError(f"probe: no detector produced a result about the kernel ({why}), so nothing was checked")
     if args.json:
         print(table.dumps(report.to_json()))
     else:
@@ -121,7 +136,7 @@ def register(sub) -> None:
     p.add_argument("--no-poison", action="store_true",
                    help="leave masked lanes of a tl.load without other= at 0 in the interpreter")
     p.add_argument("--jobs", type=positive_int, default=2, help="detector processes at once (default 2)")
-    p.add_argument("--timeout", type=seconds, default=120.0, help="seconds each detector may take (default 120)")
+    p.add_argument("--timeout", type=_timeout, default=120.0, help="seconds each detector may take (default 120)")
     p.add_argument("--budget", type=_budget, default=None, metavar="SECONDS",
                    help="seconds for the whole probe: the detectors stop starting runs at its end, and keep "
                         "the diagnosis its share once a result is wrong (default: 60 on the CPU alone, 20 "

@@ -58,6 +58,14 @@ def out_folder(text: str) -> str:
     """``--out``: a folder named (an empty name would write into the current directory unasked)."""
     if not text.strip():
         raise argparse.ArgumentTypeError("is empty: name the folder for report.md, report.html and report-img/")
+    import os
+
+    path = Path(text).absolute()  # checked before anything runs or is judged stale: bad input first
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is not a folder")
+    base = next(p for p in (path, *path.parents) if p.exists())
+    if not base.is_dir() or not os.access(base, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"{text}: {base} is not a folder this user can write in")
     return text
 
 

@@ -9,9 +9,11 @@ command on the GPU under compute-sanitizer (``harness.sanitize.gpu``).
 
 Ctrl-C (or SIGTERM) prints the findings made so far before the usual line and status (130, 143).
 
-Exit status: 1 when an error finding was made; otherwise the command's own; with
-``--report-only`` always the command's own (as ``pytest --casebook-sanitize=report``); 2 for bad
-input (nothing to run, no such script, no GPU for ``--backend gpu``), one line each.
+Exit status: 1 when an error finding was made; otherwise the command's own (pytest's, with a line
+saying so); with ``--report-only`` always the command's own (as ``pytest --casebook-sanitize=report``);
+2 for bad input (nothing to run, no such script, no GPU for ``--backend gpu``), one line each, and for
+a command that ended before the sanitizer's end of run (an ``os._exit(0)`` in a test: the rest never
+ran), which is never "no findings".
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.errors import EXIT_MISMATCH
+from harness.errors import EXIT_MISMATCH, EXIT_USAGE
 
 
 def run(args) -> int:
@@ -44,24 +46,43 @@ def run(args) -> int:
     sys.stdout.flush()
     if outcome.signal:
         print(f"sanitize: the command was killed by {outcome.signal}", file=sys.stderr, flush=True)
-    _report(outcome, args)
-    if job.mode == "report":  # findings reported, the status the command's own (as the plugin's report mode)
-        return outcome.returncode
-    return EXIT_MISMATCH if F.errors(outcome.findings) else outcome.returncode
+    # the sanitizer writes its launch count as the run ends: none, and the run ended before its end
+    # (an os._exit, a kill) or never started (the child refused the job, having said why in one line)
+    ended_early = args.backend == "interpreter" and outcome.launches is None and not (
+        job.kind == "pytest" and outcome.returncode in (3, 4))  # pytest stopped before its session: its own line
+    if ended_early and outcome.returncode == EXIT_USAGE and not outcome.findings and not outcome.signal:
+        return EXIT_USAGE
+    if ended_early:  # on a line of its own: the command may have stopped mid-line
+        print(f"\nerror: sanitize: the command ended before the sanitizer's end of run (exit status "
+              f"{outcome.returncode}{'' if outcome.signal else ', e.g. an os._exit'}): what ran after that point was "
+              f"not checked, so these findings are not the whole run's", file=sys.stderr, flush=True)
+    elif job.kind == "pytest" and outcome.returncode in PYTEST_CODES and not F.errors(outcome.findings):
+        print(f"sanitize: exit status {outcome.returncode} is pytest's own: {PYTEST_CODES[outcome.returncode]}",
+              file=sys.stderr, flush=True)
+    _report(outcome, args, ended_early=ended_early)
+    if job.mode != "report" and F.errors(outcome.findings):  # report mode: the status the command's own
+        return EXIT_MISMATCH
+    return EXIT_USAGE if ended_early and outcome.returncode == 0 else outcome.returncode
 
 
-def _report(outcome, args, interrupted: bool = False) -> None:
+# pytest's exit statuses (pytest.ExitCode), passed through and named as pytest's
+PYTEST_CODES = {1: "tests failed", 2: "interrupted (a collection error, or Ctrl-C)", 3: "pytest's internal error",
+                4: "pytest's usage error (see pytest's message above)", 5: "no tests were collected"}
+
+
+def _report(outcome, args, interrupted: bool = False, ended_early: bool = False) -> None:
     """The findings: JSON on stdout with ``--json``, else the summary (``interrupted``: those made
-    before Ctrl-C, said so)."""
+    before Ctrl-C, said so; ``ended_early``: the command ended before the sanitizer's end of run)."""
     from harness.sanitize import findings as F
 
     if args.json:
         from harness.core import table
 
-        extra = {"interrupted": True} if interrupted else {"returncode": outcome.returncode, "signal": outcome.signal}
+        extra = {"interrupted": True} if interrupted else {"returncode": outcome.returncode, "signal": outcome.signal,
+                                                           "finished": not ended_early}
         print(table.dumps(F.to_json(outcome.findings, outcome.launches, backend=args.backend, **extra)), flush=True)
-    else:
-        print(F.summary(outcome.findings, outcome.launches), flush=True)
+    elif interrupted or not (args.backend == "interpreter" and outcome.launches is None and not ended_early):
+        print(F.summary(outcome.findings, outcome.launches, ended_early=ended_early), flush=True)
         if interrupted:
             print("casebook sanitize: interrupted: the findings above are those made before it", flush=True)
 

@@ -4,8 +4,8 @@ Every file the harness writes goes through here: the new text goes to a temporar
 file beside the target, is flushed to disk, and is renamed over the target
 (``os.replace`` is atomic on one file system). ``write_together`` writes several
 files as a unit: all temporary files first (a full disk fails here, before anything
-is replaced), then every rename with SIGINT and SIGTERM held back, so an interrupt
-lands before the first rename or after the last. ``replace_together`` does the same
+is replaced), then every rename with SIGINT and SIGTERM held back (in every thread: see
+``signals_held``), so an interrupt lands before the first rename or after the last. ``replace_together`` does the same
 for files and folders made elsewhere (``report``'s page, HTML and pictures), and
 ``new_folder`` makes a folder that appears whole or not at all.
 """
@@ -16,6 +16,7 @@ import os
 import shutil
 import signal
 import tempfile
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -33,19 +34,36 @@ def _temp_beside(path: Path, data: bytes, fd: int) -> None:
         os.fsync(f.fileno())
 
 
+HELD = (signal.SIGINT, signal.SIGTERM)
+
+
 @contextmanager
 def signals_held():
-    """SIGINT and SIGTERM wait until the block is over (main thread only; elsewhere a no-op)."""
-    held = {signal.SIGINT, signal.SIGTERM}
-    try:
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
-    except (ValueError, OSError):
-        old = None
+    """SIGINT and SIGTERM wait until the block is over, whichever thread the system hands them to.
+
+    Blocking them with ``pthread_sigmask`` covers the calling thread only: with other
+    threads alive (the fork server's reader) the signal lands in one of those, and
+    Python still raises in the main thread at its next instruction. So, in the main
+    thread, each handler is swapped for one that only notes the signal (Python runs
+    handlers in the main thread alone); at the end the old handlers come back and each
+    noted signal is raised again, to be handled as it would have been. In another
+    thread no handler can interrupt this one, and the block runs as it is.
+    """
+    noted: list[int] = []
+    old = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in HELD:
+            try:
+                old[sig] = signal.signal(sig, lambda signum, frame: noted.append(signum))
+            except (ValueError, OSError, TypeError):
+                pass
     try:
         yield
     finally:
-        if old is not None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        for sig, handler in old.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+        for sig in dict.fromkeys(noted):
+            signal.raise_signal(sig)
 
 
 def write_together(files: dict[Path, str | bytes]) -> list[Path]:
@@ -55,14 +73,16 @@ def write_together(files: dict[Path, str | bytes]) -> list[Path]:
         for path, content in files.items():
             path = Path(path)
             data = content.encode() if isinstance(content, str) else content
-            fd, temps[path] = _new_temp(path)  # known before a byte is written: removed whatever happens
+            with signals_held():  # made and known as one step: removed whatever happens
+                fd, temps[path] = _new_temp(path)
             _temp_beside(path, data, fd)
         with signals_held():
             for path, tmp in temps.items():
                 os.replace(tmp, path)
     finally:
-        for tmp in temps.values():
-            tmp.unlink(missing_ok=True)
+        with signals_held():  # every temporary file removed, a second Ctrl-C or not
+            for tmp in temps.values():
+                tmp.unlink(missing_ok=True)
     return list(temps)
 
 

@@ -114,12 +114,36 @@ def write_record(spec, backend: str, runs, verdicts, command: str, name: str | N
     files = {folder / f"{name}.md": text,
              folder / f"{name}.json": table.dumps({"case": spec.slug, "backend": backend, "command": command,
                                                       "env": [r.env for r in runs], "runs": runs,
-                                                      "verdicts": verdicts}) + "\n"}
+                                                      "verdicts": verdicts, TEXT_HASH: text_hash(text)}) + "\n"}
     readme = spec.path / "README.md"
     new_readme = spliced(readme.read_text(), name, text)
     if new_readme is not None:
         files[readme] = new_readme
     return fileio.write_together(files)
+
+
+TEXT_HASH = "md_sha256"  # in recorded/<name>.json: the hash of recorded/<name>.md written with it
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def torn(folder: Path, name: str) -> str | None:
+    """Why recorded/<name>.md and <name>.json are not one record (a write cut off by SIGKILL or a
+    power cut between their renames), or None when they are, or when the JSON keeps no hash (older)."""
+    import json
+
+    md, js = Path(folder) / "recorded" / f"{name}.md", Path(folder) / "recorded" / f"{name}.json"
+    try:
+        want = json.loads(js.read_bytes()).get(TEXT_HASH)
+        text = md.read_text(encoding="utf-8")
+    except (OSError, ValueError, AttributeError):
+        return None  # a file missing or unreadable: the readers say so in their own words
+    if want is None or want == text_hash(text):
+        return None
+    return (f"recorded/{name}.md and recorded/{name}.json are not from the same run (a record cut off as it "
+            f"was written): record it again (python -m harness record {Path(folder).name} --backend ...)")
 
 
 def write_bench(spec, body: str) -> list[Path]:
@@ -137,12 +161,15 @@ RECORDED_BLOCKS = {"gpu": "gpu.md", "gpu-h200": "gpu-h200.md", "gpu-h200-earlier
 
 
 def splice_recorded(spec) -> list[str]:
-    """Copy each recorded/*.md into its block of the case's README (after a run elsewhere)."""
+    """Copy each recorded/*.md into its block of the case's README (after a run elsewhere);
+    ValueError, with nothing written, when a record is torn (``torn``)."""
     readme = spec.path / "README.md"
     src = new = readme.read_text()
     done = []
     for block, name in RECORDED_BLOCKS.items():
         f = spec.path / "recorded" / name
+        if why := torn(spec.path, Path(name).stem):
+            raise ValueError(why)
         if f.is_file() and (after := spliced(new, block, f.read_text())) is not None:
             new, done = after, done + [block]
     if new != src:

@@ -36,6 +36,7 @@ class Blackboard:
     # right without it, so the reference detector's P204 warning, not a wrong result
     tf32_only: dict | None = None
     kernel_files: list | None = None  # the files defining the kernels launched (the lint cross-check reads them)
+    compared: int | None = None  # sizes shape fuzzing compared with the reference (ProbeReport.checked)
     fuzz: dict | None = None  # shape fuzzing's progress: {"tried", "planned", "seconds", "last"}
     found_at: list | None = None  # sizes where shape fuzzing found each failure (before shrinking)
     experiments: list | None = None  # the diagnosis' experiments run so far, with their seconds

@@ -68,8 +68,27 @@ class ProbeReport:
 
     @property
     def ok(self) -> bool:
-        """No error: nothing shown wrong on any backend and size (warnings may remain)."""
-        return not self.errors
+        """Checked, and no error: nothing shown wrong on any backend and size (warnings may remain).
+        A probe that checked nothing (``checked`` is False) is not ok, whatever it found."""
+        return not self.errors and self.checked
+
+    @property
+    def checked(self) -> bool:
+        """Whether some detector produced a result about the kernel: an error found, or a detector
+        that ran to its end or met a hang. One that failed, was not run, skipped, stopped (at the
+        budget's end too: its answer unfinished) or killed (its process ended under it with no error
+        about the kernel) gave none; nor did shape fuzzing that compared no size (the reference raised
+        at every one)."""
+        if self.errors:
+            return True
+        for backend, detector, _, status in self.ran:
+            if status not in ("done", "hang"):
+                continue
+            fuzz = ((self.meta.get(backend) or {}).get("seen") or {}).get("fuzz") or {}
+            if detector in ("shapes", "shapes-rest") and fuzz.get("compared") == 0:
+                continue
+            return True
+        return False
 
     def by_code(self, code: str) -> list:
         return [f for f in self.findings if f.code == code]
@@ -82,6 +101,9 @@ class ProbeReport:
         lines = [f"probe {shown_path(os.path.abspath(self.file))}: {len(self.errors)} errors, {len(self.warnings)} warnings, "
                  f"{len(self.findings) - len(self.problems)} notes ({self.seconds:.0f}s)"]
         lines += self.cut_short()
+        if not self.checked:
+            lines.append("nothing was checked: no detector produced a result about the kernel (see the P000 and "
+                         "P001 lines below), so ok is False")
         if self.diagnosis:
             lines += [shown_paths(x) for x in diagnosis_text(self.diagnosis)] + [""]
         lines.append(table(self.findings))

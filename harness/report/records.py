@@ -121,9 +121,13 @@ def _from_case_record(spec, b: str) -> dict | None:
     """A detect record made from ``recorded/<b>.json`` (``harness record``'s), or that file marked unreadable."""
     from harness.detectors.session import from_case_record
 
+    from harness.core.recorded import torn
+
     path = spec.path / "recorded" / f"{b}.json"
     if not path.is_file():
         return None
+    if why := torn(spec.path, b):
+        return _unreadable(path, "detect", why)
     try:
         rec = from_case_record(spec, b)
     except Exception as e:  # a record of another shape: one cell, not a failed report

@@ -145,14 +145,17 @@ def errors(findings: list) -> list:
     return [f for f in findings if f.severity == ERROR]
 
 
-def summary(findings: list, launches: int | None = None, max_cases: int = 3) -> str:
+def summary(findings: list, launches: int | None = None, max_cases: int = 3, ended_early: bool = False) -> str:
     """The end-of-run report: one block per finding, then a count line (``launches``: how many
-    were checked, where known)."""
+    were checked, where known; ``ended_early``: the run ended before the sanitizer's end, so the
+    launches after that point were never checked)."""
     checked = f"{launches} launches checked" if launches is not None else "launches checked"
     if raised := sum(f.count for f in findings if f.code == "P001"):
         checked += f", {raised} raised before they could be checked"
+    if ended_early:
+        checked = "the run ended early, only the launches before that checked"
     if not findings:
-        return f"casebook sanitize: {checked}, no findings"
+        return f"casebook sanitize: {checked}, {'no findings in them' if ended_early else 'no findings'}"
     lines = []
     for f in findings:
         times = f" ({f.count} launches)" if f.count > 1 else ""

@@ -67,6 +67,9 @@ def pytest_load_initial_conftests(early_config, parser, args):
     ns = early_config.known_args_namespace
     if not getattr(ns, "casebook_sanitize", None):
         return
+    for a in args:  # ``--casebook-sanitize=VALUE`` names a mode, never a path: one that is no mode is refused
+        if a.startswith(f"{OPTION}=") and a.split("=", 1)[1] not in MODES:
+            raise pytest.UsageError(f"{a}: no such mode (use {OPTION}=fail or {OPTION}=report)")
     stray = getattr(ns, "casebook_sanitize_stray", None)
     if stray:  # ``--casebook-sanitize PATH``: PATH is a positional again
         for i, a in enumerate(args):

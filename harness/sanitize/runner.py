@@ -84,11 +84,18 @@ def run(job: Job, *, quiet_stdout: bool = False, backend: str = "interpreter") -
             code, hits, launches = gpu.run(job, tmp, functools.partial(_start, stdout=stdout), _say)
         else:
             results = os.path.join(tmp, "hits.jsonl")
-            try:
-                code = _start(job, results, backend, {}, [], stdout=stdout)
-            except BaseException as e:  # Ctrl-C, SIGTERM: the findings so far go with the interruption
-                e.sanitize_outcome = Outcome(130, F.collect(read_sink(results)[0]), None, "")
-                raise
+            with open(results, "x", encoding="utf-8"):  # made here, and kept open: a command that removes it (or
+                pass                                     # the whole temporary folder) does not take the findings along
+            with open(results, "rb") as kept:
+                try:
+                    code = _start(job, results, backend, {}, [], stdout=stdout)
+                except BaseException as e:  # Ctrl-C, SIGTERM: the findings so far go with the interruption
+                    found = read_sink(results)[0] if os.path.exists(results) else []
+                    e.sanitize_outcome = Outcome(130, F.collect(found), None, "")
+                    raise
+                if not os.path.exists(results):  # the same file, read back through the handle
+                    os.makedirs(tmp, exist_ok=True)
+                    Path(results).write_bytes(kept.read())
             hits, launches = read_sink(results)
     died = ""
     if code < 0:

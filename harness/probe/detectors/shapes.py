@@ -51,6 +51,7 @@ def fail(ctx: Context, sizes: dict) -> tuple[str, str] | None:
         ref = X.reference(t, inputs)
     except Exception:  # noqa: BLE001  make_inputs or the reference refuses these sizes: not the kernel's fault
         return None
+    ctx.board.compared = (ctx.board.compared or 0) + 1  # a size checked (ProbeReport.checked reads it)
     poison = ctx.options.get("poison_masked", True)
     with ctx.instrument(poison_masked=poison) as rec:
         c = ctx.call(inputs, ref=ref)
@@ -398,7 +399,8 @@ def try_sizes(ctx: Context, st: dict) -> None:
                 ctx.board.wrong_now = True  # the probe's budget now keeps the diagnosis its time
     finally:  # also where the budget's end stopped a size: the report says how far fuzzing got
         st["seconds"] = ctx.budget.now() - t0
-        ctx.board.fuzz = {"tried": st["tried"], "planned": len(sizes_list), "seconds": round(st["seconds"], 1),
+        ctx.board.fuzz = {"tried": st["tried"], "compared": ctx.board.compared or 0,
+                          "planned": len(sizes_list), "seconds": round(st["seconds"], 1),
                             "last": dict(sizes_list[st["tried"] - 1]) if st["tried"] else None}
 
 

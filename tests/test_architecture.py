@@ -204,6 +204,9 @@ DIRECT_WRITES = {
     ("harness/run/timings.py", "open"): "CASEBOOK_TIMINGS: a JSON-lines log appended to",
     ("harness/sanitize/session.py", "open"): "the sanitizer's hits, a JSON-lines stream a dying process keeps",
     ("harness/sanitize/gpu_plugin.py", "open"): "where each test got to, a JSON-lines stream a dying process keeps",
+    ("harness/sanitize/runner.py", "open"): "the sanitizer's results file, made empty and held open so a command "
+                                            "that deletes it does not take the findings along",
+    ("harness/sanitize/runner.py", "write_bytes"): "that file put back, from the open handle, where the command removed it",
     ("harness/sanitize/gpu.py", "open"): "the tests already run, appended to in the command's temporary folder",
     ("harness/bugs/record.py", "open"): "a lock file",
     ("harness/bugs/source.py", "open"): "a lock file",

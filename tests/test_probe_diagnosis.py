@@ -216,8 +216,9 @@ def test_a_small_error_alone_is_not_precision_loss():
 @pytest.mark.parametrize("slug, evidence", [("matmul-tf32-default", "tf32"), ("matmul-k-tail", "oob-load"),
                                             ("histogram-lost-updates", None)])
 def test_the_gpu_experiments_establish_tf32_reads_past_a_tensor_and_lost_updates(slug, evidence):
-    """On a GPU: Triton's fp32 default set to ieee (tf32), NaN against 0 in the guard bands (bands):
-    each case named. Lost updates are wrong on every GPU (lanes of one block with one bin overwrite
+    """On a GPU: Triton's fp32 default set to ieee shows the TF32 rounding alone made the result
+    differ (a P204 warning, no error: the rounding is Triton's documented default), NaN against 0 in
+    the guard bands (bands) names the read past the tensor. Lost updates are wrong on every GPU (lanes of one block with one bin overwrite
     each other's increment, whatever the scheduler does); whether runs also differ ("order") is one
     GPU's scheduling (an H200 gave the same wrong counts every run at the shrunk size, issue 40),
     so it is not asserted."""
@@ -228,10 +229,15 @@ def test_the_gpu_experiments_establish_tf32_reads_past_a_tensor_and_lost_updates
         wrong = [f for f in r.findings if f.code == "P201" and f.severity == "error" and f.backend == "gpu"]
         assert wrong, r.text()
         return
-    seen = r.meta["gpu"]["seen"].get("evidence", {})
-    if evidence == "tf32" and not _has_tf32():  # TF32 tensor cores came with Ampere (compute capability 8.0)
-        assert "tf32" not in seen, r.to_json()
+    if evidence == "tf32":  # TF32 left at Triton's default: a warning (P204), never an error (issue 37)
+        tf32 = [f for f in r.findings if f.code == "P204" and f.backend == "gpu"]
+        if not _has_tf32():  # TF32 tensor cores came with Ampere (compute capability 8.0)
+            assert not tf32, r.text()
+            return
+        assert tf32 and all(f.severity == "warning" for f in tf32), r.text()
+        assert not [f for f in r.findings if f.severity == "error"], r.text()
         return
+    seen = r.meta["gpu"]["seen"].get("evidence", {})
     assert evidence in seen, r.to_json()
     assert r.diagnosis[0]["defect"] == spec.defect, r.text()
 

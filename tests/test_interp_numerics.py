@@ -261,3 +261,21 @@ def test_torch_convert_rounds_to_nearest_even_with_the_carry():
 
     assert torch.from_numpy(got.view(np.int8).copy()).view(torch.float8_e4m3fn).float().tolist() == \
         [128.0, 120.0, 128.0, 448.0]  # 124 is a tie between 120 and 128: to the even mantissa, 128
+
+
+def test_the_probe_finds_a_right_bf16_kernel_right_and_a_wrong_one_wrong(tmp_path):
+    """End to end, through the probe's workers: a correct bf16 / fp8 kernel is clean (the plain
+    interpreter made it a P202 error: 588 of 600 outputs non-finite or wrong), and the same
+    kernel with its operands swapped is still an error."""
+    from harness import probe
+    from harness.probe.findings import ERROR
+
+    fixture = ROOT / "tests" / "probe_fixtures" / "everyday" / "bf16_gate.py"
+    r = probe(str(fixture), detectors=["reference", "memcheck"])
+    assert not r.findings, r.text()
+    text = fixture.read_text()
+    assert "x * y + b" in text
+    broken = tmp_path / "bf16_gate.py"
+    broken.write_text(text.replace("x * y + b", "x * b + y", 1))  # the kernel's, not the reference's
+    r = probe(str(broken), detectors=["reference"])
+    assert "P201" in {f.code for f in r.findings if f.severity == ERROR}, r.text()

@@ -274,8 +274,9 @@ def test_the_probe_finds_a_right_bf16_kernel_right_and_a_wrong_one_wrong(tmp_pat
     r = probe(str(fixture), detectors=["reference", "memcheck"])
     assert not r.findings, r.text()
     text = fixture.read_text()
-    assert "x * y + b" in text
-    broken = tmp_path / "bf16_gate.py"
-    broken.write_text(text.replace("x * y + b", "x * b + y", 1))  # the kernel's, not the reference's
+    kernel_line = "tl.where(x > 0, x * y + b, -x)"
+    assert kernel_line in text
+    broken = tmp_path / "bf16_gate_swapped.py"
+    broken.write_text(text.replace(kernel_line, "tl.where(x > 0, x * b + y, -x)"))
     r = probe(str(broken), detectors=["reference"])
     assert "P201" in {f.code for f in r.findings if f.severity == ERROR}, r.text()

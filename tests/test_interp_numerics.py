@@ -9,14 +9,11 @@ probe calls wrong is what the plain interpreter's kernels get wrong, and where t
 is right (here: once the fix is in) nothing is patched.
 """
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from test_triton_compat import run_interpreted  # tests/ is on the path: pytest's rootdir-less import
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -177,12 +174,7 @@ print("RESULT " + json.dumps(res))
 
 @pytest.fixture(scope="module")
 def kernels():
-    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(ROOT))
-    p = subprocess.run([sys.executable, "-c", KERNELS], cwd=ROOT, env=env, capture_output=True, text=True,
-                       timeout=600)
-    lines = [line for line in p.stdout.splitlines() if line.startswith("RESULT ")]
-    assert p.returncode == 0 and lines, p.stderr[-3000:]
-    return json.loads(lines[-1][len("RESULT "):])
+    return run_interpreted(KERNELS)
 
 
 # the probe findings that each kernel check shows (by the builder methods its operations reach)

@@ -10,8 +10,9 @@ Two families of defects follow, each found by looking at that source and shown b
   ``np.multiply``, ``np.add``, ``np.less``... to the ``uint16`` arrays themselves, so
   ``x * y``, ``x + y``, ``x - y``, ``-x``, ``x < y``, ``x == y`` and ``tl.fma`` on two bfloat16
   tensors are integer operations on the encodings (1.5 * 2.0 gives 0, 1.5 + 2.0 a NaN), and so
-  is ``tl.sum`` of a bfloat16 block (``ReduceOps.sum``; ``tl.max``, ``tl.cumsum``, ``tl.clamp``
-  and ``tl.maximum`` promote bfloat16 to float32 first and are right); an int cast to bfloat16
+  is ``tl.sum`` of a bfloat16 block (``ReduceOps.sum``; ``tl.max`` and ``tl.cumsum`` promote
+  bfloat16 to float32 first and are right), and 3.9's ``tl.clamp`` (through ``binary_op``, or
+  ``ternary_op``'s ``np.clip`` when it propagates NaNs; 3.4 to 3.8 promote); an int cast to bfloat16
   keeps the integer as a bit pattern (``cast_impl``'s ``astype``). ``x * 3.0`` with a Python
   float fails (3.4 to 3.8 have no ``get_bf16``; 3.9's truncates).
   ``bf16-arithmetic`` decodes each bfloat16 operand to float32 (exact), computes there, and
@@ -218,8 +219,8 @@ def _tries(fn) -> object:
 
 def bf16_defects(builder) -> set:
     """What of bfloat16 arithmetic ``builder`` (an ``InterpreterBuilder``) gets wrong, each tried
-    on numbers whose answer is exact: "binary" (+, *, <), "unary" (negation, 3.9's
-    ``create_fneg``), "cast" (integers and float64 to and from bfloat16), "constant" (``get_bf16``: missing, or not rounded to nearest even), and
+    on numbers whose answer is exact: "binary" (+, *, <), "unary" (negation, 3.8's
+    ``create_fneg``), "ternary" (3.9's ``tl.clamp`` propagating NaNs), "cast" (integers and float64 to and from bfloat16), "constant" (``get_bf16``: missing, or not rounded to nearest even), and
     "fma-bf16", "fma-fp16", "fma-fp32" (``tl.fma`` rounded more than once, or on the patterns)."""
     import numpy as np
     import triton.language as tl
@@ -232,6 +233,9 @@ def bf16_defects(builder) -> set:
                            and np.array_equal(_value(builder.create_fadd(a, b)), [3.5, 0.5])
                            and list(np.asarray(builder.create_fcmpOLT(a, b).data)) == [True, True]),
         "unary": lambda: np.array_equal(_value(builder.unary_op(a, np.negative)), [-1.5, 1.5]),
+        # tl.clamp(..., propagate_nan=ALL) of bfloat16 (3.9; earlier ones promote to float32)
+        "ternary": lambda: np.array_equal(_value(builder.ternary_op(a, _handle([-1.0, -1.0], bf), b, np.clip)),
+                                          [1.5, -1.0]),
         # int32 3 and float64 -2.5 to bfloat16 and back: the numbers, not their patterns
         "cast": lambda: (np.array_equal(_value(builder.cast_impl(_handle([3], tl.int32), bf)), [3.0])
                          and np.array_equal(_value(builder.cast_impl(_handle([-2.5], tl.float64), bf)), [-2.5])
@@ -349,7 +353,7 @@ def _bf16_arithmetic(patcher: Patcher) -> None:
     from triton.runtime import interpreter
 
     B = interpreter.InterpreterBuilder
-    if any(getattr(getattr(B, f"{k}_op"), "casebook_bf16", False) for k in ("binary", "unary")):
+    if any(getattr(getattr(B, f"{k}_op"), "casebook_bf16", False) for k in ("binary", "unary", "ternary")):
         return
     wrong = bf16_defects(B()) | bf16_reduction_defects()
     if not wrong:
@@ -367,8 +371,8 @@ def _bf16_arithmetic(patcher: Patcher) -> None:
         run.__name__ = name
         return run
 
-    # the operand whose type the interpreter gives the result: the first
-    for name, typed_by in (("binary", 0), ("unary", 0)):
+    # the operand whose type the interpreter gives the result: binary_op's lhs, ternary_op's other
+    for name, typed_by in (("binary", 0), ("unary", 0), ("ternary", -1)):
         if name in wrong:
             attr = f"{name}_op"
             patcher.setattr(B, attr, wrap(getattr(B, attr), attr, typed_by))

@@ -6,7 +6,8 @@ after it; every result is compared with torch's (bfloat16 arithmetic in float32 
 nearest even, torch's float8 conversions), which is what a GPU computes for these operations.
 The probes (``bf16_defects``, ``wrong_conversions``) are checked against the kernels: what a
 probe calls wrong is what the plain interpreter's kernels get wrong, and where the interpreter
-is right (here: once the fix is in) nothing is patched.
+is right (here: once the fix is in) nothing is patched. Then end to end: the probe on a bf16 /
+fp8 fixture, and ``harness sanitize`` on a user's suite, each in its own processes.
 """
 
 from pathlib import Path
@@ -280,3 +281,39 @@ def test_the_probe_finds_a_right_bf16_kernel_right_and_a_wrong_one_wrong(tmp_pat
     broken.write_text(text.replace(kernel_line, "tl.where(x > 0, x * b + y, -x)"))
     r = probe(str(broken), detectors=["reference"])
     assert "P201" in {f.code for f in r.findings if f.severity == ERROR}, r.text()
+
+
+SUITE_TEST = r'''
+import torch, triton, triton.language as tl
+
+
+@triton.jit
+def mul_kernel(x_ptr, y_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) * tl.load(y_ptr + offs))
+
+
+def test_bf16_product_and_fp8_carry():
+    x = torch.full((16,), 1.5, dtype=torch.bfloat16)
+    out = torch.empty_like(x)
+    mul_kernel[(1,)](x, torch.full((16,), 2.0, dtype=torch.bfloat16), out, BLOCK=16)
+    assert out.float().tolist() == [3.0] * 16
+    q = torch.empty(16, dtype=torch.float8_e4m3fn)
+    mul_kernel[(1,)](torch.full((16,), 127.9), torch.ones(16), q, BLOCK=16)
+    assert q.float().tolist() == [128.0] * 16
+'''
+
+
+def test_sanitize_runs_a_users_suite_with_the_numbers_fixed(tmp_path):
+    """``harness sanitize pytest``: the user's own process under the interpreter gets the fixes
+    too (plainly, 1.5 * 2.0 in bf16 is 0 and 127.9 stored as fp8e4nv is 64)."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "test_numbers.py").write_text(SUITE_TEST)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("TRITON_INTERPRET", None)
+    p = subprocess.run([sys.executable, "-m", "harness", "sanitize", "pytest", str(tmp_path), "-q", "-p",
+                        "no:cacheprovider"], cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+    assert p.returncode == 0 and "1 passed" in p.stdout + p.stderr, p.stdout[-2000:] + p.stderr[-2000:]

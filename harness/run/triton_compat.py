@@ -40,7 +40,14 @@
    TRITON_INTERPRET was set, run as the interpreter's device function; ``scalar-args``, a float
    or bool kernel argument made an fp32 or int1 scalar where the interpreter does not (3.7: a
    float has no ``.to()``, a bool's int1 fails). ``for start in
-   range(0, n, BLOCK)`` over a runtime ``n`` with NumPy 2.4 is item 2.
+   range(0, n, BLOCK)`` over a runtime ``n`` with NumPy 2.4 is item 2. And numbers:
+   ``bf16-arithmetic``, bfloat16 ``+``, ``-``, ``*``, comparisons, ``tl.clamp``, ``tl.fma`` and
+   Python-float constants computed on the values, not on their 16-bit patterns (and ``tl.fma``
+   rounded once in every float type); ``float-conversions``, float32 to bfloat16 and every
+   conversion to and from fp8e4nv and fp8e5 rounded to nearest even, through torch (the
+   interpreter truncated, dropped the carry into the exponent: fp32 127.9 became fp8 64).
+   Both in harness/run/interp_numerics.py, each probing the interpreter first and patching
+   only what it gets wrong.
 5. The kernels launched (any backend): each ``@triton.jit`` function whose ``run`` is called
    (``kernel[grid](...)``, through autotune and heuristics too) is kept in ``LAUNCHED``, so that
    what inspects the user's kernels (the probe's facts, its lint cross-check) reads the ones
@@ -55,8 +62,8 @@ real kernel needs it (the real-bug benchmark's glue asks for them by name):
 - ``float-args``: a float kernel argument becomes an fp32 scalar (3.7 passes a Python float
   on, which has no ``.to()``);
 - ``range-int32``: ``tl.range`` yields int32 scalars (3.7 yields Python ints);
-- ``fp8-rounding``: fp32/fp16 to fp8 conversions round to nearest even, through torch (3.7
-  drops the carry into the exponent: 127 becomes 64).
+- ``fp8-rounding``: the name the benchmark's glue knew ``float-conversions`` by (item 4), which
+  ``patched`` now applies for every kernel.
 
 Every patch goes through a ``harness.run.patching.Patcher``: ``patched``'s is undone on leaving
 the block, ``interpreter_fixes``' is the process's ``for_good()`` one. Cases stay plain Triton code.
@@ -70,6 +77,7 @@ import time
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
+from harness.run.interp_numerics import _bf16_arithmetic, _float_conversions
 from harness.run.patching import Patcher, for_good
 
 
@@ -518,24 +526,6 @@ def _range_int32(patcher: Patcher) -> None:
     patcher.setattr(interpreter, "_patch_lang_core", patch)
 
 
-def _fp8_rounding(patcher: Patcher) -> None:
-    import numpy as np
-    import torch
-    from triton.runtime import interpreter
-
-    plain = interpreter._convert_float
-    dst_types = {"fp8e4nv": torch.float8_e4m3fn, "fp8e5": torch.float8_e5m2}
-
-    def convert(input, input_dtype, output_dtype, rounding_mode):
-        dst = dst_types.get(getattr(output_dtype, "name", ""))
-        if dst is None or getattr(input_dtype, "name", "") not in ("fp32", "fp16"):
-            return plain(input, input_dtype, output_dtype, rounding_mode)
-        src = np.ascontiguousarray(input).astype(np.float32)
-        return torch.from_numpy(src).to(dst).view(torch.uint8).numpy()
-
-    patcher.setattr(interpreter, "_convert_float", convert)
-
-
 # ---- 4. what everyday kernels do that compiled Triton accepts and the plain interpreter gets wrong
 
 def _list_grid(patcher: Patcher) -> None:
@@ -958,12 +948,13 @@ def _scalar_args(patcher: Patcher) -> None:
 
 
 EVERYDAY_FIXES = {"list-grid": _list_grid, "bool-ops": _bool_ops, "libdevice": _libdevice,
-                  "compiled-helpers": _compiled_helpers, "scalar-args": _scalar_args}
+                  "compiled-helpers": _compiled_helpers, "scalar-args": _scalar_args,
+                  "bf16-arithmetic": _bf16_arithmetic, "float-conversions": _float_conversions}
 
 
 INTERPRETER_FIXES = {"bool-args": lambda patcher: _scalar_cvt(bool, "bool", "int1")(patcher),
                      "float-args": lambda patcher: _scalar_cvt(float, "float32", "float32")(patcher),
-                     "range-int32": _range_int32, "fp8-rounding": _fp8_rounding}
+                     "range-int32": _range_int32, "fp8-rounding": _float_conversions}
 _APPLIED: set = set()
 
 

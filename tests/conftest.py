@@ -243,3 +243,24 @@ def make_case(tmp_path):
     make.meta_with = lambda fields: merged(META, fields)  # case.toml's fields with ``fields`` laid over them
     make.kernel, make.broken_store, make.fixed_store = KERNEL, BROKEN_STORE, FIXED_STORE
     return make
+
+
+@pytest.fixture(autouse=True)
+def _each_test_starts_where_the_last_did_not_leave_it():
+    """Each test starts in the folder the session started in, with no kernels recorded as launched by
+    earlier tests in this process (``triton_compat.LAUNCHED``: what the probe's kernel facts, block
+    sizes and lint cross-check read): a test that changes either leaves nothing behind for the next."""
+    import os
+    import sys
+
+    cwd = os.getcwd()
+    compat = sys.modules.get("harness.run.triton_compat")
+    launched = dict(compat.LAUNCHED) if compat is not None else None
+    if compat is not None:
+        compat.LAUNCHED.clear()
+    yield
+    os.chdir(cwd)
+    compat = sys.modules.get("harness.run.triton_compat")
+    if compat is not None:
+        compat.LAUNCHED.clear()
+        compat.LAUNCHED.update(launched or {})

@@ -234,13 +234,13 @@ def test_a_right_interpreter_is_left_alone(monkeypatch):
 
     before = interpreter._convert_float
     with Patcher() as first:
-        N._float_conversions(first)
-        N._bf16_arithmetic(first)
+        N.float_conversions(first)
+        N.bf16_arithmetic(first)
         # the second fix's probes run on a fresh function object: not the marker, the behaviour
         monkeypatch.setattr(interpreter, "_convert_float",
                             lambda *a, _f=interpreter._convert_float: _f(*a))
         with Patcher() as second:
-            N._float_conversions(second)
+            N.float_conversions(second)
             assert second._undo == []
         monkeypatch.undo()
         B = interpreter.InterpreterBuilder
@@ -248,7 +248,7 @@ def test_a_right_interpreter_is_left_alone(monkeypatch):
         for attr in ("binary_op", "unary_op", "ternary_op"):  # unmarked: the probe alone decides
             monkeypatch.setattr(B, attr, lambda self, *a, _f=getattr(B, attr): _f(self, *a))
         with Patcher() as second:
-            N._bf16_arithmetic(second)
+            N.bf16_arithmetic(second)
             assert second._undo == []
         monkeypatch.undo()
     assert interpreter._convert_float is before

@@ -41,11 +41,13 @@ def interpreted(monkeypatch):
 def _runs(t, seed: int):
     """(kernel's result, float64 reference, fixed tolerance) at the fixture's one-column default sizes."""
     from harness.probe import execute as X
+    from harness.run.triton_compat import patched
     from harness.run.worker import call_with
 
     inputs = X.make(t, t.sizes, seed, "interpreter")
     ref = X.reference(t, inputs)
-    out = call_with(t.launcher, X.clone_inputs(inputs))
+    with patched(interpreter=True):  # as a worker runs it (a helper jitted before TRITON_INTERPRET was set too)
+        out = call_with(t.launcher, X.clone_inputs(inputs))
     return out, ref, t.tolerance_for(out.dtype, ref)
 
 

@@ -158,7 +158,7 @@ def wrong_conversions(convert) -> set:
 _PROBED: dict = {}  # id(the interpreter's _convert_float) -> (it, the pairs it gets wrong)
 
 
-def _float_conversions(patcher: Patcher) -> None:
+def float_conversions(patcher: Patcher) -> None:
     """``_convert_float`` through torch for the pairs the interpreter gets wrong (module docstring)."""
     import numpy as np
     from triton._C.libtriton import ir
@@ -345,7 +345,7 @@ def _bf16_sum(plain):
     return sum
 
 
-def _bf16_arithmetic(patcher: Patcher) -> None:
+def bf16_arithmetic(patcher: Patcher) -> None:
     """bfloat16 operations computed on float32 values (module docstring), each only where the
     interpreter gets it wrong (``bf16_defects``)."""
     import numpy as np

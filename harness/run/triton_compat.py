@@ -77,7 +77,7 @@ import time
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
-from harness.run.interp_numerics import _bf16_arithmetic, _float_conversions
+from harness.run.interp_numerics import bf16_arithmetic, float_conversions
 from harness.run.patching import Patcher, for_good
 
 
@@ -949,12 +949,12 @@ def _scalar_args(patcher: Patcher) -> None:
 
 EVERYDAY_FIXES = {"list-grid": _list_grid, "bool-ops": _bool_ops, "libdevice": _libdevice,
                   "compiled-helpers": _compiled_helpers, "scalar-args": _scalar_args,
-                  "bf16-arithmetic": _bf16_arithmetic, "float-conversions": _float_conversions}
+                  "bf16-arithmetic": bf16_arithmetic, "float-conversions": float_conversions}
 
 
 INTERPRETER_FIXES = {"bool-args": lambda patcher: _scalar_cvt(bool, "bool", "int1")(patcher),
                      "float-args": lambda patcher: _scalar_cvt(float, "float32", "float32")(patcher),
-                     "range-int32": _range_int32, "fp8-rounding": _float_conversions}
+                     "range-int32": _range_int32, "fp8-rounding": float_conversions}
 _APPLIED: set = set()
 
 

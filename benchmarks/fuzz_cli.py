@@ -574,9 +574,14 @@ def set_up_lint(work: Path) -> dict:
     (top / "locked" / "secret").mkdir()
     (top / "locked" / "secret" / "k.py").write_text(LINT_TRAP)
     (top / "locked" / "secret").chmod(0)
+    notes = []
     if why := unlistable(top / "locked" / "secret"):
         skipped.append(f"lint: an unreadable folder ({why})")
-    return {"lint": top, "skipped": skipped}
+    elif read_any_file_dropper() is not None:
+        notes.append("The campaign ran as root, who reads every folder: lint's unreadable folder (chmod 0) was linted "
+                     "by a child with CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH dropped from its bounding set, still root "
+                     "but bound by the folder's permissions (tests/test_lint_files.py patches os.scandir instead).")
+    return {"lint": top, "skipped": skipped, "notes": notes}
 
 
 def lint(paths: dict) -> list:
@@ -865,7 +870,7 @@ def versions() -> str:
     return ", ".join(found)
 
 
-def markdown(results: list, seconds: float, skipped: list = ()) -> str:
+def markdown(results: list, seconds: float, skipped: list = (), notes: list = ()) -> str:
     import platform
 
     total = counts(results)
@@ -894,6 +899,7 @@ def markdown(results: list, seconds: float, skipped: list = ()) -> str:
                       "the command ended; 0/1: after its last write)."]
     if skipped:
         lines += ["", "Left out on this machine: " + "; ".join(skipped) + "."]
+    lines += [x for note in notes for x in ("", note)]
     bad = [r for r in results if r["problems"]]
     lines += ["", "## Invocations with a problem", ""] + (
         [f"- {r['category']}: `{' '.join(r['argv'])[:160]}` exit {r['code']}: {'; '.join(r['problems'])}"
@@ -909,13 +915,13 @@ def main(argv=None) -> int:
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="fuzz-cli-") as tmp:
         paths = set_up(Path(tmp), make_case_function()(Path(tmp) / "made"))
-        results, skipped = [], paths["skipped"]
+        results, skipped, notes = [], paths["skipped"], paths["notes"]
         for n, inv in enumerate(campaign(paths, args.sample)):
             results.append(run(inv, paths, n))
             r = results[-1]
             print(f"{r['category']:15} {r['code']!s:>7} {r['seconds']:6.1f}s  {r['name'][:70]}"
                   + (f"  PROBLEM: {'; '.join(r['problems'])}" if r["problems"] else ""), flush=True)
-    args.out.write_text(markdown(results, time.monotonic() - t0, skipped))
+    args.out.write_text(markdown(results, time.monotonic() - t0, skipped, notes))
     print(json.dumps(counts(results)))
     return 1 if any(r["problems"] for r in results) else 0
 

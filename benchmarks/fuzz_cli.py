@@ -22,7 +22,13 @@ Categories:
 - ``bugs``: entries whose glue exits or is killed at import, a version the registry will not give
   (a closed index): could not run, exit 2, the verified record kept;
 - ``record signals``: SIGINT at timed moments as ``record`` writes its unit (once its first
-  temporary file appears): the record is whole or untouched.
+  temporary file appears): the record is whole or untouched;
+- ``lint`` (issue 42): beside a file with findings, one that nests too deeply for Python's parser, links
+  that loop (in the folder, and a path through one), a FIFO named ``*.py`` (in the folder and named), an
+  unreadable folder, a UTF-8 BOM and a latin-1 coding cookie (valid Python: linted), a file over the size
+  limit, ``/dev/null`` and a dangling link named, ``lint ''``; each in text and in SARIF. As root the
+  unreadable folder is read with root's capabilities to read any file dropped (the bounding set, in the
+  child); where they cannot be dropped those invocations are left out and the report says so.
 
 Each invocation is checked for: a traceback on stderr; an exit status outside the ones it
 may end with (bad input 2, a kernel's behaviour 0 or 1, interrupted 130/143); a process it
@@ -31,7 +37,8 @@ process below the command inherits); a temporary file or folder left behind, or 
 wrote that does not parse (half-written); and, for the "one bad" category, the healthy
 case missing from the output or a file it should write missing; a "passed" verdict (exit 0) on
 an unchecked kernel; a file that must be kept (a verified record) changed; a record torn (some of
-its files new, some old).
+its files new, some old); a hang (killed at its timeout); for ``lint``, the file with findings not
+linted, and SARIF that is not written or does not parse.
 
 ``tests/test_fuzz_cli.py`` runs a sample of each category; this script runs all of them and
 writes docs/measurements/fuzz-cli.md (``--out`` elsewhere, ``--sample`` for the test's sample).
@@ -56,6 +63,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this checkout's harness, not one installed elsewhere
+
+from harness.lint.rules.tl101_unmasked_tile import BAD as TL101_BAD  # noqa: E402
+
 OUT = ROOT / "docs" / "measurements" / "fuzz-cli.md"
 BAD_INPUT, BEHAVIOUR, INTERRUPTED = (2,), (0, 1), (130, 143)
 TRACEBACK = "Traceback (most recent call last)"
@@ -84,6 +95,9 @@ class Invocation:
     unit: tuple = ()  # files written as one unit: afterwards all hold ``unit_mark`` or all are as they were
     unit_mark: str = ""
     stop_at_temp: tuple = ()  # (folder, seconds): the signal ``stop`` that long after a temporary file appears there
+    lints: tuple = ()  # files lint must report findings in (it linted them whatever their neighbours)
+    sarif: bool = False  # stdout must be SARIF 2.1.0 that parses (with ``lints``' findings in it)
+    no_dac: bool = False  # as root: without the capabilities to read any file (a folder chmod 0 is unreadable)
 
 
 # ------------------------------------------------------------------ the files the invocations use
@@ -230,7 +244,7 @@ def set_up(work: Path, make_case) -> dict:
         (work / "shims" / package / package / "__init__.py").write_text(text)
     (work / "a-file").write_text("not a folder\n")
     paths = {"cases": cases, "probes": probes, "shims": work / "shims", "work": work}
-    return {**paths, **set_up_issue42(work)}
+    return {**paths, **set_up_issue42(work), **set_up_lint(work)}
 
 
 # ------------------------------------------------------------------ the invocations, by category
@@ -496,8 +510,133 @@ def record_signals(paths: dict, n: int) -> list:
     return out
 
 
+# ------------------------------------------------------------------ issue 42: lint, one file never sinks the run
+
+LINT_TRAP = TL101_BAD  # TL101's own example of what it finds: a file lint must lint whatever its neighbours are
+PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH = 24, 1, 2  # <linux/prctl.h>, <linux/capability.h>
+
+
+def read_any_file_dropper():
+    """For a child that is root: a function (for ``preexec_fn``) that takes CAP_DAC_OVERRIDE and
+    CAP_DAC_READ_SEARCH out of its bounding set, so that the program it execs obeys files' permissions
+    (a folder chmod 0 cannot be listed) while still root; None where the child is not root."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return None
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)  # loaded here, not between fork and exec
+
+    def drop():
+        for cap in (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH):
+            if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0:
+                raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) refused")
+    return drop
+
+
+def unlistable(folder: Path) -> str:
+    """"" if ``folder`` (chmod 0) cannot be listed by a child started as the lint invocations with
+    ``no_dac`` are; else why it can (root whose capabilities cannot be dropped here)."""
+    try:
+        r = subprocess.run([sys.executable, "-c", f"import os; os.listdir({str(folder)!r})"], capture_output=True,
+                           text=True, timeout=120, preexec_fn=read_any_file_dropper())
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"root's capabilities to read any file could not be dropped here ({e})"
+    return "" if "PermissionError" in r.stderr else "a folder chmod 0 stays readable here (root, or no POSIX permissions)"
+
+
+def set_up_lint(work: Path) -> dict:
+    """lint's folders, each a file with findings (trap.py) beside the troublemakers; ``skipped``: the
+    categories that cannot be made here, and why."""
+    top, skipped = work / "lint", []
+    files = {
+        "nest": {"trap.py": LINT_TRAP, "minus.py": "import triton\nx = " + "-" * 100_000 + "1\n",
+                 "parens.py": "import triton\nx = " + "(" * 300 + "1" + ")" * 300 + "\n",
+                 "sum.py": "x = " + "+".join(["a"] * 200_000) + "\n"},
+        "loops": {"trap.py": LINT_TRAP}, "fifo": {"trap.py": LINT_TRAP}, "locked": {"trap.py": LINT_TRAP},
+        "encodings": {"bom.py": b"\xef\xbb\xbf" + LINT_TRAP.encode(),
+                      "latin.py": b"# -*- coding: latin-1 -*-\n# caf\xe9\n" + LINT_TRAP.encode()},
+        "big": {"trap.py": LINT_TRAP, "big.py": LINT_TRAP + "#" * 2048 + "\n"},
+        "huge": {"trap.py": LINT_TRAP, "huge.py": LINT_TRAP + ("#" * 1023 + "\n") * 16 * 1024},  # 16 MiB
+        "named": {"trap.py": LINT_TRAP},
+    }
+    for folder, texts in files.items():
+        (top / folder).mkdir(parents=True)
+        for name, text in texts.items():
+            (top / folder / name).write_bytes(text) if isinstance(text, bytes) else (top / folder / name).write_text(text)
+    os.symlink("loop_b.py", top / "loops" / "loop_a.py")
+    os.symlink("loop_a.py", top / "loops" / "loop_b.py")
+    os.symlink("spin", top / "loops" / "spin")  # a folder link that loops: spin/trap.py is a path through it
+    os.symlink("gone.py", top / "named" / "dangling.py")
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(top / "fifo" / "pipe.py")
+    else:
+        skipped.append("lint: a FIFO named *.py (this system has no FIFOs)")
+    (top / "locked" / "secret").mkdir()
+    (top / "locked" / "secret" / "k.py").write_text(LINT_TRAP)
+    (top / "locked" / "secret").chmod(0)
+    notes = []
+    if why := unlistable(top / "locked" / "secret"):
+        skipped.append(f"lint: an unreadable folder ({why})")
+    elif read_any_file_dropper() is not None:
+        notes.append("The campaign ran as root, who reads every folder: lint's unreadable folder (chmod 0) was linted "
+                     "by a child with CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH dropped from its bounding set, still root "
+                     "but bound by the folder's permissions (tests/test_lint_files.py patches os.scandir instead).")
+    return {"lint": top, "skipped": skipped, "notes": notes}
+
+
+def lint(paths: dict) -> list:
+    """Each of issue 42's lint categories beside a file with findings, in text and in SARIF: exit 2 with
+    an error line (exit 1 where everything is valid Python: the encodings), the file with findings
+    linted, the SARIF written and parsing, no hang."""
+    top, skipped = paths["lint"], " ".join(paths["skipped"])
+    runs = [  # (name, folder it runs in, arguments, exit, files that must be linted, what stderr must say)
+        ("nesting too deep for Python's parser", "nest", ["."], (2,), ("trap.py",), "nested too deeply"),
+        ("links that loop in the folder", "loops", ["."], (2,), ("trap.py",), "a link that loops"),
+        ("a path through a looping link", "loops", ["spin/trap.py", "trap.py"], (2,), ("trap.py",),
+         "a link that loops"),
+        ("a FIFO named *.py in the folder", "fifo", ["."], (2,), ("trap.py",), "(a FIFO)"),
+        ("a FIFO named *.py, named", "fifo", ["pipe.py", "trap.py"], (2,), ("trap.py",), "(a FIFO)"),
+        ("an unreadable folder", "locked", ["."], (2,), ("trap.py",), "cannot be read"),
+        ("a UTF-8 BOM and a latin-1 coding cookie", "encodings", ["."], (1,), ("bom.py", "latin.py"), ""),
+        ("a file over --max-size 1K", "big", [".", "--max-size", "1K"], (2,), ("trap.py",), "over the limit"),
+        ("a 16 MiB file, the default limit", "huge", ["."], (2,), ("trap.py",), "over the limit"),
+        ("/dev/null named", "named", ["/dev/null", "trap.py"], (2,), ("trap.py",), "(a character device)"),
+        ("a dangling link named", "named", ["dangling.py", "trap.py"], (2,), ("trap.py",), "a link to nothing"),
+        ("lint '' (its folder, linted, would exit 1)", "big", [""], (2,), (), "an empty path"),
+        ("lint '' beside a file", "named", ["", "trap.py"], (2,), ("trap.py",), "an empty path"),
+        ("every folder at once", ".", ["."], (2,), ("trap.py", "bom.py", "latin.py"), "cannot be read"),
+    ]
+    out = []
+    for name, folder, argv, expect, lints, says in runs:
+        if ("FIFO" in name and "FIFO" in skipped) or ("unreadable" in name and "unreadable" in skipped):
+            continue
+        if folder == "." and "unreadable" in skipped:
+            says = ""
+        for form in ("text", "sarif"):
+            out.append(Invocation("lint", f"{name} ({form})", ["lint", *argv, "--format", form], expect,
+                                  cwd=str(top / folder), timeout=120, lints=lints, sarif=form == "sarif",
+                                  shows=(says,) if says else (), no_dac=folder in ("locked", ".")))
+    return out
+
+
+def linted(inv: Invocation, out: str) -> list[str]:
+    """The SARIF not written or not parsing; a file of ``inv.lints`` with no finding reported."""
+    if inv.sarif:
+        try:
+            log = json.loads(out)
+            if log["version"] != "2.1.0":
+                raise ValueError(f"version {log['version']!r}")
+            where = [loc["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]
+                     for loc in r["locations"]]
+        except (ValueError, KeyError, IndexError, TypeError) as e:
+            return [f"SARIF not written or does not parse ({type(e).__name__}: {str(e)[:80]})"]
+    else:
+        where = [m[1] for m in re.finditer(r"^(.+?):\d+:\d+: TL\d+ ", out, re.M)]
+    return [f"not linted: {name}" for name in inv.lints if not any(w.rsplit("/", 1)[-1] == name for w in where)]
+
+
 CATEGORIES = ("probe input", "options", "environment", "closed stdout", "unwritable", "processes", "one bad",
-              "unchecked", "sanitize", "bugs", "record signals")
+              "unchecked", "sanitize", "bugs", "record signals", "lint")
 
 
 def campaign(paths: dict, sample: bool, seed: int = 20261125) -> list:
@@ -505,7 +644,7 @@ def campaign(paths: dict, sample: bool, seed: int = 20261125) -> list:
     rng = random.Random(seed)
     groups = [probe_input(paths), options(paths, 12 if sample else 660, rng), environment(paths),
               closed_stdout(paths), unwritable(paths), processes(paths), one_bad(paths),
-              unchecked(paths), sanitize(paths), bugs(paths), record_signals(paths, 4 if sample else 60)]
+              unchecked(paths), sanitize(paths), bugs(paths), record_signals(paths, 4 if sample else 60), lint(paths)]
     if sample:
         groups = [rng.sample(g, min(len(g), 4)) for g in groups]
     return [inv for g in groups for inv in g]
@@ -566,8 +705,14 @@ def half_written(before: dict, after: dict) -> list[str]:
 def start(inv: Invocation, paths: dict, mark: str, pids: Path) -> subprocess.Popen:
     env = {**os.environ, "CASEBOOK_CASES": str(paths["cases"]), "CUDA_VISIBLE_DEVICES": "", MARK: mark,
            "CASEBOOK_FUZZ_PIDS": str(pids), "TMPDIR": str(paths["work"] / "tmp"), **inv.env}
+    if inv.cwd:  # ``-m harness`` finds the package in its working folder: elsewhere, this checkout's, not one installed
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+
+    drop = read_any_file_dropper() if inv.no_dac else None
 
     def child():
+        if drop is not None:
+            drop()
         if inv.stdout_closed:
             os.close(1)
         if inv.memory:
@@ -675,7 +820,9 @@ def judge(inv: Invocation, code, out: str, err: str, left: list) -> list[str]:
         problems.append("traceback")
     if code == 0 and inv.unchecked:
         problems.append("a passed verdict (exit 0) on an unchecked kernel")
-    if code not in inv.expect:
+    if code == "timeout":
+        problems.append(f"a hang: killed after {inv.timeout:.0f} s")
+    elif code not in inv.expect:
         problems.append(f"exit {code}, expected {' or '.join(map(str, inv.expect))}")
     elif inv.own_line and inv.own_line not in err:
         problems.append(f"exit {code} without the line saying whose it is ({inv.own_line!r})")
@@ -686,12 +833,15 @@ def judge(inv: Invocation, code, out: str, err: str, left: list) -> list[str]:
         problems.append(f"{len(left)} processes left {LINGER:.0f} s after it ended")
     problems += [f"output lacks {s!r}" for s in inv.shows if s not in out + err]
     problems += [f"did not write {Path(w).name}" for w in inv.writes if not Path(w).is_file()]
+    if inv.sarif or inv.lints:
+        problems += linted(inv, out)
     return problems
 
 
 # ------------------------------------------------------------------ the campaign and its report
 
-KINDS = {"passed verdict": "passed verdicts on unchecked kernels", "whose it is": "bad input not said",
+KINDS = {"a hang": "hangs", "SARIF": "SARIF missing or unparseable", "not linted": "files not linted",
+         "passed verdict": "passed verdicts on unchecked kernels", "whose it is": "bad input not said",
          "torn record": "torn records", "must keep": "kept files changed",
          "traceback": "tracebacks", "exit": "wrong exit codes", "processes left": "processes left",
          "left behind": "half-written files", "does not parse": "half-written files",
@@ -720,7 +870,7 @@ def versions() -> str:
     return ", ".join(found)
 
 
-def markdown(results: list, seconds: float) -> str:
+def markdown(results: list, seconds: float, skipped: list = (), notes: list = ()) -> str:
     import platform
 
     total = counts(results)
@@ -732,7 +882,9 @@ def markdown(results: list, seconds: float) -> str:
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}). Each is checked for a traceback, an exit status "
              "it may not end with, a process it started alive 5 s after it ended, a temporary or unparseable "
              "file left, (one bad case or record) the healthy case missing, an exit 0 on a kernel nothing was checked "
-             "about, a verified record changed, and (timed signals during record) a torn record.", "",
+             "about, a verified record changed, (timed signals during record) a torn record, a hang (killed at its "
+             "timeout), and (lint) a file with findings beside the bad ones not linted or the SARIF not written or not "
+             "parsing.", "",
              "| category | invocations | with a problem |", "|---|---|---|"]
     lines += [f"| {c} | {sum(r['category'] == c for r in results)} | "
               f"{sum(bool(r['problems']) for r in results if r['category'] == c)} |" for c in cats]
@@ -745,6 +897,9 @@ def markdown(results: list, seconds: float) -> str:
                       f"{said['whole']}, untouched {said['untouched']}, torn {said['torn']}; exit statuses "
                       + ", ".join(f"{c}: {n}" for c, n in codes.items()) + " (130/143: the signal landed before "
                       "the command ended; 0/1: after its last write)."]
+    if skipped:
+        lines += ["", "Left out on this machine: " + "; ".join(skipped) + "."]
+    lines += [x for note in notes for x in ("", note)]
     bad = [r for r in results if r["problems"]]
     lines += ["", "## Invocations with a problem", ""] + (
         [f"- {r['category']}: `{' '.join(r['argv'])[:160]}` exit {r['code']}: {'; '.join(r['problems'])}"
@@ -760,13 +915,13 @@ def main(argv=None) -> int:
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="fuzz-cli-") as tmp:
         paths = set_up(Path(tmp), make_case_function()(Path(tmp) / "made"))
-        results = []
+        results, skipped, notes = [], paths["skipped"], paths["notes"]
         for n, inv in enumerate(campaign(paths, args.sample)):
             results.append(run(inv, paths, n))
             r = results[-1]
             print(f"{r['category']:15} {r['code']!s:>7} {r['seconds']:6.1f}s  {r['name'][:70]}"
                   + (f"  PROBLEM: {'; '.join(r['problems'])}" if r["problems"] else ""), flush=True)
-    args.out.write_text(markdown(results, time.monotonic() - t0))
+    args.out.write_text(markdown(results, time.monotonic() - t0, skipped, notes))
     print(json.dumps(counts(results)))
     return 1 if any(r["problems"] for r in results) else 0
 

@@ -2,11 +2,13 @@
 probe files and options that are bad input, a broken Python environment, stdout closed, files
 that cannot be written, launchers that leave processes behind, and a bad case or record beside
 a healthy one; and issue 42's: probes that check nothing, sanitize runs that end early or end
-with pytest's own status, bug entries that could not run, and timed signals during record. Every invocation is a real ``python -m harness`` process, checked for a
+with pytest's own status, bug entries that could not run, timed signals during record, and lint
+beside files it cannot lint. Every invocation is a real ``python -m harness`` process, checked for a
 traceback, a wrong exit status, a process alive 5 s after it ended, a half-written file, and
 the healthy case missing from the output."""
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -87,3 +89,43 @@ def test_the_checks_see_issue_42s_problems(tmp_path):
         f.write_text("--seed 2\n")
     assert fuzz_cli.torn(unit, before) == [] and fuzz_cli.unit_state(unit, before) == "whole"
     assert fuzz_cli.counts([{"problems": ["a torn record: README.md new of 3"], "left": 0}])["torn records"] == 1
+
+
+LINT_SAMPLE = ("nesting too deep for Python's parser (sarif)", "a FIFO named *.py in the folder (text)",
+               "an unreadable folder (sarif)", "a UTF-8 BOM and a latin-1 coding cookie (sarif)",
+               "lint '' (its folder, linted, would exit 1) (text)", "a path through a looping link (sarif)")
+
+
+def test_lints_categories_keep_the_promise(paths):
+    """Beside the random sample: a FIFO (a hang), an unreadable folder (as root: the campaign drops root's
+    capabilities to read any file), deep nesting, the encodings, ``lint ''`` and a looping link, each still
+    linting the file with findings and writing SARIF that parses."""
+    by_name = {inv.name: inv for inv in fuzz_cli.campaign(paths, sample=False) if inv.category == "lint"}
+    sample = [by_name[n] for n in LINT_SAMPLE if n in by_name]
+    left_out = [n for n in LINT_SAMPLE if n not in by_name]
+    assert all(any(w in s for s in paths["skipped"]) for n in left_out for w in ("FIFO", "unreadable") if w in n), \
+        f"left out without a word: {left_out}"
+    results = [fuzz_cli.run(inv, paths, n) for n, inv in enumerate(sample)]
+    bad = [f"{r['name']} -> exit {r['code']}: {'; '.join(r['problems'])}\n{r['stderr']}" for r in results if r["problems"]]
+    assert not bad, "\n\n".join(bad)
+
+
+def test_the_checks_see_lints_problems():
+    """A hang, SARIF that is not written or does not parse, and a file with findings not linted are each
+    reported and counted; SARIF or text that lints the file is not."""
+    sarif = fuzz_cli.Invocation("lint", "x", ["lint"], (2,), lints=("trap.py",), sarif=True)
+    text = fuzz_cli.Invocation("lint", "x", ["lint"], (2,), lints=("trap.py",))
+    said = "error: pipe.py: not a regular file (a FIFO): not read\n"
+    assert any(p.startswith("a hang") for p in fuzz_cli.judge(text, "timeout", "", said, []))
+    assert any(p.startswith("SARIF not written") for p in fuzz_cli.judge(sarif, 2, "", said, []))
+    assert any(p.startswith("SARIF not written") for p in fuzz_cli.judge(sarif, 2, '{"version": "2.1.0"', said, []))
+    result = {"locations": [{"physicalLocation": {"artifactLocation": {"uri": "sub/trap.py"}}}]}
+    log = {"version": "2.1.0", "runs": [{"results": [result]}]}
+    assert fuzz_cli.judge(sarif, 2, json.dumps(log), said, []) == []
+    log["runs"][0]["results"] = []
+    assert fuzz_cli.judge(sarif, 2, json.dumps(log), said, []) == ["not linted: trap.py"]
+    assert fuzz_cli.judge(text, 2, "sub/trap.py:8:9: TL101 tl.load ...\n", said, []) == []
+    assert fuzz_cli.judge(text, 2, "0 findings in 0 files\n", said, []) == ["not linted: trap.py"]
+    found = fuzz_cli.counts([{"problems": ["a hang: killed after 120 s", "not linted: trap.py",
+                                           "SARIF not written or does not parse (JSONDecodeError: x)"], "left": 0}])
+    assert found["hangs"] == found["files not linted"] == found["SARIF missing or unparseable"] == 1

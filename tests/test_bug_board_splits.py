@@ -76,3 +76,28 @@ def test_a_first_run_row_is_kept_once(tmp_path, monkeypatch):
     assert kept == [{**row, "probe_commit": "abc"}]
     record.keep_first_rows([{"slug": "e", "variant": "fixed", "error": "could not run: no pip"}], "interpreter", "x")
     assert json.loads((tmp_path / "first-run" / "interpreter" / "e.json").read_text()).keys() == {"buggy"}
+
+
+def test_every_shortfall_of_the_test_half_on_the_committed_boards_has_its_reason():
+    """Issue 37: every miss, wrong first diagnosis and false alarm on the frozen test half has a one-line
+    reason (docs/bugs/reasons.toml), which the scoreboard prints beside it."""
+    from harness.bugs import board, manifest, record
+
+    entries = {e.slug: e for e in (manifest.read(f) for f in manifest.discover(manifest.root()))}
+    why = record.reasons()
+    for backend in ("gpu+interpreter", "interpreter"):
+        rows = record.read_rows(backend, list(entries))
+        lines = board.combine(entries, rows, backend, record.verified(entries, backend))
+        for slug, kind in record.shortfalls(lines):
+            assert why.get(slug, {}).get(kind), f"{backend}: {slug}'s {kind} has no reason in docs/bugs/reasons.toml"
+
+
+def test_a_shortfall_without_a_reason_is_said_so_on_the_board():
+    from harness.bugs import record
+
+    probe = {"caught": False, "errors": 0, "diagnosis_first_right": False}
+    line = {"slug": "no-such-entry", "split": "test", "visible": True, "buggy": {"probe": probe},
+            "fixed": {"probe": {"errors": 0}}}
+    assert record.shortfalls([line]) == [("no-such-entry", "miss")]
+    assert record.shortfalls([{**line, "split": "dev"}]) == []
+    assert "no-such-entry: missed: no reason written yet" in "\n".join(record._shortfalls_section([line]))

@@ -79,6 +79,45 @@ SPLIT_HEADS = {"dev": "dev (the probe tuned on these)", "test": "test (frozen, n
                "first-run": "first-run (scored before any change for them)"}
 
 
+def reasons() -> dict:
+    """docs/bugs/reasons.toml: why a test-half entry is missed, misnamed or falsely flagged, by slug."""
+    import tomllib
+
+    try:
+        return tomllib.loads((DOCS / "reasons.toml").read_text())
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def shortfalls(lines: list, half: str = "test") -> list:
+    """(slug, kind) for each entry of ``half`` the probe missed (visible, not caught), named the wrong
+    defect class first for (caught), or flagged on its fixed version: what the board must explain."""
+    from harness.bugs.board import caught, false_alarm
+
+    out = []
+    for x in lines:
+        if x.get("split") != half or "error" in x:
+            continue
+        if x["visible"] and not caught(x):
+            out.append((x["slug"], "miss"))
+        elif caught(x) and not x["buggy"]["probe"].get("diagnosis_first_right"):
+            out.append((x["slug"], "diagnosis"))
+        if false_alarm(x):
+            out.append((x["slug"], "false_alarm"))
+    return out
+
+
+def _shortfalls_section(lines: list) -> list:
+    found = shortfalls(lines)
+    if not found:
+        return []
+    why = reasons()
+    words = {"miss": "missed", "diagnosis": "wrong class first", "false_alarm": "false alarm on the fixed version"}
+    return ["## The test half's shortfalls, each with its reason (docs/bugs/reasons.toml)", "",
+            *[f"- {slug}: {words[kind]}: {why.get(slug, {}).get(kind) or 'no reason written yet'}"
+              for slug, kind in found], ""]
+
+
 def _splits_table(totals: dict) -> list:
     """Dev, test and first-run side by side (bugs/split.toml): caught, false alarms, right class first."""
     sp = totals.get("splits")
@@ -185,7 +224,8 @@ def scoreboard_md(lines: list, totals: dict, backend: str, envs: list, peers: tu
                              "visible", "verified", "probe on buggy: first finding",
                              "diagnosis (first three)", "probe on fixed", "seconds buggy / fixed"]
                     + [f"{p}: buggy / fixed" for p in peers], tablefmt="github", disable_numparse=True)
-    return "\n".join(head + _splits_table(totals) + _by_class(lines) + ["## Every entry", "", body, ""])
+    return "\n".join(head + _splits_table(totals) + _shortfalls_section(lines) + _by_class(lines)
+                     + ["## Every entry", "", body, ""])
 
 
 def _rows_dir(backend: str) -> Path:

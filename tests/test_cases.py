@@ -50,25 +50,44 @@ def test_every_case_folder_is_well_formed():
 _RUNS: dict = {}
 
 
-def _run_of(request, spec, variant, backend):
+def _wanted(items, backend) -> dict:
+    """slug -> spec of every case selected (and not skipped) on ``backend``."""
+    wanted = {}
+    for item in items:
+        cs = getattr(item, "callspec", None)
+        other = cs.params.get("spec") if cs else None
+        if other is not None and cs.params.get("backend") == backend and "skip" not in item.keywords:
+            wanted[other.slug] = other
+    return wanted
+
+
+def _batch(specs, backend) -> dict:
+    return run_many([(s, backend) for s in specs], jobs=2)
+
+
+def gpu_ahead(items, start):
+    """With a GPU, the batch of every selected GPU case starts at once, beside the other GPU tests."""
+    specs = _wanted(items, "gpu").values()
+    if specs:
+        start(("cases", "gpu"), _batch, list(specs), "gpu")
+
+
+def _run_of(request, ahead, spec, variant, backend):
     """This test's run, from one batch over every case selected on this backend."""
     if (spec.slug, backend) not in _RUNS:
-        wanted = {}
-        for item in request.session.items:
-            cs = getattr(item, "callspec", None)
-            other = cs.params.get("spec") if cs else None
-            if other is not None and cs.params.get("backend") == backend and "skip" not in item.keywords:
-                wanted[other.slug] = other
+        wanted = _wanted(request.session.items, backend)
         wanted.setdefault(spec.slug, spec)
-        _RUNS.update(run_many([(s, backend) for s in wanted.values()], jobs=2))
+        _RUNS.update(ahead(("cases", backend), _batch, list(wanted.values()), backend))
+    if (spec.slug, backend) not in _RUNS:  # not in the batch started ahead (a skipped item's case)
+        _RUNS.update(_batch([spec], backend))
     return _RUNS[(spec.slug, backend)][variant]
 
 
 @pytest.mark.parametrize("spec, variant, backend", list(_params()))
-def test_behaves_as_declared(request, spec, variant, backend):
+def test_behaves_as_declared(request, ahead, spec, variant, backend):
     if spec is None:
         pytest.fail(variant, pytrace=False)  # a malformed folder: variant holds its error line
-    run = _run_of(request, spec, variant, backend)
+    run = _run_of(request, ahead, spec, variant, backend)
     if run.unavailable:
         pytest.skip(run.message)
     verdicts = judge(spec, run)

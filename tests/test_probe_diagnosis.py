@@ -212,10 +212,24 @@ def test_a_small_error_alone_is_not_precision_loss():
     assert d[0]["defect"] == "precision-loss", d
 
 
+def _gpu_probe(slug):
+    spec = load_spec(ROOT / "cases" / slug)
+    return probe(str(spec.path / "broken.py"), inputs=str(spec.path / "case.py"), launcher=spec.launcher,
+                 detectors=["reference", "shapes", "diagnose"], backends=["gpu"])
+
+
+def gpu_ahead(items, start):
+    """With a GPU, each selected GPU probe starts at once (its own worker processes)."""
+    for item in items:
+        if "slug" in getattr(item, "callspec", type("", (), {"params": {}})).params:
+            slug = item.callspec.params["slug"]
+            start(("probe", slug), _gpu_probe, slug)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("slug, evidence", [("matmul-tf32-default", "tf32"), ("matmul-k-tail", "oob-load"),
                                             ("histogram-lost-updates", None)])
-def test_the_gpu_experiments_establish_tf32_reads_past_a_tensor_and_lost_updates(slug, evidence):
+def test_the_gpu_experiments_establish_tf32_reads_past_a_tensor_and_lost_updates(ahead, slug, evidence):
     """On a GPU: Triton's fp32 default set to ieee shows the TF32 rounding alone made the result
     differ (a P204 warning, no error: the rounding is Triton's documented default), NaN against 0 in
     the guard bands (bands) names the read past the tensor. Lost updates are wrong on every GPU (lanes of one block with one bin overwrite
@@ -223,8 +237,7 @@ def test_the_gpu_experiments_establish_tf32_reads_past_a_tensor_and_lost_updates
     GPU's scheduling (an H200 gave the same wrong counts every run at the shrunk size, issue 40),
     so it is not asserted."""
     spec = load_spec(ROOT / "cases" / slug)
-    r = probe(str(spec.path / "broken.py"), inputs=str(spec.path / "case.py"), launcher=spec.launcher,
-              detectors=["reference", "shapes", "diagnose"], backends=["gpu"])
+    r = ahead(("probe", slug), _gpu_probe, slug)
     if evidence is None:
         wrong = [f for f in r.findings if f.code == "P201" and f.severity == "error" and f.backend == "gpu"]
         assert wrong, r.text()

@@ -245,9 +245,9 @@ def _check_four(doc: dict, gpu_part: str) -> None:
             gpu_part[-4000:]
 
 
-@pytest.mark.gpu
-def test_the_four_test_suite_runs_whole_on_the_gpu():
-    """The command and the plugin, side by side (each its own processes on the one GPU)."""
+def _four_on_the_gpu():
+    """The command and the plugin on the four-test suite, side by side (each its own processes on
+    the one GPU): [(returncode, stdout, stderr)] of each."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("TRITON_INTERPRET", None)
     args = [FOUR, "-rA", "-p", "no:cacheprovider", "-p", "no:randomly"]
@@ -256,13 +256,26 @@ def test_the_four_test_suite_runs_whole_on_the_gpu():
             for cmd in (["-m", "harness", "sanitize", "--backend", "gpu", "--json", "pytest"],
                         ["-m", "pytest", "-p", "harness.sanitize.pytest_plugin", "--casebook-sanitize",
                          "--casebook-sanitize-backend", "gpu"])]
-    (stdout, stderr), (p_stdout, p_stderr) = (r.communicate(timeout=900) for r in runs)
+    outs = [r.communicate(timeout=900) for r in runs]  # (before returncode: it is set by the wait)
+    return [(r.returncode, *out) for r, out in zip(runs, outs)]
+
+
+def gpu_ahead(items, start):
+    """With a GPU, the four-test suite starts at once, beside the other GPU tests."""
+    if any(item.name == "test_the_four_test_suite_runs_whole_on_the_gpu" for item in items):
+        start("sanitize-four", _four_on_the_gpu)
+
+
+@pytest.mark.gpu
+def test_the_four_test_suite_runs_whole_on_the_gpu(ahead):
+    """The command and the plugin, side by side (each its own processes on the one GPU)."""
+    (rc, stdout, stderr), (p_rc, p_stdout, p_stderr) = ahead("sanitize-four", _four_on_the_gpu)
     print(stderr[-6000:])
-    assert runs[0].returncode == 1, stderr[-4000:]
+    assert rc == 1, stderr[-4000:]
     doc = json.loads(stdout)
     _check_four(doc, stderr.split("sanitize --backend gpu: compute-sanitizer sees")[0])
     print(p_stdout[-3000:], p_stderr[-3000:])
-    assert runs[1].returncode == 1
+    assert p_rc == 1
     gpu_part = p_stdout.split("sanitize --backend gpu: compute-sanitizer sees")[0] + p_stderr
     for name in ("test_total", "test_add_masked", "test_row_sums"):
         assert f"{FOUR}/test_four.py::{name}" in p_stdout

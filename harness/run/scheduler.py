@@ -42,8 +42,9 @@ def gpu_jobs() -> int:
 
 
 # An autotuned call benchmarks every config (each one compiled, then launched for about
-# 100 ms by Triton's do_bench) before its own launch: on an H200 with a cold cache such a
-# call costs about ten plain ones (docs/measurements/timelines/gpu-h200-issue40.md).
+# 125 ms of GPU time by Triton's do_bench) before its own launch: on an H200 with a cold cache
+# such a call costs about ten plain ones (docs/measurements/timelines/gpu-h200-issue40.md), so
+# the autotuned cases start first, beside the cheap ones' compiling.
 AUTOTUNED_CALL = 10
 
 
@@ -59,23 +60,19 @@ def expected_cost(pair) -> float:
     return (spec.timeout[backend] if hang else 0) + spec.trials[backend] * spec.calls * len(spec.variants) * call_cost(spec)
 
 
-def worker_groups(pairs, variants, slots: int, cost=None) -> list[tuple]:
-    """(spec, backend, variants) per worker: one worker per (case, backend), or one per
-    variant, so that the variants run side by side instead of one after another, where that
-    shortens the whole: when there are fewer variants than slots (a single case), or for a
-    case whose run alone costs more than a slot's fair share of the whole batch (by
-    ``cost``, :func:`expected_cost` by default; a worker's start costs a few seconds, so the
-    cheap cases keep one worker). Either way a crash costs only its own worker."""
-    cost = cost or expected_cost
+def worker_groups(pairs, variants, slots: int) -> list[tuple]:
+    """(spec, backend, variants) per worker: one worker per (case, backend), or, when there
+    are fewer pairs than slots (a single case), one per variant, so that the variants run
+    side by side instead of one after another. Either way a crash costs only its own worker.
+
+    A heavy case of a batch keeps one worker: on one GPU its variants' autotuning would only
+    share the GPU's time with each other, and each extra worker costs a start (on an H200,
+    splitting the autotuned cases per variant made ``case --all`` slower, 37.5 s to 43-47 s:
+    docs/measurements/speed-gpu-h200-split-per-variant.md)."""
     names = {(s.slug, b): list(variants or s.variants) for s, b in pairs}
-    every = sum(len(v) for v in names.values()) <= slots
-    share = sum(cost(p) for p in pairs) / max(1, slots)
-
-    def split(pair) -> bool:
-        return every or (len(names[(pair[0].slug, pair[1])]) > 1 and cost(pair) > share)
-
+    split = sum(len(v) for v in names.values()) <= slots
     return [(s, b, run_order(vs)) for s, b in pairs
-            for vs in ([[v] for v in names[(s.slug, b)]] if split((s, b)) else [names[(s.slug, b)]])]
+            for vs in ([[v] for v in names[(s.slug, b)]] if split else [names[(s.slug, b)]])]
 
 
 def run_many(pairs, trials=None, seed=0, jobs=2, variants=None, save_root=None) -> dict:

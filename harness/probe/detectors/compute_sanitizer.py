@@ -7,7 +7,7 @@ is valid memory and would hide an access), ``PYTORCH_NO_CUDA_MEMORY_CACHING=1``.
 from __future__ import annotations
 
 from harness.probe.detectors import Detector, Tool
-from harness.probe.findings import Finding
+from harness.probe.findings import ERROR, Code, Finding
 
 
 def how() -> dict | None:
@@ -30,5 +30,9 @@ def findings(name: str, backend: str, output: str) -> list:
     return []
 
 
+P601 = Code("P601", ERROR, "compute-sanitizer (memcheck) reported errors in the reference detector's run at the "
+                           "small sizes")
+
+
 DETECTOR = Detector("compute-sanitizer", "compute-sanitizer memcheck, no caching allocator", None, backends=("gpu",),
-                    process={"gpu": 1}, rank=11, tool=Tool(how, findings))
+                    process={"gpu": 1}, rank=11, tool=Tool(how, findings), codes=(P601,))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from harness.probe import execute as X
 from harness.probe.context import crash, wrong
 from harness.probe.detectors import Detector, uses_atomics_or_autotune
+from harness.probe.findings import ERROR, Code
 
 
 def run(ctx) -> list:
@@ -30,5 +31,8 @@ def run(ctx) -> list:
     return [ctx.finding("P502", f"the {bad} call is wrong and the {good} is right: {wrong(w.cmp)}{tuned}")]
 
 
+P502 = Code("P502", ERROR, "the first call differs from later calls (autotune's benchmarking runs on the real "
+                           "buffers)", ("inplace-autotune", "autotune-hides-partial-write"))
+
 DETECTOR = Detector("first-call", "the first call against the second (autotune)", run,
-                    process={"interpreter": 0, "gpu": 0}, rank=6, skip=uses_atomics_or_autotune)
+                    process={"interpreter": 0, "gpu": 0}, rank=6, skip=uses_atomics_or_autotune, codes=(P502,))

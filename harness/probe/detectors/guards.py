@@ -11,7 +11,7 @@ from __future__ import annotations
 from harness.probe import execute as X
 from harness.probe.context import crash, label, never_written, poison_or_own
 from harness.probe.detectors import Detector
-from harness.probe.findings import ERROR, INFO
+from harness.probe.findings import ERROR, INFO, P112, Code
 
 
 def run(ctx) -> list:
@@ -41,5 +41,11 @@ def run(ctx) -> list:
     return out
 
 
+P111 = Code("P111", ERROR, "the guard band around a tensor changed: the kernel wrote outside it",
+            ("add-missing-mask", "conv2d-channel-mask"))
+P113 = Code("P113", ERROR, "output elements never written: they keep what they held before the launch",
+            ("grid-floor-division", "grid-ignores-meta"),
+            otherwise="info where the result is right (scratch the launcher allocated that the kernel need not fill)")
+
 DETECTOR = Detector("guards", "guard bands around every tensor, poison in torch.empty", run,
-                    process={"interpreter": 1, "gpu": 0}, rank=1, finishes=True)
+                    process={"interpreter": 1, "gpu": 0}, rank=1, finishes=True, codes=(P111, P112, P113))

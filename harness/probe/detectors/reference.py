@@ -18,7 +18,7 @@ from harness.probe import execute as X
 from harness.probe.context import crash, fmt, poison_or_own, wrong
 from harness.probe.detectors import Detector
 from harness.probe import tf32_rounding as tf32
-from harness.probe.findings import ERROR, WARNING
+from harness.probe.findings import ERROR, P112, P203, P204, WARNING, Code
 
 
 def run(ctx) -> list:
@@ -67,5 +67,13 @@ def run(ctx) -> list:
     return [ctx.finding("P201", f"at {fmt(t.sizes)}: {wrong(c.cmp)}", sizes=dict(t.sizes))]
 
 
+P114 = Code("P114", ERROR, "right only when the buffers the launcher allocated (`torch.empty`) start at 0: the "
+                           "kernel reads or accumulates into them before writing", ("atomic-accumulator-empty",))
+P201 = Code("P201", ERROR, "a wrong result at the default sizes: past the tolerance against the float64 reference "
+                           "and past the error floor", ("exp2-wrong-base", "causal-mask-wrong-corner"))
+P202 = Code("P202", ERROR, "NaN or Inf where the reference is finite", ("softmax-no-max-subtraction",
+                                                                        "fp16-accumulation"))
+
 DETECTOR = Detector("reference", "the default sizes against the float64 reference", run,
-                    process={"interpreter": 0, "gpu": 0}, rank=0, finishes=True)
+                    process={"interpreter": 0, "gpu": 0}, rank=0, finishes=True,
+                    codes=(P112, P114, P201, P202, P203, P204))

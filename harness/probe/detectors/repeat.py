@@ -5,7 +5,7 @@ from __future__ import annotations
 from harness.probe import execute as X
 from harness.probe.context import crash
 from harness.probe.detectors import Detector, uses_atomics_or_autotune
-from harness.probe.findings import nondeterminism_severity
+from harness.probe.findings import NONDETERMINISM, WARNING, Code, nondeterminism_severity
 
 RUNS = 3
 
@@ -52,5 +52,8 @@ def _rounding_only(runs: list) -> float | None:
     return spread if worst > 0 and spread <= 0.01 * worst else None
 
 
+P501 = Code("P501", WARNING, "identical runs give different results", ("nrm2-atomic-order",),
+            otherwise=NONDETERMINISM + "; an error where the runs are wrong too")
+
 DETECTOR = Detector("repeat", "identical runs, bitwise", run, process={"interpreter": 0, "gpu": 0}, rank=5,
-                    skip=uses_atomics_or_autotune)
+                    skip=uses_atomics_or_autotune, codes=(P501,))

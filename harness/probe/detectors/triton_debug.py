@@ -4,7 +4,7 @@ Triton's integer overflow checks, which need the sizes where offsets grow large.
 from __future__ import annotations
 
 from harness.probe.detectors import Detector, Tool
-from harness.probe.findings import Finding
+from harness.probe.findings import ERROR, Code, Finding
 
 
 def how() -> dict:
@@ -20,5 +20,9 @@ def findings(name: str, backend: str, output: str) -> list:
     return []
 
 
+P602 = Code("P602", ERROR, "a device assertion fired under TRITON_DEBUG=1 (its int32 overflow checks, "
+                           "`tl.device_assert`)", ("int32-offset-overflow", "int32-pid-stride-overflow"))
+
+
 DETECTOR = Detector("triton-debug", "TRITON_DEBUG=1: device asserts and overflow checks", None, backends=("gpu",),
-                    process={"gpu": 2}, rank=12, tool=Tool(how, findings))
+                    process={"gpu": 2}, rank=12, tool=Tool(how, findings), codes=(P602,))

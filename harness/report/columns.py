@@ -54,12 +54,19 @@ PROBE_COLUMNS = (
     Column("probe-order", "probe: order", "interpreter", "the grid run in other program orders (P302; P303 float "
            "atomics)", YOURS, ("P302", "P303"), "order"),
     Column("probe-shapes", "probe: shape fuzz", "both", "seeded shape fuzzing, shrunk to the smallest failure "
-           "(P401; P402 empty input)", YOURS, ("P401", "P402"), "shapes"),
+           "(P401; P402 empty input; P403 a grid past CUDA's limit; P404 past 2**31 elements, --large; P405 the "
+           "launcher raised at a fuzzed size)", YOURS, ("P401", "P402", "P403", "P404", "P405"),
+           "shapes shapes-rest large"),
     Column("probe-calls", "probe: repeat / first call", "both", "identical runs bitwise (P501), the first call "
            "against the second (P502)", YOURS, ("P501", "P502"), "repeat first-call"),
     Column("probe-gpu-tools", "probe: GPU tools", "gpu", "compute-sanitizer memcheck (P601), TRITON_DEBUG "
            "asserts (P602)", YOURS, ("P601", "P602"), "compute-sanitizer triton-debug"),
 )
+
+
+# the probe's codes no column shows: P0xx go to the column of the detector they name; P205 (the GPU against the
+# interpreter, from both backends' runs) is the "GPU vs interpreter" column's question
+NOT_A_COLUMN = ("P205",)
 
 
 def columns(probe_backends: list[str]) -> list[Column]:

@@ -14,10 +14,10 @@ import torch
 
 from harness import cli
 from harness.core import profile
-from harness.detectors import session as detect
+from harness.probe import case_runs as detect
 from harness.errors import EXIT_MISMATCH, UsageError
 from harness.report import htmlpage, pages, plots, sections
-from harness.detectors import registry as D
+from harness.probe import cases as D
 from harness.core.events import RunResult
 
 # ---------------------------------------------------------------- Markdown to HTML

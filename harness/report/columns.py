@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from harness.detectors import registry as D
+from harness.probe import cases as D
 from harness.report.records import PROBE, STALE, probe_skip
 
 

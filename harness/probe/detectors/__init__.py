@@ -15,6 +15,10 @@ a list of ``harness.probe.findings.Finding``.
 - ``codes``: every code it can emit, each a ``harness.probe.findings.Code`` (severity, meaning, the cases
   that teach it); README's and docs/detectors.md's code tables are generated from them (``python -m
   harness.probe.codes``) and a test fails on a code emitted that no detector declares.
+- ``case``: its case checks (``harness.probe.casecheck``): how ``detect`` and ``report`` judge a casebook
+  case's recorded runs by the same idea (``harness.probe.cases`` collects them; ``case_runs`` makes the
+  runs). A detector with no ``backends`` is a case check only (the GPU against the interpreter, Triton's
+  sanitizers, triton-viz): the probe never runs it.
 - ``tool``: a GPU tool (compute-sanitizer, TRITON_DEBUG) that runs the reference detector
   under itself: ``tool.how()`` says how to start the process (None: the tool is not here),
   ``tool.findings(output)`` reads what it printed.
@@ -51,6 +55,13 @@ class Detector:
     finishes: bool = False  # runs to its end whatever the budget (the defaults, plain and in guard bands: every
     # probe needs their answer)
     codes: tuple = ()  # the findings.Code of every code it can emit (generated tables: harness.probe.codes)
+    case: tuple = ()  # its case checks (harness.probe.casecheck.CaseCheck): how detect and report judge a casebook
+    # case's runs by the same idea; a detector with no backends is a case check only
+
+    @property
+    def probes(self) -> bool:
+        """Whether ``harness probe`` runs it on a user's kernel (a case check only does not)."""
+        return bool(self.backends) and (self.run is not None or self.tool is not None)
 
     def process_on(self, backend: str) -> int:
         return (self.process or {}).get(backend, 0)
@@ -74,7 +85,8 @@ def registry() -> dict[str, Detector]:
 
 
 def names() -> tuple[str, ...]:
-    return tuple(registry())
+    """The detectors ``harness probe`` runs (``--detectors``)."""
+    return tuple(n for n, d in registry().items() if d.probes)
 
 
 def on(backend: str) -> list[Detector]:

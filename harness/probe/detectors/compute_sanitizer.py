@@ -12,17 +12,15 @@ end (the summary) ``case_runs`` puts in front of the run's output.
 
 from __future__ import annotations
 
-from harness.probe.detectors import Detector, Tool
-from harness.probe.findings import ERROR, Code, Finding
 from harness.probe.casecheck import (FLAGGED, NA, NOT_RUN, QUIET, CaseCheck, Evidence, count, no_result,
                                     no_shared_memory, short, small_sizes)
+from harness.probe.detectors import Detector, Tool
+from harness.probe.findings import ERROR, Code, Finding
 from harness.run.gpu_tools import (NOT_FOUND, compute_sanitizer, in_case_kernels, kernel_filter,
                                    sanitizer_summary, wrapper)
 
 
 def how() -> dict | None:
-    from harness.run.gpu_tools import compute_sanitizer, wrapper
-
     cs = compute_sanitizer()
     if cs is None:
         return None
@@ -31,8 +29,6 @@ def how() -> dict | None:
 
 
 def findings(name: str, backend: str, output: str) -> list:
-    from harness.run.gpu_tools import sanitizer_summary
-
     s = sanitizer_summary(output)
     if s and s["errors"]:
         first = f"; first: {s['first']}" if s["first"] else ""
@@ -44,8 +40,7 @@ P601 = Code("P601", ERROR, "compute-sanitizer (memcheck) reported errors in the 
                            "small sizes")
 
 
-
-# --- its case check (detect, report): what the casebook scores it by ---
+# --- its case checks (detect, report): how the casebook scores the same idea on its cases ---
 
 class Sanitizer(CaseCheck):
     """compute-sanitizer with one of its tools; the tool is the detector's name."""

@@ -3,12 +3,12 @@ autotune's benchmarking runs repeat atomics and in-place updates before the real
 
 from __future__ import annotations
 
+from harness.core.events import Trial
 from harness.probe import execute as X
+from harness.probe.casecheck import FLAGGED, NA, QUIET, CaseCheck, Evidence, no_result, small_sizes
 from harness.probe.context import crash, wrong
 from harness.probe.detectors import Detector, uses_atomics_or_autotune
 from harness.probe.findings import ERROR, Code
-from harness.core.events import Trial
-from harness.probe.casecheck import FLAGGED, NA, QUIET, CaseCheck, Evidence, no_result, small_sizes
 
 
 def run(ctx) -> list:
@@ -37,7 +37,7 @@ P502 = Code("P502", ERROR, "the first call differs from later calls (autotune's 
                            "buffers)", ("inplace-autotune", "autotune-hides-partial-write"))
 
 
-# --- its case check (detect, report): what the casebook scores it by ---
+# --- its case checks (detect, report): how the casebook scores the same idea on its cases ---
 
 WORD = {True: "wrong", False: "right"}
 

@@ -9,10 +9,10 @@ a uint8 output, a NaN carried from the poison) is not "never written".
 from __future__ import annotations
 
 from harness.probe import execute as X
+from harness.probe.casecheck import FLAGGED, QUIET, CaseCheck, Evidence, no_result
 from harness.probe.context import crash, label, never_written, poison_or_own
 from harness.probe.detectors import Detector
 from harness.probe.findings import ERROR, INFO, P112, Code
-from harness.probe.casecheck import FLAGGED, QUIET, CaseCheck, Evidence, no_result
 
 
 def run(ctx) -> list:
@@ -49,7 +49,7 @@ P113 = Code("P113", ERROR, "output elements never written: they keep what they h
             otherwise="info where the result is right (scratch the launcher allocated that the kernel need not fill)")
 
 
-# --- its case check (detect, report): what the casebook scores it by ---
+# --- its case checks (detect, report): how the casebook scores the same idea on its cases ---
 
 class Poison(CaseCheck):
     name = "poison"
@@ -95,4 +95,4 @@ class Canary(CaseCheck):
 
 DETECTOR = Detector("guards", "guard bands around every tensor, poison in torch.empty", run,
                     process={"interpreter": 1, "gpu": 0}, rank=1, finishes=True, codes=(P111, P112, P113),
-                    case=(Poison(), Canary(),))
+                    case=(Poison(), Canary()))

@@ -15,11 +15,11 @@ A wrong result is then taken apart, one emulation at a time:
 from __future__ import annotations
 
 from harness.probe import execute as X
+from harness.probe import tf32_rounding as tf32
+from harness.probe.casecheck import FLAGGED, QUIET, CaseCheck, Evidence, no_result
 from harness.probe.context import crash, fmt, poison_or_own, wrong
 from harness.probe.detectors import Detector
-from harness.probe import tf32_rounding as tf32
 from harness.probe.findings import ERROR, P112, P203, P204, WARNING, Code
-from harness.probe.casecheck import FLAGGED, QUIET, CaseCheck, Evidence, no_result
 
 
 def run(ctx) -> list:
@@ -76,7 +76,7 @@ P202 = Code("P202", ERROR, "NaN or Inf where the reference is finite", ("softmax
                                                                         "fp16-accumulation"))
 
 
-# --- its case check (detect, report): what the casebook scores it by ---
+# --- its case checks (detect, report): how the casebook scores the same idea on its cases ---
 
 class Reference(CaseCheck):
     name = label = "reference"
@@ -119,4 +119,4 @@ class NanScan(CaseCheck):
 DETECTOR = Detector("reference", "the default sizes against the float64 reference", run,
                     process={"interpreter": 0, "gpu": 0}, rank=0, finishes=True,
                     codes=(P112, P114, P201, P202, P203, P204),
-                    case=(Reference(), NanScan(),))
+                    case=(Reference(), NanScan()))

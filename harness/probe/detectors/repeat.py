@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from harness.probe import execute as X
+from harness.probe.casecheck import FLAGGED, NA, QUIET, CaseCheck, Evidence, no_result
 from harness.probe.context import crash
 from harness.probe.detectors import Detector, uses_atomics_or_autotune
 from harness.probe.findings import NONDETERMINISM, WARNING, Code, nondeterminism_severity
-from harness.probe.casecheck import FLAGGED, NA, QUIET, CaseCheck, Evidence, no_result
 
 RUNS = 3
 
@@ -57,7 +57,7 @@ P501 = Code("P501", WARNING, "identical runs give different results", ("nrm2-ato
             otherwise=NONDETERMINISM + "; an error where the runs are wrong too")
 
 
-# --- its case check (detect, report): what the casebook scores it by ---
+# --- its case checks (detect, report): how the casebook scores the same idea on its cases ---
 
 def by_call(trials: list) -> dict[int, list]:
     out: dict[int, list] = {}

@@ -3,9 +3,9 @@ Triton's integer overflow checks, which need the sizes where offsets grow large.
 
 from __future__ import annotations
 
+from harness.probe.casecheck import CaseCheck, Evidence, assertion_finding
 from harness.probe.detectors import Detector, Tool
 from harness.probe.findings import ERROR, Code, Finding
-from harness.probe.casecheck import CaseCheck, Evidence, assertion_finding
 from harness.run.gpu_tools import ASSERTIONS
 
 
@@ -14,8 +14,6 @@ def how() -> dict:
 
 
 def findings(name: str, backend: str, output: str) -> list:
-    from harness.run.gpu_tools import ASSERTIONS
-
     for pat in ASSERTIONS:
         if (m := pat.search(output)) is not None:
             return [Finding("P602", name, backend, f"device_assert fired: {m.group(1)}")]
@@ -26,8 +24,7 @@ P602 = Code("P602", ERROR, "a device assertion fired under TRITON_DEBUG=1 (its i
                            "`tl.device_assert`)", ("int32-offset-overflow", "int32-pid-stride-overflow"))
 
 
-
-# --- its case check (detect, report): what the casebook scores it by ---
+# --- its case checks (detect, report): how the casebook scores the same idea on its cases ---
 
 class TritonDebug(CaseCheck):
     name = "triton-debug"

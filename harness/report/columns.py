@@ -1,4 +1,5 @@
-"""The report's detector columns: the harness's detectors, then the probe's, grouped by what they look for.
+"""The report's detector columns: the detectors' case checks (``harness.probe.cases``), then the probe's findings,
+grouped by what they look for.
 
 Every cell is one finding ``{"status", "reason"}`` for one (case, column, backend,
 variant): flagged, quiet, n/a (the reason says why), not run (a tool that failed: the
@@ -70,7 +71,7 @@ NOT_A_COLUMN = ("P205",)
 
 
 def columns(probe_backends: list[str]) -> list[Column]:
-    """The harness's detectors in their order, then the probe's columns on the backends probed."""
+    """The case checks in their order, then the probe's columns on the backends probed."""
     out = [Column(d.name, d.label, d.where, d.what, d.yours) for d in D.DETECTORS]
     for c in PROBE_COLUMNS:
         shown = [b for b in probe_backends if c.where in ("both", b)]

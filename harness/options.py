@@ -14,9 +14,9 @@ import time
 
 from harness.core import discovery
 from harness.core.spec import SpecError
-from harness.detectors import registry as D
-from harness.detectors.session import detect_cases, keep
 from harness.errors import EXIT_MISMATCH, EXIT_OK, EXIT_USAGE, UsageError
+from harness.probe import cases as D
+from harness.probe.case_runs import detect_cases, keep
 from harness.run.scheduler import default_gpu_jobs
 
 MAX_SEED = 2**63 - 1  # torch.Generator.manual_seed takes a signed 64-bit seed

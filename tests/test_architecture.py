@@ -26,7 +26,7 @@ LAYERS = {
     "harness": 0, "harness.errors": 0,
     "harness.core": 1, "harness.buffers": 1,
     "harness.run": 2, "harness.lint": 2,
-    "harness.detectors": 3, "harness.checks": 3, "harness.probe": 3,
+    "harness.checks": 3, "harness.probe": 3,
     "harness.report": 4, "harness.bugs": 4, "harness.sanitize": 4,
     "harness.options": 5, "harness.commands": 5,
     "harness.cli": 6,

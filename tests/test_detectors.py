@@ -1,9 +1,9 @@
-"""The detectors: each flags the event stream it should and stays quiet on the others.
+"""The detectors' case checks: each flags the event stream it should and stays quiet on the others.
 
 Most tests feed synthetic worker events (no process, no kernel). One runs the worker
 under a fake compute-sanitizer, to check the wrapper, the overrides and the parsing.
-The registry tests check that detectors are found, ordered and validated, and that
-nothing outside a detector's own module names it.
+The registry tests check that the case checks are found (from the one registry of detectors),
+ordered and validated, and that nothing outside a detector's own module names them.
 """
 
 import os
@@ -16,9 +16,9 @@ import pytest
 from harness.core import discovery
 from harness.core.events import RunResult
 from harness.core.spec import parse_spec
-from harness.detectors import registry as D
-from harness.detectors import sanitizer, session as detect, triton_viz
-from harness.detectors.base import AcrossDetector, Detector
+from harness.probe import case_runs as detect, cases as D
+from harness.probe.casecheck import AcrossCheck, CaseCheck
+from harness.probe.detectors import compute_sanitizer as sanitizer, registry, triton_viz
 
 
 def trial(trial=0, call=0, close=True, fp="a", nonfinite=0, past=None, unwritten=None, result="1", tuned=0, n=1):
@@ -179,10 +179,10 @@ def test_triton_viz_runs_on_plain_tensors(monkeypatch):
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "triton_viz" else real(name, *a))
-    plan = triton_viz.DETECTORS[0].extra_run(SPEC, "interpreter")
-    assert plan["overrides"] == {"pad": 0} and plan["wrapper"][1:] == ["-m", "harness.detectors.viz_worker"]
+    plan = triton_viz.DETECTOR.case[0].extra_run(SPEC, "interpreter")
+    assert plan["overrides"] == {"pad": 0} and plan["wrapper"][1:] == ["-m", "harness.run.viz_worker"]
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "triton_viz" else real(name, *a))
-    assert triton_viz.DETECTORS[0].extra_run(SPEC, "interpreter").startswith("not run: triton-viz is not installed")
+    assert triton_viz.DETECTOR.case[0].extra_run(SPEC, "interpreter").startswith("not run: triton-viz is not installed")
 
 
 def test_divergence_compares_behaviour_classes():
@@ -194,7 +194,7 @@ def test_divergence_compares_behaviour_classes():
     assert D.compare_backends([v("skip")], [v("wrong")])[0] == D.NA
 
 
-class Boom(Detector):
+class Boom(CaseCheck):
     name = label = "boom"
     order = 1000
 
@@ -296,47 +296,50 @@ def test_small_sizes_default_to_the_interpreters():
 # ------------------------------------------------ the registry
 
 
-def test_every_detector_module_is_registered_in_order():
-    folder = Path(D.__file__).parent
-    modules = {p.stem for p in folder.glob("*.py")} - D.INFRASTRUCTURE - {"__init__"}
-    owners = {type(d).__module__.rpartition(".")[2] for d in D.DETECTORS}
-    assert owners == modules
+def test_every_case_check_comes_from_the_one_registry_in_order():
+    """The case checks are the detectors' (``Detector.case``), each defined in its detector's module; a detector
+    with no backends is a case check only, which ``harness probe`` never runs."""
+    from harness.probe.detectors import names
+
+    owners = {type(c).__module__: det for det in registry().values() for c in det.case}
+    assert {type(c).__module__ for c in D.DETECTORS} == set(owners)
+    assert all(m == f"harness.probe.detectors.{d.name.replace('-', '_')}" for m, d in owners.items())
+    case_only = sorted(d.name for d in registry().values() if not d.probes)
+    assert case_only == ["divergence", "triton-sanitizers", "triton-viz"] and not set(case_only) & set(names())
     assert [d.name for d in D.DETECTORS] == ["reference", "repeat", "first-call", "poison", "canary", "nan-scan",
                                              "divergence", "memcheck", "racecheck", "triton-debug", "consan", "gsan",
                                              "fpsan", "iisan", "triton-viz"]
     assert D.BY_NAME["divergence"] is D.ACROSS and D.ACROSS.check is None
     assert all(d.what and d.yours for d in D.DETECTORS)
+    assert [c.name for c in registry()["guards"].case] == ["poison", "canary"]  # the same idea as the guard bands
 
 
-class NoCheck(Detector):
+class NoCheck(CaseCheck):
     name = label = "no-check"
 
 
-class Across(AcrossDetector):
+class Across(AcrossCheck):
     name = label = "across-2"
 
     def compare(self, gpu_verdicts, interp_verdicts):
         return D.QUIET, ""
 
 
-class Module:
-    def __init__(self, *dets):
-        self.DETECTORS = dets
-
-
 def test_the_registry_refuses_malformed_detectors():
-    ok = Module(*D.DETECTORS)
+    ok = list(D.DETECTORS)
     with pytest.raises(TypeError, match="no-check has no check"):
-        D.collect([ok, Module(NoCheck())])
-    with pytest.raises(ValueError, match="more than one detector named reference"):
-        D.collect([ok, Module(D.BY_NAME["reference"])])
-    with pytest.raises(ValueError, match="exactly one detector runs 'across'"):
-        D.collect([ok, Module(Across())])
+        D.collect(ok + [NoCheck()])
+    with pytest.raises(ValueError, match="more than one case check named reference"):
+        D.collect(ok + [D.BY_NAME["reference"]])
+    with pytest.raises(ValueError, match="exactly one check runs 'across'"):
+        D.collect(ok + [Across()])
     wrong_where = Boom()
     wrong_where.where = "tpu"
     with pytest.raises(TypeError, match="where = 'tpu'"):
-        D.collect([ok, Module(wrong_where)])
-    assert D.collect([Module(*reversed(D.DETECTORS))]) == D.DETECTORS
+        D.collect(ok + [wrong_where])
+    with pytest.raises(TypeError, match="is not a CaseCheck"):
+        D.collect(ok + [registry()["race"]])
+    assert D.collect(list(reversed(D.DETECTORS))) == D.DETECTORS
 
 
 def test_no_module_outside_a_detectors_own_names_it():

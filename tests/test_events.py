@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from harness.core import table
-from harness.core.events import Probe, RunResult, Trial, WorkerError, read_worker_events
+from harness.core.events import PaddingRerun, RunResult, Trial, WorkerError, read_worker_events
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,7 +22,7 @@ def test_every_event_of_a_worker_is_read_into_its_dataclass():
               {"event": "launch", "variant": "fixed", "t": 2.1},
               {"event": "compiling", "t": 2.2}, {"event": "compiled", "t": 2.3},
               {"event": "trial", "variant": "fixed", **TRIAL, "t": 2.4},
-              {"event": "probe", "variant": "fixed", "trial": 0, "call": 1, "nonfinite_with_nan_padding": 1,
+              {"event": "padding-rerun", "variant": "fixed", "trial": 0, "call": 1, "nonfinite_with_nan_padding": 1,
                "nonfinite_with_finite_padding": 0, "t": 2.5},
               {"event": "kernels", "variant": "fixed", "kernels": [{"name": "k", "shared": 0, "num_warps": 4}]},
               {"event": "finished", "variant": "fixed"},
@@ -34,7 +34,7 @@ def test_every_event_of_a_worker_is_read_into_its_dataclass():
     assert got.error == WorkerError("launch", "RuntimeError", "boom", "tb")
     fixed = got.of("fixed")
     assert fixed.trials == [Trial(**TRIAL)] and fixed.trials[0].bad
-    assert fixed.probes == [Probe(0, 1, 1, 0)] and fixed.kernels[0]["name"] == "k"
+    assert fixed.probes == [PaddingRerun(0, 1, 1, 0)] and fixed.kernels[0]["name"] == "k"
     assert got.of("broken").trials == [] and got.of("broken").kernels is None
 
 
@@ -45,7 +45,7 @@ def test_a_trial_is_written_back_with_the_keys_and_order_the_worker_wrote():
 
 
 def test_every_committed_recorded_run_reads_and_writes_back_the_same():
-    """The recorded runs under cases/*/recorded (and docs/) load into RunResult, Trial and Probe,
+    """The recorded runs under cases/*/recorded (and docs/) load into RunResult, Trial and PaddingRerun,
     and strict JSON of them is the file's own (its trials and probes key for key, in order)."""
     fields = {f.name for f in dataclasses.fields(RunResult)}
     seen = 0

@@ -56,7 +56,7 @@ def test_integer_guards_use_a_sentinel():
 
 
 def test_a_nested_guard_set_leaves_the_outer_one_intact():
-    """The probe's re-run collects its own guards; the trial's guards still see later calls."""
+    """The padding re-run collects its own guards; the trial's guards still see later calls."""
     with guards.collecting() as outer:
         out = guards.output((4,), torch.float32, "cpu", pad=2)
         outer.name({"out": out})

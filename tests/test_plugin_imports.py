@@ -4,7 +4,7 @@ harness/ and shown to fail on a made-up violation:
 - a ``_private`` name stays in its module: no ``from harness.x import _name`` and no
   ``module._name`` on an imported harness module (what two modules share gets a public name);
 - plugins do not import each other: a module that a registry loads (a probe detector, a
-  diagnosis experiment, a case detector, a lint rule, an interpreter analysis, a command, a
+  diagnosis experiment (a probe detector carries its case checks), a lint rule, an interpreter analysis, a command, a
   peer tool's adapter) imports the infrastructure of the packages, never another plugin. What
   two plugins share belongs in a module no registry loads (a package's ``__init__``, ``base``,
   ``_common``, or a layer down). ``ALLOWED_PLUGIN_IMPORTS`` says where and why not yet.
@@ -20,7 +20,6 @@ ROOT = Path(__file__).resolve().parents[1]
 PLUGINS = {
     "harness/probe/detectors": {"__init__"},  # discover(..., "DETECTOR")
     "harness/probe/experiments": {"__init__"},  # discover(..., "EXPERIMENT")
-    "harness/detectors": {"__init__", "base", "registry", "session", "viz_worker"},  # registry.INFRASTRUCTURE, "_*"
     "harness/lint/rules": {"__init__", "__main__"},  # and "_*" (_common, _twins): the registry loads the others
     "harness/run/analyses": {"__init__", "base"},  # interp_instrument.default_analyses
     "harness/commands": {"__init__"},  # cli: COMMANDS
@@ -137,11 +136,11 @@ def test_the_plugin_map_names_real_packages_and_finds_their_plugins():
         assert (ROOT / where / "__init__.py").is_file(), where
         assert {n for n in infra if n != "__init__"} <= {p.stem for p in (ROOT / where).glob("*.py")}, where
     found = plugins(files)
-    assert {"harness.probe.detectors.shapes", "harness.probe.experiments.intwrap", "harness.detectors.sanitizer",
+    assert {"harness.probe.detectors.shapes", "harness.probe.experiments.intwrap", "harness.probe.detectors.triton_viz",
             "harness.lint.rules.tl101_unmasked_tile", "harness.run.analyses.intwrap", "harness.commands.probe",
             "harness.bugs.peer_ttsem"} <= found
     assert not {"harness.probe.detectors", "harness.run.analyses.base", "harness.lint.rules._common",
-                "harness.lint.rules._twins", "harness.detectors.registry", "harness.bugs.peers"} & found
+                "harness.lint.rules._twins", "harness.probe.cases", "harness.bugs.peers"} & found
 
 
 def test_a_private_name_taken_from_another_module_fails():

@@ -14,10 +14,10 @@ import torch
 
 from harness import cli
 from harness.core import profile
-from harness.detectors import session as detect
+from harness.probe import case_runs as detect
 from harness.errors import EXIT_MISMATCH, UsageError
 from harness.report import htmlpage, pages, plots, sections
-from harness.detectors import registry as D
+from harness.probe import cases as D
 from harness.core.events import RunResult
 
 # ---------------------------------------------------------------- Markdown to HTML
@@ -579,3 +579,16 @@ def test_an_out_that_is_no_folder_is_bad_input_before_stale_records_are_judged(t
         cli.main(["report", "--no-run", "--out", str(tmp_path / "a-file")])
     err = capsys.readouterr().err.strip().splitlines()
     assert e.value.code == 2 and len(err) == 1 and "a-file is not a folder" in err[0], err
+
+
+def test_every_problem_code_the_probe_declares_has_one_column():
+    """A code no column shows is a finding the report calls quiet (P403 on grid-y-over-65535's broken kernel
+    was: "no P401/P402 finding")."""
+    from harness.probe.detectors import codes
+    from harness.report import columns
+
+    shown = [code for c in columns.PROBE_COLUMNS for code in c.codes]
+    assert len(shown) == len(set(shown)), "a code in two columns"
+    declared = {k for k in codes() if not k.startswith("P0") and k not in columns.NOT_A_COLUMN}
+    assert declared == set(shown), f"declared, in no column: {sorted(declared - set(shown))}; " \
+                                   f"in a column, declared by no detector: {sorted(set(shown) - declared)}"

@@ -35,7 +35,7 @@ TOOL, DIST = "triton-viz", "triton-viz"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 HEADERS = ("Out-Of-Bounds Access Detected", "ILLEGAL MEMORY ACCESS DETECTED")
 # what code that handles its kernels says when it meets triton-viz's wrapper instead of a JITFunction
-# (the last: triton-viz 3.0 wrapping an Autotuner, harness/detectors/viz_worker.py says more)
+# (the last: triton-viz 3.0 wrapping an Autotuner, harness/run/viz_worker.py says more)
 WRAPPER = ("'TritonTrace' object", "wrap_triton only works on functions annotated with triton.jit",
            "'NoneType' object has no attribute 'warmup'")
 

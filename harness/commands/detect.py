@@ -1,14 +1,15 @@
 """``python -m harness detect <slug>``: which detectors flag the broken kernel, and stay quiet on the fixed one.
 
-The runs and the records live in ``harness.detectors.session``; the detectors in
-``harness.detectors`` (``registry`` lists them). This module is the command line around them.
+The runs and the records live in ``harness.probe.case_runs``; the checks are the detectors' case checks
+(``harness.probe.detectors``, each ``Detector.case``; ``harness.probe.cases`` lists them). This module is the
+command line around them.
 """
 
 from __future__ import annotations
 
 from harness.core import table
-from harness.detectors import registry as D
-from harness.detectors.session import across, from_case_record, load_record
+from harness.probe import cases as D
+from harness.probe.case_runs import across, from_case_record, load_record
 from harness.errors import UsageError
 from harness.options import add_detect_options, add_selection, finish, load_specs, run_detectors
 from harness.run.backends import resolve_backends

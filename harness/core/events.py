@@ -4,8 +4,9 @@ The worker (``harness.run.worker``) writes one JSON object per line; ``read_work
 the one reader of those lines (``harness.run.isolate`` gives it what the worker wrote), and
 ``RunResult`` what a run comes to. A ``Trial`` is one call of one trial: the comparison with
 the reference (``harness.core.compare``), the guard report (``harness.core.guards``), a
-fingerprint of the output's bytes and the launches autotune made before it; a ``Probe`` is the
-re-run with finite padding that tells a read of the NaN padding. Each is written back (a
+fingerprint of the output's bytes and the launches autotune made before it; a ``PaddingRerun`` is the
+re-run with finite padding that tells a read of the NaN padding (kept under the key ``probes``, as the
+committed records hold it; nothing to do with ``harness probe``). Each is written back (a
 record's JSON) with the keys and in the order the worker wrote them.
 """
 
@@ -47,8 +48,8 @@ _TRIAL_ORDER = ("trial", "call", "fingerprint", "guard", "bench_calls", "close",
 
 
 @dataclass
-class Probe:
-    """The re-run of calls up to ``call`` with finite padding (the worker's "probe" event)."""
+class PaddingRerun:
+    """The re-run of calls up to ``call`` with finite padding (the worker's "padding-rerun" event)."""
 
     trial: int
     call: int
@@ -74,7 +75,7 @@ class VariantEvents:
     """What the worker reported for one variant."""
 
     trials: list = field(default_factory=list)  # Trial
-    probes: list = field(default_factory=list)  # Probe
+    probes: list = field(default_factory=list)  # PaddingRerun
     kernels: list | None = None  # on a GPU: the compiled kernels' {name, shared, num_warps}
 
 
@@ -112,13 +113,13 @@ def read_worker_events(events: list[dict]) -> WorkerEvents:
             out.finished.append(variant)
         elif kind == "error":
             out.error = WorkerError(**_known(WorkerError, ev))
-        elif kind in ("trial", "probe", "kernels"):
+        elif kind in ("trial", "padding-rerun", "kernels"):
             got = out.variants.setdefault(variant, VariantEvents())
             if kind == "kernels":
                 got.kernels = ev.get("kernels") or []
             else:
                 (got.trials if kind == "trial" else got.probes).append(parse_trial(ev) if kind == "trial"
-                                                                        else Probe(**_known(Probe, ev)))
+                                                                        else PaddingRerun(**_known(PaddingRerun, ev)))
     return out
 
 
@@ -127,14 +128,14 @@ def parse_trial(t) -> Trial:
     return t if isinstance(t, Trial) else Trial(**_known(Trial, t))
 
 
-def parse_probe(p) -> Probe:
-    return p if isinstance(p, Probe) else Probe(**_known(Probe, p))
+def parse_padding_rerun(p) -> PaddingRerun:
+    return p if isinstance(p, PaddingRerun) else PaddingRerun(**_known(PaddingRerun, p))
 
 
 @dataclass
 class RunResult:
     """One (case, variant, backend) run: what the worker reported, and how it ended. Trials and
-    probes given as dicts (a recorded run's JSON) are read into ``Trial`` and ``Probe``."""
+    padding re-runs given as dicts (a recorded run's JSON) are read into ``Trial`` and ``PaddingRerun``."""
 
     slug: str
     variant: str
@@ -144,7 +145,7 @@ class RunResult:
     message: str = ""
     env: dict = field(default_factory=dict)
     trials: list = field(default_factory=list)  # Trial, one per call of each trial
-    probes: list = field(default_factory=list)  # Probe (the finite-padding re-run)
+    probes: list = field(default_factory=list)  # PaddingRerun (the finite-padding re-run; the records' key)
     kernels: list | None = None  # on a GPU: the compiled kernels' {name, shared, num_warps}; None: not known
     returncode: int | None = None
     output_tail: str = ""
@@ -153,7 +154,7 @@ class RunResult:
 
     def __post_init__(self):
         self.trials = [parse_trial(t) for t in self.trials]
-        self.probes = [parse_probe(p) for p in self.probes]
+        self.probes = [parse_padding_rerun(p) for p in self.probes]
 
     def to_json(self) -> dict:
         return dict(self.__dict__)

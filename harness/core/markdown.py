@@ -74,3 +74,26 @@ def code_lines(text: str) -> set[int]:
         if t.type in ("fence", "code_block") and t.map:
             out.update(range(t.map[0] + 1, t.map[1] + 1))
     return out
+
+
+# --- generated blocks: a page's part that a command writes from a registry, between two markers -----------
+
+def generated_markers(name: str) -> tuple[str, str]:
+    """The markers around a generated block: ``<!-- generated:NAME -->`` and ``<!-- /generated:NAME -->``
+    (lint's rule docs, the probe's code tables); a test compares what is between them with the registry."""
+    return f"<!-- generated:{name} -->", f"<!-- /generated:{name} -->"
+
+
+def generated_block(text: str, name: str) -> str | None:
+    """The block ``name`` of ``text``, its markers included; None where it has none."""
+    begin, end = generated_markers(name)
+    if begin not in text or end not in text[text.index(begin):]:
+        return None
+    start = text.index(begin)
+    return text[start:text.index(end, start) + len(end)]
+
+
+def with_generated(text: str, name: str, block: str) -> str | None:
+    """``text`` with its block ``name`` replaced by ``block`` (markers included); None where it has none."""
+    old = generated_block(text, name)
+    return None if old is None else text.replace(old, block, 1)

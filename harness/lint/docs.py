@@ -10,10 +10,11 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from harness.core.markdown import generated_markers
 from harness.lint.registry import FAMILIES, Rule
 from harness.lint.rules import all_rules
 
-BEGIN, END = "<!-- generated:lint-rules -->", "<!-- /generated:lint-rules -->"
+BEGIN, END = generated_markers("lint-rules")
 
 
 def cell(text: str) -> str:
@@ -166,7 +167,7 @@ def generated() -> str:
                       by_case(), "", "## Each rule", "", details(), END])
 
 
-CASE_BEGIN, CASE_END = "<!-- generated:lint -->", "<!-- /generated:lint -->"
+CASE_BEGIN, CASE_END = generated_markers("lint")
 
 
 def case_block(folder) -> str:

@@ -58,6 +58,51 @@ CODES = {
 }
 
 
+@dataclass(frozen=True)
+class Code:
+    """A code as a detector declares it (``Detector.codes``): the tables of README.md and docs/detectors.md
+    are generated from these declarations (``python -m harness.probe.codes``), and a test fails on a code
+    emitted anywhere in ``harness/probe`` or ``harness/sanitize`` that no one declares."""
+
+    code: str
+    severity: str  # what it is, usually: error, warning or info
+    meaning: str  # one line
+    cases: tuple = ()  # the casebook cases that teach it (slugs)
+    otherwise: str = ""  # when it has another severity, one line ("a warning where ...")
+    sanitize: str = ""  # the severity ``harness sanitize`` reports it with ("": sanitize never does)
+    sanitize_otherwise: str = ""  # as ``otherwise``, for ``sanitize``
+    flag: str = ""  # the ``sanitize`` option that turns it on ("": always on)
+
+
+# Codes several modules emit (the runner and worker for any detector, ``context`` for any launcher call, or
+# two detectors): declared here once; each detector that can emit one lists it in its ``codes``.
+NONDETERMINISM = "by DETERMINISTIC: an error where declared True, a warning where undeclared, info where False"
+P000 = Code("P000", INFO, "the detector itself stopped, failed or was not run (the budget's end, no sizes to "
+                          "fuzz, too many accesses recorded); the line says why", otherwise="an error where the "
+                                                                                       "detector failed")
+P001 = Code("P001", ERROR, "the launcher raised, or the worker process died (on a GPU an illegal address is "
+                           "an exception)", ("empty-input", "attention-seq-tail"),
+            otherwise="info where the worker ran out of the address space the probe gives it",
+            sanitize=INFO, sanitize_otherwise="a launch that raised: not checked, counted apart")
+P002 = Code("P002", ERROR, "no result before the detector's timeout: the kernel hung", ("spin-lock-no-ordering",),
+            otherwise="info on the interpreter once the GPU's side hung (the spin lock spins there too)")
+P003 = Code("P003", ERROR, "Triton could not compile the kernel (its own message)")
+P112 = Code("P112", ERROR, "non-finite results where the NaN guard bands around the tensors were read: the kernel "
+                           "read outside a tensor", ("matmul-k-tail", "c-style-division-negative"))
+P203 = Code("P203", WARNING, "masked-off lanes of a `tl.load` without `other=` change the result: it relies on what "
+                             "Triton leaves undefined (right with the 0 today's GPUs give)", ("masked-load-no-other",),
+            otherwise="an error where the result is wrong with 0 in those lanes too", sanitize=WARNING)
+P204 = Code("P204", WARNING, "an fp32 `tl.dot` rounded like TF32, the GPU's default precision (the probe: where the "
+                             "result is right only without that rounding)", ("matmul-tf32-default",),
+            otherwise="info where the source asks for TF32 (input_precision=\"tf32\")", sanitize=INFO, flag="--tf32")
+P205 = Code("P205", INFO, "the GPU and the interpreter disagree: a detector found problems on one backend only")
+P403 = Code("P403", ERROR, "a grid past CUDA's limit on an axis (the launch raises, as on a GPU)",
+            ("grid-y-over-65535",), otherwise="info at sizes only the grid check tried", sanitize=ERROR)
+# every detector's launcher calls (``context.crash``), and the runner and worker around every detector
+EVERY_DETECTOR = (P000, P001, P002, P003, P403)
+P205_BY = "backends"  # the name P205's findings carry as their detector: the runner's comparison of the backends
+
+
 def nondeterminism_severity(target) -> tuple[str, str]:
     """The severity of results that differ between runs only in float atomics' order, and why."""
     if target.deterministic is None:

@@ -1,4 +1,5 @@
-"""The report's detector columns: the harness's detectors, then the probe's, grouped by what they look for.
+"""The report's detector columns: the detectors' case checks (``harness.probe.cases``), then the probe's findings,
+grouped by what they look for.
 
 Every cell is one finding ``{"status", "reason"}`` for one (case, column, backend,
 variant): flagged, quiet, n/a (the reason says why), not run (a tool that failed: the
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from harness.detectors import registry as D
+from harness.probe import cases as D
 from harness.report.records import PROBE, STALE, probe_skip
 
 
@@ -54,7 +55,9 @@ PROBE_COLUMNS = (
     Column("probe-order", "probe: order", "interpreter", "the grid run in other program orders (P302; P303 float "
            "atomics)", YOURS, ("P302", "P303"), "order"),
     Column("probe-shapes", "probe: shape fuzz", "both", "seeded shape fuzzing, shrunk to the smallest failure "
-           "(P401; P402 empty input)", YOURS, ("P401", "P402"), "shapes"),
+           "(P401; P402 empty input; P403 a grid past CUDA's limit; P404 past 2**31 elements, --large; P405 the "
+           "launcher raised at a fuzzed size)", YOURS, ("P401", "P402", "P403", "P404", "P405"),
+           "shapes shapes-rest large"),
     Column("probe-calls", "probe: repeat / first call", "both", "identical runs bitwise (P501), the first call "
            "against the second (P502)", YOURS, ("P501", "P502"), "repeat first-call"),
     Column("probe-gpu-tools", "probe: GPU tools", "gpu", "compute-sanitizer memcheck (P601), TRITON_DEBUG "
@@ -62,8 +65,13 @@ PROBE_COLUMNS = (
 )
 
 
+# the probe's codes no column shows: P0xx go to the column of the detector they name; P205 (the GPU against the
+# interpreter, from both backends' runs) is the "GPU vs interpreter" column's question
+NOT_A_COLUMN = ("P205",)
+
+
 def columns(probe_backends: list[str]) -> list[Column]:
-    """The harness's detectors in their order, then the probe's columns on the backends probed."""
+    """The case checks in their order, then the probe's columns on the backends probed."""
     out = [Column(d.name, d.label, d.where, d.what, d.yours) for d in D.DETECTORS]
     for c in PROBE_COLUMNS:
         shown = [b for b in probe_backends if c.where in ("both", b)]

@@ -119,7 +119,7 @@ def _unreadable(path, kind: str, why: str) -> dict:
 
 def _from_case_record(spec, b: str) -> dict | None:
     """A detect record made from ``recorded/<b>.json`` (``harness record``'s), or that file marked unreadable."""
-    from harness.detectors.session import from_case_record
+    from harness.probe.case_runs import from_case_record
 
     from harness.core.recorded import torn
 
@@ -156,7 +156,7 @@ def probe_backends(specs) -> list[str]:
 
 
 def _detect_record(spec, b: str, live: dict) -> dict | None:
-    from harness.detectors.session import record_path
+    from harness.probe.case_runs import record_path
 
     rec = live.get(spec.slug, {}).get(b)
     if rec is not None:
@@ -173,7 +173,7 @@ def _detect_record(spec, b: str, live: dict) -> dict | None:
 
 def _predates(rec: dict) -> str | None:
     """Why a detect record is stale though its files are not: it predates some detector."""
-    from harness.detectors import registry as D
+    from harness.probe import cases as D
 
     have = set.intersection(*([set((v or {}).get("findings", {})) for v in rec.get("variants", {}).values()]
                               or [set()]))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from harness.core import markdown, table
 from harness.core.spec import BACKENDS
-from harness.detectors import registry as D
+from harness.probe import cases as D
 from harness.report.columns import Column, across_cell, backends_of, cell, columns, elsewhere
 from harness.report.pictures import BACKEND_NAME, all_case_pictures, summary_chart
 from harness.report.records import PROBE, STALE, probe_backends, stale_cases, unreadable
@@ -336,7 +336,7 @@ def writeup(spec) -> str:
 
 def build_markdown(specs, runs: dict, errors: list, img: Path) -> str:
     """The whole report; its pictures are drawn into ``img``."""
-    from harness.detectors.session import across
+    from harness.probe.case_runs import across
 
     cross = {s.slug: across(runs[s.slug].get("gpu"), runs[s.slug].get("interpreter")) for s in specs}
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

@@ -1,5 +1,5 @@
-"""The GPU tools the harness runs a worker under, shared by the case detectors (``detectors.sanitizer``,
-``detectors.triton_debug``), the probe's (``probe.detectors.compute_sanitizer``, ``triton_debug``) and
+"""The GPU tools the harness runs a worker under, shared by the probe's detectors (``probe.detectors.compute_sanitizer``,
+``triton_debug``: their probe runs and their case checks) and
 ``sanitize --backend gpu``: NVIDIA's compute-sanitizer (where it is, its command line, its summary) and
 what a fired ``device_assert`` or TRITON_DEBUG overflow check prints."""
 

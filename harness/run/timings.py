@@ -12,7 +12,7 @@ With ``CASEBOOK_TIMINGS=FILE`` in the environment, every worker the harness star
 seconds (all its threads; not a wrapper's), when it finished. ``marks`` are the worker's own events (``harness.run.worker``), in seconds from the
 moment the harness started the process: importing, initialising CUDA, compiling, each
 trial. ``purpose`` says what the run was for: ``main`` (the case's own run), or the
-detector whose run it is (``harness.detectors.session`` sets it with ``purpose_of``).
+detector whose run it is (``harness.probe.case_runs`` sets it with ``purpose_of``).
 ``benchmarks/timeline.py`` sums a file up. Without the variable nothing is written.
 """
 

@@ -14,7 +14,7 @@ hang part-way still leaves the trials that finished:
 - ``{"event": "compiling"}``  a kernel compilation begins (the hang clock waits: compiling is not hanging)
 - ``{"event": "compiled"}``   it ended (the timeout starts again)
 - ``{"event": "trial", "variant": ...}``   one call of one trial: comparison, guards, fingerprint
-- ``{"event": "probe", "variant": ...}``   the re-run with finite padding that tells a poison read
+- ``{"event": "padding-rerun", "variant": ...}``   the re-run with finite padding that tells a poison read
 - ``{"event": "kernels", "variant": ...}``   on a GPU: the compiled kernels' shared memory and warps
 - ``{"event": "finished", "variant": ...}``   every trial of that variant reported
 - ``{"event": "error", "phase": "setup" | "launch", ...}``   and exit 2 / 3
@@ -192,7 +192,7 @@ class CaseProcess:
         return ref
 
 
-class Session:
+class VariantRun:
     """One variant of one case on one backend: its calls and its trials."""
 
     def __init__(self, cp: CaseProcess, variant: str, emit, counter):
@@ -204,7 +204,7 @@ class Session:
         if self.launcher is None:
             raise AttributeError(f"{variant}.py defines no launcher '{cp.spec.launcher}' (named in case.toml)")
         self.phase = "setup"
-        self.probed = False
+        self.padding_rerun_done = False
 
     def one_call(self, inputs: dict, call: int, ref=None):
         """The reference, then the launcher: (output, reference)."""
@@ -234,10 +234,10 @@ class Session:
                       bench_calls=list(self.counter.calls), **cmp)
             if trial == 0 and (self.cp.args.get("save") or {}).get(self.variant):
                 self.save(call, out, ref)
-            if cmp["nonfinite"] and not self.probed and self.cp.guards.has_inputs():
-                self.probe(trial, call, cmp["nonfinite"])
+            if cmp["nonfinite"] and not self.padding_rerun_done and self.cp.guards.has_inputs():
+                self.padding_rerun(trial, call, cmp["nonfinite"])
 
-    def probe(self, trial: int, call: int, nonfinite: int) -> None:
+    def padding_rerun(self, trial: int, call: int, nonfinite: int) -> None:
         """Non-finite output where the reference is finite: did it come from reading the
         NaN padding? Re-run up to this call on fresh inputs in finite padding, in guards of their own."""
         import torch
@@ -245,7 +245,7 @@ class Session:
         from harness.core import compare, guards
         from harness.run.triton_compat import reset_autotune_caches
 
-        self.probed, self.phase = True, "setup"
+        self.padding_rerun_done, self.phase = True, "setup"
         reset_autotune_caches(self.kernel)
         cp = self.cp
         with guards.collecting(finite_poison=True, pad=cp.args.get("pad")):
@@ -254,7 +254,7 @@ class Session:
         for k in range(call + 1):
             out, ref = self.one_call(again, k, ref=cp.reference(again, k) if k else None)
         cmp = compare.compare(out, ref, cp.spec.rtol, cp.spec.atol)
-        self.emit(event="probe", variant=self.variant, trial=trial, call=call, nonfinite_with_nan_padding=nonfinite,
+        self.emit(event="padding-rerun", variant=self.variant, trial=trial, call=call, nonfinite_with_nan_padding=nonfinite,
                   nonfinite_with_finite_padding=cmp["nonfinite"])
 
     def save(self, call: int, out, ref) -> None:
@@ -284,7 +284,7 @@ def run(args: dict) -> int:
     """Every variant in ``args["variants"]``, in order; the first failure ends the process
     (the harness starts a fresh one for the variants left)."""
     emit = Events(args["events"])
-    session = None
+    session = None  # the VariantRun now going
     if (broken := import_failure()) is not None:  # here, so that the timeline shows what importing costs
         emit(event="error", phase="import", type="ImportError", message=broken)
         return EXIT_SETUP
@@ -301,7 +301,7 @@ def run(args: dict) -> int:
             cp = CaseProcess(args)
             for variant in args["variants"]:
                 emit(event="start", variant=variant)
-                session = Session(cp, variant, emit, counter)
+                session = VariantRun(cp, variant, emit, counter)
                 for trial in range(args["trials"]):
                     session.trial(trial)
                 if cp.device == "cuda":

@@ -14,12 +14,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.probe.findings import CODES, ERROR, INFO, WARNING, Finding, attach_cases, case_specs
+from harness.probe.findings import CODES, ERROR, WARNING, Finding, attach_cases, case_specs
 
-SEVERITY = {"P203": WARNING, "P303": WARNING, "P204": INFO, "P001": INFO}  # P001: a launch that raised, unchecked
 # the [diagnosis] evidence (case.toml) that each code is: cases declaring it are named first
 EVIDENCE = {"P101": "oob-store", "P103": "oob-store", "P102": "oob-load", "P301": "race", "P302": "race",
             "P303": "atomic-order", "P204": "tf32", "P403": "grid-limit"}
+
+
+def severity(code: str) -> str:
+    """The severity ``sanitize`` reports ``code`` with: the detector's declaration says it (``Code.sanitize``;
+    README's table of codes is generated from the same declarations)."""
+    from harness.probe.detectors import codes
+
+    declared = codes().get(code)
+    return (declared[0].sanitize if declared else "") or ERROR
 
 
 @dataclass
@@ -73,7 +81,7 @@ def collect(hits: list[dict], cases: bool = True) -> list[SanitizeFinding]:
             f = out[key] = SanitizeFinding(
                 code=hit["code"], detector="sanitize", backend=hit.get("backend", "interpreter"),
                 message=hit.get("message") or _message(hit),
-                severity=hit.get("severity") or SEVERITY.get(hit["code"], ERROR),
+                severity=hit.get("severity") or severity(hit["code"]),
                 line=hit["line"] or hit.get("launched_at", ""), kernel=hit["kernel"],
                 programs=list(hit.get("programs", [])), tensor=hit.get("tensor", ""), side=hit.get("side", ""),
                 elements=hit.get("elements", 0), count=0)

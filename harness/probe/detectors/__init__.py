@@ -12,6 +12,13 @@ a list of ``harness.probe.findings.Finding``.
   so it can use what they saw (``ctx.board``: atomics, autotune).
 - ``partial(ctx)``: what it found before the probe's budget ended in the middle of it (its
   findings so far, unfinished: shape fuzzing's failures unshrunk), or None (nothing kept).
+- ``codes``: every code it can emit, each a ``harness.probe.findings.Code`` (severity, meaning, the cases
+  that teach it); README's and docs/detectors.md's code tables are generated from them (``python -m
+  harness.probe.codes``) and a test fails on a code emitted that no detector declares.
+- ``case``: its case checks (``harness.probe.casecheck``): how ``detect`` and ``report`` judge a casebook
+  case's recorded runs by the same idea (``harness.probe.cases`` collects them; ``case_runs`` makes the
+  runs). A detector with no ``backends`` is a case check only (the GPU against the interpreter, Triton's
+  sanitizers, triton-viz): the probe never runs it.
 - ``tool``: a GPU tool (compute-sanitizer, TRITON_DEBUG) that runs the reference detector
   under itself: ``tool.how()`` says how to start the process (None: the tool is not here),
   ``tool.findings(output)`` reads what it printed.
@@ -47,6 +54,14 @@ class Detector:
     partial: Callable | None = None  # (ctx) -> its findings so far, where the budget's end stopped it
     finishes: bool = False  # runs to its end whatever the budget (the defaults, plain and in guard bands: every
     # probe needs their answer)
+    codes: tuple = ()  # the findings.Code of every code it can emit (generated tables: harness.probe.codes)
+    case: tuple = ()  # its case checks (harness.probe.casecheck.CaseCheck): how detect and report judge a casebook
+    # case's runs by the same idea; a detector with no backends is a case check only
+
+    @property
+    def probes(self) -> bool:
+        """Whether ``harness probe`` runs it on a user's kernel (a case check only does not)."""
+        return bool(self.backends) and (self.run is not None or self.tool is not None)
 
     def process_on(self, backend: str) -> int:
         return (self.process or {}).get(backend, 0)
@@ -70,7 +85,8 @@ def registry() -> dict[str, Detector]:
 
 
 def names() -> tuple[str, ...]:
-    return tuple(registry())
+    """The detectors ``harness probe`` runs (``--detectors``)."""
+    return tuple(n for n, d in registry().items() if d.probes)
 
 
 def on(backend: str) -> list[Detector]:
@@ -98,3 +114,23 @@ def uses_atomics_or_autotune(ctx) -> str | None:
         if s.atomics or s.autotune:
             return None
     return "no atomics and no autotune in the kernels: identical runs give identical results"
+
+
+EVERY = "every detector"  # the emitter of the codes the runner, the worker and ``context`` give any detector
+
+
+@functools.cache
+def codes() -> dict:
+    """Every code the probe can emit, in code order: code -> (its ``Code``, the detectors that declare it, or
+    ``EVERY`` for ``findings.EVERY_DETECTOR``); P205, the runner's comparison of the backends, as its own. A
+    code declared twice differently is a programming error."""
+    from harness.probe.findings import EVERY_DETECTOR, P205, P205_BY
+
+    declared: dict = {c.code: (c, [EVERY]) for c in EVERY_DETECTOR}
+    declared[P205.code] = (P205, [P205_BY])
+    for det in registry().values():
+        for c in det.codes:
+            if c.code in declared and declared[c.code][0] != c:
+                raise ValueError(f"harness.probe.detectors: {c.code} declared differently by {det.name}")
+            declared.setdefault(c.code, (c, []))[1].append(det.name)
+    return {k: (c, tuple(by)) for k, (c, by) in sorted(declared.items())}

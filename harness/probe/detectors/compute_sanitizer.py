@@ -1,18 +1,26 @@
 """compute-sanitizer memcheck around the reference detector, at the small sizes (GPU).
 
-Run as ``harness.detectors.sanitizer`` runs it: its own log file, guard padding off (padding
-is valid memory and would hide an access), ``PYTORCH_NO_CUDA_MEMORY_CACHING=1``.
+Run as its case checks run it: its own log file, guard padding off (padding is valid memory and
+would hide an access), ``PYTORCH_NO_CUDA_MEMORY_CACHING=1``.
+
+Its case checks, ``memcheck`` and ``racecheck`` (``detect``): the case's worker under compute-sanitizer
+with that tool, one trial at small sizes. Only the case's own kernels are checked, by name
+(``--kernel-name kne=...``, the names the main run compiled): PyTorch's kernels run unchecked, and their
+reports stay out. compute-sanitizer writes its report to a log file, whose start (the first report) and
+end (the summary) ``case_runs`` puts in front of the run's output.
 """
 
 from __future__ import annotations
 
+from harness.probe.casecheck import (FLAGGED, NA, NOT_RUN, QUIET, CaseCheck, Evidence, count, no_result,
+                                    no_shared_memory, short, small_sizes)
 from harness.probe.detectors import Detector, Tool
-from harness.probe.findings import Finding
+from harness.probe.findings import ERROR, Code, Finding
+from harness.run.gpu_tools import (NOT_FOUND, compute_sanitizer, in_case_kernels, kernel_filter,
+                                   sanitizer_summary, wrapper)
 
 
 def how() -> dict | None:
-    from harness.run.gpu_tools import compute_sanitizer, wrapper
-
     cs = compute_sanitizer()
     if cs is None:
         return None
@@ -21,8 +29,6 @@ def how() -> dict | None:
 
 
 def findings(name: str, backend: str, output: str) -> list:
-    from harness.run.gpu_tools import sanitizer_summary
-
     s = sanitizer_summary(output)
     if s and s["errors"]:
         first = f"; first: {s['first']}" if s["first"] else ""
@@ -30,5 +36,78 @@ def findings(name: str, backend: str, output: str) -> list:
     return []
 
 
+P601 = Code("P601", ERROR, "compute-sanitizer (memcheck) reported errors in the reference detector's run at the "
+                           "small sizes")
+
+
+# --- its case checks (detect, report): how the casebook scores the same idea on its cases ---
+
+class Sanitizer(CaseCheck):
+    """compute-sanitizer with one of its tools; the tool is the detector's name."""
+
+    where = "gpu"
+
+    def __init__(self, tool: str, what: str, yours: str, order: int, shared_only: bool = False):
+        self.name = self.label = self.tool = tool
+        self.shared_only = shared_only  # n/a, without a run, when the main run's kernels use no shared memory
+        self.what, self.yours, self.order = what, yours, order
+
+    def sizes(self, spec, backend: str) -> dict:
+        """memcheck: the case's small sizes (big enough for separate allocations). A shared-memory
+        tool: the interpreter's, the smallest the case has (a hazard lies within one program, and
+        racecheck tracks every shared access: at 8,200 keys an attention kernel outlives its timeout)."""
+        if self.shared_only and spec.sizes.get("interpreter"):
+            return spec.sizes["interpreter"]
+        return small_sizes(spec, backend)
+
+    def extra_run(self, spec, backend: str) -> dict | str:
+        cs = compute_sanitizer()
+        if cs is None:
+            return NOT_FOUND
+        return {"trials": 1, "wrapper": wrapper(cs, self.tool),
+                "extra_env": {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}, "log_file": True,
+                "overrides": {"pad": 0, "sizes": self.sizes(spec, backend), "calls": spec.calls}}
+
+    def refine(self, plan: dict, run) -> dict | str:
+        """Only the kernels the main run compiled are checked (``kernel_filter``); a shared-memory
+        tool has nothing to check where they use none."""
+        if self.shared_only and (why := no_shared_memory(run, self.name)) is not None:
+            return why
+        plan["wrapper"] = plan["wrapper"][:1] + kernel_filter(plan["wrapper"][0], run.kernels) + plan["wrapper"][1:]
+        return plan
+
+    def check(self, ev: Evidence) -> tuple[str, str]:
+        run = ev.extra.get(self.name)
+        if run is None or isinstance(run, str):
+            return no_result(run, f"{self.tool} run")
+        if run.status == "skip":
+            return NA, f"not run on this backend: {run.message}"
+        if run.status == "error":
+            return NOT_RUN, f"the case failed to set up under compute-sanitizer: {run.message}"
+        s = sanitizer_summary(run.output_tail)
+        if s is None:
+            if run.status == "hang":
+                return NOT_RUN, f"compute-sanitizer {self.tool}: {run.message}"
+            return NOT_RUN, f"compute-sanitizer printed no ERROR SUMMARY ({run.status}: {run.message or 'no message'})"
+        if s["errors"]:
+            kernels = getattr(ev.run, "kernels", None) if ev.run is not None else None
+            if s["reports"] and not in_case_kernels(s["reports"], kernels):
+                return QUIET, short(f"0 errors in the case's kernels ({count(s['errors'], 'error')} in "
+                                    f"PyTorch's own: {s['first']})")
+            first = f"; first: {s['first']}" if s["first"] else ""
+            return FLAGGED, f"{count(s['errors'], 'error')}{first}"
+        extra = f", {s['warnings']} warnings" if s["warnings"] else ""
+        crashed = f" (the run ended in {run.status}: {run.message})" if run.status != "done" else ""
+        return QUIET, f"0 errors{extra}{crashed}"
+
+
+MEMCHECK = Sanitizer("memcheck", "compute-sanitizer --tool memcheck, guard padding off and "
+                                 "PYTORCH_NO_CUDA_MEMORY_CACHING=1",
+                     "PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck python your_test.py", 80)
+RACECHECK = Sanitizer("racecheck", "compute-sanitizer --tool racecheck: shared-memory hazards only, not global memory",
+                      "compute-sanitizer --tool racecheck python your_test.py", 90, shared_only=True)
+
+
 DETECTOR = Detector("compute-sanitizer", "compute-sanitizer memcheck, no caching allocator", None, backends=("gpu",),
-                    process={"gpu": 1}, rank=11, tool=Tool(how, findings))
+                    process={"gpu": 1}, rank=11, tool=Tool(how, findings), codes=(P601,),
+                    case=(MEMCHECK, RACECHECK))

@@ -24,6 +24,7 @@ import math
 
 from harness.probe.context import Context, fmt as _fmt, int_sizes
 from harness.probe.detectors import Detector
+from harness.probe.findings import ERROR, Code
 
 LIMIT = 2 ** 31
 KEEP_FREE = 0.2  # of the GPU's free memory
@@ -289,7 +290,11 @@ def _compare(ctx: Context, got, ref, spans, inputs: dict, p: dict) -> list | Non
     return bad
 
 
+P404 = Code("P404", ERROR, "wrong past 2**31 elements or bytes (int32 offsets): sampled rows against the reference",
+            ("int32-offset-overflow", "int32-pid-stride-overflow"), otherwise="info where those sizes could not be run")
+
+
 DETECTOR = Detector("large", "--large: sizes past 2**31 elements and bytes on the GPU (int32 offsets), sampled rows "
                              "checked", large, backends=("gpu",), process={"gpu": 9}, rank=10, skip=_skip,
-                    timeout_severity="info", budgeted=False)  # its own work (inputs and a reference past
+                    timeout_severity="info", budgeted=False, codes=(P404,))  # its own work (inputs and a reference past
 # 2**31) is what takes long: opt-in, outside the probe's --budget

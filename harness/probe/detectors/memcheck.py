@@ -13,7 +13,7 @@ from __future__ import annotations
 from harness.probe import execute as X
 from harness.probe.context import crash, fmt
 from harness.probe.detectors import Detector
-from harness.probe.findings import ERROR, WARNING
+from harness.probe.findings import ERROR, WARNING, Code
 
 CODES = {"store": "P101", "load": "P102", "atomic": "P103"}
 
@@ -66,5 +66,13 @@ def run(ctx) -> list:
     return out
 
 
+ONLY_POISON = "a warning where only poison in masked-off lanes puts the address outside"
+P101 = Code("P101", ERROR, "a store outside the tensor its pointer came from: a mask missing or wrong, an offset past "
+                           "the end", ("add-missing-mask", "conv2d-channel-mask"), otherwise=ONLY_POISON, sanitize=ERROR)
+P102 = Code("P102", ERROR, "a load outside the tensor its pointer came from", ("matmul-k-tail", "attention-seq-tail"),
+            otherwise=ONLY_POISON, sanitize=ERROR)
+P103 = Code("P103", ERROR, "an atomic outside the tensor its pointer came from", otherwise=ONLY_POISON,
+            sanitize=ERROR)
+
 DETECTOR = Detector("memcheck", "every load and store against its tensor's bounds", run, backends=("interpreter",),
-                    process={"interpreter": 1}, rank=2)
+                    process={"interpreter": 1}, rank=2, codes=(P101, P102, P103))

@@ -11,7 +11,7 @@ from harness.probe import execute as X
 from harness.probe.budget import SCALED_S
 from harness.probe.context import crash, fmt, int_sizes
 from harness.probe.detectors import Detector
-from harness.probe.findings import nondeterminism_severity
+from harness.probe.findings import ERROR, NONDETERMINISM, WARNING, Code, nondeterminism_severity
 
 ORDERS = ("reverse", 1, 2, 3, 4)
 SCALE_FOR_ORDER = 8  # sizes multiplied by this when float atomics agree in every order at the defaults
@@ -97,5 +97,11 @@ def programs_share_writes(ctx) -> str | None:
             "(the race detector's record at the default sizes): every program order gives the same result")
 
 
+P302 = Code("P302", ERROR, "the result changes with the program order (the grid reversed or shuffled)",
+            ("nrm2-race", "sum-reduction-store-race"), sanitize=ERROR, flag="--orders")
+P303 = Code("P303", WARNING, "float atomics make the result's bits depend on the program order (not a bug in "
+                             "itself)", ("nrm2-atomic-order",), otherwise=NONDETERMINISM, sanitize=WARNING,
+            flag="--orders")
+
 DETECTOR = Detector("order", "the grid in other program orders", run, backends=("interpreter",),
-                    process={"interpreter": 1}, rank=4, skip=programs_share_writes)
+                    process={"interpreter": 1}, rank=4, skip=programs_share_writes, codes=(P302, P303))

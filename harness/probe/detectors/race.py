@@ -7,7 +7,7 @@ from __future__ import annotations
 from harness.probe import execute as X
 from harness.probe.context import crash
 from harness.probe.detectors import Detector
-from harness.probe.findings import INFO, WARNING
+from harness.probe.findings import ERROR, INFO, WARNING, Code
 
 
 def run(ctx) -> list:
@@ -67,5 +67,14 @@ def _first_per(hits: list, keys: tuple) -> list:
     return list(out.values())
 
 
+P301 = Code("P301", ERROR, "two programs of one launch touch an address one of them stores to: the result depends "
+                           "on which runs last", ("sum-reduction-store-race", "nrm2-race"), sanitize=ERROR,
+            sanitize_otherwise="a warning where only stores meet there and the reversed and shuffled program orders "
+                               "give the same result: the programs store the same value")
+P304 = Code("P304", WARNING, "lanes of one `tl.store` write one address with different values: which lane lands is "
+                             "unspecified on a GPU", ("duplicate-index-store",))
+P305 = Code("P305", WARNING, "a `tl.load` reads what other lanes of its program stored since its last "
+                             "`tl.debug_barrier()`", ("store-then-load-no-barrier",))
+
 DETECTOR = Detector("race", "stores to addresses other programs touch", run, backends=("interpreter",),
-                    process={"interpreter": 1}, rank=3)
+                    process={"interpreter": 1}, rank=3, codes=(P301, P304, P305))

@@ -15,10 +15,11 @@ A wrong result is then taken apart, one emulation at a time:
 from __future__ import annotations
 
 from harness.probe import execute as X
+from harness.probe import tf32_rounding as tf32
+from harness.probe.casecheck import FLAGGED, QUIET, CaseCheck, Evidence, no_result
 from harness.probe.context import crash, fmt, poison_or_own, wrong
 from harness.probe.detectors import Detector
-from harness.probe import tf32_rounding as tf32
-from harness.probe.findings import ERROR, WARNING
+from harness.probe.findings import ERROR, P112, P203, P204, WARNING, Code
 
 
 def run(ctx) -> list:
@@ -67,5 +68,55 @@ def run(ctx) -> list:
     return [ctx.finding("P201", f"at {fmt(t.sizes)}: {wrong(c.cmp)}", sizes=dict(t.sizes))]
 
 
+P114 = Code("P114", ERROR, "right only when the buffers the launcher allocated (`torch.empty`) start at 0: the "
+                           "kernel reads or accumulates into them before writing", ("atomic-accumulator-empty",))
+P201 = Code("P201", ERROR, "a wrong result at the default sizes: past the tolerance against the float64 reference "
+                           "and past the error floor", ("exp2-wrong-base", "causal-mask-wrong-corner"))
+P202 = Code("P202", ERROR, "NaN or Inf where the reference is finite", ("softmax-no-max-subtraction",
+                                                                        "fp16-accumulation"))
+
+
+# --- its case checks (detect, report): how the casebook scores the same idea on its cases ---
+
+class Reference(CaseCheck):
+    name = label = "reference"
+    what = "compares every result with a float64 reference (rtol/atol from case.toml)"
+    yours = "torch.testing.assert_close(out, ref_in_float64) on sizes that are not multiples of the block"
+    order = 10
+
+    def check(self, ev: Evidence) -> tuple[str, str]:
+        if (r := no_result(ev.run)) is not None:
+            return r
+        bad = [t for t in ev.run.trials if not t.close]
+        if not bad:
+            return QUIET, f"all {len(ev.run.trials)} results match the reference"
+        worst = max(bad, key=lambda t: (t.max_abs, t.n_bad))
+        runs = len({(t.trial, t.call) for t in bad})
+        return FLAGGED, f"{runs} of {len(ev.run.trials)} results wrong; call {worst.call + 1}: " \
+                        f"{worst.result} (reference {worst.reference})"
+
+
+class NanScan(CaseCheck):
+    name = "nan-scan"
+    label = "NaN/Inf scan"
+    what = "looks for NaN or Inf where the reference is finite (not counting the harness's own NaN padding)"
+    yours = "assert torch.isfinite(out).all()"
+    order = 60
+
+    def check(self, ev: Evidence) -> tuple[str, str]:
+        if (r := no_result(ev.run)) is not None:
+            return r
+        nf = max(t.nonfinite for t in ev.run.trials)
+        if not nf:
+            return QUIET, "no NaN or Inf where the reference is finite"
+        probes = ev.run.probes
+        if probes and all(p.nonfinite_with_finite_padding == 0 for p in probes):
+            return QUIET, f"{nf} NaN outputs, all from the harness's NaN padding (see poison reads)"
+        own = max((p.nonfinite_with_finite_padding for p in probes), default=nf)
+        return FLAGGED, f"{own} NaN/Inf outputs where the reference is finite"
+
+
 DETECTOR = Detector("reference", "the default sizes against the float64 reference", run,
-                    process={"interpreter": 0, "gpu": 0}, rank=0, finishes=True)
+                    process={"interpreter": 0, "gpu": 0}, rank=0, finishes=True,
+                    codes=(P112, P114, P201, P202, P203, P204),
+                    case=(Reference(), NanScan()))

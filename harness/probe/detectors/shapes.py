@@ -25,7 +25,7 @@ from harness.probe.context import Context, crash as _crash, fmt as _fmt, grid_fi
 from harness.probe.context import int_sizes, label as _label, never_written, over_memory_cap, wrong as _wrong
 from harness.probe.execute import innermost_file
 from harness.probe.detectors import Detector
-from harness.probe.findings import ERROR, INFO
+from harness.probe.findings import ERROR, INFO, P203, P204, Code
 
 DEFAULT_TRIALS = 24
 
@@ -557,5 +557,14 @@ def _p401(ctx: Context, kind: str, best: dict, first: dict, n: int, runs: int | 
                        defect=defect, sizes=dict(best))
 
 
+P401 = Code("P401", ERROR, "wrong at other sizes (shape fuzzing): the smallest failing sizes, shrunk one size at a "
+                           "time", ("add-missing-mask", "causal-mask-wrong-corner"),
+            otherwise="info where the sizes could not be run")
+P402 = Code("P402", ERROR, "an empty input (a size 0) mishandled", ("empty-input", "atomic-accumulator-empty"),
+            otherwise="info where the launcher refuses a size 0")
+P405 = Code("P405", INFO, "the launcher or Triton raised at a fuzzed size: the launcher's domain, said once at the "
+                          "smallest sizes")
+
 DETECTOR = Detector("shapes", "seeded shape fuzzing, shrunk to the smallest failure; grids at the GPU's sizes", shapes,
-                    process={"interpreter": 0, "gpu": 0}, rank=7, partial=partial)
+                    process={"interpreter": 0, "gpu": 0}, rank=7, partial=partial,
+                    codes=(P203, P204, P401, P402, P405))  # P203, P204: the runner's, from its failures

@@ -39,4 +39,5 @@ def _skip(ctx: Context) -> str | None:
 
 
 DETECTOR = Detector("shapes-rest", "the sizes shape fuzzing left for the diagnosis, in the time the diagnosis left", rest,
-                    process={"interpreter": 0, "gpu": 0}, rank=9, skip=_skip, partial=shapes.partial)
+                    process={"interpreter": 0, "gpu": 0}, rank=9, skip=_skip, partial=shapes.partial,
+                    codes=shapes.DETECTOR.codes)

@@ -1,4 +1,4 @@
-"""``python -m harness detect <slug>``: the runs behind the detectors, and their records.
+"""``python -m harness detect <slug>``: the runs behind the detectors' case checks, and their records.
 
 For each (case, backend, variant) it runs
 
@@ -9,7 +9,7 @@ For each (case, backend, variant) it runs
    sizes, calls, a wrapper such as a sanitizer, environment variables), or why it
    cannot have one here.
 
-Then ``harness.detectors.registry`` judges the evidence.
+Then ``harness.probe.cases`` judges the evidence.
 
 ``--record`` writes ``cases/<slug>/recorded/detect-<backend>.json``; ``harness.report``
 reads those for a backend it cannot run (the GPU, on a laptop). Each record keeps
@@ -32,8 +32,8 @@ from pathlib import Path
 
 from harness.core import fileio, table
 from harness.core.recorded import source_hashes
-from harness.detectors import registry as R
-from harness.detectors.base import NOT_RUN, Evidence
+from harness.probe import cases as R
+from harness.probe.casecheck import NOT_RUN, Evidence
 from harness.errors import UsageError, error_line
 from harness.run.timings import purpose_of
 

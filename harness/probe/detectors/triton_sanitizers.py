@@ -1,4 +1,4 @@
-"""Triton's own sanitizers, compiled into the kernel: ``TRITON_INSTRUMENTATION_MODE=<mode>`` (GPU).
+"""Case checks (``detect``): Triton's own sanitizers, compiled into the kernel: ``TRITON_INSTRUMENTATION_MODE=<mode>`` (GPU).
 
 - ``consan`` (ConSan): hazards between asynchronous operations on shared and tensor
   memory (TMA, wgmma, barriers) in one program;
@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import re
 
-from harness.detectors.base import Detector, Evidence, assertion_finding, no_shared_memory, small_sizes
+from harness.probe.casecheck import CaseCheck, Evidence, assertion_finding, no_shared_memory, small_sizes
+from harness.probe.detectors import Detector
 
 _REPORT = [re.compile(p) for p in (r"Assertion `([^`]*)` failed", r"((?:ConSan|GSan|FpSan|IISan)[^\n]*)",
                                    r"(device-side assert triggered)")]
@@ -37,7 +38,7 @@ def _triton_version() -> str:
         return "?"
 
 
-class TritonSanitizer(Detector):
+class TritonSanitizer(CaseCheck):
     """One ``TRITON_INSTRUMENTATION_MODE`` sanitizer; the mode is the detector's name."""
 
     where = "gpu"
@@ -67,4 +68,7 @@ class TritonSanitizer(Detector):
         return assertion_finding(ev, self.name, _REPORT, fired=f"{self.label} reported: {{0}}",
                                  silent=f"no {self.label} report", what=self.label)
 
-DETECTORS = tuple(TritonSanitizer(m, 105 + i) for i, m in enumerate(("consan", "gsan", "fpsan", "iisan")))
+# case checks only (detect, on a GPU): the probe does not run them on a user's kernel yet
+DETECTOR = Detector("triton-sanitizers", "TRITON_INSTRUMENTATION_MODE: ConSan, GSan, FpSan, IISan", None, backends=(),
+                    rank=21, case=tuple(TritonSanitizer(m, 105 + i)
+                                        for i, m in enumerate(("consan", "gsan", "fpsan", "iisan"))))

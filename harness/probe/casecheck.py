@@ -1,18 +1,15 @@
-"""The detector interface: what a detector is, what it reads, and what it says.
+"""How a detector judges a casebook case's runs (``detect``, ``report``): its ``CaseCheck``.
 
-A detector looks at what one variant did on one backend (its ``Evidence``: the main
-run's events and, for some detectors, one extra run of its own) and returns a
-``DetectorResult``: ``flagged``, ``quiet``, ``n/a`` (it does not apply there) or ``not run``
-(it could not run here: no GPU, tool missing), with a one-line reason.
+A probe detector (``harness.probe.detectors.Detector``) runs on a user's kernel; where the casebook scores the
+same idea on its cases, the detector also carries one or more ``CaseCheck`` (``Detector.case``) that look
+at what one variant did on one backend (its ``Evidence``: the main run's events and, for some checks,
+one extra run of its own) and return a ``DetectorResult``: ``flagged``, ``quiet``, ``n/a`` (it does not
+apply there) or ``not run`` (it could not run here: no GPU, tool missing), with a one-line reason.
 
-A detector *catches* a case when it flags the broken kernel; flagging the fixed
-kernel is a *false alarm*. ``harness.detectors.session`` runs them and
-``harness.detectors.registry`` scores them, the way a race-detection benchmark scores
-its tools.
-
-Each detector is one module of this package that defines a ``Detector`` subclass and
-lists its instances in ``DETECTORS``; the registry finds them there. A detector that
-compares the two backends instead of judging one is an ``AcrossDetector``.
+A check *catches* a case when it flags the broken kernel; flagging the fixed kernel is a *false alarm*.
+``harness.probe.case_runs`` makes the runs and keeps the records, ``harness.probe.cases`` collects the
+checks from the one registry of detectors and scores them, the way a race-detection benchmark scores its
+tools. A check that compares the two backends instead of judging one is an ``AcrossCheck``.
 """
 
 from __future__ import annotations
@@ -53,14 +50,15 @@ class Evidence:
     extra: dict = field(default_factory=dict)  # detector name -> RunResult, or a str: why it was not run
 
 
-class Detector:
-    """One detector. A subclass sets the attributes and overrides ``check``; the rest is optional.
+class CaseCheck:
+    """One detector's check of a case's runs. A subclass sets the attributes and overrides ``check``; the
+    rest is optional.
 
     ``where`` is the backend it runs on: "both", "gpu" or "interpreter" ("across" is
-    ``AcrossDetector``'s). ``order`` places it in tables and in the report (smaller first).
+    ``AcrossCheck``'s). ``order`` places it in tables and in the report (smaller first).
     """
 
-    name = ""  # its name on the command line and in records
+    name = ""  # its name on the command line (detect --skip) and in records
     label = ""  # a column header
     where = "both"
     what = ""  # what it checks, one line
@@ -95,11 +93,11 @@ class Detector:
         raise NotImplementedError
 
     def __repr__(self) -> str:
-        return f"<detector {self.name}>"
+        return f"<case check {self.name}>"
 
 
-class AcrossDetector(Detector):
-    """A detector that compares the GPU with the interpreter, from both backends' verdicts.
+class AcrossCheck(CaseCheck):
+    """A check that compares the GPU with the interpreter, from both backends' verdicts.
 
     It judges no single backend, so its ``check`` is None; ``compare`` gives one finding
     per variant.
@@ -112,7 +110,7 @@ class AcrossDetector(Detector):
         raise NotImplementedError
 
 
-# --- helpers for detectors -----------------------------------------------------------------
+# --- helpers for checks -----------------------------------------------------------------
 
 def small_sizes(spec, backend: str) -> dict:
     """Sizes for a slow extra run: the case's small sizes on the GPU, its own sizes elsewhere."""

@@ -1,4 +1,5 @@
-"""``divergence``: the kernel's behaviour on the GPU against its behaviour under the interpreter.
+"""``divergence`` (a case check, ``detect``): the kernel's behaviour on the GPU against its behaviour under the
+interpreter.
 
 Sizes differ between backends, so the results cannot be compared value by value; what
 can be compared is whether each is right, wrong, varies, or dies.
@@ -7,7 +8,8 @@ can be compared is whether each is right, wrong, varies, or dies.
 from __future__ import annotations
 
 from harness.core.verdict import Observed
-from harness.detectors.base import FLAGGED, NA, NOT_RUN, QUIET, AcrossDetector
+from harness.probe.casecheck import FLAGGED, NA, NOT_RUN, QUIET, AcrossCheck
+from harness.probe.detectors import Detector
 
 
 def behaviour_class(observed: str) -> str:
@@ -15,7 +17,7 @@ def behaviour_class(observed: str) -> str:
     return Observed.parse(observed).kind
 
 
-class Divergence(AcrossDetector):
+class Divergence(AcrossCheck):
     name = "divergence"
     label = "GPU vs interpreter"
     what = "compares the behaviour (ok / wrong / flaky / crash) on the GPU with the interpreter's"
@@ -43,4 +45,6 @@ class Divergence(AcrossDetector):
         return QUIET, f"same on both: {', '.join(same)}"
 
 
-DETECTORS = (Divergence(),)
+# a case check only: the probe compares its backends itself (P205, harness.probe.runner)
+DETECTOR = Detector("divergence", "the GPU against the interpreter, from a case's verdicts on both", None,
+                    backends=(), rank=20, case=(Divergence(),))

@@ -1,6 +1,6 @@
-"""``triton-viz`` (interpreter, optional): one trial with triton-viz's sanitizer around each kernel.
+"""``triton-viz`` (a case check, ``detect``; interpreter, optional): one trial with triton-viz's sanitizer around each kernel.
 
-``harness.detectors.viz_worker`` wraps the worker and prints one line this detector reads.
+``harness.run.viz_worker`` wraps the worker and prints one line this detector reads.
 It runs with guard padding off (pad 0: plain tensors), since triton-viz 3.0 counts a
 padded view's offset twice. Checked with triton-viz 3.0 on Triton 3.7.1 (``pip install
 triton-viz`` in a virtual environment with ``--system-site-packages``; run ``detect`` with
@@ -13,14 +13,15 @@ import importlib.util
 import re
 import sys
 
-from harness.detectors import viz_worker
-from harness.detectors.base import FLAGGED, NA, NOT_RUN, QUIET, Detector, Evidence, count, no_result
+from harness.probe.casecheck import FLAGGED, NA, NOT_RUN, QUIET, CaseCheck, Evidence, count, no_result
+from harness.probe.detectors import Detector
+from harness.run import viz_worker
 
 MARK, UNAVAILABLE = viz_worker.MARK, viz_worker.UNAVAILABLE
 _VIZ = re.compile(re.escape(MARK) + r" (\d+) out-of-bounds accesses(?:; first: (.*))?")
 
 
-class TritonViz(Detector):
+class TritonViz(CaseCheck):
     name = label = "triton-viz"
     where = "interpreter"
     what = "triton-viz's symbolic sanitizer (z3) checks every load and store against its tensor's bounds"
@@ -55,4 +56,6 @@ class TritonViz(Detector):
         return NOT_RUN, f"triton-viz failed: {run.status}: {run.message or 'no message'}"
 
 
-DETECTORS = (TritonViz(),)
+# a case check only (detect, on the interpreter): a peer tool the casebook scores beside its own
+DETECTOR = Detector("triton-viz", "triton-viz's symbolic sanitizer (optional)", None, backends=(), rank=22,
+                    case=(TritonViz(),))

@@ -1,9 +1,9 @@
 """Run the worker with triton-viz's sanitizer around every ``@triton.jit`` kernel.
 
-The triton-viz detector (``harness.detectors.triton_viz``) runs it as a command prefix
+The triton-viz detector's case check (``harness.probe.detectors.triton_viz``) runs it as a command prefix
 (``run_isolated(wrapper=...)``)::
 
-    python -m harness.detectors.viz_worker python -m harness.run.worker '{...}'
+    python -m harness.run.viz_worker python -m harness.run.worker '{...}'
 
 triton-viz (``pip install triton-viz``, optional) traces each kernel launch on the CPU
 and asks z3 whether any load or store can leave the tensors it was given. This module

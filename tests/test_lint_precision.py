@@ -118,6 +118,27 @@ def scores_kernel(q_ptr, k_ptr, out_ptr, N, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, best)
 '''
 
+RENAMED = HEAD + '''
+@triton.jit
+def scratch_kernel(x_ptr, acc_ptr, out_ptr, D: tl.constexpr):
+    row = tl.program_id(0)
+    d = tl.arange(0, D)
+    init_ptrs = acc_ptr + row * D + d
+    tl.store(init_ptrs, tl.load(x_ptr + row * D + d) * 2.0)
+    final_ptrs = acc_ptr + row * D + d
+    tl.store(out_ptr + row * D + d, tl.load(final_ptrs) + 1.0)
+'''
+
+TICKET = HEAD + '''
+@triton.jit
+def reverse_kernel(x_ptr, tmp_ptr, flag_ptr, out_ptr, D: tl.constexpr):
+    row = tl.program_id(0)
+    d = tl.arange(0, D)
+    tl.store(tmp_ptr + row * D + d, tl.load(x_ptr + row * D + d))
+    seen = tl.atomic_add(flag_ptr, 1, sem="acq_rel")
+    tl.store(out_ptr + row * D + d, tl.load(tmp_ptr + row * D + (D - 1 - d)) + seen * 0.0)
+'''
+
 PAIRS = [  # (rule, correct kernel, the same kernel without the reason it is correct)
     ("TL301", ONE_CONFIG, ONE_CONFIG.replace('[triton.Config({"BLOCK": 1024})]',
                                              '[triton.Config({"BLOCK": 1024}), triton.Config({"BLOCK": 256})]')),
@@ -130,6 +151,9 @@ PAIRS = [  # (rule, correct kernel, the same kernel without the reason it is cor
     ("TL202", LENGTHS, LENGTHS.replace("tl.max(lengths, axis=0)", "tl.exp(lengths - tl.max(lengths, axis=0))")),
     ("TL102", SHIFTED, SHIFTED.replace("tl.program_id(0) * C + SHIFT", "tl.program_id(0) * C")),
     ("TL703", SCALAR, SCALAR.replace("tl.load(info_ptr + step * 2 + 1)", "tl.load(info_ptr + step * 2 + 1 + offs)")),
+    ("TL703", RENAMED, RENAMED.replace("final_ptrs = acc_ptr + row * D + d", "final_ptrs = acc_ptr + row * D + (D - 1 - d)")),
+    ("TL703", TICKET, TICKET.replace("seen = tl.atomic_add(flag_ptr, 1, sem=\"acq_rel\")", "tl.atomic_add(flag_ptr, 1, sem=\"acq_rel\")")
+     .replace(" + seen * 0.0", "")),
     ("TL602", TILE, TILE.replace("        qk = tl.zeros((BLOCK,), dtype=tl.float16)\n", "").replace(
         "    best = tl.zeros", "    qk = tl.zeros((BLOCK,), dtype=tl.float16)\n    best = tl.zeros")),
 ]

@@ -139,6 +139,23 @@ def reverse_kernel(x_ptr, tmp_ptr, flag_ptr, out_ptr, D: tl.constexpr):
     tl.store(out_ptr + row * D + d, tl.load(tmp_ptr + row * D + (D - 1 - d)) + seen * 0.0)
 '''
 
+GATHERED = HEAD + '''
+@triton.jit
+def pull_kernel(emb_ptr, head_ptr, tail_ptr, E, D: tl.constexpr, BLOCK: tl.constexpr):
+    e = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    ok = e < E
+    head = tl.load(head_ptr + e, mask=ok, other=0)
+    tail = tl.load(tail_ptr + e, mask=ok, other=0)
+    d = tl.arange(0, D)
+    h = tl.load(emb_ptr + head[:, None] * D + d[None, :], mask=ok[:, None], other=0.0)
+    t = tl.load(emb_ptr + tail[:, None] * D + d[None, :], mask=ok[:, None], other=0.0)
+    w = tl.exp(-tl.sum((h - t) * (h - t), axis=1))
+    tl.atomic_add(emb_ptr + head[:, None] * D + d[None, :], w[:, None] * (t - h), mask=ok[:, None])
+
+def pull(emb, head, tail):
+    pull_kernel[(triton.cdiv(head.shape[0], 128),)](emb, head, tail, head.shape[0], D=emb.shape[1], BLOCK=128)
+'''
+
 PAIRS = [  # (rule, correct kernel, the same kernel without the reason it is correct)
     ("TL301", ONE_CONFIG, ONE_CONFIG.replace('[triton.Config({"BLOCK": 1024})]',
                                              '[triton.Config({"BLOCK": 1024}), triton.Config({"BLOCK": 256})]')),
@@ -154,6 +171,9 @@ PAIRS = [  # (rule, correct kernel, the same kernel without the reason it is cor
     ("TL703", RENAMED, RENAMED.replace("final_ptrs = acc_ptr + row * D + d", "final_ptrs = acc_ptr + row * D + (D - 1 - d)")),
     ("TL703", TICKET, TICKET.replace("seen = tl.atomic_add(flag_ptr, 1, sem=\"acq_rel\")", "tl.atomic_add(flag_ptr, 1, sem=\"acq_rel\")")
      .replace(" + seen * 0.0", "")),
+    ("TL206", GATHERED, GATHERED.replace("w = tl.exp(-tl.sum((h - t) * (h - t), axis=1))",
+                                         "w = tl.exp(-tl.sum((h - t) * (h - t), axis=0))").replace(
+        "w[:, None] * (t - h)", "w[None, :] * (t - h)")),
     ("TL602", TILE, TILE.replace("        qk = tl.zeros((BLOCK,), dtype=tl.float16)\n", "").replace(
         "    best = tl.zeros", "    qk = tl.zeros((BLOCK,), dtype=tl.float16)\n    best = tl.zeros")),
 ]

@@ -32,7 +32,8 @@ FIRST_RUNS = {"A to C": (PACKAGES, 2, ("Held-out set A", "Held-out set B", "Held
               "H to J": (FIRST_RUN, 3, ("Set H", "Set I", "Set J")),
               "K": (FIRST_RUN, 3, ("Set K",)),
               "L": (FIRST_RUN, 3, ("Set L",)),
-              "M": (FIRST_RUN, 3, ("Set M",))}
+              "M": (FIRST_RUN, 3, ("Set M",)),
+              "N": (FIRST_RUN, 3, ("Set N",))}
 
 
 def first_runs(pages: dict[Path, str] | None = None) -> dict[str, dict[str, Counter]]:

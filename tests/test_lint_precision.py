@@ -156,6 +156,63 @@ def pull(emb, head, tail):
     pull_kernel[(triton.cdiv(head.shape[0], 128),)](emb, head, tail, head.shape[0], D=emb.shape[1], BLOCK=128)
 '''
 
+PRUNED = HEAD + '''
+def _divides(**axes):
+    def prune(configs, named_args, **kw):
+        args = {**named_args, **kw}
+        keep = [c for c in configs if all(args[dim] % c.kwargs[ax] == 0 for ax, dim in axes.items())]
+        if not keep:
+            raise ValueError("no config tiles the size")
+        return keep
+    return prune
+
+@triton.autotune(configs=[triton.Config({"BN": 32}), triton.Config({"BN": 64})], key=["N"],
+                 prune_configs_by={"early_config_prune": _divides(BN="N")})
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, N, BN: tl.constexpr):
+    n = tl.program_id(0) * BN + tl.arange(0, BN)
+    tl.store(out_ptr + n, tl.load(x_ptr + n) * 2.0)
+
+def scale(x, out):
+    scale_kernel[lambda meta: (triton.cdiv(x.numel(), meta["BN"]),)](x, out, x.numel())
+'''
+
+PACKED_KEY = HEAD + '''
+def fits_row(configs, named_args, **kwargs):
+    block = triton.next_power_of_2(named_args["n_cols"])
+    return [c for c in configs if c.kwargs["BLOCK"] == block]
+
+@triton.autotune(configs=[triton.Config({"BLOCK": b}) for b in (256, 512, 1024)], key=["shape_key"],
+                 prune_configs_by={"early_config_prune": fits_row})
+@triton.jit
+def rms_kernel(x_ptr, out_ptr, n_rows, n_cols, stride, shape_key, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=0.0)
+    tl.store(out_ptr + row * stride + cols, x / tl.sqrt(tl.sum(x * x) / n_cols), mask=cols < n_cols)
+
+def rms(x, out):
+    n_rows, n_cols = x.shape
+    rms_kernel[(n_rows,)](x, out, n_rows, n_cols, x.stride(0), shape_key=(n_rows.bit_length(), n_cols))
+'''
+
+GATED = HEAD + '''
+@triton.jit
+def rows_kernel(x_ptr, out_ptr, n_rows, D: tl.constexpr, ROWS: tl.constexpr):
+    r = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    d = tl.arange(0, D)
+    ok = (r < n_rows)[:, None]
+    tl.store(out_ptr + r[:, None] * D + d[None, :], tl.load(x_ptr + r[:, None] * D + d[None, :], mask=ok), mask=ok)
+
+def supported(x, L):
+    if x.dim() != 3 or L % 128 or L == 0:
+        return False
+    return True
+
+def rows(x, out, A, L):
+    rows_kernel[((A * L) // 8,)](x, out, A * L, D=x.shape[-1], ROWS=8)
+'''
+
 PAIRS = [  # (rule, correct kernel, the same kernel without the reason it is correct)
     ("TL301", ONE_CONFIG, ONE_CONFIG.replace('[triton.Config({"BLOCK": 1024})]',
                                              '[triton.Config({"BLOCK": 1024}), triton.Config({"BLOCK": 256})]')),
@@ -174,6 +231,13 @@ PAIRS = [  # (rule, correct kernel, the same kernel without the reason it is cor
     ("TL206", GATHERED, GATHERED.replace("w = tl.exp(-tl.sum((h - t) * (h - t), axis=1))",
                                          "w = tl.exp(-tl.sum((h - t) * (h - t), axis=0))").replace(
         "w[:, None] * (t - h)", "w[None, :] * (t - h)")),
+    ("TL101", PRUNED, PRUNED.replace('''                 prune_configs_by={"early_config_prune": _divides(BN="N")})\n''', "")
+     .replace('''key=["N"],\n''', '''key=["N"])\n''')),
+    ("TL101", PRUNED, PRUNED.replace('''        if not keep:
+            raise ValueError("no config tiles the size")
+        return keep''', "        return keep or configs")),
+    ("TL305", PACKED_KEY, PACKED_KEY.replace("shape_key=(n_rows.bit_length(), n_cols)", "shape_key=n_rows.bit_length()")),
+    ("TL401", GATED, GATED.replace("L % 128 or", "L % 4 or")),
     ("TL602", TILE, TILE.replace("        qk = tl.zeros((BLOCK,), dtype=tl.float16)\n", "").replace(
         "    best = tl.zeros", "    qk = tl.zeros((BLOCK,), dtype=tl.float16)\n    best = tl.zeros")),
 ]

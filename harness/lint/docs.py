@@ -33,7 +33,8 @@ FIRST_RUNS = {"A to C": (PACKAGES, 2, ("Held-out set A", "Held-out set B", "Held
               "K": (FIRST_RUN, 3, ("Set K",)),
               "L": (FIRST_RUN, 3, ("Set L",)),
               "M": (FIRST_RUN, 3, ("Set M",)),
-              "N": (FIRST_RUN, 3, ("Set N",))}
+              "N": (FIRST_RUN, 3, ("Set N",)),
+              "O": (FIRST_RUN, 3, ("Set O",))}
 
 
 def first_runs(pages: dict[Path, str] | None = None) -> dict[str, dict[str, Counter]]:

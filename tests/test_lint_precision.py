@@ -213,6 +213,31 @@ def rows(x, out, A, L):
     rows_kernel[((A * L) // 8,)](x, out, A * L, D=x.shape[-1], ROWS=8)
 '''
 
+ONE_LINE = HEAD + '''
+@triton.jit
+def interleave_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK); odd = offs * 2 | 1
+    tl.store(out_ptr + odd, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+def interleave(x, out):
+    interleave_kernel[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
+'''
+
+INTERLEAVED = HEAD + '''
+@triton.jit
+def conj_flip_kernel(z_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    ok = offs < n
+    ptr = z_ptr + offs * 2
+    re = tl.load(ptr, mask=ok, other=0.0)
+    tl.store(ptr, -re, mask=ok)
+    im = tl.load(ptr + 1, mask=ok, other=0.0)
+    tl.store(ptr + 1, -im, mask=ok)
+
+def conj_flip(z):
+    conj_flip_kernel[(triton.cdiv(z.numel() // 2, 256),)](z, z.numel() // 2, BLOCK=256)
+'''
+
 PAIRS = [  # (rule, correct kernel, the same kernel without the reason it is correct)
     ("TL301", ONE_CONFIG, ONE_CONFIG.replace('[triton.Config({"BLOCK": 1024})]',
                                              '[triton.Config({"BLOCK": 1024}), triton.Config({"BLOCK": 256})]')),
@@ -238,6 +263,8 @@ PAIRS = [  # (rule, correct kernel, the same kernel without the reason it is cor
         return keep''', "        return keep or configs")),
     ("TL305", PACKED_KEY, PACKED_KEY.replace("shape_key=(n_rows.bit_length(), n_cols)", "shape_key=n_rows.bit_length()")),
     ("TL401", GATED, GATED.replace("L % 128 or", "L % 4 or")),
+    ("TL701", ONE_LINE, ONE_LINE.replace("odd = offs * 2 | 1", "odd = 2 | 1")),
+    ("TL703", INTERLEAVED, INTERLEAVED.replace("im = tl.load(ptr + 1,", "im = tl.load(ptr + 2,")),
     ("TL602", TILE, TILE.replace("        qk = tl.zeros((BLOCK,), dtype=tl.float16)\n", "").replace(
         "    best = tl.zeros", "    qk = tl.zeros((BLOCK,), dtype=tl.float16)\n    best = tl.zeros")),
 ]

@@ -35,7 +35,8 @@ FIRST_RUNS = {"A to C": (PACKAGES, 2, ("Held-out set A", "Held-out set B", "Held
               "M": (FIRST_RUN, 3, ("Set M",)),
               "N": (FIRST_RUN, 3, ("Set N",)),
               "O": (FIRST_RUN, 3, ("Set O",)),
-              "P": (FIRST_RUN, 3, ("Set P",))}
+              "P": (FIRST_RUN, 3, ("Set P",)),
+              "Q": (FIRST_RUN, 3, ("Set Q",))}
 
 
 def first_runs(pages: dict[Path, str] | None = None) -> dict[str, dict[str, Counter]]:

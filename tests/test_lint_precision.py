@@ -238,6 +238,17 @@ def conj_flip(z):
     conj_flip_kernel[(triton.cdiv(z.numel() // 2, 256),)](z, z.numel() // 2, BLOCK=256)
 '''
 
+WORK_QUEUE = HEAD + '''
+@triton.jit
+def queue_kernel(x_ptr, out_ptr, counter_ptr, n_tiles, BLOCK: tl.constexpr):
+    counter = counter_ptr + tl.program_id(0) % 8
+    tile = tl.atomic_add(counter, 1)
+    while tile < n_tiles:
+        offs = tile * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 2.0)
+        tile = tl.atomic_add(counter, 1)
+'''
+
 PAIRS = [  # (rule, correct kernel, the same kernel without the reason it is correct)
     ("TL301", ONE_CONFIG, ONE_CONFIG.replace('[triton.Config({"BLOCK": 1024})]',
                                              '[triton.Config({"BLOCK": 1024}), triton.Config({"BLOCK": 256})]')),
@@ -265,6 +276,7 @@ PAIRS = [  # (rule, correct kernel, the same kernel without the reason it is cor
     ("TL401", GATED, GATED.replace("L % 128 or", "L % 4 or")),
     ("TL701", ONE_LINE, ONE_LINE.replace("odd = offs * 2 | 1", "odd = 2 | 1")),
     ("TL703", INTERLEAVED, INTERLEAVED.replace("im = tl.load(ptr + 1,", "im = tl.load(ptr + 2,")),
+    ("TL702", WORK_QUEUE, WORK_QUEUE.replace("        tile = tl.atomic_add(counter, 1)", "        tile = tl.atomic_add(counter, 0)")),
     ("TL602", TILE, TILE.replace("        qk = tl.zeros((BLOCK,), dtype=tl.float16)\n", "").replace(
         "    best = tl.zeros", "    qk = tl.zeros((BLOCK,), dtype=tl.float16)\n    best = tl.zeros")),
 ]

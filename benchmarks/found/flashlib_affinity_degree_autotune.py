@@ -13,21 +13,15 @@ import sys
 
 
 def main(site: str) -> int:
-    sys.path.insert(0, site)
-    import torch
-    import triton
+    from _released import released
 
-    if not torch.cuda.is_available():
-        print("error: needs a CUDA device (the released launcher asserts X.is_cuda); nothing ran", file=sys.stderr)
+    loaded = released(site, "flashlib", "flashlib.kernels.distance.triton", "triton_affinity_with_degree",
+                      "the released launcher asserts X.is_cuda")
+    if loaded is None:
         return 2
-    try:
-        import flashlib
-        from flashlib.kernels.distance.triton import triton_affinity_with_degree
-    except ImportError as exc:
-        print(f"error: flashlib not importable from {site}: {exc}", file=sys.stderr)
-        return 2
-    print(f"flashlib {flashlib.__version__}, torch {torch.__version__}, triton {triton.__version__}; "
-          f"{torch.cuda.get_device_name()}")
+    import torch
+
+    _, triton_affinity_with_degree = loaded
     torch.manual_seed(0)
     x = torch.randn(1000, 32, device="cuda")
     gamma = 0.05

@@ -20,21 +20,15 @@ import sys
 
 
 def main(site: str, trials: int) -> int:
-    sys.path.insert(0, site)
-    import torch
-    import triton
+    from _released import released
 
-    if not torch.cuda.is_available():
-        print("error: needs a CUDA device (recurrent_backend='triton' is CUDA only); nothing ran", file=sys.stderr)
+    loaded = released(site, "torchrl", "torchrl.modules", "DreamerV3BlockGRU",
+                      "recurrent_backend='triton' is CUDA only")
+    if loaded is None:
         return 2
-    try:
-        import torchrl
-        from torchrl.modules import DreamerV3BlockGRU
-    except ImportError as exc:
-        print(f"error: torchrl not importable from {site}: {exc}", file=sys.stderr)
-        return 2
-    print(f"torchrl {torchrl.__version__}, torch {torch.__version__}, triton {triton.__version__}; "
-          f"{torch.cuda.get_device_name()}")
+    import torch
+
+    _, DreamerV3BlockGRU = loaded
     races = 0
     # the last two: the shape of torchrl's flaky gradient-parity test (pytorch/rl #4257: batch 2, 4 blocks, hidden
     # 32, projection 48), and a longer one

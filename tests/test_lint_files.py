@@ -180,3 +180,22 @@ def test_sarif_uris_are_uri_references_that_read_back_as_the_path(capsys, tmp_pa
         parts = urlsplit(uri)
         assert unquote(parts.path) == expect and parts.scheme in ("", "file") and not parts.query and not parts.fragment
         assert (parts.scheme == "file") == os.path.isabs(arg)
+
+
+def test_a_generated_kernel_deeper_than_the_recursion_limit_is_linted():
+    """triton-qml's generated kernels chain hundreds of tuple swaps (``a, b = b, a + b``): the data flow follows
+    them one frame or three per step, past Python's default 1,000 frames. Lint finishes them (a rule crashed
+    with RecursionError before), and the caller's recursion limit is left as it was."""
+    import sys
+
+    from harness.lint import lint_source
+
+    lines = ["import triton", "import triton.language as tl", "", "@triton.jit",
+             "def swap_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):",
+             "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)",
+             "    a = tl.load(x_ptr + offs, mask=offs < n, other=0.0)", "    b = a * 2.0"]
+    lines += ["    a, b = b, a + b"] * 500
+    lines += ["    c = a - tl.sum(a, axis=0) / n", "    tl.store(out_ptr + offs, tl.sum(c * c, axis=0) + b, mask=offs < n)"]
+    limit = sys.getrecursionlimit()
+    assert lint_source("\n".join(lines) + "\n", "deep.py") == []
+    assert sys.getrecursionlimit() == limit

@@ -118,6 +118,137 @@ def scores_kernel(q_ptr, k_ptr, out_ptr, N, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, best)
 '''
 
+RENAMED = HEAD + '''
+@triton.jit
+def scratch_kernel(x_ptr, acc_ptr, out_ptr, D: tl.constexpr):
+    row = tl.program_id(0)
+    d = tl.arange(0, D)
+    init_ptrs = acc_ptr + row * D + d
+    tl.store(init_ptrs, tl.load(x_ptr + row * D + d) * 2.0)
+    final_ptrs = acc_ptr + row * D + d
+    tl.store(out_ptr + row * D + d, tl.load(final_ptrs) + 1.0)
+'''
+
+TICKET = HEAD + '''
+@triton.jit
+def reverse_kernel(x_ptr, tmp_ptr, flag_ptr, out_ptr, D: tl.constexpr):
+    row = tl.program_id(0)
+    d = tl.arange(0, D)
+    tl.store(tmp_ptr + row * D + d, tl.load(x_ptr + row * D + d))
+    seen = tl.atomic_add(flag_ptr, 1, sem="acq_rel")
+    tl.store(out_ptr + row * D + d, tl.load(tmp_ptr + row * D + (D - 1 - d)) + seen * 0.0)
+'''
+
+GATHERED = HEAD + '''
+@triton.jit
+def pull_kernel(emb_ptr, head_ptr, tail_ptr, E, D: tl.constexpr, BLOCK: tl.constexpr):
+    e = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    ok = e < E
+    head = tl.load(head_ptr + e, mask=ok, other=0)
+    tail = tl.load(tail_ptr + e, mask=ok, other=0)
+    d = tl.arange(0, D)
+    h = tl.load(emb_ptr + head[:, None] * D + d[None, :], mask=ok[:, None], other=0.0)
+    t = tl.load(emb_ptr + tail[:, None] * D + d[None, :], mask=ok[:, None], other=0.0)
+    w = tl.exp(-tl.sum((h - t) * (h - t), axis=1))
+    tl.atomic_add(emb_ptr + head[:, None] * D + d[None, :], w[:, None] * (t - h), mask=ok[:, None])
+
+def pull(emb, head, tail):
+    pull_kernel[(triton.cdiv(head.shape[0], 128),)](emb, head, tail, head.shape[0], D=emb.shape[1], BLOCK=128)
+'''
+
+PRUNED = HEAD + '''
+def _divides(**axes):
+    def prune(configs, named_args, **kw):
+        args = {**named_args, **kw}
+        keep = [c for c in configs if all(args[dim] % c.kwargs[ax] == 0 for ax, dim in axes.items())]
+        if not keep:
+            raise ValueError("no config tiles the size")
+        return keep
+    return prune
+
+@triton.autotune(configs=[triton.Config({"BN": 32}), triton.Config({"BN": 64})], key=["N"],
+                 prune_configs_by={"early_config_prune": _divides(BN="N")})
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, N, BN: tl.constexpr):
+    n = tl.program_id(0) * BN + tl.arange(0, BN)
+    tl.store(out_ptr + n, tl.load(x_ptr + n) * 2.0)
+
+def scale(x, out):
+    scale_kernel[lambda meta: (triton.cdiv(x.numel(), meta["BN"]),)](x, out, x.numel())
+'''
+
+PACKED_KEY = HEAD + '''
+def fits_row(configs, named_args, **kwargs):
+    block = triton.next_power_of_2(named_args["n_cols"])
+    return [c for c in configs if c.kwargs["BLOCK"] == block]
+
+@triton.autotune(configs=[triton.Config({"BLOCK": b}) for b in (256, 512, 1024)], key=["shape_key"],
+                 prune_configs_by={"early_config_prune": fits_row})
+@triton.jit
+def rms_kernel(x_ptr, out_ptr, n_rows, n_cols, stride, shape_key, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=0.0)
+    tl.store(out_ptr + row * stride + cols, x / tl.sqrt(tl.sum(x * x) / n_cols), mask=cols < n_cols)
+
+def rms(x, out):
+    n_rows, n_cols = x.shape
+    rms_kernel[(n_rows,)](x, out, n_rows, n_cols, x.stride(0), shape_key=(n_rows.bit_length(), n_cols))
+'''
+
+GATED = HEAD + '''
+@triton.jit
+def rows_kernel(x_ptr, out_ptr, n_rows, D: tl.constexpr, ROWS: tl.constexpr):
+    r = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    d = tl.arange(0, D)
+    ok = (r < n_rows)[:, None]
+    tl.store(out_ptr + r[:, None] * D + d[None, :], tl.load(x_ptr + r[:, None] * D + d[None, :], mask=ok), mask=ok)
+
+def supported(x, L):
+    if x.dim() != 3 or L % 128 or L == 0:
+        return False
+    return True
+
+def rows(x, out, A, L):
+    rows_kernel[((A * L) // 8,)](x, out, A * L, D=x.shape[-1], ROWS=8)
+'''
+
+ONE_LINE = HEAD + '''
+@triton.jit
+def interleave_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK); odd = offs * 2 | 1
+    tl.store(out_ptr + odd, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+def interleave(x, out):
+    interleave_kernel[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), BLOCK=256)
+'''
+
+INTERLEAVED = HEAD + '''
+@triton.jit
+def conj_flip_kernel(z_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    ok = offs < n
+    ptr = z_ptr + offs * 2
+    re = tl.load(ptr, mask=ok, other=0.0)
+    tl.store(ptr, -re, mask=ok)
+    im = tl.load(ptr + 1, mask=ok, other=0.0)
+    tl.store(ptr + 1, -im, mask=ok)
+
+def conj_flip(z):
+    conj_flip_kernel[(triton.cdiv(z.numel() // 2, 256),)](z, z.numel() // 2, BLOCK=256)
+'''
+
+WORK_QUEUE = HEAD + '''
+@triton.jit
+def queue_kernel(x_ptr, out_ptr, counter_ptr, n_tiles, BLOCK: tl.constexpr):
+    counter = counter_ptr + tl.program_id(0) % 8
+    tile = tl.atomic_add(counter, 1)
+    while tile < n_tiles:
+        offs = tile * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs) * 2.0)
+        tile = tl.atomic_add(counter, 1)
+'''
+
 PAIRS = [  # (rule, correct kernel, the same kernel without the reason it is correct)
     ("TL301", ONE_CONFIG, ONE_CONFIG.replace('[triton.Config({"BLOCK": 1024})]',
                                              '[triton.Config({"BLOCK": 1024}), triton.Config({"BLOCK": 256})]')),
@@ -130,6 +261,22 @@ PAIRS = [  # (rule, correct kernel, the same kernel without the reason it is cor
     ("TL202", LENGTHS, LENGTHS.replace("tl.max(lengths, axis=0)", "tl.exp(lengths - tl.max(lengths, axis=0))")),
     ("TL102", SHIFTED, SHIFTED.replace("tl.program_id(0) * C + SHIFT", "tl.program_id(0) * C")),
     ("TL703", SCALAR, SCALAR.replace("tl.load(info_ptr + step * 2 + 1)", "tl.load(info_ptr + step * 2 + 1 + offs)")),
+    ("TL703", RENAMED, RENAMED.replace("final_ptrs = acc_ptr + row * D + d", "final_ptrs = acc_ptr + row * D + (D - 1 - d)")),
+    ("TL703", TICKET, TICKET.replace("seen = tl.atomic_add(flag_ptr, 1, sem=\"acq_rel\")", "tl.atomic_add(flag_ptr, 1, sem=\"acq_rel\")")
+     .replace(" + seen * 0.0", "")),
+    ("TL206", GATHERED, GATHERED.replace("w = tl.exp(-tl.sum((h - t) * (h - t), axis=1))",
+                                         "w = tl.exp(-tl.sum((h - t) * (h - t), axis=0))").replace(
+        "w[:, None] * (t - h)", "w[None, :] * (t - h)")),
+    ("TL101", PRUNED, PRUNED.replace('''                 prune_configs_by={"early_config_prune": _divides(BN="N")})\n''', "")
+     .replace('''key=["N"],\n''', '''key=["N"])\n''')),
+    ("TL101", PRUNED, PRUNED.replace('''        if not keep:
+            raise ValueError("no config tiles the size")
+        return keep''', "        return keep or configs")),
+    ("TL305", PACKED_KEY, PACKED_KEY.replace("shape_key=(n_rows.bit_length(), n_cols)", "shape_key=n_rows.bit_length()")),
+    ("TL401", GATED, GATED.replace("L % 128 or", "L % 4 or")),
+    ("TL701", ONE_LINE, ONE_LINE.replace("odd = offs * 2 | 1", "odd = 2 | 1")),
+    ("TL703", INTERLEAVED, INTERLEAVED.replace("im = tl.load(ptr + 1,", "im = tl.load(ptr + 2,")),
+    ("TL702", WORK_QUEUE, WORK_QUEUE.replace("        tile = tl.atomic_add(counter, 1)", "        tile = tl.atomic_add(counter, 0)")),
     ("TL602", TILE, TILE.replace("        qk = tl.zeros((BLOCK,), dtype=tl.float16)\n", "").replace(
         "    best = tl.zeros", "    qk = tl.zeros((BLOCK,), dtype=tl.float16)\n    best = tl.zeros")),
 ]

@@ -32,7 +32,12 @@ FIRST_RUNS = {"A to C": (PACKAGES, 2, ("Held-out set A", "Held-out set B", "Held
               "E to G": (PACKAGES, 2, ("First runs after issue 39",)),
               "H to J": (FIRST_RUN, 3, ("Set H", "Set I", "Set J")),
               "K": (FIRST_RUN, 3, ("Set K",)),
-              "L": (FIRST_RUN, 3, ("Set L",))}
+              "L": (FIRST_RUN, 3, ("Set L",)),
+              "M": (FIRST_RUN, 3, ("Set M",)),
+              "N": (FIRST_RUN, 3, ("Set N",)),
+              "O": (FIRST_RUN, 3, ("Set O",)),
+              "P": (FIRST_RUN, 3, ("Set P",)),
+              "Q": (FIRST_RUN, 3, ("Set Q",))}
 
 
 def first_runs(pages: dict[Path, str] | None = None) -> dict[str, dict[str, Counter]]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -102,7 +103,22 @@ def suppressed(lines: list[str], finding: LintFinding) -> bool:
     return False
 
 
+# The data flow follows names through their assignments recursively, one Python frame or three per step, and a
+# generated kernel can chain hundreds of them (``a, b = b, a + b`` line after line): deeper than Python's default
+# 1,000 frames. Since 3.11 a Python-to-Python call takes no C stack, so a higher limit only lets the walk finish.
+RECURSION_LIMIT = 100_000
+
+
 def lint_module(module: Module, rules: list[Rule], errors: list[LintError] | None = None) -> list[LintFinding]:
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
+    try:
+        return _lint_module(module, rules, errors)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _lint_module(module: Module, rules: list[Rule], errors: list[LintError] | None = None) -> list[LintFinding]:
     out, seen = [], set()
     for r in rules:
         try:

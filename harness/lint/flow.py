@@ -64,24 +64,34 @@ class Reach:
     def reaching(self, use: ast.Name) -> list[ast.expr]:
         """The values assigned to ``use.id`` that can reach this use: the last assignment before it in a
         block that encloses it (earlier ones are overwritten), any later-nested one before it (an ``if``
-        may or may not run), and, inside a loop, the loop's own assignments after it (the next iteration)."""
+        may or may not run), and, inside a loop, the loop's own assignments after it (the next iteration).
+        Before and after are the order of the statements (``position``), two on one line included."""
         cached = self._reaching.get(id(use))
         if cached is not None:
             return cached
         values = [v for v, _ in self.env.get(use.id, ())]
-        line = getattr(use, "lineno", None)
-        if line is None or use not in self.parents:
+        if getattr(use, "lineno", None) is None or use not in self.parents:
             return values
+        here = self.position(use)
         enclosing = set(map(id, self.ancestors(use)))
         loops = [a for a in self.ancestors(use) if isinstance(a, (ast.For, ast.While))]
-        before = [v for v in values if v.lineno < line and not self.returns_between(v, use)]
+        before = [v for v in values if self.position(v) < here and not self.returns_between(v, use)]
         dominating = [v for v in before if id(self.block_of(v)) in enclosing]
-        last = max(dominating, key=lambda v: v.lineno) if dominating else None
-        out = [v for v in before if last is None or v is last or v.lineno > last.lineno]
+        last = max(dominating, key=self.position) if dominating else None
+        out = [v for v in before if last is None or v is last or self.position(v) > self.position(last)]
         for loop in loops:
-            out += [v for v in values if v.lineno >= line and loop.lineno <= v.lineno <= loop.end_lineno]
+            out += [v for v in values if self.position(v) >= here and loop.lineno <= v.lineno <= loop.end_lineno]
         self._reaching[id(use)] = out
         return out
+
+    def position(self, node: ast.AST) -> tuple[int, int]:
+        """Where the statement that holds ``node`` starts: statements are ordered by it, two on one line
+        (``a = ...; b = a | m``) by their columns."""
+        stmt = node
+        while stmt is not None and not isinstance(stmt, ast.stmt):
+            stmt = self.parents.get(stmt)
+        stmt = stmt or node
+        return stmt.lineno, stmt.col_offset
 
     def returns_between(self, a: ast.AST, b: ast.AST) -> bool:
         """``a`` sits in a branch of an ``if`` that does not hold ``b`` and ends in ``return``: a program that ran

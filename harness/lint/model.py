@@ -28,6 +28,7 @@ class Autotune:
     opaque_hook: bool = False  # some pre_hook lint cannot read: it may reset anything
     single: bool = False  # configs= is (as lint reads it) one Config: the autotuner never benchmarks
     values: dict[str, set] = field(default_factory=dict)  # a tuned name -> every literal value its configs give it
+    divides: dict[str, str] = field(default_factory=dict)  # a tuned block -> the argument the pruning keeps it dividing
 
     @property
     def benchmarks(self) -> bool:
@@ -393,7 +394,57 @@ def read_autotune(call: ast.Call, functions: dict | None = None, constants: dict
         for k, v in zip(prune.keys, prune.values):
             if isinstance(k, ast.Constant) and k.value == "early_config_prune" and isinstance(v, ast.Name):
                 at.prune = v.id
+            if isinstance(k, ast.Constant) and k.value == "early_config_prune":
+                at.divides = pruned_divisors(v, functions or {})
     return at
+
+
+def pruned_divisors(prune: ast.AST, functions: dict) -> dict[str, str]:
+    """What an ``early_config_prune`` keeps whole: ``{block: argument}`` for each filter ``nargs["K"] %
+    c.kwargs["BLOCK_K"] == 0`` in a comprehension whose result is all the function returns (or it raises: no
+    fallback to the configs as they came). Also a factory of such functions called with the pairs
+    (``_divides(BN="CZ")``, whose filter reads ``args[dim] % c.kwargs[ax]`` for each ``ax, dim`` of its
+    ``**axes``). Triton prunes on every tuning of a kernel with more than one config."""
+    fn, pairs = None, None
+    if isinstance(prune, ast.Name):
+        fn = functions.get(prune.id)
+    elif isinstance(prune, ast.Call) and isinstance(prune.func, ast.Name) and prune.func.id in functions:
+        factory = functions[prune.func.id]
+        if factory.args.kwarg is None or prune.args or not all(
+                k.arg and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str) for k in prune.keywords):
+            return {}
+        fn = next((n for n in factory.body if isinstance(n, ast.FunctionDef)), None)
+        pairs = {k.arg: k.value.value for k in prune.keywords}
+    if fn is None:
+        return {}
+    kept = {}  # the names a filtering comprehension is assigned to
+    filters = []
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.ListComp) and len(n.targets) == 1 and \
+                isinstance(n.targets[0], ast.Name):
+            kept[n.targets[0].id] = n.value
+    for comp in [c for c in ast.walk(fn) if isinstance(c, ast.ListComp)]:
+        for test in (t for g in comp.generators for t in g.ifs):
+            for n in ast.walk(test):
+                if isinstance(n, ast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], ast.Eq) and \
+                        isinstance(n.comparators[0], ast.Constant) and n.comparators[0].value == 0 and \
+                        isinstance(n.left, ast.BinOp) and isinstance(n.left.op, ast.Mod):
+                    filters.append((comp, n.left.left, n.left.right))
+    returns = [r.value for r in ast.walk(fn) if isinstance(r, ast.Return)]
+    whole = {id(kept[r.id]) if isinstance(r, ast.Name) and r.id in kept else id(r) for r in returns}
+    out = {}
+    for comp, num, den in filters:
+        if whole != {id(comp)}:  # some return gives back configs the filter did not keep
+            continue
+        if not (isinstance(den, ast.Subscript) and isinstance(den.value, ast.Attribute) and den.value.attr == "kwargs"
+                and isinstance(num, ast.Subscript)):
+            continue
+        block, arg = den.slice, num.slice
+        if isinstance(block, ast.Constant) and isinstance(arg, ast.Constant):
+            out[block.value] = arg.value
+        elif pairs is not None and isinstance(block, ast.Name) and isinstance(arg, ast.Name):
+            out.update(pairs)
+    return out
 
 
 def literal_strings(node: ast.AST | None) -> list[str] | None:

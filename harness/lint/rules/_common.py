@@ -252,7 +252,8 @@ def divisibility_checked(flow: Flow, block: str) -> bool:
     fall back``, ``return K % _BLOCK_K == 0`` in the function that picks this kernel): the author keeps the last
     block whole. The divisor is the block's name, the name or value the launches pass for it (or, for a tuned
     block, the expression its autotune configs give it: ``TritonConfig.BLOCK_K``), or a multiple of every
-    literal value they pass (or its literal configs give it)."""
+    literal value they pass (or its literal configs give it); or the kernel's ``early_config_prune`` keeps only
+    configs whose block divides an argument (``Autotune.divides``)."""
     def asserts(root: ast.AST, names: set[str]) -> bool:
         return any(isinstance(n, (ast.Assert, ast.If)) and any(
             isinstance(b, ast.BinOp) and isinstance(b.op, ast.Mod) and ast.unparse(b.right).lower() in names
@@ -268,6 +269,9 @@ def divisibility_checked(flow: Flow, block: str) -> bool:
     for divisor, value in remainder_tests(flow.m):
         if divisor in names or value and known and all(value % v == 0 for v in known):
             return True
+    at = flow.k.autotune
+    if at is not None and at.benchmarks and block in at.divides and not any(block in l.args for l in launches):
+        return True  # the autotuner's pruning keeps only configs whose block divides the size
     if not launches:  # launched from elsewhere (a wrapper, a namespace): an assert anywhere in the file counts
         kernels = {id(k.node) for k in flow.m.kernels.values()}
         return any(asserts(fn, {block.lower()}) for fn in flow.m.functions.values() if id(fn) not in kernels)

@@ -61,6 +61,23 @@ def sizes(flow) -> set[str]:
     return out - flow.k.constexprs
 
 
+def keyed_at_every_launch(flow, key: list[str], name: str) -> bool:
+    """Every launch passes, for some argument of the key, an expression built from what it passes for ``name``
+    (``shape_key=pack(M, N=N, K=K)`` with ``N`` passed as ``N``): the key changes when ``name`` does."""
+    launches = flow.k.launches
+    if not launches:
+        return False
+    for launch in launches:
+        passed = launch.args.get(name)
+        if passed is None:
+            return False
+        text = ast.unparse(passed)
+        if not any(k in launch.args and k != name and any(ast.unparse(n) == text for n in ast.walk(launch.args[k]))
+                   for k in key):
+            return False
+    return True
+
+
 @rule("TL305", "autotune-key-misses-pruned-arg", cases=("autotune-key-missing-shape",), confidence=HIGH,
       bad=BAD, good=GOOD,
       summary="@triton.autotune's early_config_prune reads a kernel argument that key= does not list")
@@ -69,7 +86,9 @@ def check(module):
     ``n_cols`` and ``n_cols`` is not in the key, a second call with another ``n_cols`` reuses a config that
     was never valid for it (a block narrower than the row). Everything the pruning reads belongs in the key.
     Quiet when the key names a bucket of the argument (``M_CLOSEST`` or ``m_key`` for ``M``): that is
-    deliberate; when the pruning gives back its configs unchanged (it only logs); only
+    deliberate; when every launch passes for an argument of the key an expression built from what it passes for
+    the missing one (``shape_key=pack(M, N=N)``: the key covers ``N``); when the pruning gives back its configs
+    unchanged (it only logs); only
     arguments the kernel uses as sizes count (a tensor's dtype is in the autotuner's key by itself)."""
     for flow in flows(module):
         at = flow.k.autotune
@@ -77,7 +96,8 @@ def check(module):
         if fn is None or at.key is None or keeps_all(fn):
             continue
         tokens = {t.lower() for k in at.key for t in k.split("_")}  # M_CLOSEST, m_key: a bucket of M, named for it
-        missing = sorted(m for m in (pruned_reads(fn) & sizes(flow)) - set(at.key) - at.tuned if m.lower() not in tokens)
+        missing = sorted(m for m in (pruned_reads(fn) & sizes(flow)) - set(at.key) - at.tuned if m.lower() not in tokens
+                         and not keyed_at_every_launch(flow, at.key, m))
         if missing:
             node = next((k.value for k in at.node.keywords if k.arg == "key"), at.node)
             yield node, (f"the autotune key {at.key} leaves out {', '.join(missing)}, which {fn.name} (the config "

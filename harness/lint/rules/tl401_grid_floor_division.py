@@ -48,16 +48,54 @@ def floor_divisions(expr: ast.AST):
 
 
 def exact(launch, n: ast.AST, module) -> bool:
-    """A division lint can see is exact: two numbers (module constants included) that divide, or a
-    dividend built as ``something * divisor`` (``padded = cdiv(n, B) * B``)."""
+    """A division lint can see is exact: two numbers (module constants included) that divide, a dividend built
+    as ``something * divisor`` (``padded = cdiv(n, B) * B``), or a product one of whose factors the file tests
+    for a multiple of the divisor (``(A * L) // 8`` where a gate requires ``L % 128 == 0``)."""
     if not isinstance(n, ast.BinOp):
         return False
     a, b = module_int(module, n.left), module_int(module, n.right)
     if a is not None and b:
         return a % b == 0
     left = launch.resolve(n.left)
-    return isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mult) and ast.unparse(n.right) in (
-        ast.unparse(left.left), ast.unparse(left.right))
+    if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mult) and ast.unparse(n.right) in (
+            ast.unparse(left.left), ast.unparse(left.right)):
+        return True
+    return b is not None and b > 0 and any(f % b == 0 for f in tested_multiples(module, factors(left)))
+
+
+def factors(node: ast.AST) -> set[str]:
+    """The source text of each factor of a product (``A * L`` gives ``A`` and ``L``), the node itself included."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return factors(node.left) | factors(node.right) | {ast.unparse(node)}
+    return {ast.unparse(node)}
+
+
+def tested_multiples(module, names: set[str]) -> list[int]:
+    """The literal divisors of every remainder test in the file on one of ``names`` (``L % 128 == 0``, ``if L %
+    128: return False`` in the function that gates the launch): that factor is a multiple of each, so a product
+    holding it divides by any divisor of theirs."""
+    tests = []  # remainders used as tests: x % m == 0 (or != 0) anywhere; bare in an if/assert/while condition
+    for n in module.nodes:
+        if isinstance(n, ast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], (ast.Eq, ast.NotEq)) and \
+                isinstance(n.comparators[0], ast.Constant) and n.comparators[0].value == 0:
+            tests.append(n.left)
+        elif isinstance(n, (ast.If, ast.Assert, ast.While, ast.IfExp)):
+            parts = [n.test]
+            while parts:
+                t = parts.pop()
+                if isinstance(t, ast.BoolOp):
+                    parts.extend(t.values)
+                elif isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not):
+                    parts.append(t.operand)
+                else:
+                    tests.append(t)
+    out = []
+    for t in tests:
+        if isinstance(t, ast.BinOp) and isinstance(t.op, ast.Mod) and ast.unparse(t.left) in names:
+            value = module_int(module, t.right)
+            if value:
+                out.append(value)
+    return out
 
 
 @rule("TL401", "grid-floor-division", cases=("grid-floor-division",), confidence=HIGH, bad=BAD, good=GOOD,

@@ -31,6 +31,16 @@ def innermost(flow, node):
     return next((a for a in flow.ancestors(node) if isinstance(a, ast.While)), None)
 
 
+def draws(flow, call: ast.Call) -> bool:
+    """``tl.atomic_add(counter, k)`` with ``k`` a nonzero literal: every call moves the counter itself, so a loop
+    that runs while the number drawn is below a bound ends by its own draws (a work queue); a poll that waits
+    for another program reads without moving it (``atomic_add(flag, 0)``, a volatile load, ``atomic_cas``)."""
+    if flow.m.tl_call(call) != "atomic_add":
+        return False
+    step = arg(call, 1, "val")
+    return isinstance(step, ast.Constant) and isinstance(step.value, (int, float)) and step.value > 0
+
+
 @rule("TL702", "spin-wait-on-program-order", cases=("spin-lock-no-ordering",), confidence=HIGH, bad=BAD, good=GOOD,
       summary="a while loop that polls an address derived from tl.program_id (a flag another program sets)")
 def check(module):
@@ -39,7 +49,8 @@ def check(module):
     from a ticket (``tl.atomic_add(counter, 1)``), which only running programs can draw. A poll is an atomic,
     or a volatile load, re-read inside the loop, whose value the loop's condition (or an ``if ...: break`` in
     it) reads; it is reported at the innermost loop that polls. Quiet when the polled address comes from an
-    atomic ticket, and for a mutex (``atomic_cas(lock, 0, 1)`` until taken, ``atomic_xchg(lock, 0)`` on the same
+    atomic ticket or the poll draws one itself (``t = tl.atomic_add(counter, 1)`` until ``t`` passes a bound: a
+    work queue), and for a mutex (``atomic_cas(lock, 0, 1)`` until taken, ``atomic_xchg(lock, 0)`` on the same
     address to give it back): whoever holds it is running."""
     for flow in flows(module):
         for loop in (n for n in flow.nodes if isinstance(n, ast.While)):
@@ -53,6 +64,8 @@ def check(module):
             released = {ast.unparse(arg(c, 0, "pointer")) for c in flow.calls("atomic_xchg") if arg(c, 0, "pointer") is not None}
             for c in polls:
                 pointer = arg(c, 0, "pointer")
+                if draws(flow, c):
+                    continue  # a work queue: each turn takes the next number itself, whoever else takes some
                 if flow.m.tl_call(c) == "atomic_cas" and pointer is not None and ast.unparse(pointer) in released:
                     continue  # a mutex: taken with atomic_cas, given back with atomic_xchg; its holder is running
                 nodes = list(flow.sources(pointer)) if pointer is not None else []

@@ -1,0 +1,28 @@
+"""What the GPU-only scripts of benchmarks/found share: the released package imported from the folder it was
+installed into (``pip install --no-deps --target SITE``), on a CUDA device, or one line on stderr saying why
+nothing ran."""
+
+import importlib
+import sys
+
+
+def released(site: str, package: str, module: str, name: str, why_gpu: str):
+    """``(package module, the function or class named)`` from ``SITE``, with a line naming the package, torch,
+    Triton and the device printed; None (after an ``error:`` line on stderr) when there is no CUDA device or the
+    package does not import."""
+    sys.path.insert(0, site)
+    import torch
+    import triton
+
+    if not torch.cuda.is_available():
+        print(f"error: needs a CUDA device ({why_gpu}); nothing ran", file=sys.stderr)
+        return None
+    try:
+        top = importlib.import_module(package)
+        found = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        print(f"error: {package} not importable from {site}: {exc}", file=sys.stderr)
+        return None
+    print(f"{package} {top.__version__}, torch {torch.__version__}, triton {triton.__version__}; "
+          f"{torch.cuda.get_device_name()}")
+    return top, found

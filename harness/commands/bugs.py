@@ -5,6 +5,7 @@ peers scored on code nobody here wrote.
     python -m harness bugs --fetch [NAME...]          both versions of each into the cache
     python -m harness bugs --verify [NAME...]         the buggy version fails at its trigger, the fixed passes
     python -m harness bugs [NAME...]                  the scoreboard: the probe and the peers on both versions
+    python -m harness bugs --shard I/N --record       one shard's rows (run N at once); then --no-run: the board
 
 ``--record`` writes what ran: verification beside each entry (``recorded/verify-<backend>.json``),
 the scoreboard as ``docs/bugs/scoreboard-<backend>.md`` and ``.json``. ``--ray ADDRESS`` runs each
@@ -124,6 +125,8 @@ def run(args) -> int:
     from harness.run.backends import resolve_backends
 
     good, bad = _entries(args.names)
+    if args.shard:
+        good, bad = shard(good, *args.shard), shard(bad, *args.shard)
     if args.list:
         return _list(good, bad)
     if args.fetch:
@@ -147,8 +150,8 @@ def run(args) -> int:
     for backend in args.backends:
         rows = []
         if not args.no_run:
-            opts = {"large": True} if args.large and "gpu" in board.parts(backend) else {}
-            tasks = [(slug, v, backend, peers, 2, args.timeout, not args.no_probe, opts)
+            runs = ("probe",) if args.no_trigger else board.RUNS
+            tasks = [(slug, v, backend, peers, 2, args.timeout, not args.no_probe, runs)
                      for slug in list(good) + list(bad) for v in ("buggy", "fixed")]
             say = None if args.quiet else (lambda m: print(f"  {m}", file=sys.stderr, flush=True))
             env = environment(board.parts(backend)[0])
@@ -157,6 +160,14 @@ def run(args) -> int:
                                    on_row=_keeper(backend, env) if args.record else None)
             rows = [{**r, "env": env} for r in rows]
         shown_entries = good
+        if args.shard and args.record:  # a shard keeps its rows; the board of all is made by --no-run
+            print(f"shard {args.shard[0]}/{args.shard[1]}: {len(rows)} rows recorded in docs/bugs/rows/{backend}/ "
+                  f"(merge: python -m harness bugs --no-run --backend {backend})", flush=True)
+            for r in rows:
+                if "error" in r:
+                    print(f"error: {backend} {r['slug']} {r['variant']}: {r['error']}", file=sys.stderr)
+                    status = EXIT_USAGE
+            continue
         if args.record or args.no_run:  # the scoreboard of every entry: its newest rows, each tool's newest result
             shown_entries, others = _entries([])
             rows = record.read_rows(backend, list(shown_entries) + list(others))
@@ -179,6 +190,24 @@ def run(args) -> int:
                 print(f"error: {backend} {x['slug']}: {x['error']}", file=sys.stderr)
                 status = EXIT_USAGE
     return status
+
+
+def shard(entries: dict, i: int, n: int) -> dict:
+    """Shard ``i`` of ``n`` (1-based) of the entries: every n-th of them in name order, from the
+    i-th. The shards of one ``n`` hold every entry once; each writes its own entries' rows, and
+    ``--no-run`` makes the board of all of them."""
+    names = sorted(entries)
+    return {k: entries[k] for k in names[i - 1::n]}
+
+
+def _shard(text: str) -> tuple[int, int]:
+    """--shard I/N: 1 <= I <= N."""
+    import argparse
+
+    i, sep, n = text.partition("/")
+    if not sep or not i.strip().isdigit() or not n.strip().isdigit() or not 1 <= int(i) <= int(n):
+        raise argparse.ArgumentTypeError(f"{text!r} is not I/N with 1 <= I <= N (e.g. 3/8)")
+    return int(i), int(n)
 
 
 def _peers(text: str) -> list:
@@ -229,8 +258,11 @@ def register(sub) -> None:
     p.add_argument("--no-run", action="store_true", help="remake the scoreboard from the recorded rows only")
     p.add_argument("--no-probe", action="store_true",
                    help="run only the peers (--peers), adding their columns to the recorded rows")
-    p.add_argument("--large", action="store_true",
-                   help="on the GPU, probe with --large too: sizes past 2**31 elements (int32 offsets)")
+    p.add_argument("--shard", type=_shard, default=None, metavar="I/N",
+                   help="only the I-th of N shards of the entries (every N-th by name); with --record it writes "
+                        "their rows only: --no-run then makes the board of every shard's rows")
+    p.add_argument("--no-trigger", action="store_true",
+                   help="skip the given-the-trigger run (bugs/README.md): the default run and the peers only")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=_run)
 

@@ -1,0 +1,193 @@
+"""The board's two runs (bugs/README.md): the default run holds what a user's probe file would
+(the author's input switches pinned, no GPU_SIZES, --large by the sizes' own rule), the run given
+the trigger holds what the entry's author knew; and shards of the board, merged by --no-run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from harness.bugs import board, manifest, plain, record
+from harness.probe.target import load
+
+ROOT = Path(__file__).resolve().parents[1]
+
+GLUE = textwrap.dedent('''\
+    import torch
+
+    def launch_buggy(x, w):
+        return x
+    launch_fixed = launch_buggy
+
+    def make_inputs(*, device, gen, n=8, cols=4, transposed=0, nan_rows=0, experts=4):
+        x = torch.randn(n, cols, generator=gen)
+        if transposed:
+            x = torch.randn(cols, n, generator=gen).t()
+        x[:nan_rows] = float("nan")
+        w = torch.randint(0, experts, (n, n))
+        return {"x": x, "w": w}
+
+    def reference(x, w):
+        return x
+    FUZZ = {"n": (1, TOP), "cols": (1, 4)}
+    ''')
+
+TOML = textwrap.dedent('''\
+    title = "t"
+    project = "demo"
+    repository = "https://github.com/example/demo"
+    licence = "MIT"
+    kind = "reproduction"
+    category = "bounds"
+    defect = "out-of-bounds-read"
+    triggers = ["tail"]
+    shows_on = ["interpreter"]
+    summary = "s"
+    [links]
+    fix = "https://github.com/example/demo/pull/1"
+    [buggy]
+    commit = "a"
+    [fixed]
+    commit = "b"
+    [verify]
+    sizes = { n = 5, transposed = 1 }
+    gpu_sizes = { n = 70000, nan_rows = 2 }
+    ''')
+
+
+def _entry(tmp_path: Path, top: int = 1 << 16) -> manifest.Entry:
+    d = tmp_path / "bugs" / "demo-entry"
+    d.mkdir(parents=True)
+    (d / "bug.toml").write_text(TOML)
+    (d / "probe.py").write_text(GLUE.replace("TOP", str(top)))
+    return manifest.read(d)
+
+
+def test_the_value_a_keyword_is_changed_to_stays_in_its_range():
+    assert plain.other_value(8, None, None) == 16
+    assert plain.other_value(0, None, None) == 1
+    assert plain.other_value(4, 2, 4) == 2  # twice is past the top: the range's other end
+    assert plain.other_value(3, 1, 5) == 5
+    assert plain.other_value(7, 7, 7) is None  # FUZZ pins it
+
+
+def test_the_profile_finds_the_keywords_that_shape_no_tensor_and_the_largest_input_at_the_tops(tmp_path):
+    e = _entry(tmp_path)
+    p = plain.profile(load(str(e.glue), launcher="launch_buggy"))
+    assert p["shapeless"] == ["transposed", "nan_rows", "experts"]  # n and cols shape x and w
+    assert p["defaults"] == {"n": 8, "cols": 4, "transposed": 0, "nan_rows": 0, "experts": 4}
+    # w is n x n: at n = 2**16 it holds 2**32 elements, past int32 offsets: --large by the rule
+    assert p["largest"] == {"tensor": "w", "numel": 1 << 32, "sizes": {"n": 1 << 16, "cols": 4}}
+    assert p["large"] is True
+
+
+def test_large_is_off_where_the_ranges_stay_below_2_31_elements(tmp_path):
+    e = _entry(tmp_path, top=1 << 15)  # w: 2**30 elements at the top
+    p = plain.profile(load(str(e.glue), launcher="launch_buggy"))
+    assert (p["largest"]["numel"], p["large"]) == (1 << 30, False)
+    _, options, said = board.given(e, "gpu+interpreter", p, "probe")
+    assert options["large"] is False and said["large"] is False
+
+
+def test_the_default_run_pins_only_the_switches_the_trigger_sets(tmp_path):
+    e = _entry(tmp_path)
+    prof = {"shapeless": ["transposed", "nan_rows", "experts"], "defaults": {"n": 8, "transposed": 0, "nan_rows": 0,
+                                                                             "experts": 4}, "large": True}
+    # transposed (interpreter trigger) and nan_rows (the GPU's) are the author's; experts the trigger never sets
+    assert board.switches(e, prof) == ["nan_rows", "transposed"]
+    sizes, options, said = board.given(e, "gpu+interpreter", prof, "probe")
+    assert sizes == {} and options == {"pinned": ["nan_rows", "transposed"], "gpu_sizes": False, "large": True}
+    assert said["run"] == "default"
+    assert board.given(e, "interpreter", prof, "probe")[1]["large"] is False  # never under the interpreter alone
+
+
+def test_the_trigger_run_starts_from_the_trigger_and_gives_the_gpu_its_own(tmp_path):
+    e = _entry(tmp_path)
+    prof = {"shapeless": ["transposed"], "defaults": {"n": 8, "transposed": 0}, "large": False}
+    sizes, options, said = board.given(e, "gpu+interpreter", prof, "trigger")
+    assert sizes == {"n": 5, "transposed": 1}
+    assert options == {"large": True, "gpu_sizes": {"n": 70000, "nan_rows": 2}}
+    assert said["run"] == "trigger"
+    assert board.given(e, "interpreter", prof, "trigger")[1]["large"] is False
+
+
+def test_the_worker_ignores_or_replaces_gpu_sizes(tmp_path):
+    from harness.probe.budget import Budget
+    from harness.probe.request import ProbeRequest
+    from harness.probe.worker import _load
+
+    f = tmp_path / "k.py"
+    f.write_text("import torch\ndef launch(x):\n    return x\n"
+                 "def make_inputs(*, device, gen, n=4, m=2):\n    return {'x': torch.zeros(n, m)}\n"
+                 "def reference(x):\n    return x\nGPU_SIZES = {'n': 100}\n")
+    said = []
+
+    def target(**options):
+        req = ProbeRequest(str(f), options=options, events=str(tmp_path / "ev"))
+        return _load(req, lambda **e: said.append(e), Budget(0))
+
+    assert target().gpu_sizes == {"n": 100, "m": 2}
+    assert target(gpu_sizes=False).gpu_sizes is None
+    assert target(gpu_sizes={"m": 9, "zz": 1}).gpu_sizes == {"n": 4, "m": 9}
+
+
+def _line(slug, split, probe_caught, trigger_caught, alarm=False, given=True):
+    def run(caught, errors):
+        return {"caught": caught, "errors": int(errors), "warnings": 0, "diagnosis_first_right": caught,
+                "diagnosis_top3_right": caught, "seconds": 1.0, **({"given": {}} if given else {})}
+    line = {"slug": slug, "split": split, "visible": True,
+            "buggy": {"probe": run(probe_caught, probe_caught)}, "fixed": {"probe": run(False, alarm)}}
+    if trigger_caught is not None:
+        line["buggy"]["trigger"], line["fixed"]["trigger"] = run(trigger_caught, trigger_caught), run(False, False)
+        line["trigger"] = {"fixed_known": None, "buggy_known_only": None}
+    return line
+
+
+def test_the_trigger_columns_are_counted_apart():
+    lines = [_line("t1", "test", False, True), _line("t2", "test", True, True, alarm=True),
+             _line("t3", "test", False, None, given=False), _line("f1", "first-run", False, False)]
+    t = board.totals(lines, ())
+    assert (t["splits"]["test"]["caught_visible"], t["splits"]["test"]["visible"]) == (1, 3)
+    assert t["splits"]["test"]["legacy"] == 1 and t["splits"]["test"]["false_alarms"] == 1
+    tr = t["trigger"]["test"]
+    assert (tr["ran"], tr["caught_visible"], tr["visible"], tr["false_alarms"]) == (2, 2, 2, 0)
+    assert t["trigger"]["first-run"]["caught_visible"] == 0
+    text = "\n".join(record._splits_table(t))
+    assert "## Given the trigger" in text and "| bugs caught, of those visible here | 0 of 0 | 2 of 2 (100%) |" in text
+    assert "re-run them) | 0 | 1 | 0 |" in text
+
+
+def test_the_shards_hold_every_entry_once():
+    names = {f"e{i:02d}": i for i in range(11)}
+    shards = [board_shard(names, i, 4) for i in range(1, 5)]
+    assert sorted(k for s in shards for k in s) == sorted(names)
+    assert all(len(s) in (2, 3) for s in shards)
+
+
+def board_shard(entries, i, n):
+    from harness.commands.bugs import shard
+
+    return shard(entries, i, n)
+
+
+@pytest.mark.parametrize("bad", ["0/4", "5/4", "x/4", "3", "2/"])
+def test_a_bad_shard_is_one_line_and_exit_2(bad):
+    r = subprocess.run([sys.executable, "-m", "harness", "bugs", "--shard", bad, "--list"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "I/N" in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_rows_of_two_shards_make_one_board(tmp_path, monkeypatch):
+    """Shards write their entries' rows; --no-run's read of the rows folder sees them all."""
+    monkeypatch.setattr(record, "DOCS", tmp_path)
+    env = {"device": "CPU", "date": "2026-11-29 07:00 UTC"}
+    record.write_rows([{"slug": "a", "variant": "buggy", "probe": {"caught": True}}], "interpreter", env)
+    record.write_rows([{"slug": "b", "variant": "fixed", "probe": {"caught": False}}], "interpreter", env)
+    got = record.read_rows("interpreter", ["a", "b"])
+    assert [(r["slug"], r["variant"]) for r in got] == [("a", "buggy"), ("b", "fixed")]
+    assert json.loads((tmp_path / "rows" / "interpreter" / "a.json").read_text())["buggy"]["env"] == env

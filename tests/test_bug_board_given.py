@@ -191,3 +191,25 @@ def test_rows_of_two_shards_make_one_board(tmp_path, monkeypatch):
     got = record.read_rows("interpreter", ["a", "b"])
     assert [(r["slug"], r["variant"]) for r in got] == [("a", "buggy"), ("b", "fixed")]
     assert json.loads((tmp_path / "rows" / "interpreter" / "a.json").read_text())["buggy"]["env"] == env
+
+
+def test_the_plain_peer_compares_a_tuple_of_outputs_part_by_part(tmp_path):
+    """A launcher returning (dE, dC) ended the plain worker (torch.as_tensor of a tuple): a crash
+    counted as the peer's catch on correct kernels too."""
+    import torch
+
+    from harness.probe import execute as X
+
+    f = tmp_path / "two.py"
+    f.write_text("import torch\n"
+                 "def launch(x):\n    return x * 2, x.sum(0)\n"
+                 "def launch_wrong(x):\n    return x * 2, x.sum(0) + 1\n"
+                 "def make_inputs(*, device, gen, n=4):\n    return {'x': torch.randn(n, 3, generator=gen)}\n"
+                 "def reference(x):\n    return x * 2, x.sum(0)\n")
+    for launcher, close in (("launch", True), ("launch_wrong", False)):
+        t = load(str(f), launcher=launcher)
+        got = plain._one(t, {}, 0, "interpreter")
+        assert (got["close"], got["error"]) == (close, ""), got
+    t = load(str(f), launcher="launch")
+    inputs = X.make(t, t.sizes, 0, "interpreter")
+    assert plain._close(t, (torch.zeros(4, 3),), X.reference(t, inputs)) is False  # one output of two

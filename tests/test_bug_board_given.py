@@ -175,11 +175,20 @@ def board_shard(entries, i, n):
     return shard(entries, i, n)
 
 
-@pytest.mark.parametrize("bad", ["0/4", "5/4", "x/4", "3", "2/"])
-def test_a_bad_shard_is_one_line_and_exit_2(bad):
-    r = subprocess.run([sys.executable, "-m", "harness", "bugs", "--shard", bad, "--list"], cwd=ROOT,
+@pytest.mark.parametrize("args, says", [(["--shard", "0/4"], "I/N"), (["--shard", "5/4"], "I/N"),
+                                        (["--shard", "x/4"], "I/N"), (["--shard", "3"], "I/N"),
+                                        (["--shard", "2/"], "I/N"), (["--runs", "all"], "default, trigger"),
+                                        (["--runs", ""], "default, trigger")])
+def test_a_bad_shard_or_run_is_one_line_and_exit_2(args, says):
+    r = subprocess.run([sys.executable, "-m", "harness", "bugs", *args, "--list"], cwd=ROOT,
                        capture_output=True, text=True, timeout=120)
-    assert r.returncode == 2 and "I/N" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_runs_name_the_row_keys():
+    from harness.commands.bugs import _runs
+
+    assert _runs("default") == ["probe"] and _runs("trigger,default,trigger") == ["trigger", "probe"]
 
 
 def test_rows_of_two_shards_make_one_board(tmp_path, monkeypatch):

@@ -256,7 +256,7 @@ def score_task(slug: str, variant: str, backend: str, peers: tuple = PEERS, jobs
         sizes, options, said = given(entry, backend, prof, run)
         row[run] = {**probe_variant(entry, variant, backend, jobs=jobs, timeout=timeout, sizes=sizes,
                                     options=options), "given": said}
-        if "error" in row[run] and run == "probe":
+        if "error" in row[run] and run == RUNS[0]:  # the scored run could not run: the row says why
             return {**row, "error": row[run]["error"]}
     from harness.bugs import peers as peer_tools
 

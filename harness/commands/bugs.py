@@ -150,7 +150,7 @@ def run(args) -> int:
     for backend in args.backends:
         rows = []
         if not args.no_run:
-            runs = ("probe",) if args.no_trigger else board.RUNS
+            runs = tuple(args.runs)
             tasks = [(slug, v, backend, peers, 2, args.timeout, not args.no_probe, runs)
                      for slug in list(good) + list(bad) for v in ("buggy", "fixed")]
             say = None if args.quiet else (lambda m: print(f"  {m}", file=sys.stderr, flush=True))
@@ -210,6 +210,16 @@ def _shard(text: str) -> tuple[int, int]:
     return int(i), int(n)
 
 
+def _runs(text: str) -> list:
+    """--runs: default and/or trigger (the row keys "probe" and "trigger")."""
+    import argparse
+
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    if not names or [n for n in names if n not in ("default", "trigger")]:
+        raise argparse.ArgumentTypeError(f"{text!r}: give default, trigger or default,trigger")
+    return ["probe" if n == "default" else n for n in dict.fromkeys(names)]
+
+
 def _peers(text: str) -> list:
     """--peers: known peer names, comma-separated (an unknown one would be a column of "could not run")."""
     import argparse
@@ -261,8 +271,10 @@ def register(sub) -> None:
     p.add_argument("--shard", type=_shard, default=None, metavar="I/N",
                    help="only the I-th of N shards of the entries (every N-th by name); with --record it writes "
                         "their rows only: --no-run then makes the board of every shard's rows")
-    p.add_argument("--no-trigger", action="store_true",
-                   help="skip the given-the-trigger run (bugs/README.md): the default run and the peers only")
+    p.add_argument("--runs", type=_runs, default=["probe", "trigger"], metavar="RUNS",
+                   help="the probe's runs, comma-separated: default (what a user's probe file holds: the scored "
+                        "column) and trigger (given the trigger); both by default (bugs/README.md). A run left "
+                        "out keeps its recorded rows")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=_run)
 

@@ -222,3 +222,44 @@ def test_the_plain_peer_compares_a_tuple_of_outputs_part_by_part(tmp_path):
     t = load(str(f), launcher="launch")
     inputs = X.make(t, t.sizes, 0, "interpreter")
     assert plain._close(t, (torch.zeros(4, 3),), X.reference(t, inputs)) is False  # one output of two
+
+
+REFUSES = textwrap.dedent('''\
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        i = tl.arange(0, BLOCK)
+        tl.store(y_ptr + i, tl.load(x_ptr + i, mask=i < n), mask=i < n)
+
+    def launch_buggy(x):
+        raise AssertionError("needs compute capability 10.0")
+
+    def launch_fixed(x):
+        y = torch.empty_like(x)
+        _copy[(1,)](x, y, x.numel(), BLOCK=64)
+        return y
+
+    def make_inputs(*, device, gen, n=16):
+        return {"x": torch.randn(n, generator=gen).to(device)}
+
+    def reference(x):
+        return x
+    ''')
+
+
+def test_a_launcher_that_launches_no_kernel_could_not_run(tmp_path):
+    """A launcher that refuses the device raised at the defaults on both versions: the probe's P001
+    was counted as the bug caught and as a false alarm (torchao-mxfp8-dim0-nan-scale's first run)."""
+    d = tmp_path / "bugs" / "demo-entry"
+    d.mkdir(parents=True)
+    (d / "bug.toml").write_text(TOML)
+    (d / "probe.py").write_text(REFUSES)
+    e = manifest.read(d)
+    row = board.probe_variant(e, "buggy", "interpreter", detectors=["reference", "guards"], timeout=60)
+    assert row["error"].startswith("could not run: the launcher launched no Triton kernel here: "), row
+    assert "needs compute capability 10.0" in row["error"]
+    ran = board.probe_variant(e, "fixed", "interpreter", detectors=["reference", "guards"], timeout=60)
+    assert "error" not in ran and not ran["caught"], ran

@@ -109,6 +109,8 @@ def probe_variant(entry, variant: str, backend: str, *, detectors=None, sizes=No
             failed.setdefault(f.backend, f.message[at:])
     if failed and set(failed) >= set(parts(backend)):
         return {"error": f"could not run: {next(iter(failed.values()))}"[:300]}
+    if why := _no_kernel(report, backend):  # the launcher ran and raised (or returned) without launching
+        return {"error": why}
     if not failed and not report.checked:  # every detector failed, was killed or stopped: nothing about the kernel
         said = "; ".join([f"{d} on {b}: {st}" for b, d, _, st in report.ran if not st.startswith("skipped")][:3])
         first = next((f.message for f in report.findings if f.code in ("P000", "P001")), "")
@@ -123,6 +125,19 @@ def probe_variant(entry, variant: str, backend: str, *, detectors=None, sizes=No
     if failed:
         row["not_run_on"] = {b: f"could not run: {why}"[:300] for b, why in failed.items()}
     return row
+
+
+def _no_kernel(report, backend: str) -> str:
+    """"could not run: ..." where the launcher launched no Triton kernel on any backend the probe ran
+    (each worker records the files of the kernels launched): nothing of the kernel under test ran, as
+    where a launcher refuses the device (torchao's mxfp8 kernels outside compute capability 10.0), so
+    what the probe says is not about the kernel; "" otherwise."""
+    launched = [(m.get("seen") or {}).get("kernel_files") for b, m in report.meta.items()
+                if b in parts(backend) and isinstance(m, dict)]
+    if not launched or any(k != [] for k in launched):
+        return ""
+    said = next((f.message for f in report.findings if f.code == "P001"), "")
+    return f"could not run: the launcher launched no Triton kernel here{': ' + said if said else ''}"[:300]
 
 
 def plain_variant(entry, variant: str, backend: str, *, sizes: list | None, trials: int = 16,

@@ -73,7 +73,7 @@ def _launch(e, c, targets, scale, fp32_accum):
     B, D = e.shape
     V = c.shape[0]
     lse = torch.logsumexp(e.float() @ c.float().T, dim=1)  # the forward's result (cce_lse_forward)
-    acc = torch.float32 if fp32_accum else e.dtype
+    acc = torch.float32 if fp32_accum else e.dtype  # BUG: bf16 buffers (torch.zeros_like(e)) unless fixed
     de = torch.zeros(e.shape, dtype=acc, device=e.device)
     dc = torch.zeros(c.shape, dtype=acc, device=e.device)
     de_lock = torch.zeros(triton.cdiv(B, BLOCK_B), dtype=torch.int32, device=e.device)

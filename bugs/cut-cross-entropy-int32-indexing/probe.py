@@ -44,7 +44,7 @@ def _cce_lse_forward(E, C, LSE, Locks, B, V, D, stride_eb, stride_cv, num_locks,
         offs_b = offs_b.to(tl.int64)
         offs_v = offs_v.to(tl.int64)
     e_ptrs = E + (offs_b[:, None] * stride_eb + offs_d[None, :])
-    c_ptrs = C + (offs_v[None, :] * stride_cv + offs_d[:, None])
+    c_ptrs = C + (offs_v[None, :] * stride_cv + offs_d[:, None])  # BUG: int32 products unless WIDE
     accum = tl.zeros((BLOCK_B, BLOCK_V), dtype=tl.float32)
     for d in range(0, tl.cdiv(D, BLOCK_D)):
         e = tl.load(e_ptrs, mask=offs_d[None, :] < D - d * BLOCK_D, other=0.0)

@@ -36,7 +36,7 @@ def _tbe_forward(out_ptr, indices_ptr, offsets_ptr, weight_ptr, table_offsets_pt
             if ROWS_FP32:
                 bag += r0.to(tl.float32) + r1.to(tl.float32) + r2.to(tl.float32) + r3.to(tl.float32)
             else:  # the four fp16 rows added in fp16, then to the fp32 accumulator
-                bag += r0 + r1 + r2 + r3
+                bag += r0 + r1 + r2 + r3  # BUG: fp16 additions before the fp32 accumulator
         for idx in range(endn, end):
             row = tl.load(weight_ptr + table_offset + tl.load(indices_ptr + idx) * dim + cols, mask=mask, other=0)
             bag += row.to(tl.float32)

@@ -263,3 +263,11 @@ def test_a_launcher_that_launches_no_kernel_could_not_run(tmp_path):
     assert "needs compute capability 10.0" in row["error"]
     ran = board.probe_variant(e, "fixed", "interpreter", detectors=["reference", "guards"], timeout=60)
     assert "error" not in ran and not ran["caught"], ran
+
+
+def test_the_readme_says_when_rows_predate_the_default_runs_rule():
+    lines = [_line("t1", "test", True, None, given=False), _line("t2", "test", True, True)]
+    t = board.totals(lines, ())
+    said = record.summary({"interpreter": {"envs": [{"device": "CPU"}], "totals": t}})
+    assert "(1 of the dev and test rows were made before the default run held only what a user's probe file" in said
+    assert "given the trigger, the entry author's sizes and input switches: test: caught 1 of 1" in said

@@ -410,9 +410,12 @@ def summary(boards: dict, prefix: str = "") -> str:
                                      f"{x['diagnosis_first']} of {x['caught_all']}, false alarms on "
                                      f"{x['false_alarms']} of {x['ran']}" for k, x in
                                      ((k, tr.get(k)) for k in ("test", "first-run")) if x and x["ran"])
+            stale = sum(sp[k].get("legacy", 0) for k in ("dev", "test"))
             parts.append(f"{where}, on the {test['ran']} frozen *test* entries (never tuned on) {_said(test)}; "
                          f"{said_first}" + (f" (given the trigger, the entry author's sizes and input switches: "
-                                            f"{said_trigger})" if said_trigger else ""))
+                                            f"{said_trigger})" if said_trigger else "")
+                         + (f" ({stale} of the dev and test rows were made before the default run held only "
+                            f"what a user's probe file would: a re-run is due)" if stale else ""))
         else:
             parts.append(f"{where}, {_said(t)}{beside}")
     links = ", ".join(f"[{b}]({prefix}docs/bugs/scoreboard-{b}.md)" for b in sorted(boards))

@@ -271,3 +271,10 @@ def test_the_readme_says_when_rows_predate_the_default_runs_rule():
     said = record.summary({"interpreter": {"envs": [{"device": "CPU"}], "totals": t}})
     assert "(1 of the dev and test rows were made before the default run held only what a user's probe file" in said
     assert "given the trigger, the entry author's sizes and input switches: test: caught 1 of 1" in said
+
+
+def test_the_trigger_run_is_no_peer_column():
+    from harness.commands.bugs import peer_columns
+
+    rows = [{"slug": "a", "variant": "buggy", "probe": {}, "trigger": {}, "fuzz": {}, "ttsem": {}, "env": {}}]
+    assert peer_columns(rows, ("plain",)) == ("plain", "fuzz", "ttsem")

@@ -143,37 +143,19 @@ def run(args) -> int:
         return _verify(args, good, bad)
     from harness.bugs import board, record
     from harness.core import table
-    from harness.run.worker import environment
 
     status = EXIT_OK
     peers = tuple(args.peers)
     for backend in args.backends:
-        rows = []
-        if not args.no_run:
-            runs = tuple(args.runs)
-            tasks = [(slug, v, backend, peers, 2, args.timeout, not args.no_probe, runs)
-                     for slug in list(good) + list(bad) for v in ("buggy", "fixed")]
-            say = None if args.quiet else (lambda m: print(f"  {m}", file=sys.stderr, flush=True))
-            env = environment(board.parts(backend)[0])
-            rows = board.run_tasks(tasks, jobs=args.jobs, ray_address=args.ray,
-                                   gpus=1 if "gpu" in board.parts(backend) else 0, progress=say,
-                                   on_row=_keeper(backend, env) if args.record else None)
-            rows = [{**r, "env": env} for r in rows]
+        rows = [] if args.no_run else _score(args, backend, list(good) + list(bad), peers)
         shown_entries = good
         if args.shard and args.record:  # a shard keeps its rows; the board of all is made by --no-run
-            print(f"shard {args.shard[0]}/{args.shard[1]}: {len(rows)} rows recorded in docs/bugs/rows/{backend}/ "
-                  f"(merge: python -m harness bugs --no-run --backend {backend})", flush=True)
-            for r in rows:
-                if "error" in r:
-                    print(f"error: {backend} {r['slug']} {r['variant']}: {r['error']}", file=sys.stderr)
-                    status = EXIT_USAGE
+            status = max(status, _shard_done(args, backend, rows))
             continue
         if args.record or args.no_run:  # the scoreboard of every entry: its newest rows, each tool's newest result
             shown_entries, others = _entries([])
             rows = record.read_rows(backend, list(shown_entries) + list(others))
-        tools = set(peers) | {k for r in rows for k, v in r.items()
-                              if isinstance(v, dict) and k not in ("probe", "env", "envs")}
-        shown = tuple([t for t in ("plain", "fuzz") if t in tools] + sorted(tools - {"plain", "fuzz"}))
+        shown = peer_columns(rows, peers)
         verified = record.verified(shown_entries, backend)
         lines = board.combine(shown_entries, rows, backend, verified)
         first = board.combine(shown_entries, record.read_first_rows(backend, shown_entries), backend, verified)
@@ -189,6 +171,44 @@ def run(args) -> int:
             if "error" in x:  # on stderr too, so that a script sees why the status is 2
                 print(f"error: {backend} {x['slug']}: {x['error']}", file=sys.stderr)
                 status = EXIT_USAGE
+    return status
+
+
+def peer_columns(rows: list, peers: tuple) -> tuple:
+    """The peers' columns of a board: those asked for and those the rows hold (a row's dicts other
+    than the probe's runs and the environment), plain and fuzz first."""
+    from harness.bugs.board import RUNS
+
+    tools = set(peers) | {k for r in rows for k, v in r.items()
+                          if isinstance(v, dict) and k not in (*RUNS, "env", "envs")}
+    return tuple([t for t in ("plain", "fuzz") if t in tools] + sorted(tools - {"plain", "fuzz"}))
+
+
+def _score(args, backend: str, slugs: list, peers: tuple) -> list:
+    """The probe's runs and the peers on both versions of each entry, each row recorded as it ends
+    (--record), with the machine's environment."""
+    from harness.bugs import board
+    from harness.run.worker import environment
+
+    tasks = [(slug, v, backend, peers, 2, args.timeout, not args.no_probe, tuple(args.runs))
+             for slug in slugs for v in ("buggy", "fixed")]
+    say = None if args.quiet else (lambda m: print(f"  {m}", file=sys.stderr, flush=True))
+    env = environment(board.parts(backend)[0])
+    rows = board.run_tasks(tasks, jobs=args.jobs, ray_address=args.ray,
+                           gpus=1 if "gpu" in board.parts(backend) else 0, progress=say,
+                           on_row=_keeper(backend, env) if args.record else None)
+    return [{**r, "env": env} for r in rows]
+
+
+def _shard_done(args, backend: str, rows: list) -> int:
+    """A shard's end: its rows are recorded; it says so, and each row that could not run (exit 2)."""
+    print(f"shard {args.shard[0]}/{args.shard[1]}: {len(rows)} rows recorded in docs/bugs/rows/{backend}/ "
+          f"(merge: python -m harness bugs --no-run --backend {backend})", flush=True)
+    status = EXIT_OK
+    for r in rows:
+        if "error" in r:
+            print(f"error: {backend} {r['slug']} {r['variant']}: {r['error']}", file=sys.stderr)
+            status = EXIT_USAGE
     return status
 
 

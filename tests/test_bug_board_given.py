@@ -278,3 +278,16 @@ def test_the_trigger_run_is_no_peer_column():
 
     rows = [{"slug": "a", "variant": "buggy", "probe": {}, "trigger": {}, "fuzz": {}, "ttsem": {}, "env": {}}]
     assert peer_columns(rows, ("plain",)) == ("plain", "fuzz", "ttsem")
+
+
+def test_a_shard_whose_run_could_not_run_says_so_and_exits_2(capsys):
+    from argparse import Namespace
+
+    from harness.commands.bugs import _shard_done
+
+    args = Namespace(shard=(1, 2), runs=["trigger"])
+    rows = [{"slug": "a", "variant": "buggy", "trigger": {"error": "could not run: no kernel"}},
+            {"slug": "a", "variant": "fixed", "trigger": {"caught": False}}]
+    assert _shard_done(args, "interpreter", rows) == 2
+    assert "error: interpreter a buggy: could not run: no kernel" in capsys.readouterr().err
+    assert _shard_done(args, "interpreter", rows[1:]) == 0

@@ -168,8 +168,9 @@ def run(args) -> int:
             record.write_scoreboard(lines, totals, backend, envs, shown, text)
             record.write_summary()
         for x in lines:
-            if "error" in x:  # on stderr too, so that a script sees why the status is 2
-                print(f"error: {backend} {x['slug']}: {x['error']}", file=sys.stderr)
+            why = x.get("error") or (x.get("trigger") or {}).get("error")
+            if why:  # on stderr too, so that a script sees why the status is 2
+                print(f"error: {backend} {x['slug']}: {why}", file=sys.stderr)
                 status = EXIT_USAGE
     return status
 
@@ -206,8 +207,9 @@ def _shard_done(args, backend: str, rows: list) -> int:
           f"(merge: python -m harness bugs --no-run --backend {backend})", flush=True)
     status = EXIT_OK
     for r in rows:
-        if "error" in r:
-            print(f"error: {backend} {r['slug']} {r['variant']}: {r['error']}", file=sys.stderr)
+        why = r.get("error") or next((r[k]["error"] for k in args.runs if "error" in r.get(k, {})), None)
+        if why:
+            print(f"error: {backend} {r['slug']} {r['variant']}: {why}", file=sys.stderr)
             status = EXIT_USAGE
     return status
 

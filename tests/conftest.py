@@ -309,11 +309,15 @@ def _each_test_starts_where_the_last_did_not_leave_it():
     cwd = os.getcwd()
     compat = sys.modules.get("harness.run.triton_compat")
     launched = dict(compat.LAUNCHED) if compat is not None else None
+    wide = set(compat.WIDE) if compat is not None else None
     if compat is not None:
         compat.LAUNCHED.clear()
+        compat.WIDE.clear()
     yield
     os.chdir(cwd)
     compat = sys.modules.get("harness.run.triton_compat")
     if compat is not None:
         compat.LAUNCHED.clear()
         compat.LAUNCHED.update(launched or {})
+        compat.WIDE.clear()
+        compat.WIDE.update(wide or ())

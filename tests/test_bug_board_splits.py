@@ -20,7 +20,7 @@ def test_each_split_is_counted_apart():
              _line("f1", "first-run", True, False)]
     sp = board.totals(lines)["splits"]
     assert sp["dev"] == {"entries": 2, "ran": 2, "visible": 2, "caught_visible": 2, "caught_all": 2,
-                         "false_alarms": 1, "diagnosis_first": 2}
+                         "false_alarms": 1, "diagnosis_first": 2, "legacy": 2}  # rows without a run's "given"
     assert (sp["test"]["caught_visible"], sp["test"]["visible"], sp["test"]["diagnosis_first"]) == (1, 2, 0)
     assert sp["first-run"]["caught_visible"] == 1
     # a first-run entry is counted as first scored: a later, better row does not change that column

@@ -172,3 +172,77 @@ def test_strict_fails_on_the_tf32_warning_and_plain_does_not():
            "-q"]
     assert subprocess.run(cmd, cwd=ROOT, capture_output=True).returncode == 0
     assert subprocess.run(cmd + ["--strict"], cwd=ROOT, capture_output=True).returncode == 1
+
+
+ANGLE = FIX / "angle_f64.py"
+
+
+def test_the_floor_takes_float64_from_the_kernels_own_casts(monkeypatch):
+    """A kernel that computes its angles in float64 (``.to(tl.float64)``) gets float64's floor: its
+    fp32-rounded product (the bug) is caught, its float64 product (the fix) quiet. In float32's
+    unit the floor would excuse the bug as what any fp32 kernel does (xformers-rope-padded's miss)."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    from harness.core import compare
+    from harness.probe import floor, target
+    from harness.run.triton_compat import launched_kernels
+
+    verdicts = {}
+    for launcher in ("launch", "launch_f32"):
+        t = target.load(str(ANGLE), launcher=launcher)
+        out, ref, (rtol, atol) = _runs(t, 0)
+        assert floor.accumulator_unit({}, launched_kernels()) == 2.0 ** -53
+        verdicts[launcher] = compare.compare(out, ref, rtol, atol, floor.allowance(ref))["close"]
+        if launcher == "launch_f32":  # the old rule's unit: the same error excused
+            monkeypatch.setattr(floor, "computes_in_float64", lambda k: False)
+            again = X_reference(t)
+            assert floor.accumulator_unit({}, launched_kernels()) == 2.0 ** -24
+            assert compare.compare(out, again, rtol, atol, floor.allowance(again))["close"]
+    assert verdicts == {"launch": True, "launch_f32": False}
+
+
+def X_reference(t):
+    from harness.probe import execute as X
+
+    return X.reference(t, X.make(t, t.sizes, 0, "interpreter"))
+
+
+def test_a_float64_pointer_makes_a_float64_floor_and_fp32_kernels_keep_float32s():
+    import torch
+
+    from harness.probe import floor
+
+    class K:  # a launched kernel whose source names no float64
+        src = "def k(x_ptr):\n    x = tl.load(x_ptr)\n"
+    assert floor.accumulator_unit({"x": torch.zeros(2)}, [K()]) == 2.0 ** -24
+    assert not floor.computes_in_float64(K())
+    K.src += "    y = x.to(tl.float64)\n"
+    assert floor.computes_in_float64(K())
+    from harness.run import triton_compat
+
+    k = type("K2", (), {"src": "def k(p):\n    pass\n"})()
+    triton_compat.WIDE.add(id(k))
+    try:
+        assert floor.accumulator_unit({"x": torch.zeros(2)}, [k]) == 2.0 ** -53
+    finally:
+        triton_compat.WIDE.discard(id(k))
+
+
+def test_the_probe_catches_the_fp32_product_in_a_float64_kernel_and_passes_its_fix():
+    bug = probe(str(ANGLE), launcher="launch_f32", detectors=["reference"], backends=["interpreter"])
+    assert [f.code for f in bug.errors] == ["P201"], bug.text()
+    assert probe(str(ANGLE), detectors=["reference"], backends=["interpreter"]).ok
+
+
+LOCK_SUM = FIX / "lock_sum.py"
+
+
+def test_sums_under_a_lock_in_another_order_are_a_nondeterminism_warning_not_an_error():
+    """Programs adding partial sums under a spin lock give other last bits in another order, within
+    the tolerance: the P303 warning float atomics get (the order detector called it a P302 error:
+    Cut Cross-Entropy's lock-add on its fixed versions). A lost update stays an error."""
+    ok = probe(str(LOCK_SUM), detectors=["order"], backends=["interpreter"])
+    assert not ok.errors, ok.text()
+    (w,) = ok.by_code("P303")
+    assert w.severity == WARNING and "under a lock" in w.message, ok.text()
+    lost = probe(str(LOCK_SUM), launcher="launch_unlocked", detectors=["order"], backends=["interpreter"])
+    assert [f.code for f in lost.errors] == ["P302"], lost.text()

@@ -109,6 +109,8 @@ def probe_variant(entry, variant: str, backend: str, *, detectors=None, sizes=No
             failed.setdefault(f.backend, f.message[at:])
     if failed and set(failed) >= set(parts(backend)):
         return {"error": f"could not run: {next(iter(failed.values()))}"[:300]}
+    if why := _no_kernel(report, backend):  # the launcher ran and raised (or returned) without launching
+        return {"error": why}
     if not failed and not report.checked:  # every detector failed, was killed or stopped: nothing about the kernel
         said = "; ".join([f"{d} on {b}: {st}" for b, d, _, st in report.ran if not st.startswith("skipped")][:3])
         first = next((f.message for f in report.findings if f.code in ("P000", "P001")), "")
@@ -125,14 +127,29 @@ def probe_variant(entry, variant: str, backend: str, *, detectors=None, sizes=No
     return row
 
 
+def _no_kernel(report, backend: str) -> str:
+    """"could not run: ..." where the launcher launched no Triton kernel on any backend the probe ran
+    (each worker records the files of the kernels launched): nothing of the kernel under test ran, as
+    where a launcher refuses the device (torchao's mxfp8 kernels outside compute capability 10.0), so
+    what the probe says is not about the kernel; "" otherwise."""
+    launched = [(m.get("seen") or {}).get("kernel_files") for b, m in report.meta.items()
+                if b in parts(backend) and isinstance(m, dict)]
+    if not launched or any(k != [] for k in launched):
+        return ""
+    said = next((f.message for f in report.findings if f.code == "P001"), "")
+    return f"could not run: the launcher launched no Triton kernel here{': ' + said if said else ''}"[:300]
+
+
 def plain_variant(entry, variant: str, backend: str, *, sizes: list | None, trials: int = 16,
-                  timeout: float = TIMEOUT) -> dict:
-    """The plain test (``sizes=[{}]``: the defaults) or random shapes (``sizes=None``), in a worker."""
+                  timeout: float = TIMEOUT, pinned=()) -> dict:
+    """The plain test (``sizes=[{}]``: the defaults) or random shapes (``sizes=None``; ``pinned``
+    keywords kept at their defaults), in a worker."""
     from harness.run.isolate import exit_message, run_process
 
     t0 = time.monotonic()
     proc = run_process("harness.bugs.plain", {"file": str(entry.glue), "launcher": entry.launcher(variant),
-                                              "sizes": sizes, "trials": trials, "seed": 0, "backend": backend},
+                                              "sizes": sizes, "trials": trials, "seed": 0, "backend": backend,
+                                              "pinned": sorted(pinned)},
                        backend=backend, timeout=timeout)
     results = [e for e in proc.events if e.get("event") == "result"]
     if err := next((e for e in proc.events if e.get("event") == "error"), None):
@@ -179,10 +196,67 @@ def verify(entry, backend: str, *, timeout: float = TIMEOUT) -> dict:
     return {**out, "verified": ok, "why": why}
 
 
+def profile_inputs(entry, variant: str, *, timeout: float = TIMEOUT) -> dict:
+    """What the board reads from the entry's make_inputs before the probe runs (``plain.profile``:
+    the author's input switches, the largest input at FUZZ's tops), in a worker on the CPU;
+    ``{"error": "could not run: ..."}`` where it cannot."""
+    from harness.run.isolate import exit_message, run_process
+
+    proc = run_process("harness.bugs.plain", {"file": str(entry.glue), "launcher": entry.launcher(variant),
+                                              "profile": True, "seed": 0, "backend": "interpreter"},
+                       backend="interpreter", timeout=timeout)
+    if err := next((e for e in proc.events if e.get("event") == "error"), None):
+        return {"error": f"could not run: {err['message']}"[:300]}
+    got = next((e for e in proc.events if e.get("event") == "profile"), None)
+    if got is None:
+        return {"error": f"could not run: make_inputs' profile gave no answer: {exit_message(proc.returncode)}"[:300]}
+    return {k: v for k, v in got.items() if k not in ("event", "t")}
+
+
+def trigger_sizes(entry, backend: str) -> dict:
+    """The entry's trigger (``[verify]``) as make_inputs keywords: the interpreter's, which every
+    backend can run at, as the defaults; the integer ones (a size, a switch)."""
+    return {k: v for k, v in entry.verify_sizes("interpreter").items() if isinstance(v, int) and not isinstance(v, bool)}
+
+
+def switches(entry, prof: dict) -> list:
+    """The author's input switches (bugs/README.md): the keywords the trigger sets away from
+    make_inputs' defaults that shape no tensor (``plain.profile``'s ``shapeless``)."""
+    trigger, defaults = {}, prof.get("defaults") or {}
+    for b in ("interpreter", "gpu"):
+        trigger.update(entry.verify_sizes(b))
+    return sorted(k for k in prof.get("shapeless") or () if k in trigger and trigger[k] != defaults.get(k))
+
+
+def given(entry, backend: str, prof: dict, run: str) -> tuple[dict, dict, dict]:
+    """(sizes, options, what was given) for one of the board's runs (bugs/README.md): ``"probe"``,
+    the default run, as a user's probe file would hold it (the author's switches pinned, no
+    GPU_SIZES, ``--large`` by the rule: the largest input at FUZZ's tops reaches 2**31 elements);
+    ``"trigger"``, given the trigger (its sizes as the defaults, the GPU's trigger as GPU_SIZES
+    where it differs, the switches free, ``--large`` wherever there is a GPU)."""
+    gpu = "gpu" in parts(backend)
+    if run == "probe":
+        large = gpu and bool(prof.get("large"))
+        options = {"pinned": switches(entry, prof), "gpu_sizes": False, "large": large}
+        return {}, options, {"run": "default", "pinned": options["pinned"], "gpu_sizes": False, "large": large,
+                             "largest": prof.get("largest")}
+    sizes = trigger_sizes(entry, backend)
+    options = {"large": gpu}
+    on_gpu = {k: v for k, v in entry.verify_sizes("gpu").items() if isinstance(v, int) and not isinstance(v, bool)}
+    if on_gpu and on_gpu != sizes:
+        options["gpu_sizes"] = on_gpu
+    return sizes, options, {"run": "trigger", "sizes": sizes, "gpu_sizes": options.get("gpu_sizes", "declared"),
+                            "large": gpu}
+
+
+RUNS = ("probe", "trigger")  # the default run (scored) and the given-the-trigger run, each a key of a row
+
+
 def score_task(slug: str, variant: str, backend: str, peers: tuple = PEERS, jobs: int = 2,
-               timeout: float = TIMEOUT, probe: bool = True, options: dict | None = None) -> dict:
-    """One (entry, variant): the probe (unless ``probe`` is false: peer columns added to an
-    earlier run) and the peers. Never raises; a row either way."""
+               timeout: float = TIMEOUT, probe: bool = True, runs: tuple = RUNS) -> dict:
+    """One (entry, variant): the probe's runs (``runs``: the default one, ``"probe"``, and the one
+    given the trigger; none unless ``probe``: peer columns added to an earlier run) and the peers.
+    Never raises; a row either way."""
     row = {"slug": slug, "variant": variant, "backend": backend}
     try:
         entry = manifest.read(manifest.root() / slug)
@@ -190,17 +264,23 @@ def score_task(slug: str, variant: str, backend: str, peers: tuple = PEERS, jobs
         return {**row, "error": f"could not run: {e}"}
     if why := fetch_entry(entry):
         return {**row, "error": f"could not run: {why}"}
-    if probe:
-        row["probe"] = probe_variant(entry, variant, backend, jobs=jobs, timeout=timeout, options=options)
-        if "error" in row["probe"]:
-            return {**row, "error": row["probe"]["error"]}
+    prof = profile_inputs(entry, variant, timeout=timeout)
+    if "error" in prof:
+        return {**row, "error": prof["error"]}
+    for run in (runs if probe else ()):
+        sizes, options, said = given(entry, backend, prof, run)
+        row[run] = {**probe_variant(entry, variant, backend, jobs=jobs, timeout=timeout, sizes=sizes,
+                                    options=options), "given": said}
+        if "error" in row[run] and run == RUNS[0]:  # the scored run could not run: the row says why
+            return {**row, "error": row[run]["error"]}
     from harness.bugs import peers as peer_tools
 
     for name in peers:
         if name == "plain":
             row["plain"] = plain_variant(entry, variant, parts(backend)[0], sizes=[{}], timeout=timeout)
         elif name == "fuzz":
-            row["fuzz"] = plain_variant(entry, variant, parts(backend)[0], sizes=None, timeout=timeout)
+            row["fuzz"] = plain_variant(entry, variant, parts(backend)[0], sizes=None, timeout=timeout,
+                                        pinned=switches(entry, prof))
         else:
             row[name] = peer_tools.run(name, entry, variant, parts(backend)[0], timeout=timeout)
     return row
@@ -262,6 +342,14 @@ def combine(entries: dict, rows: list, backend: str, verified: dict) -> list:
                     fixed_known=known_on_fixed(e, f["probe"], backend),
                     buggy_known_only=known_on_fixed(e, b["probe"], backend))
         rescore_diagnosis(e, b["probe"], backend)
+        trig = [r.get("trigger") for r in (b, f)]
+        if all(trig) and not any("error" in p for p in trig):  # the given-the-trigger run, where it ran
+            line["trigger"] = {"fixed_known": known_on_fixed(e, f["trigger"], backend),
+                               "buggy_known_only": known_on_fixed(e, b["trigger"], backend)}
+            rescore_diagnosis(e, b["trigger"], backend)
+        elif any(trig):
+            line["trigger"] = {"error": next((p["error"] for p in trig if p and "error" in p),
+                                             "not run: one version's run given the trigger is not recorded")}
         out.append(line)
     return out
 
@@ -337,15 +425,26 @@ def known_on_fixed(entry, probe_row: dict, backend: str) -> str | None:
     return "; ".join(f"{k['code']}: {k['why']}" for k in used)
 
 
-def caught(line: dict) -> bool:
-    """The probe caught this entry's bug: an error on the buggy version that is not only the
-    fixed version's recorded true finding (which both versions share: not this bug)."""
-    return bool(line["buggy"]["probe"]["caught"]) and not line.get("buggy_known_only")
+def _known_of(line: dict, run: str) -> dict:
+    return line if run == "probe" else line.get(run) or {}
 
 
-def false_alarm(line: dict) -> bool:
+def caught(line: dict, run: str = "probe") -> bool:
+    """The probe caught this entry's bug (in ``run``: the default run, or ``"trigger"``): an error on
+    the buggy version that is not only the fixed version's recorded true finding (which both
+    versions share: not this bug)."""
+    return bool(line["buggy"][run]["caught"]) and not _known_of(line, run).get("buggy_known_only")
+
+
+def false_alarm(line: dict, run: str = "probe") -> bool:
     """The probe reported an error on the fixed version that is not a recorded true finding."""
-    return bool(line["fixed"]["probe"]["errors"]) and not line.get("fixed_known")
+    return bool(line["fixed"][run]["errors"]) and not _known_of(line, run).get("fixed_known")
+
+
+def legacy(line: dict) -> bool:
+    """A line whose default run was recorded before the board's runs said what they were given
+    (bugs/README.md: switches free, GPU_SIZES used): counted, and marked on the board."""
+    return "error" not in line and "given" not in line["buggy"]["probe"]
 
 
 def visible(entry, backend: str) -> bool:
@@ -359,15 +458,17 @@ def visible(entry, backend: str) -> bool:
     return backend == "interpreter" or entry.verify["detector"] in ("compute-sanitizer", "reference", "guards")
 
 
-def split_totals(lines: list) -> dict:
+def split_totals(lines: list, run: str = "probe") -> dict:
     """Caught (of the bugs visible here), false alarms and the right class first, for the lines
-    of one split (``totals`` makes one per split)."""
-    ran = [x for x in lines if "error" not in x]
+    of one split (``totals`` makes one per split), in one of the board's runs."""
+    ran = [x for x in lines if "error" not in x and (run == "probe" or ("error" not in x.get(run, {"error": 1})))]
     vis = [x for x in ran if x["visible"]]
-    flagged = [x for x in ran if caught(x)]
-    return {"entries": len(lines), "ran": len(ran), "visible": len(vis), "caught_visible": sum(caught(x) for x in vis),
-            "caught_all": len(flagged), "false_alarms": sum(false_alarm(x) for x in ran),
-            "diagnosis_first": sum(x["buggy"]["probe"]["diagnosis_first_right"] for x in flagged)}
+    flagged = [x for x in ran if caught(x, run)]
+    return {"entries": len(lines), "ran": len(ran), "visible": len(vis),
+            "caught_visible": sum(caught(x, run) for x in vis),
+            "caught_all": len(flagged), "false_alarms": sum(false_alarm(x, run) for x in ran),
+            "diagnosis_first": sum(x["buggy"][run]["diagnosis_first_right"] for x in flagged),
+            **({"legacy": sum(legacy(x) for x in ran)} if run == "probe" else {})}
 
 
 def totals(lines: list, peers: tuple = PEERS, first_run: list | None = None) -> dict:
@@ -397,6 +498,8 @@ def totals(lines: list, peers: tuple = PEERS, first_run: list | None = None) -> 
         kept = {x["slug"]: x for x in first_run or []}
         t["splits"] = {s: split_totals([kept.get(x["slug"], x) if s == "first-run" else x
                                         for x in lines if x.get("split") == s]) for s in SPLITS}
+        # given the trigger: the newest rows of every split (a first-run entry's first score had no such run)
+        t["trigger"] = {s: split_totals([x for x in lines if x.get("split") == s], "trigger") for s in SPLITS}
     for p in peers:
         have = [x for x in ran if "error" not in x["buggy"].get(p, {"error": 1})
                 and "error" not in x["fixed"].get(p, {"error": 1})]

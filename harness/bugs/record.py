@@ -138,6 +138,32 @@ def _splits_table(totals: dict) -> list:
             row("false alarms on fixed versions", lambda t: f"{t['false_alarms']} of {t['ran']}"),
             row("right defect class named first, of bugs caught",
                 lambda t: _pct(t["diagnosis_first"], t["caught_all"])),
+            *([row("of these, rows made before the default run pinned the author's switches (re-run them)",
+                   lambda t: str(t.get("legacy", 0)))] if any(sp[k].get("legacy") for k in order) else []),
+            ""] + _trigger_table(totals, order)
+
+
+def _trigger_table(totals: dict, order: list) -> list:
+    """The given-the-trigger run's columns (bugs/README.md): the same numbers, with the trigger's
+    sizes, GPU_SIZES, the author's switches and --large given."""
+    tr = totals.get("trigger")
+    if not tr or not any(tr[k]["ran"] for k in order if k in tr):
+        return []
+
+    def row(label, each):
+        return "| " + " | ".join([label] + [each(tr[k]) for k in order]) + " |"
+
+    return ["## Given the trigger", "",
+            "The same entries, the probe given what the entry's author knew (bugs/README.md): the trigger's sizes "
+            "as the defaults, the GPU's trigger as GPU_SIZES, the author's input switches left to the probe, "
+            "`--large` wherever there is a GPU. Not what a user's test holds: a measure of what the probe "
+            "does once it is pointed at the bug (first-run entries: their newest rows).", "",
+            "| | " + " | ".join(f"{k}, given the trigger" for k in order) + " |", "|---|" + "---|" * len(order),
+            row("entries that ran", lambda t: f"{t['ran']} of {t['entries']}"),
+            row("bugs caught, of those visible here", lambda t: _pct(t["caught_visible"], t["visible"])),
+            row("false alarms on fixed versions", lambda t: f"{t['false_alarms']} of {t['ran']}"),
+            row("right defect class named first, of bugs caught",
+                lambda t: _pct(t["diagnosis_first"], t["caught_all"])),
             ""]
 
 
@@ -173,7 +199,7 @@ def _diagnosis_cell(p: dict) -> str:
 def _entry_row(x: dict, peers: tuple) -> list:
     split = [x["split"]] if "split" in x else []
     if "error" in x:
-        return [x["slug"], *split, "", "", "", x["error"], "", "", ""] + ["" for _ in peers]
+        return [x["slug"], *split, "", "", "", x["error"], "", "", "", ""] + ["" for _ in peers]
     b, f = x["buggy"], x["fixed"]
     first = b["probe"].get("first") or {}
     where = f" at {first['line']}" if first.get("line") else ""
@@ -187,8 +213,9 @@ def _entry_row(x: dict, peers: tuple) -> list:
             (f"**true finding** {', '.join(f['probe']['codes'])} (bug.toml [[fixed_known]]: {x['fixed_known'][:100]})"
              if x.get("fixed_known") else
              _cell(f["probe"]) + (f" ({', '.join(f['probe']['codes'])})" if f["probe"]["caught"] else "")),
-            f"{b['probe']['seconds']} / {f['probe']['seconds']}"] + [f"{_cell(b.get(p))} / {_cell(f.get(p))}"
-                                                                     for p in peers]
+            f"{b['probe']['seconds']} / {f['probe']['seconds']}",
+            f"{_cell(b.get('trigger'))} / {_cell(f.get('trigger'))}" if b.get("trigger") else "not run"] + [
+        f"{_cell(b.get(p))} / {_cell(f.get(p))}" for p in peers]
 
 
 def _span(dates: list) -> str:
@@ -222,7 +249,8 @@ def scoreboard_md(lines: list, totals: dict, backend: str, envs: list, peers: tu
     body = tabulate([_entry_row(x, peers) for x in lines],
                     headers=["entry", *(["split"] if any("split" in x for x in lines) else []), "defect",
                              "visible", "verified", "probe on buggy: first finding",
-                             "diagnosis (first three)", "probe on fixed", "seconds buggy / fixed"]
+                             "diagnosis (first three)", "probe on fixed", "seconds buggy / fixed",
+                             "given the trigger: buggy / fixed"]
                     + [f"{p}: buggy / fixed" for p in peers], tablefmt="github", disable_numparse=True)
     return "\n".join(head + _splits_table(totals) + _shortfalls_section(lines) + _by_class(lines)
                      + ["## Every entry", "", body, ""])
@@ -377,8 +405,17 @@ def summary(boards: dict, prefix: str = "") -> str:
             said_first = (f"on the {first['ran']} first-run entries (added after the split, scored once by the "
                           f"probe as it stood before anything was changed for them) {_said(first)}"
                           if first["ran"] else "no first-run entry has been scored there yet")
+            tr = t.get("trigger") or {}
+            said_trigger = "; ".join(f"{k}: caught {x['caught_visible']} of {x['visible']}, right class first for "
+                                     f"{x['diagnosis_first']} of {x['caught_all']}, false alarms on "
+                                     f"{x['false_alarms']} of {x['ran']}" for k, x in
+                                     ((k, tr.get(k)) for k in ("test", "first-run")) if x and x["ran"])
+            stale = sum(sp[k].get("legacy", 0) for k in ("dev", "test"))
             parts.append(f"{where}, on the {test['ran']} frozen *test* entries (never tuned on) {_said(test)}; "
-                         f"{said_first}")
+                         f"{said_first}" + (f" (given the trigger, the entry author's sizes and input switches: "
+                                            f"{said_trigger})" if said_trigger else "")
+                         + (f" ({stale} of the dev and test rows were made before the default run held only "
+                            f"what a user's probe file would: a re-run is due)" if stale else ""))
         else:
             parts.append(f"{where}, {_said(t)}{beside}")
     links = ", ".join(f"[{b}]({prefix}docs/bugs/scoreboard-{b}.md)" for b in sorted(boards))

@@ -5,6 +5,7 @@ peers scored on code nobody here wrote.
     python -m harness bugs --fetch [NAME...]          both versions of each into the cache
     python -m harness bugs --verify [NAME...]         the buggy version fails at its trigger, the fixed passes
     python -m harness bugs [NAME...]                  the scoreboard: the probe and the peers on both versions
+    python -m harness bugs --shard I/N --record       one shard's rows (run N at once); then --no-run: the board
 
 ``--record`` writes what ran: verification beside each entry (``recorded/verify-<backend>.json``),
 the scoreboard as ``docs/bugs/scoreboard-<backend>.md`` and ``.json``. ``--ray ADDRESS`` runs each
@@ -124,6 +125,8 @@ def run(args) -> int:
     from harness.run.backends import resolve_backends
 
     good, bad = _entries(args.names)
+    if args.shard:
+        good, bad = shard(good, *args.shard), shard(bad, *args.shard)
     if args.list:
         return _list(good, bad)
     if args.fetch:
@@ -140,29 +143,19 @@ def run(args) -> int:
         return _verify(args, good, bad)
     from harness.bugs import board, record
     from harness.core import table
-    from harness.run.worker import environment
 
     status = EXIT_OK
     peers = tuple(args.peers)
     for backend in args.backends:
-        rows = []
-        if not args.no_run:
-            opts = {"large": True} if args.large and "gpu" in board.parts(backend) else {}
-            tasks = [(slug, v, backend, peers, 2, args.timeout, not args.no_probe, opts)
-                     for slug in list(good) + list(bad) for v in ("buggy", "fixed")]
-            say = None if args.quiet else (lambda m: print(f"  {m}", file=sys.stderr, flush=True))
-            env = environment(board.parts(backend)[0])
-            rows = board.run_tasks(tasks, jobs=args.jobs, ray_address=args.ray,
-                                   gpus=1 if "gpu" in board.parts(backend) else 0, progress=say,
-                                   on_row=_keeper(backend, env) if args.record else None)
-            rows = [{**r, "env": env} for r in rows]
+        rows = [] if args.no_run else _score(args, backend, list(good) + list(bad), peers)
         shown_entries = good
+        if args.shard and args.record:  # a shard keeps its rows; the board of all is made by --no-run
+            status = max(status, _shard_done(args, backend, rows))
+            continue
         if args.record or args.no_run:  # the scoreboard of every entry: its newest rows, each tool's newest result
             shown_entries, others = _entries([])
             rows = record.read_rows(backend, list(shown_entries) + list(others))
-        tools = set(peers) | {k for r in rows for k, v in r.items()
-                              if isinstance(v, dict) and k not in ("probe", "env", "envs")}
-        shown = tuple([t for t in ("plain", "fuzz") if t in tools] + sorted(tools - {"plain", "fuzz"}))
+        shown = peer_columns(rows, peers)
         verified = record.verified(shown_entries, backend)
         lines = board.combine(shown_entries, rows, backend, verified)
         first = board.combine(shown_entries, record.read_first_rows(backend, shown_entries), backend, verified)
@@ -175,10 +168,78 @@ def run(args) -> int:
             record.write_scoreboard(lines, totals, backend, envs, shown, text)
             record.write_summary()
         for x in lines:
-            if "error" in x:  # on stderr too, so that a script sees why the status is 2
-                print(f"error: {backend} {x['slug']}: {x['error']}", file=sys.stderr)
+            why = x.get("error") or (x.get("trigger") or {}).get("error")
+            if why:  # on stderr too, so that a script sees why the status is 2
+                print(f"error: {backend} {x['slug']}: {why}", file=sys.stderr)
                 status = EXIT_USAGE
     return status
+
+
+def peer_columns(rows: list, peers: tuple) -> tuple:
+    """The peers' columns of a board: those asked for and those the rows hold (a row's dicts other
+    than the probe's runs and the environment), plain and fuzz first."""
+    from harness.bugs.board import RUNS
+
+    tools = set(peers) | {k for r in rows for k, v in r.items()
+                          if isinstance(v, dict) and k not in (*RUNS, "env", "envs")}
+    return tuple([t for t in ("plain", "fuzz") if t in tools] + sorted(tools - {"plain", "fuzz"}))
+
+
+def _score(args, backend: str, slugs: list, peers: tuple) -> list:
+    """The probe's runs and the peers on both versions of each entry, each row recorded as it ends
+    (--record), with the machine's environment."""
+    from harness.bugs import board
+    from harness.run.worker import environment
+
+    tasks = [(slug, v, backend, peers, 2, args.timeout, not args.no_probe, tuple(args.runs))
+             for slug in slugs for v in ("buggy", "fixed")]
+    say = None if args.quiet else (lambda m: print(f"  {m}", file=sys.stderr, flush=True))
+    env = environment(board.parts(backend)[0])
+    rows = board.run_tasks(tasks, jobs=args.jobs, ray_address=args.ray,
+                           gpus=1 if "gpu" in board.parts(backend) else 0, progress=say,
+                           on_row=_keeper(backend, env) if args.record else None)
+    return [{**r, "env": env} for r in rows]
+
+
+def _shard_done(args, backend: str, rows: list) -> int:
+    """A shard's end: its rows are recorded; it says so, and each row that could not run (exit 2)."""
+    print(f"shard {args.shard[0]}/{args.shard[1]}: {len(rows)} rows recorded in docs/bugs/rows/{backend}/ "
+          f"(merge: python -m harness bugs --no-run --backend {backend})", flush=True)
+    status = EXIT_OK
+    for r in rows:
+        why = r.get("error") or next((r[k]["error"] for k in args.runs if "error" in r.get(k, {})), None)
+        if why:
+            print(f"error: {backend} {r['slug']} {r['variant']}: {why}", file=sys.stderr)
+            status = EXIT_USAGE
+    return status
+
+
+def shard(entries: dict, i: int, n: int) -> dict:
+    """Shard ``i`` of ``n`` (1-based) of the entries: every n-th of them in name order, from the
+    i-th. The shards of one ``n`` hold every entry once; each writes its own entries' rows, and
+    ``--no-run`` makes the board of all of them."""
+    names = sorted(entries)
+    return {k: entries[k] for k in names[i - 1::n]}
+
+
+def _shard(text: str) -> tuple[int, int]:
+    """--shard I/N: 1 <= I <= N."""
+    import argparse
+
+    i, sep, n = text.partition("/")
+    if not sep or not i.strip().isdigit() or not n.strip().isdigit() or not 1 <= int(i) <= int(n):
+        raise argparse.ArgumentTypeError(f"{text!r} is not I/N with 1 <= I <= N (e.g. 3/8)")
+    return int(i), int(n)
+
+
+def _runs(text: str) -> list:
+    """--runs: default and/or trigger (the row keys "probe" and "trigger")."""
+    import argparse
+
+    names = [x.strip() for x in text.split(",") if x.strip()]
+    if not names or [n for n in names if n not in ("default", "trigger")]:
+        raise argparse.ArgumentTypeError(f"{text!r}: give default, trigger or default,trigger")
+    return ["probe" if n == "default" else n for n in dict.fromkeys(names)]
 
 
 def _peers(text: str) -> list:
@@ -229,8 +290,13 @@ def register(sub) -> None:
     p.add_argument("--no-run", action="store_true", help="remake the scoreboard from the recorded rows only")
     p.add_argument("--no-probe", action="store_true",
                    help="run only the peers (--peers), adding their columns to the recorded rows")
-    p.add_argument("--large", action="store_true",
-                   help="on the GPU, probe with --large too: sizes past 2**31 elements (int32 offsets)")
+    p.add_argument("--shard", type=_shard, default=None, metavar="I/N",
+                   help="only the I-th of N shards of the entries (every N-th by name); with --record it writes "
+                        "their rows only: --no-run then makes the board of every shard's rows")
+    p.add_argument("--runs", type=_runs, default=["probe", "trigger"], metavar="RUNS",
+                   help="the probe's runs, comma-separated: default (what a user's probe file holds: the scored "
+                        "column) and trigger (given the trigger); both by default (bugs/README.md). A run left "
+                        "out keeps its recorded rows")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=_run)
 

@@ -13,8 +13,10 @@ nearly equal values, a normalised row of one or two columns, a sum of terms that
 as much as its conditioning amplifies the rounding, which is what a correct kernel cannot avoid
 either.
 
-The accumulator dtype is float32 (``tl.dot`` and a correct reduction of fp16, bf16, fp8 and fp32
-inputs accumulate in it), float64 where every floating input is float64. The inputs themselves
+The accumulator dtype is the widest the kernel computes in, read from the kernels the launcher
+launched: float64 where one was given a float64 tensor or its source names ``tl.float64`` (a
+cast, a float64 accumulator), or where every floating input is float64; float32 otherwise
+(``tl.dot`` and a correct reduction of fp16, bf16, fp8 and fp32 inputs accumulate in it). The inputs themselves
 are not moved by a unit of *their* dtype: a kernel reads them exactly, and a low-precision input's
 unit (bf16: 2**-8) would excuse exactly the precision-loss bugs the probe must catch (accumulating
 bf16 in bf16 is off by about that unit times the square root of the length, which is what such a
@@ -102,13 +104,50 @@ def _elementwise_or_normwise(f, parts=None):
     return out
 
 
-def accumulator_unit(inputs: dict) -> float:
-    """The unit roundoff of the accumulator dtype: float64's where every floating input is float64
-    (and there is one), float32's otherwise."""
+WIDE_NAMES = ("tl.float64", "tl.fp64")  # a kernel's source naming float64: a cast, a dtype, a constant's
+
+
+def accumulator_unit(inputs: dict, kernels=None) -> float:
+    """The unit roundoff of the widest floating format the kernel computes in: float64's where every
+    floating input is float64 (and there is one), or where a kernel the launcher launched computes
+    in float64 (``computes_in_float64``: it was given a float64 tensor, or its source, or a
+    ``@triton.jit`` function it calls, names ``tl.float64``: ``.to(tl.float64)``, a float64
+    accumulator); float32's otherwise (``tl.dot`` and a correct reduction of fp16, bf16, fp8 and
+    fp32 inputs accumulate in it). ``kernels``: the launched kernels (those of this process by
+    default). A floor in float32's unit for a kernel that computes in float64 would excuse the
+    float64 computation's own bugs (an exponent rounded to fp32 before a float64 pow)."""
     import torch
 
     floats = [v.dtype for v in inputs.values() if isinstance(v, torch.Tensor) and v.dtype.is_floating_point]
-    return 2.0 ** -53 if floats and all(d == torch.float64 for d in floats) else 2.0 ** -24
+    if floats and all(d == torch.float64 for d in floats):
+        return 2.0 ** -53
+    if kernels is None:
+        from harness.run.triton_compat import launched_kernels
+
+        kernels = launched_kernels()
+    return 2.0 ** -53 if any(computes_in_float64(k) for k in kernels) else 2.0 ** -24
+
+
+def computes_in_float64(kernel) -> bool:
+    """A launched kernel computes in float64: it was given a float64 tensor, or its source (or that
+    of a ``@triton.jit`` function it calls, found by name in its module) names ``tl.float64``."""
+    from harness.probe.kernels import kernel_classes, kernel_source
+    from harness.run.triton_compat import launched_float64
+
+    if launched_float64(kernel):
+        return True
+    seen, todo = set(), [kernel]
+    while todo:
+        k = todo.pop()
+        if id(k) in seen:
+            continue
+        seen.add(id(k))
+        src = kernel_source(k)
+        if any(n in src for n in WIDE_NAMES):
+            return True
+        glb = getattr(getattr(k, "fn", None), "__globals__", None) or {}
+        todo += [v for name, v in glb.items() if isinstance(v, kernel_classes()) and f"{name}(" in src]
+    return False
 
 
 def estimate(inputs: dict, rerun, ref):

@@ -20,6 +20,8 @@ class ProbeRequest:
     seed: int = 0
     cwd: str | None = None  # the user's working directory: the worker runs there (relative paths as the user means them)
     # tf32, poison_masked, fuzz_trials, blocks, large, tools, empty; budget (--budget's seconds, 0: none);
+    # pinned (sizes shape fuzzing keeps at their defaults); gpu_sizes (the GPU's sizes: a dict over the
+    # file's GPU_SIZES, or False for none);
     # pad and small for a GPU tool's run
     options: dict = field(default_factory=dict)
     timeout: float = TIMEOUT_S  # each detector's own limit (--timeout)

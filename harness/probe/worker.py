@@ -67,6 +67,9 @@ def _load(req: ProbeRequest, emit, budget: Budget):
             if req.sizes:
                 check_sizes(t.make_inputs, req.sizes)
                 t.sizes = {**t.sizes, **req.sizes}
+            if "gpu_sizes" in req.options:  # the GPU's sizes given by the caller (a dict), or none (False)
+                given = req.options["gpu_sizes"]
+                t.gpu_sizes = {**t.sizes, **{k: v for k, v in given.items() if k in t.sizes}} if given else None
             _made(t, make(t, t.sizes, req.seed, req.backend))
     except DetectorTimeout:
         what = "make_inputs" if t is not None else f"importing {req.file}"

@@ -51,7 +51,9 @@
 5. The kernels launched (any backend): each ``@triton.jit`` function whose ``run`` is called
    (``kernel[grid](...)``, through autotune and heuristics too) is kept in ``LAUNCHED``, so that
    what inspects the user's kernels (the probe's facts, its lint cross-check) reads the ones
-   really launched, wherever their modules live (``launched_kernels``, ``launched_files``).
+   really launched, wherever their modules live (``launched_kernels``, ``launched_files``), and
+   whether a float64 tensor was among a launch's arguments (``launched_float64``: the error
+   floor's formats).
 
 ``interpreter_fixes(*names)`` is the other kind: for the rest of one worker process, under
 ``TRITON_INTERPRET=1`` only, it makes the interpreter do what compiled Triton does where a
@@ -341,6 +343,7 @@ def patched(interpreter: bool, on_compile: Callable[[str], None] | None = None,
 
 
 LAUNCHED: dict[int, object] = {}  # id -> each @triton.jit function launched in this process while patched
+WIDE: set = set()  # ids of those launched with a float64 tensor argument (``launched_float64``)
 
 
 def _record_launches(patcher: Patcher) -> None:
@@ -360,6 +363,8 @@ def _record_launches(patcher: Patcher) -> None:
 
         def run(self, *args, _real=real, **kwargs):
             LAUNCHED.setdefault(id(self), self)
+            if any(str(getattr(a, "dtype", "")) == "torch.float64" for a in (*args, *kwargs.values())):
+                WIDE.add(id(self))  # a float64 pointer: the kernel computes in float64 there
             return _real(self, *args, **kwargs)
 
         patcher.setattr(cls, "run", run)
@@ -368,6 +373,11 @@ def _record_launches(patcher: Patcher) -> None:
 def launched_kernels() -> list:
     """The ``@triton.jit`` functions launched so far in this process (under ``patched``), in order."""
     return list(LAUNCHED.values())
+
+
+def launched_float64(kernel) -> bool:
+    """Whether a launched kernel was given a float64 tensor (a pointer it reads or writes in float64)."""
+    return id(kernel) in WIDE
 
 
 def kernel_file(fn) -> str | None:

@@ -1,8 +1,11 @@
 """The grid run in program order, reversed and shuffled (interpreter): a result that depends on it.
 
-Float atomics that add in another order give results that differ in their last bits: how much
-that matters is the kernel's promise (``DETERMINISTIC``): declared True, an error; declared
-False, information; not declared, a warning (a GPU gives a different order on each run).
+Float atomics that add in another order give results that differ in their last bits, and so do
+sums that programs add to memory one after another under a lock (a spin lock's load, add, store):
+where every order's result agrees with the others within the output's tolerance, how much that
+matters is the kernel's promise (``DETERMINISTIC``): declared True, an error; declared False,
+information; not declared, a warning (a GPU gives a different order on each run). Orders whose
+results differ beyond it: P302, an error.
 """
 
 from __future__ import annotations
@@ -79,9 +82,10 @@ def run(ctx) -> list:
     if not msg or isinstance(info, BaseException):
         return []
     rec, close = info
-    if rec.float_atomics and close:
+    if close:  # the orders agree within the output's tolerance: rounding in another order, not a wrong result
         sev, note = nondeterminism_severity(t)
-        return [ctx.finding("P303", f"float atomics: {msg}{note}", severity=sev)]
+        how = "float atomics" if rec.float_atomics else "sums in program order (a read-add-write under a lock)"
+        return [ctx.finding("P303", f"{how}: {msg}{note}", severity=sev)]
     return [ctx.finding("P302", msg)]
 
 

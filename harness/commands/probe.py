@@ -104,7 +104,10 @@ def run(args) -> int:
     if not report.checked:
         why = "; ".join([f"{d} on {b}: {st}" for b, d, _, st in report.ran if not st.startswith("skipped")][:4]) or \
             f"none of these detectors runs on {', '.join(backends)}"
-        raise UsageError(f"probe: no detector produced a result about the kernel ({why}), so nothing was checked")
+        more = f"; the --budget of {report.budget:g}s ended first: a larger one gives them the time" \
+            if report.short_of_time() else ""
+        raise UsageError(f"probe: no detector produced a result about the kernel ({why}), so nothing was "
+                         f"checked{more}")
     if args.json:
         print(table.dumps(report.to_json()))
     else:

@@ -49,9 +49,20 @@ VALUES_RUN_S = 2.0
 # a worker process's own start (imports, CUDA; compute-sanitizer's own start under a GPU tool) beside
 # its detectors' timeouts (harness/probe/runner.py)
 PROCESS_START_S = {"plain": 30.0, "tool": 120.0}
+# after the budget's end the probe returns within this (the promise: --budget B ends by B + GRACE_S, counted
+# from the command's start): the parent kills a worker still alive at the budget's end (``Budget.kill_at``:
+# one its own stop did not reach, in a compilation or a CUDA call that Python's signal handler waits out, or in
+# its exit) within its poll (harness/run/isolate.py's POLL, 0.2 s) and its keeper's kill (milliseconds), then
+# merges the findings, lints the launched kernels' files and ranks the diagnosis (0.1-0.5 s measured on the
+# 2-core CPU beside other work: docs/measurements/probe-budget-grace.md); twice the worst, and a second for a
+# loaded machine's scheduling
+GRACE_S = 2.0
 # the shortest interval the timer is armed for (setitimer takes 0 as "off")
 TICK_S = 0.01
 # (the parent's hang clock: harness/run/isolate.py's HANG_FLOOR_S and STARTUP_GRACE, used by every worker)
+
+
+SPENT = "the probe's budget is spent"  # why a detector that keeps to the budget did not start
 
 
 class BudgetSpent(BaseException):
@@ -186,8 +197,9 @@ class Budget:
         return self.clock.now()
 
     def spent(self) -> bool:
-        """Past ``stop``: a detector that keeps to the budget does not start."""
-        return self.stop is not None and self.now() >= self.stop
+        """Past ``ends``: a detector that keeps to the budget does not start, nor a worker process (it
+        would have less than ``MARGIN_S`` for its start, its file's loading and its runs)."""
+        return self.ends is not None and self.now() >= self.ends
 
     def left(self) -> float | None:
         """Seconds to ``ends`` (None: no budget)."""
@@ -239,6 +251,14 @@ class Budget:
         self.deadline = min(self.deadline or float("inf"), now + DIAGNOSIS_S[backend])
         if self.ends is not None and rest_left:
             self.deadline = min(self.deadline, now + SHARE_WITH_REST * max(0.0, self.ends - now))
+
+    def kill_at(self) -> float | None:
+        """When the parent kills a worker of budgeted detectors that is still alive (None: no budget):
+        the budget's end. The worker's own stop (``stop``) came before it; one still running then is in
+        code the alarm cannot interrupt (a compilation, a CUDA call, an import), or in its exit."""
+        if self.ends is None:
+            return None
+        return (self.stop + STOP_BEFORE_S) if self.stop is not None else self.ends + MARGIN_S
 
     def hang_until(self) -> float | None:
         """When the parent takes a GPU process stuck in a call of the launcher for hung: where the

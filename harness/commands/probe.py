@@ -89,6 +89,7 @@ def _budget(text: str) -> float:
 
 
 def run(args) -> int:
+    from harness.probe.budget import process_started
     from harness.probe.runner import ProbeInputError, probe
 
     backends = resolve_backends(args.backend)
@@ -98,7 +99,8 @@ def run(args) -> int:
     try:
         report = probe(args.file, inputs=args.inputs, launcher=args.launcher, backends=backends,
                        detectors=args.only, seed=args.seed, sizes=args.sizes, jobs=args.jobs,
-                       timeout=args.timeout, options=options, progress=say, budget=args.budget)
+                       timeout=args.timeout, options=options, progress=say, budget=args.budget,
+                       since=process_started())  # the budget counts the command's own start
     except ProbeInputError as e:
         raise UsageError(f"probe: {e}") from None
     if not report.checked:

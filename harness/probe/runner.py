@@ -511,12 +511,13 @@ def _progress(backend: str, say):
 def probe(file: str, *, inputs: str | None = None, launcher: str = "launch", backends: list | None = None,
           detectors: list | None = None, seed: int = 0, sizes: dict | None = None, jobs: int = 2,
           timeout: float = TIMEOUT_S, options: dict | None = None, progress=None,
-          budget: float | None = None) -> ProbeReport:
+          budget: float | None = None, since: float | None = None) -> ProbeReport:
     """Run every detector on ``file`` (see ``harness.probe``); raise ProbeInputError for a bad file.
 
     The names and defaults are the command line's: ``detectors`` is ``--detectors`` (or ``--only``),
     ``backends`` None is ``--backend all`` (the GPU if there is one, and the interpreter), ``budget``
-    None is ``budget.DEFAULT_BUDGET_S`` (0: no budget, each detector keeps to its own).
+    None is ``budget.DEFAULT_BUDGET_S`` (0: no budget, each detector keeps to its own), counted from
+    ``since`` (a time.monotonic() before the call: the command's own start) or from the call.
     """
     for p in (file, inputs):
         if p is not None and not os.path.isfile(p):
@@ -527,7 +528,7 @@ def probe(file: str, *, inputs: str | None = None, launcher: str = "launch", bac
     chosen = list(backends or resolve_backends("all"))  # as the CLI: the GPU if there is one, and the interpreter
     if budget is None:
         budget = Budget.default_seconds(chosen)
-    window = Budget.starting(budget)
+    window = Budget.starting(budget, since=since)
     req = ProbeRequest(os.path.abspath(file), inputs=os.path.abspath(inputs) if inputs else None, launcher=launcher,
                        seed=seed, sizes=sizes or {}, cwd=os.getcwd(), options={**(options or {}), "budget": budget}, ends=window.ends,
                        stop=window.stop)

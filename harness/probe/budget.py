@@ -53,10 +53,10 @@ PROCESS_START_S = {"plain": 30.0, "tool": 120.0}
 # after the budget's end the probe returns within this (the promise: --budget B ends by B + GRACE_S, counted
 # from the command's start): the parent kills a worker still alive at the budget's end (``Budget.kill_at``:
 # one its own stop did not reach, in a compilation or a CUDA call that Python's signal handler waits out, or in
-# its exit) within its poll (harness/run/isolate.py's POLL, 0.2 s) and its keeper's kill (milliseconds), then
-# merges the findings, lints the launched kernels' files and ranks the diagnosis (0.1-0.5 s measured on the
-# 2-core CPU beside other work: docs/measurements/probe-budget-grace.md); twice the worst, and a second for a
-# loaded machine's scheduling
+# its exit; the parent's wait for it ends there, and its keeper's kill takes milliseconds), then
+# merges the findings, lints the launched kernels' files and ranks the diagnosis, and the command exits: 0.05 to
+# 0.8 s from the last worker's end to the command's, measured on the shared 2-core CPU at load averages of 2.5
+# to 9.5 (benchmarks/probe_overrun.py: docs/measurements/probe-overrun/); more than twice the worst
 GRACE_S = 2.0
 # the shortest interval the timer is armed for (setitimer takes 0 as "off")
 TICK_S = 0.01

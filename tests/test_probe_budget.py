@@ -690,6 +690,18 @@ def test_a_worker_alive_at_the_budgets_end_is_ended_there_and_that_is_a_note_not
         assert batch.results[name].status is runner.Status.NOT_RUN and "was spent" in \
             batch.results[name].findings[0].message
     assert not batch.todo
+    # ended before its first detector began (its import, make_inputs, a fresh process's own start): the
+    # detectors are not run, for the budget, and the file is not called bad
+    # (its returncode is left None, as isolate._wait leaves it for a process it ended)
+    monkeypatch.setattr(runner, "_run_worker", lambda *a, **k: isolate.Process(cut="outside a call of the launcher"))
+    import time
+
+    req = runner.ProbeRequest("k.py", options={"budget": 20.0}, ends=time.monotonic() + 3600,
+                              stop=time.monotonic() + 3600)
+    results, _ = runner.Batch(req, ["reference", "shapes"], "interpreter", 30.0, lambda m: None).run()
+    for name in ("reference", "shapes"):
+        assert results[name].status is runner.Status.NOT_RUN and "while its process was starting or loading the " \
+            "file" in results[name].findings[0].message
 
 
 def test_the_parent_ends_workers_at_the_budgets_end_on_both_backends_where_they_keep_to_it():

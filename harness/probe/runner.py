@@ -382,6 +382,10 @@ class Batch:
             left = len(worker.detectors) - len(ev.ended)
             if not left:  # all it was asked ran (an exit status after that is compute-sanitizer's --error-exitcode)
                 continue
+            if proc.cut and not ev.started[len(ev.ended):]:  # ended at the budget's end outside any detector
+                self._spent("was spent" if ev.started else "ended while its process was starting or loading the "
+                            "file (importing it, make_inputs at its sizes)")
+                continue
             if not proc.hung and not ev.started[len(ev.ended):] and (ev.ended or not proc.returncode):
                 if proc.returncode:
                     continue  # ended between two detectors (a broken CUDA context): the rest in a new process

@@ -265,11 +265,11 @@ class FakeWorkers:
         self.script, self.calls = list(script), []
 
     def __call__(self, module, args, *, backend, timeout, extra_env=None, wrapper=None, on_poll=None, until=None,
-                 stop=None):
+                 stop=None, kill_at=None):
         from harness.run.isolate import Process
 
         self.calls.append({"args": args, "backend": backend, "timeout": timeout, "env": extra_env or {},
-                           "wrapper": wrapper or [], "until": until})
+                           "wrapper": wrapper or [], "until": until, "kill_at": kill_at})
         events, code, hung, output = self.script.pop(0)
         if "--log-file" in (wrapper or []):
             Path(wrapper[wrapper.index("--log-file") + 1]).write_text(output)
@@ -290,9 +290,12 @@ def _fake_probe(monkeypatch, script, detectors, **kw):
     from harness.run import gpu_tools as sanitizer
     from harness.probe import runner
 
+    from harness.probe.detectors import compute_sanitizer as detector
+
     fake = FakeWorkers(script)
     monkeypatch.setattr(runner, "run_process", fake)
-    monkeypatch.setattr(sanitizer, "compute_sanitizer", lambda: "/opt/cuda/bin/compute-sanitizer")
+    for where in (sanitizer, detector):  # (the detector's module holds the name it imported)
+        monkeypatch.setattr(where, "compute_sanitizer", lambda: "/opt/cuda/bin/compute-sanitizer")
     return probe(str(EXAMPLE), backends=["gpu"], detectors=detectors, jobs=1, **kw), fake
 
 
@@ -313,6 +316,7 @@ def test_gpu_tools_run_the_reference_detector_under_the_tool_with_padding_off(mo
         assert c["args"]["detectors"] == ["reference"] and c["backend"] == "gpu"
         assert c["args"]["options"]["pad"] == 0
         assert c["timeout"] <= 20 + 120  # counted again from each detector's start
+        assert c["kill_at"] is None  # --tools adds its own runs: not ended at the budget's end
     # compute-sanitizer is slow: the small sizes; int32 overflow needs TRITON_DEBUG at the full sizes
     assert cs["args"]["options"]["small"] is True and dbg["args"]["options"]["small"] is False
     (p601,) = r.by_code("P601")
@@ -338,16 +342,39 @@ def test_a_broken_cuda_context_restarts_the_rest_and_a_gpu_hang_stops_its_batch(
     assert all(f.severity == INFO for f in r.findings if f.detector in ("first-call", "shapes"))
 
 
+def _slow_workers(monkeypatch, seconds: float):
+    """Each (fake) worker process takes ``seconds`` of the budget's clock, whatever the machine's speed."""
+    from harness.probe import runner
+    from harness.probe.budget import SystemClock
+
+    clock = {"t": 1000.0}
+    monkeypatch.setattr(SystemClock, "now", lambda self: clock["t"])
+    fake_run = runner.run_process
+
+    def slow(*a, **k):
+        clock["t"] += seconds
+        return fake_run(*a, **k)
+
+    monkeypatch.setattr(runner, "run_process", slow)
+
+
 def test_after_the_budget_is_spent_a_crash_starts_no_new_process(monkeypatch):
-    r, fake = _fake_probe(monkeypatch, [(ran("reference"), 4, False, "")],  # the context broke after reference
-                          ["reference", "repeat", "shapes"], budget=0.5)  # spent before the process ended
+    from harness.probe import runner
+
+    fake = FakeWorkers([(ran("reference"), 4, False, "")])  # the context broke after reference
+    monkeypatch.setattr(runner, "run_process", fake)
+    _slow_workers(monkeypatch, 25.0)  # spent before the process ended
+    r = probe(str(EXAMPLE), backends=["gpu"], detectors=["reference", "repeat", "shapes"], jobs=1, budget=20)
     assert len(fake.calls) == 1
     status = {d: s for _, d, _, s in r.ran}
     assert status == {"reference": "done", "repeat": "not run", "shapes": "not run"}, r.ran
     assert all(f.severity == INFO and "budget" in f.message for f in r.findings if f.detector != "reference")
     # --large keeps its own time: it still gets a process of its own
-    r, fake = _fake_probe(monkeypatch, [(ran("reference"), 4, False, ""), (ran("large"), 0, False, "")],
-                          ["reference", "repeat", "large"], budget=0.5, options={"large": True})
+    fake = FakeWorkers([(ran("reference"), 4, False, ""), (ran("large"), 0, False, "")])
+    monkeypatch.setattr(runner, "run_process", fake)
+    _slow_workers(monkeypatch, 25.0)
+    r = probe(str(EXAMPLE), backends=["gpu"], detectors=["reference", "repeat", "large"], jobs=1, budget=20,
+              options={"large": True})
     assert [c["args"]["detectors"] for c in fake.calls] == [["reference", "repeat", "large"], ["large"]]
     assert {d: s for _, d, _, s in r.ran}["repeat"] == "not run"
 
@@ -356,8 +383,11 @@ def test_without_compute_sanitizer_it_is_a_note(monkeypatch):
     from harness.run import gpu_tools as sanitizer
     from harness.probe import runner
 
+    from harness.probe.detectors import compute_sanitizer as detector
+
     monkeypatch.setattr(runner, "run_process", FakeWorkers([]))
-    monkeypatch.setattr(sanitizer, "compute_sanitizer", lambda: None)
+    for where in (sanitizer, detector):  # (the detector's module holds the name it imported)
+        monkeypatch.setattr(where, "compute_sanitizer", lambda: None)
     r = probe(str(EXAMPLE), backends=["gpu"], detectors=["compute-sanitizer"])
     assert not r.ok and not r.checked  # nothing was checked: not ok (issue 42)
     assert "compute-sanitizer not found" in r.findings[0].message and r.ran[0][3] == "not run"

@@ -89,6 +89,7 @@ def _budget(text: str) -> float:
 
 
 def run(args) -> int:
+    from harness.probe.budget import process_started
     from harness.probe.runner import ProbeInputError, probe
 
     backends = resolve_backends(args.backend)
@@ -98,13 +99,17 @@ def run(args) -> int:
     try:
         report = probe(args.file, inputs=args.inputs, launcher=args.launcher, backends=backends,
                        detectors=args.only, seed=args.seed, sizes=args.sizes, jobs=args.jobs,
-                       timeout=args.timeout, options=options, progress=say, budget=args.budget)
+                       timeout=args.timeout, options=options, progress=say, budget=args.budget,
+                       since=process_started())  # the budget counts the command's own start
     except ProbeInputError as e:
         raise UsageError(f"probe: {e}") from None
     if not report.checked:
         why = "; ".join([f"{d} on {b}: {st}" for b, d, _, st in report.ran if not st.startswith("skipped")][:4]) or \
             f"none of these detectors runs on {', '.join(backends)}"
-        raise UsageError(f"probe: no detector produced a result about the kernel ({why}), so nothing was checked")
+        more = f"; the --budget of {report.budget:g}s ended first: a larger one gives them the time" \
+            if report.short_of_time() else ""
+        raise UsageError(f"probe: no detector produced a result about the kernel ({why}), so nothing was "
+                         f"checked{more}")
     if args.json:
         print(table.dumps(report.to_json()))
     else:

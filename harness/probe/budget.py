@@ -12,6 +12,7 @@ and hands them to its workers (``time.monotonic`` is one clock for every process
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import time
 
@@ -49,9 +50,20 @@ VALUES_RUN_S = 2.0
 # a worker process's own start (imports, CUDA; compute-sanitizer's own start under a GPU tool) beside
 # its detectors' timeouts (harness/probe/runner.py)
 PROCESS_START_S = {"plain": 30.0, "tool": 120.0}
+# after the budget's end the probe returns within this (the promise: --budget B ends by B + GRACE_S, counted
+# from the command's start): the parent kills a worker still alive at the budget's end (``Budget.kill_at``:
+# one its own stop did not reach, in a compilation or a CUDA call that Python's signal handler waits out, or in
+# its exit; the parent's wait for it ends there, and its keeper's kill takes milliseconds), then
+# merges the findings, lints the launched kernels' files and ranks the diagnosis, and the command exits: 0.05 to
+# 0.8 s from the last worker's end to the command's, measured on the shared 2-core CPU at load averages of 2.5
+# to 9.5 (benchmarks/probe_overrun.py: docs/measurements/probe-overrun/); more than twice the worst
+GRACE_S = 2.0
 # the shortest interval the timer is armed for (setitimer takes 0 as "off")
 TICK_S = 0.01
 # (the parent's hang clock: harness/run/isolate.py's HANG_FLOOR_S and STARTUP_GRACE, used by every worker)
+
+
+SPENT = "the probe's budget is spent"  # why a detector that keeps to the budget did not start
 
 
 class BudgetSpent(BaseException):
@@ -170,10 +182,11 @@ class Budget:
         self.timer = Timer(self.clock)
 
     @classmethod
-    def starting(cls, seconds: float, clock=None) -> "Budget":
-        """The probe's budget from now: ``seconds`` long (0: none)."""
+    def starting(cls, seconds: float, clock=None, since: float | None = None) -> "Budget":
+        """The probe's budget from now, or from ``since`` (a clock.now() before it: the command's own
+        start, ``process_started``): ``seconds`` long (0: none)."""
         clock = clock or SystemClock()
-        t0 = clock.now()
+        t0 = clock.now() if since is None else min(since, clock.now())
         return cls(seconds, ends=t0 + seconds - MARGIN_S if seconds else None,
                    stop=t0 + seconds - STOP_BEFORE_S if seconds else None, clock=clock)
 
@@ -186,8 +199,9 @@ class Budget:
         return self.clock.now()
 
     def spent(self) -> bool:
-        """Past ``stop``: a detector that keeps to the budget does not start."""
-        return self.stop is not None and self.now() >= self.stop
+        """Past ``ends``: a detector that keeps to the budget does not start, nor a worker process (it
+        would have less than ``MARGIN_S`` for its start, its file's loading and its runs)."""
+        return self.ends is not None and self.now() >= self.ends
 
     def left(self) -> float | None:
         """Seconds to ``ends`` (None: no budget)."""
@@ -240,6 +254,14 @@ class Budget:
         if self.ends is not None and rest_left:
             self.deadline = min(self.deadline, now + SHARE_WITH_REST * max(0.0, self.ends - now))
 
+    def kill_at(self) -> float | None:
+        """When the parent kills a worker of budgeted detectors that is still alive (None: no budget):
+        the budget's end. The worker's own stop (``stop``) came before it; one still running then is in
+        code the alarm cannot interrupt (a compilation, a CUDA call, an import), or in its exit."""
+        if self.ends is None:
+            return None
+        return (self.stop + STOP_BEFORE_S) if self.stop is not None else self.ends + MARGIN_S
+
     def hang_until(self) -> float | None:
         """When the parent takes a GPU process stuck in a call of the launcher for hung: where the
         worker stops a detector still running (``stop``), else at the budget's end (None: no budget)."""
@@ -266,3 +288,24 @@ class Budget:
                 yield
         except Late:
             pass
+
+
+def process_started() -> float | None:
+    """The time.monotonic() at which this process started (None where the system does not say: not
+    Linux), so that a command's budget counts its own start too: Python's, the harness's imports (0.3 to
+    0.9 s measured on the 2-core CPU beside other work)."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            stat = f.read()
+        return started_at(stat, os.sysconf("SC_CLK_TCK"), time.clock_gettime(time.CLOCK_BOOTTIME), time.monotonic())
+    except (OSError, ValueError, AttributeError, IndexError):
+        return None
+
+
+def started_at(stat: bytes, ticks_per_s: int, boot_now: float, now: float) -> float | None:
+    """``process_started`` from /proc/self/stat's text (its 22nd field: the start, in clock ticks since
+    the boot), the clock's ticks per second, the seconds since the boot now (CLOCK_BOOTTIME, the clock
+    of that field) and time.monotonic() now. None for a start not before now."""
+    fields = stat.rsplit(b")", 1)[1].split()  # (the process's name, in parentheses, may hold spaces)
+    age = boot_now - int(fields[19]) / ticks_per_s  # field 22 is the 20th after the name
+    return now - age if age >= 0 else None

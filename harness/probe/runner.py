@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from harness.probe.blackboard import Blackboard, Meta
-from harness.probe.budget import PROCESS_START_S, TIMEOUT_S, Budget
+from harness.probe.budget import PROCESS_START_S, SPENT, TIMEOUT_S, Budget
 from harness.probe.findings import ERROR, INFO, WARNING, Finding, attach_cases, problems
 from harness.probe.request import ProbeRequest
 from harness.run.backends import resolve_backends
@@ -90,6 +90,12 @@ class ProbeReport:
             return True
         return False
 
+    def short_of_time(self) -> bool:
+        """Whether the probe's budget ended before some detector's answer: one cut at its end, or
+        skipped or not run as it was spent (each has its note)."""
+        return any(st == CUT or st.endswith(SPENT) for _, _, _, st in self.ran) or \
+            any(f.code == "P000" and "--budget" in f.message for f in self.findings)
+
     def by_code(self, code: str) -> list:
         return [f for f in self.findings if f.code == code]
 
@@ -150,6 +156,7 @@ class ProbeEvents:
     errors: dict = field(default_factory=dict)  # detector ("" for the process) -> its own failure
     load: str | None = None  # the file could not be loaded: why
     unavailable: str | None = None  # the file cannot run on this backend here: why
+    load_cut: str | None = None  # the probe's budget ended while the file was loaded: what was being done
     trying: dict | None = None  # the sizes being run when the process stopped (shape fuzzing)
     skipped: dict = field(default_factory=dict)  # detector -> why it did not apply
     clock: dict = field(default_factory=dict)  # detector -> [its start, its end] (the events' time.time())
@@ -212,6 +219,8 @@ def _events(proc) -> ProbeEvents:
             out.load = e["message"]
         elif kind == "error" and e.get("phase") == "unavailable":
             out.unavailable = e["message"]
+        elif kind == "error" and e.get("phase") == "budget":
+            out.load_cut = e["message"]
         elif kind == "error":
             out.errors[e.get("detector", "")] = e["message"]
     return out
@@ -274,7 +283,8 @@ def _run_worker(worker: ProbeRequest, backend: str, timeout: float, extra: dict,
         margin = PROCESS_START_S["tool" if extra.get("wrapper") else "plain"]
         proc = run_process("harness.probe.worker", worker.to_json(), backend=backend, timeout=timeout + margin,
                            on_poll=_progress(backend, say) if say else None,
-                           until=None if extra else _hang_until(worker), stop=_stop_when(backend, hung), **extra)
+                           until=None if extra else _hang_until(worker), stop=_stop_when(backend, hung),
+                           kill_at=None if extra else _kill_at(worker), **extra)
         if os.path.exists(log):
             with open(log, errors="replace") as f:
                 text = f.read()
@@ -293,6 +303,16 @@ def _hang_until(worker: ProbeRequest) -> float | None:
     if worker.backend != "gpu" or not all(map(_budgeted, worker.detectors)):
         return None
     return worker.budget().hang_until()
+
+
+def _kill_at(worker: ProbeRequest) -> float | None:
+    """When the parent ends a worker still alive (``Budget.kill_at``: the budget's end), on either backend,
+    where all its detectors keep to the budget (None: --budget 0, --large). Its own alarm stops a detector
+    at ``stop``, but not in code that does not return to Python: a compilation (Triton's passes, LLVM), a
+    CUDA call, an import, a C extension's loop."""
+    if not all(map(_budgeted, worker.detectors)):
+        return None
+    return worker.budget().kill_at()
 
 
 def _stop_when(backend: str, hung):
@@ -321,16 +341,22 @@ class Batch:
     def _not_run(self, name: str, why: str, severity: str = INFO, status: Status = Status.NOT_RUN) -> None:
         self.results[name] = DetectorRun([Finding("P000", name, self.backend, why, severity=severity)], status)
 
+    def _spent(self, how: str) -> None:
+        """Each detector left that keeps to the budget: not run, as the probe's budget ``how`` (a note)."""
+        budget = self.req.options.get("budget", 0)
+        for name in [n for n in self.todo if _budgeted(n)]:
+            self._not_run(name, f"not run: the probe's --budget ({budget:g}s) {how}; a larger --budget gives it the "
+                                f"time")
+        self.todo = [n for n in self.todo if not _budgeted(n)]
+
     def run(self) -> tuple[dict, dict]:
         req, backend, timeout = self.req, self.backend, self.timeout
         while self.todo:
             t0 = time.monotonic()
-            if self.results and req.ends is not None and t0 > req.ends:
-                # a process ended early (a crash) after the budget was spent: no new one for the rest
-                spent = [n for n in self.todo if _budgeted(n)]
-                self.todo = [n for n in self.todo if not _budgeted(n)]
-                for name in spent:
-                    self._not_run(name, f"not run: the probe's --budget ({req.options.get('budget', 0):.0f}s) was spent")
+            if req.budget().spent():
+                # no process starts for the rest past the budget's end (one ended early, a crash; or this batch
+                # waited for a --jobs slot): its start and its file's loading would carry the probe past it
+                self._spent("was spent before its process started")
                 if not self.todo:
                     break
             worker, extra = _worker_request(req, self.todo, backend, timeout)
@@ -347,10 +373,18 @@ class Batch:
                                       f"make_inputs, hung)")
             if ev.unavailable:
                 raise BackendUnavailable(ev.unavailable)
+            if ev.load_cut:  # not the file's fault: the budget ended first
+                _merge_meta(self.meta, ev.meta)
+                self._spent(f"ended while its process was {ev.load_cut}")
+                continue
             _merge_meta(self.meta, ev.meta)
             self.collect(ev, proc, (time.monotonic() - t0) / max(1, len(ev.started)))
             left = len(worker.detectors) - len(ev.ended)
             if not left:  # all it was asked ran (an exit status after that is compute-sanitizer's --error-exitcode)
+                continue
+            if proc.cut and not ev.started[len(ev.ended):]:  # ended at the budget's end outside any detector
+                self._spent("was spent" if ev.started else "ended while its process was starting or loading the "
+                            "file (importing it, make_inputs at its sizes)")
                 continue
             if not proc.hung and not ev.started[len(ev.ended):] and (ev.ended or not proc.returncode):
                 if proc.returncode:
@@ -375,9 +409,14 @@ class Batch:
         name = self.todo.pop(0)
         partial = _kept(name, ev.findings.get("reference" if _tool(name) else name, []))
         dt = _seconds(ev, name, dt)
-        status = Status.HANG if proc.hung else Status.STOPPED if proc.stopped else Status.CRASH
-        self.results[name] = DetectorRun(partial + [_ended(name, self.backend, proc, ev, self.timeout)], status, dt)
+        status = Status.HANG if proc.hung else Status.STOPPED if proc.stopped else Status.CUT if proc.cut else \
+            Status.CRASH
+        self.results[name] = DetectorRun(partial + [_ended(name, self.backend, proc, ev, self.timeout,
+                                                           self.req.options.get("budget", 0))], status, dt)
         self.say(f"{self.backend} {name}: {status.value} after {dt:.1f}s")
+        if proc.cut:  # killed at the budget's end: the rest have no time
+            self._spent("was spent")
+            return
         if proc.hung or proc.stopped:  # the next detector's first call would hang the same way, and wait as long
             why = f"the kernel hung in the {name} detector" if proc.hung else "the kernel did not return on the GPU"
             while self.todo:
@@ -415,9 +454,14 @@ def _kept(label: str, found: list, own: list | None = None) -> list:
     return [] if own else [f for f in found if f.code in ("P001", "P002", "P403")]
 
 
-def _ended(name: str, backend: str, proc, ev: ProbeEvents, timeout: float) -> Finding:
-    """The finding for a detector whose process died or hung in it."""
+def _ended(name: str, backend: str, proc, ev: ProbeEvents, timeout: float, budget: float = 0.0) -> Finding:
+    """The finding for a detector whose process died or hung in it, or was ended at the budget's end."""
     at = f" at sizes {', '.join(f'{k}={v}' for k, v in ev.trying.items())}" if ev.trying else ""
+    if proc.cut:  # not shown here either: the budget ended first
+        return Finding("P000", name, backend, f"stopped at the end of the probe's budget{at} (--budget {budget:g}s): "
+                                              f"its process, {proc.cut}, did not stop itself and was ended; "
+                                              f"nothing of it was kept; a larger --budget gives it the time",
+                       severity=INFO)
     if proc.stopped:  # not shown here: a call cut short tells nothing of its own
         return Finding("P002", name, backend, f"stopped after {proc.stopped:.0f}s inside a call of the launcher{at}, "
                                               f"as the kernel did not return on the GPU (its P002); --budget 0 waits "
@@ -471,12 +515,13 @@ def _progress(backend: str, say):
 def probe(file: str, *, inputs: str | None = None, launcher: str = "launch", backends: list | None = None,
           detectors: list | None = None, seed: int = 0, sizes: dict | None = None, jobs: int = 2,
           timeout: float = TIMEOUT_S, options: dict | None = None, progress=None,
-          budget: float | None = None) -> ProbeReport:
+          budget: float | None = None, since: float | None = None) -> ProbeReport:
     """Run every detector on ``file`` (see ``harness.probe``); raise ProbeInputError for a bad file.
 
     The names and defaults are the command line's: ``detectors`` is ``--detectors`` (or ``--only``),
     ``backends`` None is ``--backend all`` (the GPU if there is one, and the interpreter), ``budget``
-    None is ``budget.DEFAULT_BUDGET_S`` (0: no budget, each detector keeps to its own).
+    None is ``budget.DEFAULT_BUDGET_S`` (0: no budget, each detector keeps to its own), counted from
+    ``since`` (a time.monotonic() before the call: the command's own start) or from the call.
     """
     for p in (file, inputs):
         if p is not None and not os.path.isfile(p):
@@ -487,7 +532,7 @@ def probe(file: str, *, inputs: str | None = None, launcher: str = "launch", bac
     chosen = list(backends or resolve_backends("all"))  # as the CLI: the GPU if there is one, and the interpreter
     if budget is None:
         budget = Budget.default_seconds(chosen)
-    window = Budget.starting(budget)
+    window = Budget.starting(budget, since=since)
     req = ProbeRequest(os.path.abspath(file), inputs=os.path.abspath(inputs) if inputs else None, launcher=launcher,
                        seed=seed, sizes=sizes or {}, cwd=os.getcwd(), options={**(options or {}), "budget": budget}, ends=window.ends,
                        stop=window.stop)
@@ -497,7 +542,9 @@ def probe(file: str, *, inputs: str | None = None, launcher: str = "launch", bac
     parts = {b: ProbeReport(file) for b in chosen}
     hung = threading.Event()  # set when the GPU's side hangs (_stop_when)
     with ThreadPoolExecutor(max_workers=len(chosen) or 1) as pool:
-        list(pool.map(lambda b: _probe_backend(parts[b], req, b, detectors, jobs, timeout, progress, hung), chosen))
+        running = pool.map(lambda b: _probe_backend(parts[b], req, b, detectors, jobs, timeout, progress, hung), chosen)
+        _warm()
+        list(running)
     for b in chosen:
         report.findings += parts[b].findings
         report.ran += parts[b].ran
@@ -511,6 +558,13 @@ def probe(file: str, *, inputs: str | None = None, launcher: str = "launch", bac
     rediagnose(report)
     report.seconds = time.monotonic() - t0
     return report
+
+
+def _warm() -> None:
+    """The report's own imports (lint's rules, the diagnosis: 0.2-0.3 s on the 2-core CPU), made while
+    the workers run: after them they would come past the budget's end."""
+    import harness.lint  # noqa: F401
+    import harness.probe.diagnosis  # noqa: F401
 
 
 def rediagnose(report: ProbeReport) -> None:

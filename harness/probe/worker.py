@@ -18,8 +18,9 @@ Events, one JSON object a line, appended to ``events`` as they happen:
 - ``{"event": "skipped", "detector": ..., "reason": ...}``  the detector cannot apply to this kernel
 - ``{"event": "trying", "sizes": ...}``  shape fuzzing, before each size (a crash names it)
 - ``{"event": "finding", ...}``  one ``Finding``
-- ``{"event": "error", "phase": "load" | "unavailable" | "run", "message": ...}``  a bad file / a file
-  that cannot run on this backend here (too few GPUs) / a detector's own failure
+- ``{"event": "error", "phase": "load" | "unavailable" | "budget" | "run", "message": ...}``  a bad file /
+  a file that cannot run on this backend here (too few GPUs) / the probe's budget ended while the file was
+  loaded / a detector's own failure
 - ``{"event": "done"}``
 
 On the GPU, a detector that leaves the CUDA context broken (an illegal address, a
@@ -35,7 +36,7 @@ import json
 import sys
 
 from harness.probe.blackboard import Declared, Meta
-from harness.probe.budget import Budget, BudgetSpent, DetectorTimeout
+from harness.probe.budget import SPENT, Budget, BudgetSpent, DetectorTimeout
 from harness.probe.request import ProbeRequest
 from harness.run.worker import Events, apply_memory_limit, import_failure
 
@@ -53,14 +54,16 @@ def detectors() -> dict:
 def _load(req: ProbeRequest, emit, budget: Budget):
     """The target, checked: the file imports, its declarations and ``--sizes`` are good, and
     make_inputs makes inputs at its sizes, all within the timeout (a file that hangs at import
-    is bad input too). None after an error event."""
+    is bad input too) and the probe's budget (``Budget.stop``: its end is no fault of the file's).
+    None after an error event."""
     from harness.probe.execute import make
     from harness.probe.target import TargetError, Unavailable, check_sizes, load
 
     timeout = req.timeout
     t = None
+    within = budget.timer.limit(budget.stop, BudgetSpent) if budget.stop is not None else contextlib.nullcontext()
     try:
-        with budget.limit(timeout, DetectorTimeout):
+        with budget.limit(timeout, DetectorTimeout), within:
             t = load(req.file, req.inputs, req.launcher, req.backend, req.cwd)
             if req.options.get("small") and t.small_sizes:
                 t.sizes = dict(t.small_sizes)  # a slow GPU tool's run
@@ -74,6 +77,10 @@ def _load(req: ProbeRequest, emit, budget: Budget):
     except DetectorTimeout:
         what = "make_inputs" if t is not None else f"importing {req.file}"
         emit(event="error", phase="load", message=f"{what} took more than {timeout:.0f}s (the --timeout)")
+        return None
+    except BudgetSpent:  # not bad input: the probe's time ran out first (the parent says so for each detector)
+        emit(event="error", phase="budget", message="making the inputs at the default sizes" if t is not None
+             else "importing the file")
         return None
     except TargetError as e:
         emit(event="error", phase="unavailable" if isinstance(e, Unavailable) else "load", message=str(e))
@@ -170,9 +177,10 @@ def run_one(ctx, name: str, emit, timeout: float, reserve: float = 0.0) -> list:
     detector past ``timeout`` seconds is stopped (a kernel spinning in the interpreter too).
     It wraps up (``ctx.late()``) at a share of its timeout or the end of the probe's budget
     (``Budget.ends``), and ``reserve`` seconds before that end once a result was seen wrong (the
-    diagnosis after it needs the time; where all is right so far, the time goes to finding).
-    A run still going at ``Budget.stop`` (just before the budget's end) is stopped where it is, and
-    the detector keeps what it found so far (``Detector.partial``)."""
+    diagnosis after it needs the time; where all is right so far, the time goes to finding); one
+    that keeps to the budget does not start past ``Budget.ends``. A run still going at
+    ``Budget.stop`` (just before the budget's end) is stopped where it is, the defaults' runs
+    (reference, guards) too, and the detector keeps what it found so far (``Detector.partial``)."""
     from harness.run.triton_compat import launched_files, reset_autotune_caches
 
     budget = ctx.budget
@@ -180,9 +188,9 @@ def run_one(ctx, name: str, emit, timeout: float, reserve: float = 0.0) -> list:
     ctx.name, ctx.trying = name, None
     budget.begin(timeout, reserve)
     det = detectors()[name]
-    stop = budget.stop if det.budgeted and not det.finishes else None
+    stop = budget.stop if det.budgeted else None
     if stop is not None and budget.spent():
-        why = "the probe's budget is spent"
+        why = SPENT
     else:
         why = det.skip(ctx) if det.skip is not None else None
     if why:
@@ -226,9 +234,10 @@ def _stopped(ctx, det, e: BaseException, timeout: float, emit) -> list:
             kept = []
             emit(event="error", phase="run", detector=name, message=f"keeping what it found: {error_line(err)}"[:300])
         emit(event="cut", detector=name)
+        so_far = "its findings so far are kept" if det.partial is not None else "its answer needed its whole run"
         return kept + [Finding("P000", name, ctx.backend, f"stopped at the end of the probe's budget{at} "
-                               f"(--budget {ctx.options.get('budget', 0):g}s); its findings so far are kept",
-                               severity=INFO)]
+                               f"(--budget {ctx.options.get('budget', 0):g}s): {so_far}; a larger --budget gives "
+                               f"it the time", severity=INFO)]
     if not isinstance(e, Exception):
         raise e
     import traceback

@@ -160,6 +160,7 @@ class Process:
     silent: float = 0.0  # hung: seconds it showed nothing before it was ended
     interrupted: bool = False  # never started, or killed, because the harness is stopping
     stopped: float = 0.0  # ended by its caller's ``stop``: the seconds it had then been inside a call
+    cut: str = ""  # ended at its caller's ``kill_at`` (a probe's budget's end): what it was doing then
     events: list = field(default_factory=list)  # the JSON lines it wrote, in order
     output_tail: str = ""
 
@@ -265,7 +266,8 @@ def _tail(path: str) -> str:
 
 
 def run_process(module: str, args: dict, *, backend: str, timeout: float, extra_env: dict | None = None,
-                wrapper: list[str] | None = None, on_poll=None, until: float | None = None, stop=None) -> Process:
+                wrapper: list[str] | None = None, on_poll=None, until: float | None = None, stop=None,
+                kill_at: float | None = None) -> Process:
     """``python -m module '<args as JSON>'`` in a new session; ``args["events"]`` is set to
     a file the worker appends JSON lines to. Ended, with everything it started, on timeout.
     ``on_poll(events_path)`` is called while it runs, about each POLL seconds (progress lines).
@@ -275,7 +277,8 @@ def run_process(module: str, args: dict, *, backend: str, timeout: float, extra_
     a slow step between calls (inputs past 2**31 elements, a reference) keeps the whole timeout.
     ``stop(seconds)``, asked at each look while the worker has been inside such a call for
     ``seconds``, ends it when true (``Process.stopped``): the probe's other backend showed the
-    kernel does not return."""
+    kernel does not return. ``kill_at`` (a time.monotonic(), a probe's budget's end) ends it then,
+    whatever it is doing, where the hang clock has not ended it before (``Process.cut``)."""
     res = Process()
     with tempfile.TemporaryDirectory(prefix="casebook-") as tmp:
         events, log = os.path.join(tmp, "events.jsonl"), os.path.join(tmp, "output.log")
@@ -295,7 +298,7 @@ def run_process(module: str, args: dict, *, backend: str, timeout: float, extra_
             if proc is None:
                 res.interrupted = True
                 return res
-            _wait(proc, timeout, res, events, WATCH.get(module, OTHER_WORKERS), on_poll, until, stop)
+            _wait(proc, timeout, res, events, WATCH.get(module, OTHER_WORKERS), on_poll, until, stop, kill_at=kill_at)
             if on_poll is not None:
                 on_poll(events)  # what the worker wrote after the last look
         res.output_tail = _tail(log)
@@ -353,12 +356,12 @@ def _in_call(kinds: list, state: tuple) -> tuple:
 
 
 def _wait(proc: subprocess.Popen, timeout: float, res: Process, events: str, watch=OTHER_WORKERS,
-          on_poll=None, until: float | None = None, stop=None, now=time.monotonic) -> None:
+          on_poll=None, until: float | None = None, stop=None, now=time.monotonic, kill_at: float | None = None) -> None:
     """Wait for the worker. A kernel that hangs is one that runs ``timeout`` seconds with
     nothing to show: the clock starts at each launch and again after each compilation;
     importing, setting up a call and compiling get at least STARTUP_GRACE (``watch``: the events
-    that start the clock, and those that give the grace; ``WATCH``). ``until``: see run_process.
-    ``now``: the clock (a test's own moves only as its process waits)."""
+    that start the clock, and those that give the grace; ``WATCH``). ``until``, ``kill_at``: see
+    run_process. ``now``: the clock (a test's own moves only as its process waits)."""
     clock, grace = watch
     state = (False, False)  # inside a call of the user's launcher (its kernels, their sync); compiling
 
@@ -372,7 +375,8 @@ def _wait(proc: subprocess.Popen, timeout: float, res: Process, events: str, wat
     try:
         while True:
             try:
-                res.returncode = proc.wait(timeout=min(POLL, max(0.0, deadline - now())))
+                ends = deadline if kill_at is None else min(deadline, kill_at)
+                res.returncode = proc.wait(timeout=min(POLL, max(0.0, ends - now())))
                 break
             except subprocess.TimeoutExpired:
                 if on_poll is not None:
@@ -392,6 +396,11 @@ def _wait(proc: subprocess.Popen, timeout: float, res: Process, events: str, wat
                     res.silent = now() - last_sign
                     end(proc)
                     res.hung = True
+                    break
+                if kill_at is not None and now() >= kill_at:
+                    res.cut = (f"inside a call of the launcher for {now() - began:.1f}s" if state == (True, False)
+                               else "compiling a kernel" if state[1] else "outside a call of the launcher")
+                    end(proc)
                     break
     finally:
         if proc.poll() is None:  # interrupted while waiting: take it down with us

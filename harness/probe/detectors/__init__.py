@@ -52,8 +52,6 @@ class Detector:
     timeout_severity: str = "error"  # a detector stopped at its timeout: the kernel hung (P002), or only slow
     budgeted: bool = True  # kept to the probe's --budget (False: an opt-in tier that sets its own sizes and time)
     partial: Callable | None = None  # (ctx) -> its findings so far, where the budget's end stopped it
-    finishes: bool = False  # runs to its end whatever the budget (the defaults, plain and in guard bands: every
-    # probe needs their answer)
     codes: tuple = ()  # the findings.Code of every code it can emit (generated tables: harness.probe.codes)
     case: tuple = ()  # its case checks (harness.probe.casecheck.CaseCheck): how detect and report judge a casebook
     # case's runs by the same idea; a detector with no backends is a case check only

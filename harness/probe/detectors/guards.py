@@ -94,5 +94,5 @@ class Canary(CaseCheck):
 
 
 DETECTOR = Detector("guards", "guard bands around every tensor, poison in torch.empty", run,
-                    process={"interpreter": 1, "gpu": 0}, rank=1, finishes=True, codes=(P111, P112, P113),
+                    process={"interpreter": 1, "gpu": 0}, rank=1, codes=(P111, P112, P113),
                     case=(Poison(), Canary()))

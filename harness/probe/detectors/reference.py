@@ -117,6 +117,6 @@ class NanScan(CaseCheck):
 
 
 DETECTOR = Detector("reference", "the default sizes against the float64 reference", run,
-                    process={"interpreter": 0, "gpu": 0}, rank=0, finishes=True,
+                    process={"interpreter": 0, "gpu": 0}, rank=0,
                     codes=(P112, P114, P201, P202, P203, P204),
                     case=(Reference(), NanScan()))

@@ -44,6 +44,11 @@ def main(site: str, trials: int) -> int:
         with torch.no_grad():
             want_out, want_h = ref(x)
             differ, runs = 0, set()
+            try:
+                gru(x)
+            except Exception as e:  # the released kernel does not compile everywhere (Triton 3.6: static_range)
+                print(f"could not run: {type(e).__name__}: {str(e).strip().splitlines()[-1][:300]}")
+                return 2
             for _ in range(trials):
                 out, h = gru(x)
                 differ += int(not torch.equal(h, out[:, -1]))

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # "repo": the repository's root; "user": a folder with the user's files the command names
 CHEAP = {
     "python -m harness case nrm2-atomics": ("repo", {0}),
-    "python -m harness probe examples/rownorm/probe_rownorm.py": ("repo", {0}),  # the fixed launcher: clean
+    "python -m harness probe examples/rownorm/probe_rownorm.py": ("repo", {1}),  # `launch`: the unmasked kernel
     "python -m harness probe cases/nrm2-race/broken.py --inputs cases/nrm2-race/case.py --launcher nrm2":
         ("repo", {1}),  # the race is found
     "python -m harness lint my_kernels.py": ("user", {1}),  # the missing mask is a finding
@@ -173,6 +173,8 @@ def test_a_cheap_readme_command_runs_as_written(command, user):
     assert _git_status() == before, "the command changed the working tree"
     if "--format sarif" in command:
         assert json.loads(out.stdout)["runs"][0]["results"], out.stdout[:2000]
+    if "probe examples/rownorm" in command:
+        assert "diagnosis, most likely first:" in out.stdout and "out-of-bounds" in out.stdout, out.stdout[-2000:]
     if command.endswith("lint my_kernels.py"):
         assert re.search(r"^my_kernels\.py:\d+:\d+: TL\d+ ", out.stdout, re.M), out.stdout
 

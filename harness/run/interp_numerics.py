@@ -366,6 +366,20 @@ def _bf16_sum(plain):
     return sum
 
 
+def _bf16_dot(plain):
+    """``create_dot`` multiplying bfloat16 blocks' float32 values (exact products), the result
+    rounded to bfloat16 only where the accumulator is bfloat16."""
+    import numpy as np
+
+    def create_dot(self, a, b, d, *rest):
+        if not (_is_bf16(a) or _is_bf16(b) or _is_bf16(d)):
+            return plain(self, a, b, d, *rest)
+        with np.errstate(all="ignore"):
+            out = plain(self, *_in_f32([a, b, d]), *rest)
+        return _back(out, d.dtype.scalar) if _is_bf16(d) else out
+    return create_dot
+
+
 def bf16_arithmetic(patcher: Patcher) -> None:
     """bfloat16 operations computed on float32 values (module docstring), each only where the
     interpreter gets it wrong (``bf16_defects``)."""
@@ -406,15 +420,7 @@ def bf16_arithmetic(patcher: Patcher) -> None:
             return interpreter.TensorHandle(f32_to_bf16(np.array([value], dtype=np.float64)), bf)
         patcher.setattr(B, "get_bf16", get_bf16)
     if "dot" in wrong:
-        plain_dot = B.create_dot
-
-        def create_dot(self, a, b, d, *rest):
-            if not (_is_bf16(a) or _is_bf16(b) or _is_bf16(d)):
-                return plain_dot(self, a, b, d, *rest)
-            with np.errstate(all="ignore"):
-                out = plain_dot(self, *_in_f32([a, b, d]), *rest)
-            return _back(out, d.dtype.scalar) if _is_bf16(d) else out
-        patcher.setattr(B, "create_dot", create_dot)
+        patcher.setattr(B, "create_dot", _bf16_dot(B.create_dot))
     fma_wrong = {t for t, n in ((bf, "fma-bf16"), (tl.float16, "fma-fp16"), (tl.float32, "fma-fp32")) if n in wrong}
     if fma_wrong:
         plain_fma = B.create_fma

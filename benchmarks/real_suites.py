@@ -290,6 +290,7 @@ def main() -> int:
     ap.add_argument("--render", action="store_true", help="write the .md again from the .json")
     a = ap.parse_args()
     out = Path(a.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
     from harness.core.fileio import write_text
 
     if a.render:
@@ -307,8 +308,8 @@ def main() -> int:
                 runs[mode] = run_mode(name, mode, src, scratch, a.timeout)
                 print(f"[{name} {mode}] {counts(runs[mode]['tests'])} rc={runs[mode]['returncode']} "
                       f"{runs[mode]['wall_s']} s", file=sys.stderr, flush=True)
-            doc["projects"][name] = runs
-            write_text(out.with_suffix(".json"), json.dumps(doc, indent=1, sort_keys=True) + "\n")
+                doc["projects"][name] = runs  # kept after each run: a later one that fails loses nothing
+                write_text(out.with_suffix(".json"), json.dumps(doc, indent=1, sort_keys=True) + "\n")
     write_text(out, render(doc))
     left = untriaged(doc)
     for n, code, kernel in left:

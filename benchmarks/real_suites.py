@@ -80,6 +80,23 @@ TRIAGE: dict[tuple[str, str, str], tuple[str, str]] = {}
 
 MODES = ("baseline", "sanitize", "plugin")
 
+# what the first runs of these selections showed, and the harness's fixes they led to (each with a
+# test that failed before it); rendered into the measurement as written here
+NOTES = [
+    "Before any fix, the baseline itself failed most of cut-cross-entropy's selection: the package wraps "
+    "helpers in `torch.compile` (`softcapping`, `sort_logit_avg` in every backward), and Inductor, asked "
+    "to compile for the fake device, raised `AttributeError: '_Props' object has no attribute "
+    "'gcnArchName'` (every softcap test, every backward test); and every bf16 test failed by up to 2e11, "
+    "because the interpreter's `tl.dot` of bf16 blocks multiplied the bit patterns as integers. Fixed in "
+    "general terms: the fake CUDA gives `torch.compile`'s function back, run eagerly "
+    "(`test_fake_cuda_runs_torch_compile_eagerly`), and `interp_numerics` computes a bf16 `tl.dot` on the "
+    "float32 values where the interpreter is found to multiply patterns (`bf16-dot` in "
+    "tests/test_interp_numerics.py). Neither failure was caused by the checks: both failed in the baseline "
+    "too.",
+    "`--no-checks` (`--casebook-sanitize-no-checks`) was added for this baseline: the same command and "
+    "fake CUDA with the interpreter's fixes, no launch instrumented or judged.",
+]
+
 
 def sh(cmd: list, **kw) -> None:
     print("+", " ".join(cmd), file=sys.stderr, flush=True)
@@ -246,6 +263,7 @@ def render(doc: dict) -> str:
                          + (": " + ", ".join(f"`{t}`" for t in cz) if cz else ""))
             if mode == "plugin" and runs[mode].get("plugin_failed_by_findings"):
                 lines.append(f"  - failed by an error finding: {len(runs[mode]['plugin_failed_by_findings'])}")
+    lines += ["", "## What the first runs showed", ""] + [f"- {n}" for n in NOTES]
     lines += ["", "## Findings, triaged", "",
               "From the sanitize command's JSON (the plugin's run reports the same checks per test; its counts are "
               "in the table).", "", "| project | code | severity | kernel | at | launches | tests | triage | why |",

@@ -83,18 +83,21 @@ MODES = ("baseline", "sanitize", "plugin")
 # what the first runs of these selections showed, and the harness's fixes they led to (each with a
 # test that failed before it); rendered into the measurement as written here
 NOTES = [
-    "Before any fix, the baseline itself failed most of cut-cross-entropy's selection: the package wraps "
-    "helpers in `torch.compile` (`softcapping`, `sort_logit_avg` in every backward), and Inductor, asked "
-    "to compile for the fake device, raised `AttributeError: '_Props' object has no attribute "
-    "'gcnArchName'` (every softcap test, every backward test); and every bf16 test failed by up to 2e11, "
-    "because the interpreter's `tl.dot` of bf16 blocks multiplied the bit patterns as integers. Fixed in "
-    "general terms: the fake CUDA gives `torch.compile`'s function back, run eagerly "
-    "(`test_fake_cuda_runs_torch_compile_eagerly`), and `interp_numerics` computes a bf16 `tl.dot` on the "
-    "float32 values where the interpreter is found to multiply patterns (`bf16-dot` in "
-    "tests/test_interp_numerics.py). Neither failure was caused by the checks: both failed in the baseline "
-    "too.",
+    "Before the two fixes below, the baseline itself failed tests of cut-cross-entropy's selection (tests "
+    "run one by one while choosing it): the package wraps helpers in `torch.compile` (`softcapping`, and "
+    "`sort_logit_avg` on the backward's path), and Inductor, asked to compile for the fake device, raised "
+    "`AttributeError: '_Props' object has no attribute 'gcnArchName'` (a softcap test of `test_lse`, a "
+    "backward test); and the bf16 tests tried failed with errors up to 2e11, because the interpreter's "
+    "`tl.dot` of bf16 blocks multiplied the bit patterns as integers. Fixed in general terms: the fake "
+    "CUDA gives `torch.compile`'s function back, run eagerly (`test_fake_cuda_runs_torch_compile_eagerly`), "
+    "and `interp_numerics` computes a bf16 `tl.dot` on the float32 values where the interpreter is found to "
+    "multiply patterns (`bf16-dot` in tests/test_interp_numerics.py). Neither was caused by the checks: "
+    "both failed in the baseline too.",
     "`--no-checks` (`--casebook-sanitize-no-checks`) was added for this baseline: the same command and "
     "fake CUDA with the interpreter's fixes, no launch instrumented or judged.",
+    "No finding on either project: their kernels mask or wrap every access (`% B` on row indices, "
+    "`other=0.0` on the masked loads) and keep each output element to one program or to atomics; the "
+    "checks ran on every launch the baseline ran (the launch counts are equal).",
 ]
 
 

@@ -96,8 +96,11 @@ NOTES = [
     "`--no-checks` (`--casebook-sanitize-no-checks`) was added for this baseline: the same command and "
     "fake CUDA with the interpreter's fixes, no launch instrumented or judged.",
     "No finding on either project: their kernels mask or wrap every access (`% B` on row indices, "
-    "`other=0.0` on the masked loads) and keep each output element to one program or to atomics; the "
-    "checks ran on every launch the baseline ran (the launch counts are equal).",
+    "`other=0.0` on the masked loads) and keep each output element to one program, to atomics, or to a "
+    "spin lock (cut-cross-entropy's `lse` read-modify-write between `tl.atomic_cas` and `tl.atomic_xchg`, "
+    "which the race check takes for a lock held by every program that touched it); the checks ran on "
+    "every launch the baseline ran (the launch counts are equal). Their float `tl.atomic_add`s are "
+    "order-dependent in their bits; that is the opt-in `--orders` check's (P303, a warning), not run here.",
 ]
 
 

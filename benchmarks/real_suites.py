@@ -230,8 +230,11 @@ def caused(base: dict, run: dict) -> list:
 def render(doc: dict) -> str:
     env = doc["environment"]
     lines = ["# Real suites under sanitize (issue 41)", "",
-             f"Made by `python benchmarks/real_suites.py` on {env['date']}: {env['machine']}; Python {env['python']}, "
-             f"torch {env['torch']}, triton {env['triton']}; the casebook at {env['commit']}. Every project is "
+             f"Made by `python benchmarks/real_suites.py` on {env['machine']}; Python {env['python']}, "
+             f"torch {env['torch']}, triton {env['triton']}; "
+             + "; ".join(f"{n} on {r['environment']['date']} with the casebook at {r['environment']['commit']}"
+                         for n, r in doc["projects"].items() if "environment" in r)
+             + ". Every project is "
              "downloaded from PyPI at run time (its source distribution, which carries its tests) and run unchanged; "
              "the selections and why: the script's docstring.", "",
              "Modes: **baseline** `python -m harness sanitize --no-checks pytest SEL` (CUDA faked, the interpreter's "
@@ -256,7 +259,11 @@ def render(doc: dict) -> str:
             lines.append(f"| {name} | {mode} | {c['collected']} | {c['passed']} | {c['failed']} | {c['error']} | "
                          f"{c['skipped']} | {cause} | {launches} | {fnd} | {r['returncode']} | {r['wall_s']} | "
                          f"{r['cpu_s']} |")
-    lines += ["", "## Failures", ""]
+    lines += ["", "What the checks cost, CPU time against the baseline's: " + "; ".join(
+        f"{n}: sanitize {r['sanitize']['cpu_s'] / r['baseline']['cpu_s']:.2f}x, plugin "
+        f"{r['plugin']['cpu_s'] / r['baseline']['cpu_s']:.2f}x" for n, r in doc["projects"].items()
+        if all(m in r and r[m]["cpu_s"] for m in MODES)) + " (wall times share the 2 cores with other work).", "",
+              "## Failures", ""]
     for name, runs in doc["projects"].items():
         base = runs["baseline"]
         failed = sorted(t for t, o in base["tests"].items() if o in ("failed", "error"))
@@ -328,6 +335,7 @@ def main() -> int:
         for name in names:
             src = prepare(scratch, name)
             runs = dict(doc["projects"].get(name, {}))
+            runs["environment"] = doc["environment"]  # each project's runs: their own date and commit
             for mode in a.modes.split(","):
                 runs[mode] = run_mode(name, mode, src, scratch, a.timeout)
                 print(f"[{name} {mode}] {counts(runs[mode]['tests'])} rc={runs[mode]['returncode']} "

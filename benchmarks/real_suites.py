@@ -72,7 +72,8 @@ PROJECTS = {
     "cut-cross-entropy": {"spec": "cut-cross-entropy==25.1.1", "folder": "cut_cross_entropy-25.1.1",
                           "deps": [], "selection": _cce},
     "stanford-stk": {"spec": "stanford-stk==0.7.1", "folder": "stanford_stk-0.7.1",
-                     "deps": ["absl-py==2.1.0"], "selection": _stk},
+                     "deps": ["absl-py==2.1.0"], "selection": _stk},  # its tests' parameterized cases
+
 }
 
 # (project, code, kernel) -> (class, reason): the triage of every finding the checked runs made
@@ -115,7 +116,7 @@ def prepare(scratch: Path, name: str) -> Path:
     src = scratch / "src" / p["folder"]
     if not src.is_dir():
         dl = scratch / "dl"
-        sh([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", "--no-build-isolation",
+        sh([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
             p["spec"], "-d", str(dl)])
         sdist = next(dl.glob(p["folder"] + ".tar.gz"))
         with tarfile.open(sdist) as tar:

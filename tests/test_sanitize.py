@@ -693,3 +693,23 @@ def test_fake_cuda_runs_torch_compile_eagerly():
     finally:
         undo()
     assert torch.compile(double) is not double
+
+
+def test_fake_cuda_takes_set_default_device_cuda():
+    """``torch.set_default_device("cuda")`` (a suite's every test, e.g. under a platform helper) raised
+    as torch initialised CUDA; under the fake it sets the CPU, the factories' tensors saying CUDA, and the
+    default the suite had is back once the fake is undone."""
+    import torch
+
+    from harness.sanitize import fakecuda
+
+    before = torch.get_default_device()
+    undo = fakecuda.install()
+    try:
+        torch.set_default_device("cuda")
+        x = torch.rand(3)
+        torch.set_default_device(torch.device("cuda", 0))
+        assert x.is_cuda and x.device.type == "cuda" and torch.empty(2).is_cuda
+    finally:
+        undo()
+    assert torch.get_default_device() == before and torch.rand(1).device.type == "cpu"

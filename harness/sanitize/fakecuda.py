@@ -29,10 +29,10 @@
   code makes (``driver.active.get_current_device()``, ``...utils.get_device_properties(d)
   ["multiprocessor_count"]``, the target); ``triton.testing.do_bench`` runs the function once
   and returns its host time.
+- **the default device**: ``torch.set_default_device("cuda")`` sets the CPU (the tensors say CUDA).
 
 Not supported: Inductor's own kernels (``torch.compile`` runs eagerly), CUDA graphs,
-``torch.Generator(device="cuda")``, ``torch.set_default_device
-("cuda")``, several GPUs (one device, index 0), real asynchrony (every stream is the CPU's
+``torch.Generator(device="cuda")``, several GPUs (one device, index 0), real asynchrony (every stream is the CPU's
 program order), memory statistics that mean anything, code in other threads (a torch function
 mode is per thread).
 """
@@ -345,6 +345,23 @@ def _compile(patcher: Patcher) -> None:
     patcher.setattr(torch, "compile", compile)
 
 
+def _default_device(patcher: Patcher) -> None:
+    """``torch.set_default_device("cuda")`` (or a CUDA ``torch.device``, an index) sets the CPU: the
+    factories then make CPU tensors that say they are on CUDA, like those asked for by name (torch's
+    own would initialise CUDA and fail). Until ``patcher`` is undone, which also puts back the default
+    device the suite had left at that point."""
+    import torch
+
+    real = torch.set_default_device
+
+    def set_default_device(device):
+        return real("cpu" if _is_cuda(device) else device)
+
+    patcher.setattr(torch, "set_default_device", set_default_device)
+    before = torch.get_default_device()
+    patcher.callback(lambda: real(before))
+
+
 def install() -> Callable[[], None]:
     """Fake CUDA in this thread (the module's docstring); returns the undo."""
     import torch
@@ -356,6 +373,7 @@ def install() -> Callable[[], None]:
             patcher.setattr(torch.cuda, name, answer)
         _autocast(patcher)
         _compile(patcher)
+        _default_device(patcher)
         mode = _mode()
         _pretend_tensors(mode, patcher)
         mode.__enter__()

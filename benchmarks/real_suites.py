@@ -22,6 +22,11 @@ to keep the three runs of both projects to some tens of minutes on a 2-core CPU:
   ``random_ops_test``; ``linear_ops_test`` (Sdd, Dsd, Dds) and ``eltwise_ops_test`` at the two
   smallest problems of their size lists (128 x 128 x 128 dense, 256 x 256 x 256 half sparse: the
   parameter indices 0 and 1), every transpose and dtype.
+- conch-triton-kernels 1.3 (Stack AV's Triton ports of vLLM's and others' kernels; added third, after the
+  two above had run, to the four tests of normalisation and activation): ``rms_norm_test`` (both tests),
+  ``gemma_rms_norm_test``, ``silu_and_mul_test`` and ``gelu_tanh_and_mul_test``, each at the smallest
+  value of every size parameter (80 tokens of 855, 2 positions of 1024, 20 tokens of 855 in batches of
+  4, 128 tokens of 2048), every dtype, epsilon and flag.
 
 A test failed under a checked run and passed in the baseline is a failure the tool caused; one
 that fails in the baseline too is not. Each finding of the checked runs is looked up in ``TRIAGE``
@@ -68,11 +73,20 @@ def _stk() -> list[str]:
     return [f"{ops}matrix_ops_test.py", "stk/random/random_ops_test.py", *ids]
 
 
+def _conch() -> list[str]:
+    t = "tests/"
+    files = ["rms_norm_test.py", "gemma_rms_norm_test.py", "silu_and_mul_test.py", "gelu_tanh_and_mul_test.py"]
+    keep = "rms_norm_test and 80-855 or gemma and 1024-2] or silu and 20-4-855 or gelu and 2048-128]"
+    return [t + f for f in files] + ["-k", keep]
+
+
 PROJECTS = {
     "cut-cross-entropy": {"spec": "cut-cross-entropy==25.1.1", "folder": "cut_cross_entropy-25.1.1",
                           "deps": [], "selection": _cce},
     "stanford-stk": {"spec": "stanford-stk==0.7.1", "folder": "stanford_stk-0.7.1",
                      "deps": ["absl-py==2.1.0"], "selection": _stk},  # its tests' parameterized cases
+    "conch-triton-kernels": {"spec": "conch-triton-kernels==1.3", "folder": "conch_triton_kernels-1.3",
+                             "deps": [], "selection": _conch},
 
 }
 

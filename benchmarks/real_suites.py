@@ -302,7 +302,7 @@ def render(doc: dict) -> str:
     lines += ["", "## What the first runs showed", ""] + [f"- {n}" for n in NOTES]
     lines += ["", "## Findings, triaged", "",
               "From the sanitize command's JSON (the plugin's run reports the same checks per test; its counts are "
-              "in the table).", "", "| project | code | severity | kernel | at | launches | tests | triage | why |",
+              "in the table).", "", "| project | code | severity | kernel | at | launches | tests named (at most 5) | triage | why |",
               "|---|---|---|---|---|---|---|---|---|"]
     for name, runs in doc["projects"].items():
         for f in runs["sanitize"]["findings"]:

@@ -67,6 +67,14 @@ def bf16_sum(x_ptr, out_ptr, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def bf16_dot(a_ptr, b_ptr, out_ptr, M: tl.constexpr):
+    r = tl.arange(0, M)
+    a = tl.load(a_ptr + r[:, None] * M + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * M + r[None, :])
+    tl.store(out_ptr + r[:, None] * M + r[None, :], tl.dot(a, b))
+
+
+@triton.jit
 def int_to_bf16(i_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.store(out_ptr + offs, tl.load(i_ptr + offs).to(tl.bfloat16))
@@ -133,6 +141,10 @@ def run_all():
     small = (torch.randn(64, generator=torch.Generator().manual_seed(1))).to(bf)
     out["bf16-sum"] = attempt(lambda: (bf16_sum[(1,)](small, s, BLOCK=64),
                                        int(abs(f(s)[0] - f(small).sum()) > 0.02 * f(small).abs().sum()))[1])
+    da, db, dout = x[:256].view(16, 16), y[:256].view(16, 16), torch.empty(16, 16)
+    want = da.float() @ db.float()  # bf16 products are exact in fp32: only the order of the sums may differ
+    out["bf16-dot"] = attempt(lambda: (bf16_dot[(1,)](da, db, dout, M=16),
+                                       int(((dout - want).abs() > 1e-5 * (1 + want.abs())).sum()))[1])
     r = torch.empty(N_EL, dtype=bf)
     out["int-to-bf16"] = attempt(lambda: (int_to_bf16[(1,)](ints, r, BLOCK=N_EL), wrong(r, ints.to(bf)))[1])
     src = torch.linspace(-500, 500, 4096)
@@ -163,13 +175,13 @@ B = interpreter.InterpreterBuilder
 res = {"probe_bf16": sorted(N.bf16_defects(B()) | N.bf16_reduction_defects()),
        "probe_conversions": sorted("-to-".join(p) for p in N.wrong_conversions(interpreter._convert_float)),
        "plain": run_all()}
-before = (B.binary_op, B.cast_impl, B.create_fma, interpreter._convert_float, interpreter.ReduceOps.sum)
+before = (B.binary_op, B.cast_impl, B.create_fma, B.create_dot, interpreter._convert_float, interpreter.ReduceOps.sum)
 with triton_compat.patched(interpreter=True):
     res["patched"] = run_all()
     res["probe_bf16_inside"] = sorted(N.bf16_defects(B()) | N.bf16_reduction_defects())
     res["probe_conversions_inside"] = sorted(
         "-to-".join(p) for p in N.wrong_conversions(interpreter._convert_float))
-res["undone"] = (B.binary_op, B.cast_impl, B.create_fma, interpreter._convert_float,
+res["undone"] = (B.binary_op, B.cast_impl, B.create_fma, B.create_dot, interpreter._convert_float,
                  interpreter.ReduceOps.sum) == before
 res["after"] = run_all()
 print("RESULT " + json.dumps(res))
@@ -187,6 +199,7 @@ def kernels():
 BF16_PROBE = {"bf16-mul": {"binary"}, "bf16-add": {"binary"}, "bf16-sub": {"binary"}, "bf16-lt": {"binary"},
               "bf16-eq": {"binary"}, "bf16-where": {"binary"}, "bf16-fma": {"fma-bf16"},
               "bf16-scalar": {"binary", "constant"}, "bf16-sum": {"sum"}, "int-to-bf16": {"cast"},
+              "bf16-dot": {"dot"},
               "fma-fp16": {"fma-fp16"}, "fma-fp32": {"fma-fp32"}}
 ONE_WAY = {"bf16-neg": {"binary", "unary"}, "bf16-clamp": {"binary"}, "bf16-clamp_nan": {"ternary"}}
 CONVERSIONS = ("fp32-to-bf16", "fp32-to-fp8e4nv", "fp16-to-fp8e4nv", "bf16-to-fp8e4nv", "fp8e4nv-to-fp32",

@@ -445,3 +445,27 @@ def test_a_signal_as_the_command_ends_is_no_traceback(monkeypatch, capsys):
         code = "KeyboardInterrupt escaped"
     assert sent and code == 0
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back for the caller
+
+
+def test_files_and_folders_written_whole_have_the_modes_of_any_new_file(tmp_path):
+    """mkstemp's 0600 and mkdtemp's 0700 made every file the harness wrote (docs/report.md and its HTML
+    page, a case's records and write-up) readable by its owner alone: a fresh clone's ``report`` gave
+    pages a web server or another user could not read. New files and folders get the umask's mode,
+    a file written over keeps its own."""
+    import os
+
+    old = os.umask(0o022)
+    try:
+        fileio.write_text(tmp_path / "new.md", "x")
+        kept = tmp_path / "kept.md"
+        kept.write_text("old")
+        os.chmod(kept, 0o640)
+        fileio.write_text(kept, "new")
+        with fileio.new_folder(tmp_path / "pictures") as staging:
+            (staging / "a.png").write_bytes(b"png")
+    finally:
+        os.umask(old)
+    mode = lambda p: oct(p.stat().st_mode & 0o777)  # noqa: E731
+    assert mode(tmp_path / "new.md") == oct(0o644) and mode(kept) == oct(0o640) and kept.read_text() == "new"
+    assert mode(tmp_path / "pictures") == oct(0o755)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.md", "new.md", "pictures"]  # no temporary left

@@ -645,3 +645,71 @@ def test_a_command_that_removes_the_results_file_keeps_its_findings(tmp_path):
     out, doc = sanitize(str(script))
     assert out.returncode == 1, out.stderr
     assert "P101" in {f["code"] for f in doc["findings"]} and doc["launches"] == 1 and doc["finished"] is not False
+
+
+def test_no_checks_is_the_baseline_the_same_command_with_nothing_checked():
+    """``--no-checks`` (and the plugin's ``--casebook-sanitize-no-checks``): the suite under the plain
+    interpreter with CUDA faked, no launch checked and no finding. The unmasked add is left out: without
+    the checks its stray accesses are the plain interpreter's, which may corrupt the heap. The sum into
+    out[0] fails on its own assert either way. Exit status: the command's own."""
+    keep = ["-k", "not add_unmasked"]
+    out, doc = sanitize("--no-checks", "pytest", SUITE, *QUIET, *keep)
+    assert doc["findings"] == [] and doc["checks"] is False and doc["launches"] == 5, out.stderr[-2000:]
+    assert out.returncode == 1 and "1 failed, 4 passed" in out.stderr
+    plugin = run(["-m", "pytest", *PLUGIN, "--casebook-sanitize", "--casebook-sanitize-no-checks", SUITE, *QUIET,
+                  *keep, "-rA"])
+    got = outcomes(plugin.stdout)
+    assert got.pop("test_total") == "FAILED" and set(got.values()) == {"PASSED"} and len(got) == 4, plugin.stdout
+    assert "5 launches ran with no checks" in plugin.stdout and "P301" not in plugin.stdout
+    checked = run(["-m", "pytest", *PLUGIN, "--casebook-sanitize", SUITE, *QUIET, *keep])
+    assert "P301" in checked.stdout  # the same selection with the checks: the race is found
+    text = run(["-m", "harness", "sanitize", "--no-checks", "pytest", SUITE, *QUIET, "-k", "add_masked"])
+    assert text.returncode == 0 and "nothing was checked" in text.stdout and "no findings" not in text.stdout
+
+
+@pytest.mark.parametrize("args", [["--no-checks", "--orders"], ["--no-checks", "--backend", "gpu"]])
+def test_no_checks_refuses_the_options_that_check(args):
+    out = run(["-m", "harness", "sanitize", *args, "pytest", SUITE])
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_fake_cuda_runs_torch_compile_eagerly():
+    """torch.compile (a call, a decorator with options) gives the function back: Inductor would make
+    kernels for the GPU that is not there and fail on the fake device (a suite whose package compiles
+    a helper failed every test that reached it, with the fake CUDA and no checks too)."""
+    import torch
+
+    from harness.sanitize import fakecuda
+
+    undo = fakecuda.install()
+    try:
+        def double(x):
+            return x * 2
+
+        x = torch.arange(4.0, device="cuda")
+        assert torch.compile(double) is double
+        assert torch.equal(torch.compile(fullgraph=True, dynamic=True)(double)(x), x * 2)
+        assert torch.compile(torch.nn.Identity())(x) is x
+    finally:
+        undo()
+    assert torch.compile(double) is not double
+
+
+def test_fake_cuda_takes_set_default_device_cuda():
+    """``torch.set_default_device("cuda")`` (a suite's every test, e.g. under a platform helper) raised
+    as torch initialised CUDA; under the fake it sets the CPU, the factories' tensors saying CUDA, and the
+    default the suite had is back once the fake is undone."""
+    import torch
+
+    from harness.sanitize import fakecuda
+
+    before = torch.get_default_device()
+    undo = fakecuda.install()
+    try:
+        torch.set_default_device("cuda")
+        x = torch.rand(3)
+        torch.set_default_device(torch.device("cuda", 0))
+        assert x.is_cuda and x.device.type == "cuda" and torch.empty(2).is_cuda
+    finally:
+        undo()
+    assert torch.get_default_device() == before and torch.rand(1).device.type == "cpu"

@@ -7,6 +7,9 @@ launch touches are races, masked lanes without ``other=`` that reach the result 
 and CUDA is faked where there is no GPU (``harness.sanitize``). ``--backend gpu`` runs the
 command on the GPU under compute-sanitizer (``harness.sanitize.gpu``).
 
+``--no-checks`` is the baseline to compare with: the same command under the interpreter with CUDA
+faked and the interpreter's fixes, nothing checked (a test that fails so fails without the checks).
+
 Ctrl-C (or SIGTERM) prints the findings made so far before the usual line and status (130, 143).
 
 Exit status: 1 when an error finding was made; otherwise the command's own (pytest's, with a line
@@ -21,7 +24,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.errors import EXIT_MISMATCH, EXIT_USAGE
+from harness.errors import EXIT_MISMATCH, EXIT_USAGE, UsageError
 
 
 def run(args) -> int:
@@ -31,7 +34,11 @@ def run(args) -> int:
     from harness.sanitize.session import Config
 
     job = parse_command(args.target, args.module)
-    job.config = Config(tf32=args.tf32, orders=args.orders)
+    if args.no_checks and args.backend == "gpu":
+        raise UsageError("sanitize: --no-checks is the interpreter's baseline; it has no --backend gpu")
+    if args.no_checks and (args.tf32 or args.orders):
+        raise UsageError("sanitize: --no-checks checks nothing: it takes no --tf32 or --orders")
+    job.config = Config(tf32=args.tf32, orders=args.orders, checks=not args.no_checks)
     job.mode = "report" if args.report_only else "fail"
     if args.backend == "gpu":
         from harness.sanitize import gpu
@@ -78,11 +85,13 @@ def _report(outcome, args, interrupted: bool = False, ended_early: bool = False)
     if args.json:
         from harness.core import table
 
-        extra = {"interrupted": True} if interrupted else {"returncode": outcome.returncode, "signal": outcome.signal,
+        extra = {"checks": not args.no_checks}
+        extra |= {"interrupted": True} if interrupted else {"returncode": outcome.returncode, "signal": outcome.signal,
                                                            "finished": not ended_early}
         print(table.dumps(F.to_json(outcome.findings, outcome.launches, backend=args.backend, **extra)), flush=True)
     elif interrupted or not (args.backend == "interpreter" and outcome.launches is None and not ended_early):
-        print(F.summary(outcome.findings, outcome.launches, ended_early=ended_early), flush=True)
+        print(F.summary(outcome.findings, outcome.launches, ended_early=ended_early, checks=not args.no_checks),
+              flush=True)
         if interrupted:
             print("casebook sanitize: interrupted: the findings above are those made before it", flush=True)
 
@@ -101,6 +110,9 @@ def register(sub) -> None:
     p.add_argument("--tf32", action="store_true", help="round fp32 tl.dot like TF32, as an NVIDIA GPU does")
     p.add_argument("--orders", action="store_true",
                    help="re-run each launch in reversed and shuffled program order and compare")
+    p.add_argument("--no-checks", action="store_true",
+                   help="a baseline: the command under the interpreter with CUDA faked and the interpreter's fixes, "
+                        "no launch checked (a test that fails so does not fail because of the checks)")
     p.add_argument("--json", action="store_true", help="the findings as JSON on stdout (the command's output "
                                                        "goes to stderr)")
     p.add_argument("-m", dest="module", nargs=argparse.REMAINDER, metavar="MODULE ARGS",

@@ -15,15 +15,49 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import tempfile
 import threading
 from contextlib import contextmanager
 from pathlib import Path
 
 
+def _unique(parent: Path, prefix: str, suffix: str, make):
+    """``make(path)`` on a new name in ``parent`` (``prefix`` random ``suffix``), retried on a name taken."""
+    import secrets
+
+    for _ in range(100):
+        path = Path(parent) / f"{prefix}{secrets.token_hex(4)}{suffix}"
+        try:
+            return make(path)
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name in {parent}")
+
+
 def _new_temp(path: Path) -> tuple[int, Path]:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    return fd, Path(tmp)
+    """A new temporary file beside ``path``, opened for writing, with the mode ``path`` has, or (a new
+    file) the one the umask gives any new file: not mkstemp's 0600, which made every page, record and
+    write-up the harness wrote unreadable to the other users of the machine and to a web server."""
+    def make(tmp: Path):
+        return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666), tmp
+
+    fd, tmp = _unique(path.parent, f".{path.name}.", ".tmp", make)
+    try:
+        os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+    except FileNotFoundError:
+        pass
+    except OSError:  # a target we may not chmod like (another owner's): the umask's mode stays
+        pass
+    return fd, tmp
+
+
+def new_temp_folder(parent: Path, prefix: str, suffix: str = "") -> Path:
+    """A new folder in ``parent`` with the mode the umask gives any new folder (not mkdtemp's 0700:
+    a folder renamed into place, such as report's pictures, is then readable as the rest)."""
+    def make(p: Path) -> Path:
+        os.mkdir(p, 0o777)
+        return p
+
+    return _unique(parent, prefix, suffix, make)
 
 
 def _temp_beside(path: Path, data: bytes, fd: int) -> None:
@@ -143,7 +177,7 @@ def new_folder(path: Path):
     error the temporary folder is removed and nothing is left at ``path``.
     """
     path = Path(path)
-    staging = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".new", dir=path.parent))
+    staging = new_temp_folder(path.parent, f".{path.name}.", ".new")
     try:
         yield staging
         for f in staging.rglob("*"):

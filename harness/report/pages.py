@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import base64
 import shutil
-import tempfile
 from pathlib import Path
 
 from harness.core import fileio
@@ -57,7 +56,7 @@ def write_report(specs, runs: dict, errors: list, out: Path) -> list[Path]:
     names = ("report.md", "report.html", IMG_DIR)
     try:
         out.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".report-new-", dir=out))
+        staging = fileio.new_temp_folder(out, ".report-new-")
     except OSError as e:
         raise UsageError(f"cannot write the report into {out}: {error_line(e)}") from None
     try:

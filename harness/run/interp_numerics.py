@@ -15,6 +15,9 @@ Two families of defects follow, each found by looking at that source and shown b
   ``ternary_op``'s ``np.clip`` when it propagates NaNs; 3.4 to 3.8 promote); an int cast to bfloat16
   keeps the integer as a bit pattern (``cast_impl``'s ``astype``). ``x * 3.0`` with a Python
   float fails (3.4 to 3.8 have no ``get_bf16``; 3.9's truncates).
+  ``tl.dot`` of bfloat16 blocks (``create_dot``) is ``np.matmul`` of the patterns too (a 16 x 16
+  product of randn values off by 1e10); the fix multiplies the float32 values (exact products),
+  rounding to bfloat16 only where the accumulator is bfloat16.
   ``bf16-arithmetic`` decodes each bfloat16 operand to float32 (exact), computes there, and
   rounds the result back to bfloat16 to nearest even (through torch), which is the correctly
   rounded bfloat16 result for +, -, * and comparisons (float32 holds every product of two
@@ -247,11 +250,29 @@ def bf16_defects(builder) -> set:
     for name, dtype, m in (("fma-bf16", bf, 7), ("fma-fp16", tl.float16, 10), ("fma-fp32", tl.float32, 23)):
         x, z = _handle([1 + 2.0 ** -m], dtype), _handle([-(1 + 2.0 ** (1 - m))], dtype)
         checks[name] = lambda x=x, z=z, m=m: _value(builder.create_fma(x, x, z))[0] == 2.0 ** (-2 * m)
+    # tl.dot of two bfloat16 blocks into float32: [[1.5, -1.5]] @ [[2], [2]] is 0 (np.matmul of the patterns)
+    row = interpreter_handle(np.array([[1.5, -1.5]], dtype=np.float32), bf)
+    col = interpreter_handle(np.array([[2.0], [2.0]], dtype=np.float32), bf)
+    acc = _handle(np.zeros((1, 1), dtype=np.float32), tl.float32)
+    checks["dot"] = lambda: np.array_equal(_value(builder.create_dot(row, col, acc, "ieee", 0)), [[0.0]]) and \
+        np.array_equal(_value(builder.create_dot(col, row, _handle(np.zeros((2, 2)), tl.float32), "ieee", 0)),
+                       [[3.0, -3.0], [3.0, -3.0]])
     with np.errstate(all="ignore"):
         for name, check in checks.items():
             if not _tries(check):
                 wrong.add(name)
     return wrong
+
+
+def interpreter_handle(values, dtype):
+    """A TensorHandle of ``values`` (any shape) in ``dtype`` (bfloat16 as its patterns)."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    if dtype is tl.bfloat16:
+        return interpreter.TensorHandle(f32_to_bf16(np.asarray(values, dtype=np.float32)), tl.bfloat16)
+    return _handle(values, dtype)
 
 
 def _is_bf16(handle) -> bool:
@@ -345,6 +366,20 @@ def _bf16_sum(plain):
     return sum
 
 
+def _bf16_dot(plain):
+    """``create_dot`` multiplying bfloat16 blocks' float32 values (exact products), the result
+    rounded to bfloat16 only where the accumulator is bfloat16."""
+    import numpy as np
+
+    def create_dot(self, a, b, d, *rest):
+        if not (_is_bf16(a) or _is_bf16(b) or _is_bf16(d)):
+            return plain(self, a, b, d, *rest)
+        with np.errstate(all="ignore"):
+            out = plain(self, *_in_f32([a, b, d]), *rest)
+        return _back(out, d.dtype.scalar) if _is_bf16(d) else out
+    return create_dot
+
+
 def bf16_arithmetic(patcher: Patcher) -> None:
     """bfloat16 operations computed on float32 values (module docstring), each only where the
     interpreter gets it wrong (``bf16_defects``)."""
@@ -384,6 +419,8 @@ def bf16_arithmetic(patcher: Patcher) -> None:
         def get_bf16(self, value):
             return interpreter.TensorHandle(f32_to_bf16(np.array([value], dtype=np.float64)), bf)
         patcher.setattr(B, "get_bf16", get_bf16)
+    if "dot" in wrong:
+        patcher.setattr(B, "create_dot", _bf16_dot(B.create_dot))
     fma_wrong = {t for t, n in ((bf, "fma-bf16"), (tl.float16, "fma-fp16"), (tl.float32, "fma-fp32")) if n in wrong}
     if fma_wrong:
         plain_fma = B.create_fma

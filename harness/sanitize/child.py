@@ -120,6 +120,7 @@ def _run_pytest(job: dict) -> int:
     args += [f"--casebook-sanitize={job['mode']}"]
     args += ["--casebook-sanitize-tf32"] if config.get("tf32") else []
     args += ["--casebook-sanitize-orders"] if config.get("orders") else []
+    args += ["--casebook-sanitize-no-checks"] if not config.get("checks", True) else []
     return int(pytest.main(args + list(job["args"])))
 
 

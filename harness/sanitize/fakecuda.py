@@ -22,13 +22,17 @@
   ``manual_seed_all`` (seed the CPU generator), ``get_rng_state``/``set_rng_state``.
 - **autocast**: ``torch.autocast("cuda")``, ``torch.amp.autocast("cuda")`` and
   ``torch.cuda.amp.autocast()`` are autocast on the CPU with CUDA's default dtype (float16).
+- **torch.compile**: the function (or module) is run as written, eagerly: Inductor would make
+  kernels for the GPU that is not there; the compiled region's own Triton launches are still
+  the user's, and checked. ``torch.compile(fn)``, ``@torch.compile(fullgraph=True, ...)`` alike.
 - **Triton**: where no GPU driver is active, a stand-in driver answers the queries launch
   code makes (``driver.active.get_current_device()``, ``...utils.get_device_properties(d)
   ["multiprocessor_count"]``, the target); ``triton.testing.do_bench`` runs the function once
   and returns its host time.
+- **the default device**: ``torch.set_default_device("cuda")`` sets the CPU (the tensors say CUDA).
 
-Not supported: CUDA graphs, ``torch.Generator(device="cuda")``, ``torch.set_default_device
-("cuda")``, several GPUs (one device, index 0), real asynchrony (every stream is the CPU's
+Not supported: Inductor's own kernels (``torch.compile`` runs eagerly), CUDA graphs,
+``torch.Generator(device="cuda")``, several GPUs (one device, index 0), real asynchrony (every stream is the CPU's
 program order), memory statistics that mean anything, code in other threads (a torch function
 mode is per thread).
 """
@@ -326,6 +330,38 @@ def _autocast(patcher: Patcher) -> None:
         patcher.setattr(torch.cuda.amp, "autocast", cuda_autocast)
 
 
+def _compile(patcher: Patcher) -> None:
+    """``torch.compile`` returns what it was given (or, called with options only, a decorator that
+    does): the function runs eagerly on the CPU tensors, as it would before compiling. Inductor
+    would generate kernels for a GPU that is not there (it asks the fake device what it cannot
+    answer). Until ``patcher`` is undone; a function compiled before the fake keeps its compilation."""
+    import torch
+
+    def compile(model=None, **options):  # noqa: A001: the name suites call
+        if model is None:
+            return lambda fn: fn
+        return model
+
+    patcher.setattr(torch, "compile", compile)
+
+
+def _default_device(patcher: Patcher) -> None:
+    """``torch.set_default_device("cuda")`` (or a CUDA ``torch.device``, an index) sets the CPU: the
+    factories then make CPU tensors that say they are on CUDA, like those asked for by name (torch's
+    own would initialise CUDA and fail). Until ``patcher`` is undone, which also puts back the default
+    device the suite had left at that point."""
+    import torch
+
+    real = torch.set_default_device
+
+    def set_default_device(device):
+        return real("cpu" if _is_cuda(device) else device)
+
+    patcher.setattr(torch, "set_default_device", set_default_device)
+    before = torch.get_default_device()
+    patcher.callback(lambda: real(before))
+
+
 def install() -> Callable[[], None]:
     """Fake CUDA in this thread (the module's docstring); returns the undo."""
     import torch
@@ -336,6 +372,8 @@ def install() -> Callable[[], None]:
         for name, answer in _cuda_answers().items():
             patcher.setattr(torch.cuda, name, answer)
         _autocast(patcher)
+        _compile(patcher)
+        _default_device(patcher)
         mode = _mode()
         _pretend_tensors(mode, patcher)
         mode.__enter__()

@@ -153,10 +153,16 @@ def errors(findings: list) -> list:
     return [f for f in findings if f.severity == ERROR]
 
 
-def summary(findings: list, launches: int | None = None, max_cases: int = 3, ended_early: bool = False) -> str:
+def summary(findings: list, launches: int | None = None, max_cases: int = 3, ended_early: bool = False,
+            checks: bool = True) -> str:
     """The end-of-run report: one block per finding, then a count line (``launches``: how many
     were checked, where known; ``ended_early``: the run ended before the sanitizer's end, so the
-    launches after that point were never checked)."""
+    launches after that point were never checked; ``checks`` False: the ``--no-checks`` baseline,
+    where launches ran and nothing was checked)."""
+    if not checks:
+        ran = f"{launches} launches ran" if launches is not None else "the launches ran"
+        return (f"casebook sanitize: {ran} with no checks (--no-checks: CUDA faked, the interpreter's fixes), "
+                f"nothing was checked" + (", and the run ended early" if ended_early else ""))
     checked = f"{launches} launches checked" if launches is not None else "launches checked"
     if raised := sum(f.count for f in findings if f.code == "P001"):
         checked += f", {raised} raised before they could be checked"

@@ -19,7 +19,8 @@ class State:
 
         self.mode = config.getoption("casebook_sanitize")
         cfg = Config(tf32=config.getoption("casebook_sanitize_tf32"),
-                     orders=config.getoption("casebook_sanitize_orders"))
+                     orders=config.getoption("casebook_sanitize_orders"),
+                     checks=not config.getoption("casebook_sanitize_no_checks"))
         self.results = os.environ.get(RESULTS_ENV) or None  # ``python -m harness sanitize`` prints the summary
         self.session = Session(cfg, sink=Sink(self.results) if self.results else None)
         try:
@@ -27,6 +28,7 @@ class State:
         except RuntimeError as e:  # this Triton's interpreter lacks what the instrumentation needs
             self.session = None
             raise pytest.UsageError(f"--casebook-sanitize: {e}") from None
+        self.session_checks = cfg.checks
         self.all_hits: list[dict] = []
         self.launches = 0
         config.add_cleanup(self.close)
@@ -79,4 +81,4 @@ class State:
             return
         found = F.collect(self.all_hits)
         terminalreporter.section(SECTION)
-        terminalreporter.write_line(F.summary(found, self.launches))
+        terminalreporter.write_line(F.summary(found, self.launches, checks=self.session_checks))

@@ -12,6 +12,8 @@ findings are reported per test:
 - ``--casebook-sanitize=report``: findings are reported, pass or fail is the test's own;
 - ``--casebook-sanitize-tf32``: fp32 ``tl.dot`` rounded like TF32, as on an NVIDIA GPU;
 - ``--casebook-sanitize-orders``: each launch re-run in reversed and shuffled program order;
+- ``--casebook-sanitize-no-checks``: the baseline: CUDA faked and the interpreter's fixes, nothing
+  checked (a test that fails so fails without the checks);
 - ``--casebook-sanitize-backend gpu``: the run is ``python -m harness sanitize --backend gpu pytest
   ARGS`` (``harness.sanitize.gpu``): this process runs no test itself.
 
@@ -55,6 +57,9 @@ def pytest_addoption(parser):
                     help="with --casebook-sanitize: round fp32 tl.dot like TF32, as an NVIDIA GPU does")
     group.addoption(f"{OPTION}-orders", action="store_true", dest="casebook_sanitize_orders",
                     help="with --casebook-sanitize: re-run each launch in reversed and shuffled program order")
+    group.addoption(f"{OPTION}-no-checks", action="store_true", dest="casebook_sanitize_no_checks",
+                    help="with --casebook-sanitize: a baseline: the tests under the interpreter with CUDA faked and "
+                         "the interpreter's fixes, no launch checked (a test failing so fails without the checks)")
     group.addoption(f"{OPTION}-backend", choices=("interpreter", "gpu"), default="interpreter",
                     dest="casebook_sanitize_backend",
                     help="with --casebook-sanitize: gpu runs this pytest command as 'python -m harness sanitize "
@@ -109,6 +114,8 @@ def _on_the_gpu(config) -> int:
     from harness.sanitize.runner import Job, run
     from harness.sanitize.session import Config
 
+    if config.getoption("casebook_sanitize_no_checks"):
+        raise pytest.UsageError(f"{OPTION}-no-checks is the interpreter's baseline; it has no {OPTION}-backend gpu")
     try:
         gpu.require()
     except UsageError as e:

@@ -48,6 +48,8 @@ class Config:
     tf32: bool = False
     orders: bool = False
     fake_cuda: str = "auto"  # "auto" (where torch sees no GPU), "on", "off"
+    checks: bool = True  # False: the baseline (``--no-checks``): CUDA faked and the interpreter's fixes, each
+    #                      launch run as the plain interpreter runs it, nothing instrumented or judged
 
 
 class Session:
@@ -90,6 +92,11 @@ class Session:
 
             stack.callback(fakecuda.install())
         c = self.config
+        if not c.checks:  # the baseline: what a test does here without the checks is the suite's own
+            patcher = stack.enter_context(Patcher())
+            patcher.setattr(_executor(), "__call__", counting_wrapper(self, _executor().__call__))
+            _interpret_compiled(patcher)
+            return
         options = I.Options(memcheck=c.memcheck, race=c.race, poison_masked=c.masked, tf32=c.tf32)
         races = Races(find=quick_races(find_races, [], (I.STORE,)),
                       shared=quick_races(cross_program_writes, 0, (I.STORE, I.ATOMIC)))
@@ -290,6 +297,15 @@ def _interpret_compiled(patcher: Patcher) -> None:
 
 
 # ---------------------------------------------------------------- one launch
+
+def counting_wrapper(session: Session, inner):
+    """``GridExecutor.__call__`` as the plain interpreter has it, each launch that ran counted."""
+    def __call__(executor, *args_dev, **kwargs):
+        out = inner(executor, *args_dev, **kwargs)
+        session.launches += 1
+        return out
+    return __call__
+
 
 def launch_wrapper(session: Session, inner):
     """``GridExecutor.__call__`` (already instrumented) with each launch judged."""

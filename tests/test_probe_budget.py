@@ -769,3 +769,20 @@ def test_the_commands_budget_counts_its_own_start():
 
     started = process_started()
     assert started is None or started <= time.monotonic()
+
+
+def test_only_the_command_as_its_own_process_counts_its_start(monkeypatch):
+    """Inside another program (this test run, calling the command in process) the process's start is
+    not the command's: its budget starts at the probe, or it would be spent before it began."""
+    import sys
+
+    from harness.commands import probe as command
+    from harness.probe import budget
+
+    monkeypatch.setattr(budget, "process_started", lambda: 123.0)
+    assert command._own_start() is None  # pytest's process
+    monkeypatch.setitem(sys.modules, "__main__", SimpleNamespace(__spec__=SimpleNamespace(name="harness.__main__")))
+    assert command._own_start() == 123.0  # python -m harness probe ...
+    monkeypatch.setitem(sys.modules, "__main__", SimpleNamespace(__spec__=None))
+    monkeypatch.setattr(sys, "argv", ["/venv/bin/triton-casebook", "probe", "k.py"])
+    assert command._own_start() == 123.0  # the installed script

@@ -15,6 +15,7 @@ detectors on a CPU), each a one-line message.
 
 from __future__ import annotations
 
+import os
 import sys
 
 from harness.core import table
@@ -88,8 +89,21 @@ def _budget(text: str) -> float:
     return 0.0 if none else seconds(text)
 
 
-def run(args) -> int:
+def _own_start() -> float | None:
+    """When this process started, where the process is this command (``python -m harness``, the
+    ``triton-casebook`` script): the budget counts the command's own start (Python's, the imports). None
+    where the command runs inside another program (a test calling ``cli.main``): the budget starts at
+    the probe."""
     from harness.probe.budget import process_started
+
+    main = sys.modules.get("__main__")
+    name = getattr(getattr(main, "__spec__", None), "name", None)
+    if name == "harness.__main__" or os.path.basename(sys.argv[0] if sys.argv else "") == "triton-casebook":
+        return process_started()
+    return None
+
+
+def run(args) -> int:
     from harness.probe.runner import ProbeInputError, probe
 
     backends = resolve_backends(args.backend)
@@ -100,7 +114,7 @@ def run(args) -> int:
         report = probe(args.file, inputs=args.inputs, launcher=args.launcher, backends=backends,
                        detectors=args.only, seed=args.seed, sizes=args.sizes, jobs=args.jobs,
                        timeout=args.timeout, options=options, progress=say, budget=args.budget,
-                       since=process_started())  # the budget counts the command's own start
+                       since=_own_start())
     except ProbeInputError as e:
         raise UsageError(f"probe: {e}") from None
     if not report.checked:

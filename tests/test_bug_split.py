@@ -1,5 +1,8 @@
 """The benchmark's blind split (harness/bugs/split.py): drawn by its seed, the test half frozen."""
 
+import importlib.util
+import re
+
 from harness.bugs import manifest, split
 
 
@@ -53,3 +56,29 @@ def test_the_draw_depends_on_the_seed():
     assert a == split.assign(items, 1)
     assert a != b
     assert sum(v == "test" for v in a.values()) == 20
+
+
+def test_every_erratum_says_what_was_wrong_why_and_what_changed():
+    s = split.read()
+    for e in s.errata:
+        assert e.get("entry") in s.test, f"an erratum for {e.get('entry')!r}, not an entry of the frozen test half"
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(e.get("date", ""))), e.get("entry")
+        for key in ("wrong", "why", "changed"):
+            assert str(e.get(key, "")).strip(), f"erratum for {e['entry']} says nothing under {key!r}"
+        assert sorted(e.get("sha256", {})) == sorted(split.FROZEN_FILES), e["entry"]
+
+
+def test_the_vllm_decode_erratum_no_empty_sequence_at_any_fuzzed_length():
+    # the erratum of 2026-11-29: seq_len < page_size drew lengths of 0 and below, which both versions
+    # (correctly) turn into 0/0 = NaN; every length drawn over FUZZ's seq_len range is now >= 1
+    import torch
+    path = manifest.root() / "vllm-decode-attention-page-offset-int32" / "probe.py"
+    spec = importlib.util.spec_from_file_location("vllm_decode_glue", path)
+    glue = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(glue)
+    lo, hi = glue.FUZZ["seq_len"]
+    for seq_len in range(lo, hi + 1):
+        for seed in range(3):
+            lens = glue.make_inputs(device="cpu", gen=torch.Generator().manual_seed(seed), batch=6,
+                                    heads=1, head_dim=4, seq_len=seq_len, num_pages=6 * 200)["seq_lens"]
+            assert 1 <= int(lens.min()) and int(lens.max()) <= seq_len, (seq_len, seed, lens.tolist())

@@ -62,7 +62,8 @@ def make_inputs(*, device, gen, batch=3, heads=4, head_dim=64, page_size=16, seq
     kv_buffer = torch.zeros(num_pages, page_size, heads, head_dim, dtype=torch.float16, device=device)
     kv_buffer[pages.to(device)] = torch.randn(used, page_size, heads, head_dim, generator=gen).half().to(device)
     q = torch.randn(batch, heads, head_dim, generator=gen).half()
-    lens = torch.randint(seq_len - page_size + 1, seq_len + 1, (batch,), generator=gen, dtype=torch.int32)
+    # a decode sequence holds at least its new token: lengths >= 1 (erratum, bugs/split.toml)
+    lens = torch.randint(max(1, seq_len - page_size + 1), seq_len + 1, (batch,), generator=gen, dtype=torch.int32)
     return {"q": q.to(device), "kv_buffer": kv_buffer, "req_to_token": req_to_token.to(device),
             "seq_lens": lens.to(device)}
 

@@ -92,6 +92,21 @@ def test_every_shortfall_of_the_test_half_on_the_committed_boards_has_its_reason
             assert why.get(slug, {}).get(kind), f"{backend}: {slug}'s {kind} has no reason in docs/bugs/reasons.toml"
 
 
+
+def test_every_reason_names_a_shortfall_still_on_a_committed_board():
+    """A reason outlives its shortfall when an entry's erratum or a re-run removes it (the vllm decode
+    entry's false alarm, gone with its erratum of 2026-11-29): the board would explain what is not there."""
+    from harness.bugs import board, manifest, record
+
+    entries = {e.slug: e for e in (manifest.read(f) for f in manifest.discover(manifest.root()))}
+    shown = set()
+    for backend in ("gpu", "gpu+interpreter", "interpreter"):
+        rows = record.read_rows(backend, list(entries))
+        shown |= set(record.shortfalls(board.combine(entries, rows, backend, record.verified(entries, backend))))
+    for slug, kinds in record.reasons().items():
+        for kind in kinds:
+            assert (slug, kind) in shown, f"docs/bugs/reasons.toml: {slug}'s {kind} is on no board: drop it"
+
 def test_a_shortfall_without_a_reason_is_said_so_on_the_board():
     from harness.bugs import record
 

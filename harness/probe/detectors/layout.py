@@ -27,32 +27,36 @@ import inspect
 from harness.probe import execute as X
 from harness.probe.context import fmt, wrong
 from harness.probe.detectors import Detector
-from harness.probe.findings import ERROR, INFO, Code
+from harness.probe.findings import ERROR, INFO, WARNING, Code
 
-ROW_PAD = 16  # extra elements per row of the wider buffer: a stride of cols + 16 keeps Triton's 16-divisibility
+ROW_PAD = 16  # a wider buffer's extra elements per row (times the tensor's place): 16-divisibility kept
 MAX_ALONE = 4  # tensors tried one at a time where a combined run is wrong or raised (the largest first)
 MAX_FINDINGS = 3
 
 
-def row_padded(t):
-    buf = t.new_empty((*t.shape[:-1], t.shape[-1] + ROW_PAD))
-    return buf[..., :t.shape[-1]].copy_(t)
+def row_padded(t, i: int = 0):
+    pad = ROW_PAD * (i + 1)
+    return t.new_empty((*t.shape[:-1], t.shape[-1] + pad))[..., :t.shape[-1]].copy_(t)
 
 
-def transposed(t):
-    return t.mT.contiguous().mT
+def transposed(t, i: int = 0):
+    pad = ROW_PAD * (i + 1)  # the columns of a wider buffer: the column stride is one no size equals
+    rows = t.shape[-2]
+    return t.new_empty((*t.shape[:-2], t.shape[-1], rows + pad))[..., :rows].mT.copy_(t)
 
 
-def strided(t):
-    return t.new_empty(2 * t.shape[0])[::2].copy_(t)
+def strided(t, i: int = 0):
+    step = 3 + i
+    return t.new_empty(step * t.shape[0])[::step].copy_(t)
 
 
-# layout -> (how it is made, what it is in words, whether a tensor of these dims takes it)
+# layout -> (how it is made, what it is in words, whether a tensor takes it, the stride that only this layout
+# gives: a launch given it passes the tensor's strides for this layout)
 LAYOUTS = {
-    "row-padded": (row_padded, "a slice of a wider buffer (rows padded by {pad} elements)", lambda t: t.dim() >= 2),
-    "strided": (strided, "a strided view (every other element of a buffer)", lambda t: t.dim() == 1),
+    "row-padded": (row_padded, "a slice of a wider buffer (rows padded)", lambda t: t.dim() >= 2, -2),
+    "strided": (strided, "a strided view (every few elements of a buffer)", lambda t: t.dim() == 1, -1),
     "transposed": (transposed, "a transposed (column-major) view", lambda t: t.dim() >= 2 and t.shape[-1] > 1
-                   and t.shape[-2] > 1),
+                   and t.shape[-2] > 1, -1),
 }
 RUNS = (("row-padded", "strided"), ("transposed",))  # the layouts of each combined run
 
@@ -71,7 +75,7 @@ def candidates(target, inputs: dict) -> list[str]:
 
     read, _ = read_by_reference(target, inputs)
     return [k for k, v in inputs.items() if k in read and isinstance(v, torch.Tensor) and v.dim() >= 1
-            and v.numel() > 1 and v.is_contiguous() and 0 not in v.stride() and not v.is_sparse]
+            and v.numel() > 1 and v.is_contiguous() and 0 not in v.stride() and v.layout == torch.strided]
 
 
 def _skip(ctx) -> str | None:
@@ -89,11 +93,11 @@ def _relaid(inputs: dict, names: list, layouts: tuple) -> tuple[dict, list]:
     """``inputs`` with each of ``names`` in the first of ``layouts`` it takes (same values); (name, layout)
     of each changed (a layout that gives a contiguous tensor again, a (n, 1) transposed, is left out)."""
     out, done = dict(inputs), []
-    for k in names:
+    for i, k in enumerate(names):
         for lay in layouts:
-            make, _, takes = LAYOUTS[lay]
+            make, _, takes, _ = LAYOUTS[lay]
             if takes(inputs[k]):
-                v = make(inputs[k])
+                v = make(inputs[k], i)
                 if not v.is_contiguous():
                     out[k] = v
                     done.append((k, lay))
@@ -102,61 +106,57 @@ def _relaid(inputs: dict, names: list, layouts: tuple) -> tuple[dict, list]:
 
 
 def _said(lay: str, v) -> str:
-    return f"{LAYOUTS[lay][1].format(pad=ROW_PAD)}: stride {tuple(v.stride())}"
+    return f"{LAYOUTS[lay][1]}: stride {tuple(v.stride())}"
 
 
 def run(ctx) -> list:
     t = ctx.target
     inputs = X.make(t, t.sizes, ctx.seed, ctx.backend)
     ref = X.reference(t, inputs)
-    with ctx.instrument(poison_masked=False):  # as today's GPUs run it (0 in masked lanes), every run alike
-        base = ctx.call(X.clone_inputs(inputs), ref=ref, changed=True)
-    if base.error is not None or not base.cmp["close"]:
+    base, plain = _outcome(ctx, X.clone_inputs(inputs), ref, changed=True)
+    if base != "right":
         return []  # wrong (or raised) at the defaults already: the reference detector's finding
     _, anything = read_by_reference(t, inputs)
     # a reference that takes every input (**kwargs) does not tell an output buffer from a value: the
     # tensors the launch wrote are then taken for outputs
-    names = [k for k in candidates(t, inputs) if not (anything and k in base.changed)]
+    names = [k for k in candidates(t, inputs) if not (anything and k in plain.changed)]
     names.sort(key=lambda k: -inputs[k].numel())
-    found, refused = [], []
-    ctx.board.layout_now = found  # what the budget's end keeps (partial)
+    st = {"found": [], "refused": [], "base": plain.ints, "row_stride": set()}
+    ctx.board.layout_now = st["found"]  # what the budget's end keeps (partial)
     for layouts in RUNS:
         given, done = _relaid(inputs, names, layouts)
         if not done:
             continue
         if ctx.late():
-            return found + [_cut(ctx)]
+            return st["found"] + [_cut(ctx)]
         kind, c = _outcome(ctx, given, ref)
-        if kind == "right":
+        if kind == "right" or kind == "fault" or len(done) == 1:
+            _judge(ctx, st, kind, c, given, done)
             continue
-        if kind == "fault" or len(done) == 1:
-            _report(ctx, found, refused, kind, c, given, done)
-            continue
-        for k, lay in sorted(done, key=lambda d: -inputs[d[0]].numel())[:MAX_ALONE]:  # which one
+        for k, lay in done[:MAX_ALONE]:  # which one (the largest first)
             if ctx.late():
-                return found + [_cut(ctx)]
+                return st["found"] + [_cut(ctx)]
             alone, one = _relaid(inputs, [k], (lay,))
-            kind1, c1 = _outcome(ctx, alone, ref)
-            if kind1 != "right":
-                _report(ctx, found, refused, kind1, c1, alone, one)
-        if kind == "wrong" and not found:  # wrong only with several at once (two tensors read as one)
-            _report(ctx, found, refused, kind, c, given, done)
-        if len(found) >= MAX_FINDINGS:
-            break
+            _judge(ctx, st, *_outcome(ctx, alone, ref), alone, one)
     ctx.board.layout_now = None
-    if refused and not found:
-        what = "; ".join(refused[:3])
-        found.append(ctx.finding("P206", f"the launcher raised on {what} (information: it does not take that "
-                                         f"layout; a loud error, not a silent wrong result)"[:400], severity=INFO))
-    return found[:MAX_FINDINGS + 1]
+    found = sorted(st["found"], key=lambda f: ("error", "warning", "info").index(f.severity))[:MAX_FINDINGS]
+    if st["refused"] and not found:
+        found.append(ctx.finding("P206", f"the launcher raised with {'; '.join(st['refused'][:3])} (information: it "
+                                         f"does not take that layout; a loud error, not a silent wrong result)"[:400],
+                                 severity=INFO))
+    return found
 
 
-def _outcome(ctx, given: dict, ref) -> tuple[str, object]:
-    """("right" | "wrong" | "raised" | "fault", the Call) of one launch on ``given`` against ``ref``."""
+def _outcome(ctx, given: dict, ref, changed: bool = False) -> tuple[str, object]:
+    """("right" | "wrong" | "raised" | "fault", the Call) of one launch on ``given`` against ``ref``, as
+    today's GPUs run it (0 in masked lanes), bounds-checked under the interpreter (a kernel that reads a view
+    as contiguous may index far outside it); ``Call.ints``: every integer argument its launches got."""
     from harness.probe.detectors.shapes import device_fault
+    from harness.run.triton_compat import launch_ints
 
-    with ctx.instrument(poison_masked=False):
-        c = ctx.call(X.clone_inputs(given), ref=ref)
+    with ctx.instrument(poison_masked=False, memcheck=True), launch_ints() as ints:
+        c = ctx.call(X.clone_inputs(given), ref=ref, changed=changed)
+    c.ints = ints
     if c.error is not None:
         return ("fault" if device_fault(c.error) else "raised"), c
     if c.guard.get("wrote_past_end") or not c.cmp["close"]:
@@ -164,13 +164,24 @@ def _outcome(ctx, given: dict, ref) -> tuple[str, object]:
     return "right", c
 
 
-def _report(ctx, found: list, refused: list, kind: str, c, given: dict, done: list) -> None:
+def _judge(ctx, st: dict, kind: str, c, given: dict, done: list) -> None:
+    """The finding of one run with ``done`` (name, layout) laid out otherwise, by what the launch was given:
+    a stride only that layout has (the launcher passes the strides for it: wrong is an error), a row stride
+    only (transposed: Triton's convention, rows strided and the last dim contiguous: a note), or none of the
+    tensor's strides (it takes the tensor as contiguous without saying so and neither copies nor refuses a
+    view: a warning for a matrix, whose row-padded and transposed views are everyday torch; a note for a
+    1-D tensor, whose strided views are rare)."""
     from harness.errors import error_line
     from harness.probe.context import label
 
+    new = c.ints - st["base"]
+    passed = {k for k, lay in done if abs(given[k].stride()[LAYOUTS[lay][3]]) in new}
+    st["row_stride"] |= {k for k, lay in done if lay == "row-padded" and k in passed}
+    if kind == "right":
+        return
     when = " and ".join(f"'{k}' is {_said(lay, given[k])}" for k, lay in done)
     if kind == "raised":
-        refused.append(f"{when.replace(' is ', ' as ')}: {error_line(c.error)}"[:200])
+        st["refused"].append(f"{when}: {error_line(c.error)}"[:200])
         return
     if kind == "fault":
         what = f"raised {error_line(c.error)}"
@@ -178,8 +189,23 @@ def _report(ctx, found: list, refused: list, kind: str, c, given: dict, done: li
         what = f"wrote outside {', '.join(label(n) for n in past)}"
     else:
         what = wrong(c.cmp)
-    found.append(ctx.finding("P206", f"wrong when {when}, at {fmt(ctx.target.sizes)} (right when contiguous, the "
-                                     f"same values): {what}"[:400], severity=ERROR, sizes=dict(ctx.target.sizes)))
+    k, lay = done[0]
+    if kind == "fault":
+        severity, why = ERROR, "an access outside memory"
+    elif k in passed:
+        severity, why = ERROR, "the launcher passes the kernel the strides of that layout"
+    elif lay == "transposed" and k in st["row_stride"]:
+        severity, why = INFO, (f"information: the launcher passes '{k}''s row stride and not its column stride: "
+                               f"Triton's convention, the last dim contiguous; x.contiguous() or an assert in the "
+                               f"launcher makes a transposed view safe")
+    else:
+        severity = WARNING if given[k].dim() >= 2 else INFO
+        why = (f"{'information: ' if severity == INFO else ''}the launcher passes none of '{k}''s strides and neither "
+               f"copies nor refuses a view: a caller's view gives this silently; {k}.contiguous() or an assert in "
+               f"the launcher makes it safe")
+    st["found"].append(ctx.finding("P206", f"wrong when {when}, at {fmt(ctx.target.sizes)} (right when contiguous, "
+                                           f"the same values): {what} ({why})"[:500], severity=severity,
+                                   sizes=dict(ctx.target.sizes)))
 
 
 def _cut(ctx):
@@ -194,10 +220,14 @@ def partial(ctx) -> list:
     return list(found)
 
 
-P206 = Code("P206", ERROR, "wrong when an input that the reference reads is given, with the same values, in another "
-                           "layout torch users pass (a row-padded slice of a wider buffer, a transposed view, a "
-                           "strided 1-D view): the kernel indexes it as if it were contiguous", ("noncontiguous-input",),
-            otherwise="info where the launcher raises on that layout (it refuses it: its domain)")
+P206 = Code("P206", WARNING, "wrong when an input that the reference reads is given, with the same values, in a "
+                             "layout torch users pass (a slice of a wider buffer, a transposed view, a strided 1-D "
+                             "view) that the launcher neither copies nor refuses, and none of whose strides it passes: "
+                             "the kernel takes it as contiguous", ("noncontiguous-input",),
+            otherwise="an error where the launcher passes the kernel the strides of that layout (or the kernel reads "
+                      "outside memory); info for a 1-D tensor, for a transposed view where it passes the row stride "
+                      "only (Triton's convention: the last dim contiguous), and where the launcher raises on the "
+                      "layout (its domain)")
 
 DETECTOR = Detector("layout", "the default sizes with each input in another memory layout (the same values)", run,
                     process={"interpreter": 1, "gpu": 0}, rank=1, skip=_skip, partial=partial, codes=(P206,))

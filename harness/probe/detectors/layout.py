@@ -8,16 +8,27 @@ the same values, in a layout torch users commonly pass:
 
 - "row-padded": a slice of a wider buffer, ``torch.empty(rows, cols + 16)[:, :cols]`` (a fused QKV's
   head, a padded vocabulary): rows ``cols + 16`` elements apart, each row contiguous;
-- "transposed": ``x.mT.contiguous().mT``, a transposed-then-transposed-back copy (``weight.t()``):
-  column-major in the last two dims;
-- "strided" (1-D): every other element of a buffer twice as long (``buf[::2]``, a column ``x[:, j]``).
+- "transposed": a column-major view, ``w.t()`` of a (cols, rows + 16) buffer's first rows columns (the
+  padding makes its column stride a number no size equals);
+- "strided" (1-D): every third element of a buffer (``buf[::3]``, a column ``x[:, j]``).
 
-Two launches in all where the kernel is right (every such tensor in its row-padded or strided layout at
-once, then every matrix transposed); where one is wrong, each tensor alone, to name it. Outputs are left
-as ``make_inputs`` made them, and the result is compared with the reference of the same values (the
-tolerance and the error floor of every comparison). A kernel that reads a view as if it were contiguous
-reads the gaps (the guard bands' poison: NaN) or reads the right values at the wrong places: P206, the
-stride-assumption lesson (cases/noncontiguous-input).
+One launch per layout where the kernel is right (every tensor that takes it at once: three in all), and
+where one is wrong, each tensor alone, to name it. Outputs are left as ``make_inputs`` made them, and
+the result is compared with the reference of the same values (the tolerance and the error floor of
+every comparison); the gaps of a view hold the guard bands' poison (NaN).
+
+How wrong is wrong depends on what the launcher promised, which its own launch says
+(``triton_compat.launch_ints``: the integers the kernels were given, against the contiguous run's):
+
+- it passes the kernel the stride that only this layout has (the row stride of the row-padded view,
+  the column stride of the transposed one), and the result is still wrong: an error (P206);
+- it passes the row stride and not the column stride, and a transposed view is wrong: Triton's
+  convention (rows strided, the last dim contiguous), a note;
+- it passes none of the tensor's strides, and neither copies nor refuses the view: it takes the tensor
+  as contiguous without saying so, and a caller's view gives a wrong result silently. A warning for a
+  matrix (row slices and ``.t()`` are everyday torch: the stride-assumption lesson,
+  cases/noncontiguous-input), a note for a 1-D tensor (a strided vector is rare);
+- an access outside memory is an error whatever it was given.
 """
 
 from __future__ import annotations
@@ -58,7 +69,8 @@ LAYOUTS = {
     "transposed": (transposed, "a transposed (column-major) view", lambda t: t.dim() >= 2 and t.shape[-1] > 1
                    and t.shape[-2] > 1, -1),
 }
-RUNS = (("row-padded", "strided"), ("transposed",))  # the layouts of each combined run
+RUNS = (("row-padded",), ("transposed",), ("strided",))  # the layout of each combined run (one kind each: a
+# tensor read wrong in one layout cannot hide another's, a 1-D one read at a matrix's place)
 
 
 def read_by_reference(target, inputs: dict) -> tuple[set, bool]:
@@ -141,7 +153,7 @@ def run(ctx) -> list:
     ctx.board.layout_now = None
     found = sorted(st["found"], key=lambda f: ("error", "warning", "info").index(f.severity))[:MAX_FINDINGS]
     if st["refused"] and not found:
-        found.append(ctx.finding("P206", f"the launcher raised with {'; '.join(st['refused'][:3])} (information: it "
+        found.append(ctx.finding("P206", f"the launcher raised when {'; '.join(st['refused'][:3])} (information: it "
                                          f"does not take that layout; a loud error, not a silent wrong result)"[:400],
                                  severity=INFO))
     return found

@@ -207,12 +207,12 @@ def _judge(ctx, st: dict, kind: str, c, given: dict, done: list) -> None:
     elif k in passed:
         severity, why = ERROR, "the launcher passes the kernel the strides of that layout"
     elif lay == "transposed" and k in st["row_stride"]:
-        severity, why = INFO, (f"information: the launcher passes '{k}''s row stride and not its column stride: "
+        severity, why = INFO, (f"information: the launcher passes the row stride of '{k}' and not its column stride: "
                                f"Triton's convention, the last dim contiguous; x.contiguous() or an assert in the "
                                f"launcher makes a transposed view safe")
     else:
         severity = WARNING if given[k].dim() >= 2 else INFO
-        why = (f"{'information: ' if severity == INFO else ''}the launcher passes none of '{k}''s strides and neither "
+        why = (f"{'information: ' if severity == INFO else ''}the launcher passes none of the strides of '{k}' and neither "
                f"copies nor refuses a view: a caller's view gives this silently; {k}.contiguous() or an assert in "
                f"the launcher makes it safe")
     st["found"].append(ctx.finding("P206", f"wrong when {when}, at {fmt(ctx.target.sizes)} (right when contiguous, "

@@ -208,6 +208,9 @@ def test_it_stops_at_its_deadline_with_a_note(user, monkeypatch):
     assert [f.code for f in found] == ["P206", "P000"], [f.message for f in found]
     assert "slice of a wider buffer" in found[0].message and "layout stopped" in found[1].message
     assert found[1].severity == "info"
+    # stopped by the budget's end inside a run (BudgetSpent): what it found before that run is kept
+    ctx.board.layout_now = found[:1]
+    assert layout.partial(ctx) == found[:1] and ctx.board.layout_now is None
 
 
 def _cases_with_a_fixed_kernel():

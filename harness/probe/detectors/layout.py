@@ -135,28 +135,31 @@ def run(ctx) -> list:
     names.sort(key=lambda k: -inputs[k].numel())
     st = {"found": [], "refused": [], "base": plain.ints, "row_stride": set()}
     ctx.board.layout_now = st["found"]  # what the budget's end keeps (partial)
+    cut = False
     for layouts in RUNS:
         given, done = _relaid(inputs, names, layouts)
         if not done:
             continue
-        if ctx.late():
-            return st["found"] + [_cut(ctx)]
+        if cut := ctx.late():
+            break
         kind, c = _outcome(ctx, given, ref)
         if kind == "right" or kind == "fault" or len(done) == 1:
             _judge(ctx, st, kind, c, given, done)
             continue
         for k, lay in done[:MAX_ALONE]:  # which one (the largest first)
-            if ctx.late():
-                return st["found"] + [_cut(ctx)]
+            if cut := ctx.late():
+                break
             alone, one = _relaid(inputs, [k], (lay,))
             _judge(ctx, st, *_outcome(ctx, alone, ref), alone, one)
+        if cut:
+            break
     ctx.board.layout_now = None
     found = sorted(st["found"], key=lambda f: ("error", "warning", "info").index(f.severity))[:MAX_FINDINGS]
     if st["refused"] and not found:
         found.append(ctx.finding("P206", f"the launcher raised when {'; '.join(st['refused'][:3])} (information: it "
                                          f"does not take that layout; a loud error, not a silent wrong result)"[:400],
                                  severity=INFO))
-    return found
+    return found + ([_cut(ctx)] if cut else [])
 
 
 def _outcome(ctx, given: dict, ref, changed: bool = False) -> tuple[str, object]:

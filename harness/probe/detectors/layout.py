@@ -215,9 +215,9 @@ def _judge(ctx, st: dict, kind: str, c, given: dict, done: list) -> None:
                                f"launcher makes a transposed view safe")
     else:
         severity = WARNING if given[k].dim() >= 2 else INFO
-        why = (f"{'information: ' if severity == INFO else ''}the launcher passes none of the strides of '{k}' and neither "
-               f"copies nor refuses a view: a caller's view gives this silently; {k}.contiguous() or an assert in "
-               f"the launcher makes it safe")
+        why = (f"{'information: ' if severity == INFO else ''}the launcher passes none of the strides of '{k}' and "
+               f"neither copies nor refuses a view: a caller's view gives this silently; {k}.contiguous() or an "
+               f"assert in the launcher makes it safe")
     st["found"].append(ctx.finding("P206", f"wrong when {when}, at {fmt(ctx.target.sizes)} (right when contiguous, "
                                            f"the same values): {what} ({why})"[:500], severity=severity,
                                    sizes=dict(ctx.target.sizes)))

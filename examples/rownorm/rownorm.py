@@ -11,7 +11,10 @@ The fix is a mask on both accesses (``rownorm_fixed``, below)::
 
     mask = cols < n_cols
     x = tl.load(x_ptr + row * stride + cols, mask=mask, other=0.0)
-    tl.store(out_ptr + row * stride + cols, x * inv, mask=mask)
+    tl.store(out_ptr + row * out_stride + cols, x * inv, mask=mask)
+
+and each tensor's own row stride: ``out = torch.empty_like(x)`` is contiguous where ``x`` is a slice
+of a wider buffer (rows further apart than ``n_cols``), so ``x.stride(0)`` is not ``out``'s.
 """
 
 import torch
@@ -29,13 +32,13 @@ def rownorm_kernel(x_ptr, out_ptr, n_cols, stride, eps, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def rownorm_fixed_kernel(x_ptr, out_ptr, n_cols, stride, eps, BLOCK: tl.constexpr):
+def rownorm_fixed_kernel(x_ptr, out_ptr, n_cols, stride, out_stride, eps, BLOCK: tl.constexpr):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK)
     mask = cols < n_cols
     x = tl.load(x_ptr + row * stride + cols, mask=mask, other=0.0)
     inv = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) + eps)
-    tl.store(out_ptr + row * stride + cols, x * inv, mask=mask)
+    tl.store(out_ptr + row * out_stride + cols, x * inv, mask=mask)
 
 
 def rownorm(x: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
@@ -48,5 +51,6 @@ def rownorm(x: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
 def rownorm_fixed(x: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     out = torch.empty_like(x)
     n_rows, n_cols = x.shape
-    rownorm_fixed_kernel[(n_rows,)](x, out, n_cols, x.stride(0), eps, BLOCK=triton.next_power_of_2(n_cols))
+    rownorm_fixed_kernel[(n_rows,)](x, out, n_cols, x.stride(0), out.stride(0), eps,
+                                    BLOCK=triton.next_power_of_2(n_cols))
     return out

@@ -128,7 +128,7 @@ RULE_DEFECTS = frozenset(r.defect for r in RULES)
 CODE_EVIDENCE = {
     "P101": "oob-store", "P103": "oob-store", "P111": "oob-store", "P102": "oob-load", "P112": "oob-load",
     "P113": "unwritten", "P114": "uninitialized", "P202": "nonfinite", "P203": "masked-undefined", "P204": "tf32",
-    "P301": "race", "P302": "order", "P303": "atomic-order", "P501": "atomic-order", "P502": "autotune-first-call",
+    "P206": "layout", "P301": "race", "P302": "order", "P303": "atomic-order", "P501": "atomic-order", "P502": "autotune-first-call",
     "P402": "empty", "P403": "grid-limit", "P404": "large-only", "P602": "debug-assert", "P002": "hang",
     "P001": "crash", "P304": "lane-collision", "P305": "cross-lane",
 }

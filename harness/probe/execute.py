@@ -42,6 +42,7 @@ class Call:
     parts: list = field(default_factory=list)  # (name, shape) of each output compared, where there are several
     programs: int | None = None  # programs launched in all (the instrumented interpreter counts them)
     loads: int | None = None  # tl.load calls made in all (likewise)
+    changed: list = field(default_factory=list)  # the tensor inputs the launch changed (``call(changed=True)``)
 
 
 def device_of(backend: str) -> str:
@@ -346,13 +347,14 @@ class Watch:
 
 
 def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: bool = False, canary=None,
-         pad: int = PAD, on_device: bool = False, watch: Watch | None = None) -> Call:
+         pad: int = PAD, on_device: bool = False, watch: Watch | None = None, changed: bool = False) -> Call:
     """The reference, then the launcher on guard-banded copies of ``inputs`` (with torch.empty
     poisoned while it runs), compared; the guard bands checked. ``finite``: bands of 0.0; ``pad``:
     guard elements on each side (0: none, under a GPU tool that checks accesses itself);
     ``on_device``: a single output compared where it lies (the GPU: a second where the host takes
     seconds for 16 million elements), for an experiment that repeats one call many times; ``watch``:
-    the worker's marks and tuning clock (``Watch``)."""
+    the worker's marks and tuning clock (``Watch``); ``changed``: name the tensor inputs the launch
+    changed (``Call.changed``: outputs and in-place arguments)."""
     import torch
 
     from harness.core import guards
@@ -383,6 +385,8 @@ def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: 
                 watch.budget.tuned(watch.tuning() - tuned)
         res.bench_launches = sum(counter.calls) if counter is not None else 0
         _compare(res, target, out, given, inputs, on_device)
+        if changed:
+            res.changed = [k for k, v in given.items() if isinstance(v, torch.Tensor) and _changed(v, inputs.get(k))]
         res.guard = gs.check()
         res.kept = [(g.name, ~guards.differs_from_fill(g.view.reshape(-1), g.fill).cpu()) for g in gs.guards
                     if g.kind == "output" and g.view.dtype != torch.bool]

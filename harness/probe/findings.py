@@ -7,7 +7,7 @@ Codes are stable, like a linter's: the first digit is the family.
 
 - P0xx the kernel or the probe itself could not run (crash, hang)
 - P1xx memory: out-of-bounds reads and writes, output never written
-- P2xx results: wrong at the default sizes, NaN, masked lanes, TF32
+- P2xx results: wrong at the default sizes, NaN, masked lanes, TF32, another layout
 - P3xx programs: races, order dependence
 - P4xx sizes: shape fuzzing, CUDA's grid limits at the GPU's sizes
 - P5xx calls: repeat runs, first call against later calls (autotune)
@@ -41,6 +41,7 @@ CODES = {
     "P203": ("masked lanes without other= enter the result", "padding-contamination"),
     "P204": ("TF32 rounding of an fp32 tl.dot", "precision-loss"),
     "P205": ("the GPU and the interpreter disagree", ""),
+    "P206": ("wrong for an input in another memory layout", "stride-assumption"),
     "P301": ("store race between programs", "store-race"),
     "P302": ("result depends on the program order", "store-race"),
     "P303": ("float atomics: result depends on the order", "atomic-nondeterminism"),

@@ -43,6 +43,8 @@ _probe_memcheck = _probe_memcheck_module.DETECTOR.name  # the probe's line-level
 PROBE_COLUMNS = (
     Column("probe-result", "probe: wrong result", "both", "the default sizes against a float64 reference "
            "(P201 wrong, P202 NaN/Inf)", YOURS, ("P201", "P202"), "reference"),
+    Column("probe-layout", "probe: layout", "both", "the default sizes with each input the reference reads given, "
+           "same values, row-padded, transposed or strided (P206)", YOURS, ("P206",), "layout"),
     Column("probe-lanes", "probe: masked lanes / TF32", "interpreter", "re-runs a wrong result with masked lanes "
            "poisoned (P203) or tl.dot rounded like TF32 (P204) turned off", YOURS, ("P203", "P204")),
     Column("probe-memory", "probe: memory (line-level)", "interpreter", "every load, store and atomic against its "

@@ -344,6 +344,7 @@ def patched(interpreter: bool, on_compile: Callable[[str], None] | None = None,
 
 LAUNCHED: dict[int, object] = {}  # id -> each @triton.jit function launched in this process while patched
 WIDE: set = set()  # ids of those launched with a float64 tensor argument (``launched_float64``)
+INTS: list = []  # the sets ``launch_ints`` is filling: every integer argument of each launch goes in each
 
 
 def _record_launches(patcher: Patcher) -> None:
@@ -365,9 +366,23 @@ def _record_launches(patcher: Patcher) -> None:
             LAUNCHED.setdefault(id(self), self)
             if any(str(getattr(a, "dtype", "")) == "torch.float64" for a in (*args, *kwargs.values())):
                 WIDE.add(id(self))  # a float64 pointer: the kernel computes in float64 there
+            for into in INTS:
+                into.update(a for a in (*args, *kwargs.values()) if type(a) is int)
             return _real(self, *args, **kwargs)
 
         patcher.setattr(cls, "run", run)
+
+
+@contextmanager
+def launch_ints() -> Iterator[set]:
+    """The integer arguments of every kernel launch in the block (sizes, strides a launcher passes,
+    constexprs), as one set, filled as the launches come (under ``patched``; elsewhere it stays empty)."""
+    got: set = set()
+    INTS.append(got)
+    try:
+        yield got
+    finally:
+        INTS.remove(got)
 
 
 def launched_kernels() -> list:

@@ -138,16 +138,6 @@ def test_a_kernel_that_handles_or_copies_the_layout_is_quiet_and_one_that_drops_
     assert "passes the kernel the strides of that layout" in errors[0].message
 
 
-@pytest.mark.gpu
-def test_on_a_gpu_the_layouts_are_judged_alike(user):
-    """The same severities on a GPU: the strides a launch is given are read there too."""
-    r = probe(user, backends=["gpu"], detectors=["layout"], jobs=1)
-    assert [f.severity for f in r.by_code("P206")] == ["warning", "warning"], r.text()
-    assert probe(user, launcher="launch_fixed", backends=["gpu"], detectors=["layout"], jobs=1).findings == []
-    ignored = probe(user, launcher="launch_rows_ignored", backends=["gpu"], detectors=["layout"], jobs=1)
-    assert len(ignored.errors) == 1 and "slice of a wider buffer" in ignored.errors[0].message, ignored.text()
-
-
 def test_a_launcher_that_refuses_a_view_gives_a_note_only(user):
     r = _layout(user, "launch_asserts")
     assert not r.problems and [f.severity for f in r.by_code("P206")] == ["info"], r.text()

@@ -72,7 +72,9 @@ r = {"unpatched_loop": loop()}
 before = internals()
 with triton_compat.patched(interpreter=True) as counter:
     r["changed_inside"] = [a is not b for a, b in zip(internals(), before)]
-    r["loop"] = loop()
+    with triton_compat.launch_ints() as ints:
+        r["loop"] = loop()
+    r["ints"] = sorted(ints)
     count = torch.zeros(1, dtype=torch.int32)
     count_launches[(1,)](count, 10)
     r["how"], r["first"], r["launched_first"] = counter.how, list(counter.calls), int(count.item())
@@ -103,6 +105,12 @@ def interpreted():
 
 def test_a_loop_over_a_runtime_bound_runs_under_the_interpreter(interpreted):
     assert interpreted["loop"] == sum(range(100)), interpreted
+
+
+def test_each_launch_gives_its_integer_arguments_on_every_supported_triton(interpreted):
+    """``launch_ints`` (the layout detector reads what strides a launcher passed): the loop's n and BLOCK,
+    on Triton 3.4 and 3.5 too, where an interpreted kernel launches through ``kernel[grid]`` alone."""
+    assert {100, 32} <= set(interpreted["ints"]), interpreted
 
 
 def test_the_interpreter_counts_every_tuning_launch_the_kernel_made(interpreted):

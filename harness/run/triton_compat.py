@@ -360,17 +360,42 @@ def _record_launches(patcher: Patcher) -> None:
     for cls in classes:
         real = vars(cls).get("run")
         if real is None:
+            # Triton 3.4 and 3.5: an InterpretedFunction has no ``run``; ``kernel[grid]`` returns the
+            # GridExecutor that launches, so the launch is noted on its way there
+            getitem = vars(cls).get("__getitem__")
+            if getitem is not None:
+                patcher.setattr(cls, "__getitem__", _noting_getitem(getitem))
             continue
 
         def run(self, *args, _real=real, **kwargs):
-            LAUNCHED.setdefault(id(self), self)
-            if any(str(getattr(a, "dtype", "")) == "torch.float64" for a in (*args, *kwargs.values())):
-                WIDE.add(id(self))  # a float64 pointer: the kernel computes in float64 there
-            for into in INTS:
-                into.update(a for a in (*args, *kwargs.values()) if type(a) is int)
+            _note_launch(self, args, kwargs)
             return _real(self, *args, **kwargs)
 
         patcher.setattr(cls, "run", run)
+
+
+def _noting_getitem(real):
+    def getitem(self, grid):
+        launch = real(self, grid)
+
+        def noted(*args, **kwargs):
+            _note_launch(self, args, kwargs)
+            return launch(*args, **kwargs)
+        return noted
+    return getitem
+
+
+def _note_launch(fn, args: tuple, kwargs: dict) -> None:
+    """What a launch of ``fn`` tells: the function itself (LAUNCHED), a float64 tensor among its
+    arguments (WIDE), and its integer arguments for ``launch_ints``: the kernel's own, by position
+    or by name (not the launch options a keyword may carry: ``num_warps=4``)."""
+    LAUNCHED.setdefault(id(fn), fn)
+    names = getattr(fn, "arg_names", None)
+    own = [*args, *(v for k, v in kwargs.items() if names is None or k in names)]
+    if any(str(getattr(a, "dtype", "")) == "torch.float64" for a in own):
+        WIDE.add(id(fn))  # a float64 pointer: the kernel computes in float64 there
+    for into in INTS:
+        into.update(a for a in own if type(a) is int)
 
 
 @contextmanager

@@ -153,7 +153,7 @@ def test_an_exception_at_a_fuzzed_size_is_a_note_with_its_sizes():
 
 
 def test_a_device_fault_is_still_an_error_at_any_size():
-    from harness.probe.detectors.shapes import device_fault
+    from harness.probe.context import device_fault
 
     try:
         try:

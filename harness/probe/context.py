@@ -111,6 +111,26 @@ def _causes(e: BaseException | None):
         e = e.__cause__ or e.__context__
 
 
+# what a kernel's own fault looks like when it surfaces as an exception: an access outside memory
+# (CUDA's sticky errors), a device-side assert, a grid CUDA refuses (the instrumented interpreter's)
+DEVICE_FAULTS = ("illegal memory access", "illegal address", "misaligned address", "unspecified launch failure",
+                 "device-side assert", "illegal instruction")
+
+
+def device_fault(e: BaseException) -> bool:
+    """Whether ``e`` is the kernel's own fault (an access outside memory, a grid past CUDA's limits),
+    an error at any size, rather than the launcher or Triton declining the sizes with an exception."""
+    if grid_limit_hit(e) is not None:
+        return True
+    for _ in range(10):  # e and the exceptions it came from (the launcher may wrap a CUDA error)
+        if e is None:
+            return False
+        if any(m in str(e).lower() for m in DEVICE_FAULTS):
+            return True
+        e = e.__cause__ or e.__context__
+    return False
+
+
 def grid_limit_hit(e: BaseException | None) -> dict | None:
     """The grid-limit record of ``e`` or of an exception it came from (the user may wrap it)."""
     return next((x.hit for x in _causes(e) if hasattr(x, "hit") and type(x).__name__ == "GridLimitError"), None)

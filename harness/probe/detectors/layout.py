@@ -166,7 +166,7 @@ def _outcome(ctx, given: dict, ref, changed: bool = False) -> tuple[str, object]
     """("right" | "wrong" | "raised" | "fault", the Call) of one launch on ``given`` against ``ref``, as
     today's GPUs run it (0 in masked lanes), bounds-checked under the interpreter (a kernel that reads a view
     as contiguous may index far outside it); ``Call.ints``: every integer argument its launches got."""
-    from harness.probe.detectors.shapes import device_fault
+    from harness.probe.context import device_fault
     from harness.run.triton_compat import launch_ints
 
     with ctx.instrument(poison_masked=False, memcheck=True), launch_ints() as ints:

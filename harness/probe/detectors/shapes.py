@@ -21,7 +21,7 @@ from harness.probe import execute as X
 from harness.probe import fuzz
 from harness.probe import kernels as source
 from harness.probe.budget import FUZZ_S, SHRINK_S
-from harness.probe.context import Context, crash as _crash, fmt as _fmt, grid_finding, grid_limit_hit
+from harness.probe.context import Context, crash as _crash, device_fault, fmt as _fmt, grid_finding, grid_limit_hit
 from harness.probe.context import int_sizes, label as _label, never_written, over_memory_cap, wrong as _wrong
 from harness.probe.execute import innermost_file
 from harness.probe.detectors import Detector
@@ -103,26 +103,6 @@ def _why(ctx: Context, sizes: dict, inputs: dict, ref, c) -> tuple[str, str] | N
             return "never written", f"left {kept} elements of '{c.returned}' never written"
         return ("non-finite" if c.cmp.get("nonfinite") else "wrong values"), _wrong(c.cmp)
     return None
-
-
-# what a kernel's own fault looks like when it surfaces as an exception: an access outside memory
-# (CUDA's sticky errors), a device-side assert, a grid CUDA refuses (the instrumented interpreter's)
-DEVICE_FAULTS = ("illegal memory access", "illegal address", "misaligned address", "unspecified launch failure",
-                 "device-side assert", "illegal instruction")
-
-
-def device_fault(e: BaseException) -> bool:
-    """Whether ``e`` is the kernel's own fault (an access outside memory, a grid past CUDA's limits),
-    an error at any size, rather than the launcher or Triton declining the sizes with an exception."""
-    if grid_limit_hit(e) is not None:
-        return True
-    for _ in range(10):  # e and the exceptions it came from (the launcher may wrap a CUDA error)
-        if e is None:
-            return False
-        if any(m in str(e).lower() for m in DEVICE_FAULTS):
-            return True
-        e = e.__cause__ or e.__context__
-    return False
 
 
 def refused(e: BaseException) -> bool:

@@ -223,9 +223,9 @@ def _gpu_probe(slug):
 def gpu_ahead(items, start):
     """With a GPU, each selected GPU probe starts at once (its own worker processes)."""
     for item in items:
-        if "slug" in getattr(item, "callspec", type("", (), {"params": {}})).params:
-            slug = item.callspec.params["slug"]
-            start(("probe", slug), _gpu_probe, slug)
+        cs = getattr(item, "callspec", None)
+        if cs is not None and "slug" in cs.params:
+            start(("probe", cs.params["slug"]), _gpu_probe, cs.params["slug"])
 
 
 @pytest.mark.gpu

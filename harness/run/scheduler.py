@@ -50,7 +50,7 @@ AUTOTUNED_CALL = 10
 
 def call_cost(spec) -> float:
     """A rough cost of one call of one variant, in plain calls."""
-    return AUTOTUNED_CALL if "autotune" in getattr(spec, "triggers", ()) else 1
+    return AUTOTUNED_CALL if "autotune" in spec.triggers else 1
 
 
 def expected_cost(pair) -> float:

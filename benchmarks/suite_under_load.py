@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from harness.core.fileio import write_text  # noqa: E402  (atomic: an interrupted run leaves no half-written file)
 BURN = "while True:\n    pass\n"
 
 
@@ -54,12 +56,20 @@ def main(argv=None) -> int:
     p.add_argument("--burners", type=int, default=4)
     p.add_argument("--out", required=True)
     p.add_argument("--timeout", type=float, default=560)
+    p.add_argument("tests", nargs="*", help="test files to run (default: every tests/test_*.py)")
     args = p.parse_args(argv)
     cores = sorted(os.sched_getaffinity(0))
     if len(cores) < 2 * args.groups:
         print(f"error: {args.groups} groups need {2 * args.groups} cores; this host has {len(cores)}", file=sys.stderr)
         return 2
     files = sorted((ROOT / "tests").glob("test_*.py"))
+    if args.tests:
+        wanted = {Path(t).name for t in args.tests}
+        unknown = wanted - {f.name for f in files}
+        if unknown:
+            print(f"error: no such test file: {', '.join(sorted(unknown))}", file=sys.stderr)
+            return 2
+        files = [f for f in files if f.name in wanted]
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
     procs, burners = [], []
     t0 = time.monotonic()
@@ -100,7 +110,7 @@ def main(argv=None) -> int:
     for pair, group, rc, last, bad in rows:
         if bad:
             text += ["", f"Failures on cores {pair}:", "", "```", *bad, "```"]
-    Path(args.out).write_text("\n".join(text) + "\n")
+    write_text(Path(args.out), "\n".join(text) + "\n")
     print("\n".join(text))
     return 1 if failed else 0
 

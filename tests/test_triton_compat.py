@@ -472,3 +472,50 @@ print("fixed:", float(out))
                          env={k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"})
     assert "plain: ran" not in got.stdout, got.stdout + got.stderr  # the trap: without the fix it refuses
     assert "fixed: 56.0" in got.stdout, got.stdout + got.stderr
+
+
+def test_gpu_benchmarks_take_turns(tmp_path):
+    """A worker's autotune benchmark runs holding the GPU's lock file; while another holds it, it
+    waits (on a fake clock) and, past the wait, runs anyway rather than hang behind a stuck worker."""
+    import fcntl
+
+    from harness.run.triton_compat import in_turns
+
+    lock = tmp_path / "gpu.lock"
+    seen = []
+
+    def bench(fn, quantiles=None):
+        with open(lock, "a") as other:  # a second open file: another worker's view of the lock
+            try:
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                seen.append("free")
+                fcntl.flock(other, fcntl.LOCK_UN)
+            except OSError:
+                seen.append("held")
+        return 1.5
+
+    now = [0.0]
+    slept = []
+
+    def sleep(s):
+        slept.append(s)
+        now[0] += s
+
+    turn = in_turns(bench, lambda: str(lock), wait_s=1.0, clock=lambda: now[0], sleep=sleep)
+    assert turn(lambda: None, quantiles=(0.5,)) == 1.5
+    assert seen == ["held"] and not slept  # it held the lock while benchmarking, without waiting
+
+    with open(lock, "a") as holder:  # another worker is benchmarking
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        assert turn(lambda: None) == 1.5
+    assert seen[-1] == "held" and now[0] >= 1.0  # it waited its 1 s, then ran
+    assert turn(lambda: None) == 1.5 and seen[-1] == "held"  # the lock is free again: no wait
+    assert now[0] < 1.1
+
+
+def test_gpu_workers_and_only_they_take_turns():
+    from harness.run.isolate import worker_env
+    from harness.run.triton_compat import BENCH_TURNS_ENV
+
+    assert worker_env("gpu")[BENCH_TURNS_ENV] == "1"
+    assert BENCH_TURNS_ENV not in worker_env("interpreter")

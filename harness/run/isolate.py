@@ -38,6 +38,7 @@ from harness.core.spec import CaseSpec
 from harness.errors import UsageError
 from harness.run import forkserver, parent, timings
 from harness.run.backends import gpu_count
+from harness.run.triton_compat import BENCH_TURNS_ENV
 
 TAIL_BYTES = 6000
 # Address-space limit for an interpreter worker, in GiB: a runaway allocation becomes a
@@ -243,6 +244,7 @@ def worker_env(backend: str) -> dict:
         env["TRITON_INTERPRET"] = "1"
     else:
         env.pop("TRITON_INTERPRET", None)
+        env.setdefault(BENCH_TURNS_ENV, "1")  # workers sharing the GPU benchmark their autotune configs in turns
     return env
 
 

@@ -74,6 +74,7 @@ the block, ``interpreter_fixes``' is the process's ``for_good()`` one. Cases sta
 from __future__ import annotations
 
 import inspect
+import os
 import statistics
 import time
 from contextlib import contextmanager
@@ -182,6 +183,66 @@ def _timed(bench: Callable, counter: TuningCounter) -> Callable:
         finally:
             counter.seconds += time.perf_counter() - t0
     return timed
+
+
+# Harness GPU workers (``isolate.worker_env``) set this: their autotune benchmarks take turns on the GPU.
+BENCH_TURNS_ENV = "CASEBOOK_GPU_BENCH_TURNS"
+# How long a benchmark waits for its turn before it runs anyway (a worker stuck in a benchmark, such
+# as a kernel that hangs, must not stop the others; the run's own timeout ends that worker).
+TURN_WAIT_S = 30.0
+
+
+def _bench_lock_path() -> str:
+    """One lock file a GPU (by its UUID where torch gives one), beside the harness's other caches."""
+    import os
+
+    import torch
+
+    dev = torch.cuda.current_device()
+    uid = getattr(torch.cuda.get_device_properties(dev), "uuid", None)
+    name = str(uid) if uid is not None else f"{os.environ.get('CUDA_VISIBLE_DEVICES', '')}-{dev}"
+    folder = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "triton-casebook")
+    os.makedirs(folder, exist_ok=True)
+    return os.path.join(folder, "gpu-bench-" + "".join(c if c.isalnum() or c == "-" else "_" for c in name) + ".lock")
+
+
+def in_turns(bench: Callable, lock_path: Callable[[], str], wait_s: float = TURN_WAIT_S,
+             clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> Callable:
+    """``bench`` holding an exclusive lock on the file ``lock_path()`` names while it runs: workers that
+    share a GPU benchmark their autotune configs one at a time. Each config's benchmark is still
+    Triton's own (the same launches); only when it runs changes. Several processes benchmarking at
+    once on one GPU time-slice it, and each config's do_bench then took several times its 0.11 s
+    alone (docs/measurements/autotune-cost-h200.txt). After ``wait_s`` without the lock the benchmark
+    runs anyway."""
+    import fcntl
+    import functools
+
+    @functools.wraps(bench)
+    def turn(*args, **kw):
+        with open(lock_path(), "a") as f:
+            held, deadline = False, clock() + wait_s
+            while True:
+                try:
+                    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    held = True
+                    break
+                except OSError:
+                    if clock() >= deadline:
+                        break
+                    sleep(0.005)
+            try:
+                return bench(*args, **kw)
+            finally:
+                if held:
+                    fcntl.flock(f, fcntl.LOCK_UN)
+    return turn
+
+
+def _gpu_benchmarker() -> Callable:
+    def bench(*args, **kw):
+        from triton.runtime import driver
+        return driver.active.get_benchmarker()(*args, **kw)
+    return bench
 
 
 def autotune_benchmarker(bench: Callable, patcher: Patcher) -> None:
@@ -335,6 +396,8 @@ def patched(interpreter: bool, on_compile: Callable[[str], None] | None = None,
                 fix(patcher)
         elif bench_calls is not None:
             autotune_benchmarker(_timed(_few_calls(do_bench_gpu_calls, bench_calls), counter), patcher)
+        elif os.environ.get(BENCH_TURNS_ENV) == "1":
+            autotune_benchmarker(in_turns(_gpu_benchmarker(), _bench_lock_path), patcher)
         _launch_counter(counter, interpreter, patcher)
         _record_launches(patcher)
         if on_compile is not None:

@@ -213,27 +213,41 @@ def in_turns(bench: Callable, lock_path: Callable[[], str], wait_s: float = TURN
     Triton's own (the same launches); only when it runs changes. Several processes benchmarking at
     once on one GPU time-slice it, and each config's do_bench then took several times its 0.11 s
     alone (docs/measurements/autotune-cost-h200.txt). After ``wait_s`` without the lock the benchmark
-    runs anyway."""
+    runs anyway. The config's first call (its compilation) comes before the turn."""
     import fcntl
     import functools
 
     @functools.wraps(bench)
-    def turn(*args, **kw):
+    def turn(fn, *args, **kw):
         with open(lock_path(), "a") as f:
-            held, deadline = False, clock() + wait_s
-            while True:
-                try:
-                    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    held = True
-                    break
-                except OSError:
-                    if clock() >= deadline:
-                        break
-                    sleep(0.005)
+            held = [False]
+
+            def wait_turn() -> None:
+                deadline = clock() + wait_s
+                while True:
+                    try:
+                        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        held[0] = True
+                        return
+                    except OSError:
+                        if clock() >= deadline:
+                            return
+                        sleep(0.005)
+
+            calls = [0]
+
+            def then_turn():
+                # do_bench's first call compiles the config (CPU work, seconds on a cold cache): it runs
+                # before the turn, so that workers compile side by side and take turns only on the GPU
+                fn()
+                calls[0] += 1
+                if calls[0] == 1:
+                    wait_turn()
+
             try:
-                return bench(*args, **kw)
+                return bench(then_turn, *args, **kw)
             finally:
-                if held:
+                if held[0]:
                     fcntl.flock(f, fcntl.LOCK_UN)
     return turn
 

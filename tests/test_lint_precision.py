@@ -249,6 +249,44 @@ def queue_kernel(x_ptr, out_ptr, counter_ptr, n_tiles, BLOCK: tl.constexpr):
         tile = tl.atomic_add(counter, 1)
 '''
 
+STACK = HEAD + '''
+@triton.jit
+def lut_kernel(q_ptr, cb_ptr, lut_ptr, stride_q, stride_cb, stride_lut_n, stride_lut_s,
+               KSUB: tl.constexpr, DSUB: tl.constexpr):
+    n = tl.program_id(0)
+    s = tl.program_id(2)
+    j = tl.arange(0, KSUB)
+    d = tl.arange(0, DSUB)
+    q = tl.load(q_ptr + n * stride_q + s * DSUB + d)
+    cb = tl.load(cb_ptr + s * stride_cb + j[:, None] * DSUB + d[None, :])
+    dist = tl.sum((q[None, :] - cb) * (q[None, :] - cb), axis=1)
+    tl.store(lut_ptr + n * stride_lut_n + s * stride_lut_s + j, dist)
+
+def build_lut(q, codebooks):
+    nq = q.shape[0]
+    m, ksub, dsub = codebooks.shape
+    lut = torch.empty((nq, m, ksub), device=q.device)
+    lut_kernel[(nq, 1, m)](q, codebooks, lut, q.stride(0), codebooks.stride(0), lut.stride(0), lut.stride(1),
+                           KSUB=ksub, DSUB=dsub)
+    return lut
+'''
+
+WHERE_CLAMP = HEAD + '''
+@triton.jit
+def row_dot_kernel(o_ptr, do_ptr, delta_ptr, n_rows, D: tl.constexpr, BLOCK: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    inside = rows < n_rows
+    safe = tl.where(inside, rows, n_rows - 1)
+    cols = tl.arange(0, D)
+    o = tl.load(o_ptr + safe[:, None] * D + cols[None, :])
+    do = tl.load(do_ptr + safe[:, None] * D + cols[None, :])
+    tl.store(delta_ptr + rows, tl.sum(o * do, axis=1), mask=inside)
+
+def row_dot(o, do, delta):
+    n_rows = o.shape[0]
+    row_dot_kernel[(triton.cdiv(n_rows, 128),)](o, do, delta, n_rows, D=o.shape[1], BLOCK=128)
+'''
+
 PAIRS = [  # (rule, correct kernel, the same kernel without the reason it is correct)
     ("TL301", ONE_CONFIG, ONE_CONFIG.replace('[triton.Config({"BLOCK": 1024})]',
                                              '[triton.Config({"BLOCK": 1024}), triton.Config({"BLOCK": 256})]')),
@@ -276,6 +314,11 @@ PAIRS = [  # (rule, correct kernel, the same kernel without the reason it is cor
     ("TL401", GATED, GATED.replace("L % 128 or", "L % 4 or")),
     ("TL701", ONE_LINE, ONE_LINE.replace("odd = offs * 2 | 1", "odd = 2 | 1")),
     ("TL703", INTERLEAVED, INTERLEAVED.replace("im = tl.load(ptr + 1,", "im = tl.load(ptr + 2,")),
+    ("TL402", STACK, STACK.replace("    m, ksub, dsub = codebooks.shape\n", "    m = codebooks.shape[0]\n")
+     .replace("KSUB=ksub, DSUB=dsub", "KSUB=256, DSUB=16")),
+    ("TL101", WHERE_CLAMP, WHERE_CLAMP.replace("inside = rows < n_rows", "inside = rows > n_rows")),
+    ("TL101", WHERE_CLAMP, WHERE_CLAMP.replace("tl.where(inside, rows, n_rows - 1)",
+                                               "tl.where(inside, rows, rows + 1)")),
     ("TL702", WORK_QUEUE, WORK_QUEUE.replace("        tile = tl.atomic_add(counter, 1)", "        tile = tl.atomic_add(counter, 0)")),
     ("TL602", TILE, TILE.replace("        qk = tl.zeros((BLOCK,), dtype=tl.float16)\n", "").replace(
         "    best = tl.zeros", "    qk = tl.zeros((BLOCK,), dtype=tl.float16)\n    best = tl.zeros")),
@@ -287,3 +330,36 @@ def test_quiet_for_a_reason_it_can_see_and_fires_without_it(code, correct, witho
     assert correct != without, code
     assert [str(f) for f in lint_source(correct, "correct.py")] == []  # no default rule fires on it
     assert code in {f.code for f in lint_source(without, "without.py", select=[code])}, without
+
+
+def test_a_stack_of_matrices_on_axis_2_is_quiet_but_its_tokens_still_count():
+    """TL402 (set M's M7): the leading dimension of a tensor the launcher shows to have three dimensions or more
+    is a count of matrices (codebooks, layers, heads), not a matrix's ``m`` rows; the same leading dimension named
+    for the data's rows (a ``(tokens, heads, dim)`` query) is still a row count, and a 2-D table's ``m`` too."""
+    def tl402(source):
+        return "TL402" in {f.code for f in lint_source(source, "k.py")}
+
+    assert not tl402(STACK)
+    tokens = STACK.replace("m, ksub, dsub = codebooks.shape", "num_tokens, ksub, dsub = codebooks.shape").replace(
+        "(nq, 1, m)", "(nq, 1, num_tokens)").replace("(nq, m, ksub)", "(nq, num_tokens, ksub)")
+    assert tl402(tokens)
+    table = STACK.replace("m, ksub, dsub = codebooks.shape", "m, ksub = codebooks.shape").replace(
+        "KSUB=ksub, DSUB=dsub", "KSUB=ksub, DSUB=16")
+    assert tl402(table)
+    by_size = STACK.replace("    m, ksub, dsub = codebooks.shape\n", "    m = codebooks.shape[0]\n").replace(
+        "KSUB=ksub, DSUB=dsub", "KSUB=256, DSUB=codebooks.size(2)")
+    assert not tl402(by_size)  # a size of dimension 2 read: three dimensions at least
+
+
+def test_a_where_clamp_is_read_in_either_order_and_through_an_and():
+    """Set R's R4 and R5 (a ``tl.where`` on the bound is a clamp): ``tl.where(rows >= n, n - 1, rows)`` (the bound's
+    test the other way round), ``n_rows > rows`` and a conjunction with another test are clamps too; a test of the
+    wrong side in the swapped order is not."""
+    def tl101(source):
+        return "TL101" in {f.code for f in lint_source(source, "k.py")}
+
+    swapped = WHERE_CLAMP.replace("tl.where(inside, rows, n_rows - 1)", "tl.where(rows >= n_rows, n_rows - 1, rows)")
+    assert not tl101(swapped)
+    assert tl101(swapped.replace("rows >= n_rows, n_rows - 1", "rows < n_rows, n_rows - 1"))
+    assert not tl101(WHERE_CLAMP.replace("inside = rows < n_rows", "inside = n_rows > rows"))
+    assert not tl101(WHERE_CLAMP.replace("safe = tl.where(inside,", "safe = tl.where(inside & (rows >= 0),"))

@@ -37,7 +37,8 @@ FIRST_RUNS = {"A to C": (PACKAGES, 2, ("Held-out set A", "Held-out set B", "Held
               "N": (FIRST_RUN, 3, ("Set N",)),
               "O": (FIRST_RUN, 3, ("Set O",)),
               "P": (FIRST_RUN, 3, ("Set P",)),
-              "Q": (FIRST_RUN, 3, ("Set Q",))}
+              "Q": (FIRST_RUN, 3, ("Set Q",)),
+              "R": (FIRST_RUN, 3, ("Set R",))}
 
 
 def first_runs(pages: dict[Path, str] | None = None) -> dict[str, dict[str, Counter]]:

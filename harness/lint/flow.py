@@ -12,7 +12,9 @@
 
 ``%`` and ``//`` by anything drop the arange and tile atoms (the result wraps into range, or is
 compressed: lint cannot follow it). ``tl.minimum(offs, hi)`` and ``tl.clamp(offs, lo, hi)`` with a bound
-the same for every lane turn a tile into ``("clamped", B)`` (it stays inside the bound). ``tl.where(c, a, b)`` takes its offsets from ``a`` and ``b``; ``c`` only says what it depends on.
+the same for every lane turn a tile into ``("clamped", B)`` (it stays inside the bound), and so does
+``tl.where(offs < n, offs, c)`` with ``n`` and ``c`` the same for every lane. Otherwise ``tl.where(c, a, b)``
+takes its offsets from ``a`` and ``b``; ``c`` only says what it depends on.
 ``Flow.sources(expr)`` walks an expression and, through names, what they were assigned.
 """
 
@@ -237,7 +239,7 @@ class Flow(Reach):
         if isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cast") and name is None:
             return set(self.atoms(node.func.value))
         args = list(node.args) + [k.value for k in node.keywords]
-        clamped = clamped_atoms(self, name, args)
+        clamped = clamped_atoms(self, name, args) if name != "where" else where_clamp_atoms(self, node)
         if clamped is not None:
             return clamped
         out = set()
@@ -272,6 +274,46 @@ def clamped_atoms(flow: Flow, name: str | None, args: list) -> set | None:
             rest = [a for a in args if a is not value]
             out = {a for a in walked if a[0] not in ("tile", "stride")} | {("clamped", b) for b in tiles}
             return out.union(*(flow.atoms(a) for a in rest))
+    return None
+
+
+def _bounded_above(flow: Flow, cond: ast.expr, value: str, depth: int = 0) -> bool | None:
+    """Whether ``cond`` holds only for lanes where ``value`` (source text) is below a bound the same for every lane
+    (True: ``value < n``, ``n > value``, ``value <= n - 1``, one side of an ``&``/``and``), holds only where it is at
+    or past one (False: ``value >= n``), or neither (None). Through a name assigned once."""
+    if isinstance(cond, ast.Name) and depth < 3:
+        values = flow.env.get(cond.id, ())
+        return _bounded_above(flow, values[0][0], value, depth + 1) if len(values) == 1 else None
+    if isinstance(cond, ast.BinOp) and isinstance(cond.op, ast.BitAnd) or \
+            isinstance(cond, ast.BoolOp) and isinstance(cond.op, ast.And):
+        sides = [cond.left, cond.right] if isinstance(cond, ast.BinOp) else cond.values
+        return True if any(_bounded_above(flow, c, value, depth) is True for c in sides) else None
+    if not (isinstance(cond, ast.Compare) and len(cond.ops) == 1):
+        return None
+    left, op, right = cond.left, cond.ops[0], cond.comparators[0]
+    if key(right) == value and not isinstance(op, (ast.Eq, ast.NotEq)):  # n > value: value < n
+        left, right = right, left
+        op = {ast.Gt: ast.Lt(), ast.GtE: ast.LtE(), ast.Lt: ast.Gt(), ast.LtE: ast.GtE()}[type(op)]
+    if key(left) != value or any(a[0] in ("arange", "tile") for a in flow.atoms(right)):
+        return None
+    return True if isinstance(op, (ast.Lt, ast.LtE)) else False if isinstance(op, (ast.Gt, ast.GtE)) else None
+
+
+def where_clamp_atoms(flow: Flow, node: ast.Call) -> set | None:
+    """``tl.where(offs < n, offs, c)`` (or ``tl.where(offs >= n, c, offs)``) with ``n`` and ``c`` the same for
+    every lane: a lane at or past the bound takes ``c``, the others stay below it, so the offsets no longer walk
+    past the end whatever the block: a clamp, as ``tl.minimum(offs, n - 1)`` is (``("clamped", B)``)."""
+    if len(node.args) < 3:
+        return None
+    cond, a, b = node.args[:3]
+    for value, fallback, below in ((a, b, True), (b, a, False)):
+        walked = flow.atoms(value)
+        tiles = {t[1] for t in walked if t[0] == "tile"}
+        if tiles and not any(t[0] in ("arange", "tile") for t in flow.atoms(fallback)) and \
+                _bounded_above(flow, cond, key(value)) is below:
+            kept = {t for t in flow.atoms(cond) if t[0] not in ("arange", "tile", "stride")}
+            return {t for t in walked if t[0] not in ("tile", "stride")} | {("clamped", t) for t in tiles} | \
+                flow.atoms(fallback) | kept
     return None
 
 

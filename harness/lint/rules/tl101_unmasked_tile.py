@@ -54,8 +54,8 @@ def check(module):
     fixes it to 1, when the grid cuts a literal extent into blocks that divide it (``cdiv(512, bd)`` with
     ``bd`` 64 or 512, or ``meta["BLOCK"]`` whose literal configs all divide it), when the loop walks whole
     blocks only, its tail peeled off (``range(N % B, N, B)``, ``range(0, N // B * B, B)``), wrapped with ``%``
-    (the matmul tutorial's rows), clamped into the buffer (``tl.minimum(offs, n - 1)``, ``tl.clamp(offs, 0, n - 1)``:
-    a padding lane re-reads the last element), or under an ``if`` (an EVEN_K-style guard that lint cannot read). A kernel
-    that exits when its block starts past a bound (``if pid * BLOCK >= n: return``) runs whole blocks of a
-    padded count: TL106."""
+    (the matmul tutorial's rows), clamped into the buffer (``tl.minimum(offs, n - 1)``, ``tl.clamp(offs, 0, n - 1)``,
+    ``tl.where(offs < n, offs, n - 1)``: a padding lane re-reads the last element), or under an ``if`` (an
+    EVEN_K-style guard that lint cannot read). A kernel that exits when its block starts past a bound
+    (``if pid * BLOCK >= n: return``) runs whole blocks of a padded count: TL106."""
     yield from unmasked_tiles(module, "strong")

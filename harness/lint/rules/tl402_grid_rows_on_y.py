@@ -28,13 +28,52 @@ GOOD = BAD.replace("(triton.cdiv(n_cols, 64), n_rows)", "(n_rows, triton.cdiv(n_
     "tl.program_id(0) * BLOCK", "tl.program_id(1) * BLOCK").replace("row = tl.program_id(1)", "row = tl.program_id(0)")
 
 
-ROWS = re.compile(r"(?i)rows|tokens|^m$|^n_?m$|seqs|num_seq")
+DATA_ROWS = re.compile(r"(?i)rows|tokens|seqs|num_seq")
+MATRIX_ROWS = re.compile(r"(?i)^m$|^n_?m$")  # a matrix's M (GEMM's M x K): the rows only of a 2-D operand
+
+
+def _tensor(value: ast.AST) -> str | None:
+    """The tensor a size is read from: ``x`` of ``x.shape[0]`` or ``x.size(0)``."""
+    if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Attribute) and value.value.attr == "shape":
+        base = value.value.value
+    elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "size":
+        base = value.func.value
+    else:
+        return None
+    return ast.unparse(base)
+
+
+def three_or_more_dims(launch, tensor: str) -> bool:
+    """The launcher shows ``tensor`` to have at least three dimensions: its shape unpacked into three names or
+    more (``m, ksub, dsub = codebooks.shape``), or a size or stride of dimension 2 or later read
+    (``codebooks.stride(2)``, ``x.shape[2]``)."""
+    for n in ast.walk(launch.launcher):
+        if isinstance(n, ast.Assign) and isinstance(n.targets[0], (ast.Tuple, ast.List)) and \
+                len(n.targets[0].elts) >= 3 and not any(isinstance(e, ast.Starred) for e in n.targets[0].elts):
+            v = n.value
+            if isinstance(v, ast.Attribute) and v.attr == "shape" and ast.unparse(v.value) == tensor or \
+                    isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "size" and \
+                    not v.args and ast.unparse(v.func.value) == tensor:
+                return True
+        index = None
+        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Attribute) and n.value.attr == "shape" and \
+                ast.unparse(n.value.value) == tensor:
+            index = n.slice
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("size", "stride") \
+                and len(n.args) == 1 and ast.unparse(n.func.value) == tensor:
+            index = n.args[0]
+        if isinstance(index, ast.Constant) and isinstance(index.value, int) and index.value >= 2:
+            return True
+    return False
 
 
 def leading_size(launch, node: ast.AST) -> bool:
     """The rows of a matrix: the first name of ``rows, cols = x.shape`` (two names: a 2-D tensor, whose
     leading dimension is tokens or rows, not a batch), or ``x.shape[0]`` / ``x.size(0)`` bound to a name
-    that says rows or tokens."""
+    that says rows or tokens. A tensor the launcher shows to have three dimensions or more is a stack: its
+    leading dimension is a batch (a count of matrices: codebooks, layers, heads) unless its name says it
+    counts the data's rows (``num_tokens, num_heads, head_dim = q.shape``); a matrix's ``m`` is then no row
+    count."""
     if not isinstance(node, ast.Name) or launch.launcher is None:
         return False
     for n in ast.walk(launch.launcher):
@@ -46,7 +85,12 @@ def leading_size(launch, node: ast.AST) -> bool:
     first = isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant) and value.slice.value == 0 \
         and from_shape(launch, value) or isinstance(value, ast.Call) and ast.unparse(value.func).endswith(".size") \
         and [ast.unparse(a) for a in value.args] == ["0"]
-    return bool(first) and ROWS.search(node.id) is not None
+    if not first:
+        return False
+    if DATA_ROWS.search(node.id):
+        return True
+    tensor = _tensor(value)
+    return MATRIX_ROWS.search(node.id) is not None and not (tensor and three_or_more_dims(launch, tensor))
 
 
 @rule("TL402", "grid-rows-on-y", cases=("grid-y-over-65535",), confidence=MEDIUM, bad=BAD, good=GOOD,

@@ -1,0 +1,131 @@
+"""torchao 0.18.0's HQQ int4 matmul (torchao/prototype/hqq: ``triton_mixed_mm`` and the kernel ``_mixed_mm_kernel`` in
+kernels.py), called as released, against the dequantized weight multiplied in torch. The kernel finds each K
+step's row of scales and zeros as ``k * BLOCK_K * SPLIT_K * stride_scale_k // QGROUP_SIZE`` (kernels.py:320):
+
+- the program's split (``pid_z``) is left out, so with ``SPLIT_K > 1`` every split of a step reads the first
+  split's group, wrong as soon as ``BLOCK_K * SPLIT_K`` spans more than one group (split-K configs are in
+  ``kernel_type="max_autotune"``'s list, for float16);
+- the division comes after the multiplication by the row stride, so the row is right only when the scales'
+  row stride is 1 (the transposed view HQQ's own integration passes); for a contiguous ``(num_groups, N)`` tensor,
+  the shape the docstring asks for, any config whose ``BLOCK_K`` is smaller than the group reads the middle of
+  a row (the default ``kernel_type="compute_bound"`` has such configs for a group of 64 or more).
+
+Which config runs is the autotuner's choice, by time. On a CPU (the Triton interpreter) the script runs the
+package's own heuristics-wrapped kernel (``kernels._mixed_mm``) with configs taken from the package's lists, as
+the autotuner launches them (``init_to_zero("C")`` before a split-K one), and prints which are wrong. With
+``--gpu`` it calls ``triton_mixed_mm`` itself, autotuned, and prints the config the autotuner chose and the error.
+
+    pip install --no-deps --target /tmp/torchao torchao==0.18.0
+    python benchmarks/found/torchao_hqq_mixed_mm_scales.py /tmp/torchao           # CPU, interpreter
+    python benchmarks/found/torchao_hqq_mixed_mm_scales.py /tmp/torchao --gpu     # a CUDA GPU, compiled
+
+Exit 1 when some result is wrong, 0 when none is, 2 when torchao cannot be imported.
+"""
+
+import os
+import sys
+
+GPU = "--gpu" in sys.argv[1:]
+if not GPU:
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+
+def problem(M, K, N, group, layout, device, torch):
+    """(a, packed b, scales, zeros, reference) for an int4 weight (K, N) with groups of ``group`` rows of K."""
+    from torchao.prototype.hqq import pack_2xint4
+
+    gen = torch.Generator().manual_seed(M * 7 + K + N + group)
+    a = torch.randn(M, K, generator=gen).to(torch.float16)
+    wq = torch.randint(0, 16, (K, N), generator=gen, dtype=torch.uint8)
+    scales = (torch.rand(K // group, N, generator=gen) + 0.5).to(torch.float16)
+    zeros = torch.randint(0, 16, (K // group, N), generator=gen).to(torch.float16)
+    ref = a.double() @ ((wq.double() - zeros.double().repeat_interleave(group, 0))
+                        * scales.double().repeat_interleave(group, 0))
+    if layout == "HQQ's view":  # stride (1, num_groups): the (N, num_groups) tensor transposed, as HQQ passes it
+        scales, zeros = scales.T.contiguous().T, zeros.T.contiguous().T
+    b = pack_2xint4(wq)
+    return [t.to(device) for t in (a, b, scales, zeros)] + [ref]
+
+
+def rel_err(c, ref):
+    return ((c.double().cpu() - ref).abs().max() / ref.abs().max()).item()
+
+
+def run_cpu(torch, triton):
+    from torchao.prototype.hqq import kernels
+
+    M, K, N = 16, 512, 64
+    cases = [  # (group, layout, the package's config values): each from get_configs_io_bound / _compute_bound
+        (64, "HQQ's view", dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=32, SPLIT_K=1)),
+        (64, "HQQ's view", dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=32, SPLIT_K=2)),
+        (64, "HQQ's view", dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=32, SPLIT_K=4)),
+        (128, "HQQ's view", dict(BLOCK_M=16, BLOCK_N=64, BLOCK_K=64, SPLIT_K=4)),
+        (128, "HQQ's view", dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, SPLIT_K=8)),
+        (128, "contiguous", dict(BLOCK_M=128, BLOCK_N=128, BLOCK_K=128, SPLIT_K=1)),
+        (128, "contiguous", dict(BLOCK_M=64, BLOCK_N=128, BLOCK_K=64, SPLIT_K=1)),
+        (128, "contiguous", dict(BLOCK_M=128, BLOCK_N=64, BLOCK_K=32, SPLIT_K=1)),
+    ]
+    wrong = False
+    for group, layout, cfg in cases:
+        a, b, scales, zeros, ref = problem(M, K, N, group, layout, "cpu", torch)
+        c = torch.zeros(M, N, dtype=torch.float16)  # init_to_zero("C"): the split-K configs' pre_hook
+        grid = (triton.cdiv(M, cfg["BLOCK_M"]) * triton.cdiv(N, cfg["BLOCK_N"]), cfg["SPLIT_K"])
+        kernels._mixed_mm[grid](
+            a, b, scales, zeros, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+            c.stride(0), c.stride(1), scales.stride(0), scales.stride(1),
+            TRANSPOSED=False, IS_BFLOAT16=False, QGROUP_SIZE=group, acc_dtype=kernels.tl.float32,
+            input_precision="ieee", fp8_fast_accum=False, **cfg)
+        err = rel_err(c, ref)
+        bad = not err <= 1e-2  # NaN (scales read past the end) counts as wrong
+        wrong |= bad
+        print(f"group {group}, scales {layout} (stride {tuple(scales.stride())}), {cfg}: "
+              f"max error / max |reference| = {err:.2e}: {'wrong' if bad else 'right'}")
+    return wrong
+
+
+def run_gpu(torch):
+    from torchao.prototype.hqq import kernels, triton_mixed_mm
+
+    wrong = False
+    for kernel_type, tuner in (("compute_bound", kernels.mixed_mm_kernel_compute_bound),
+                               ("max_autotune", kernels.mixed_mm_kernel_max_autotune)):
+        for M, K, N in ((16, 4096, 4096), (64, 4096, 4096), (1, 4096, 11008)):
+            for group in (64, 128):
+                for layout in ("HQQ's view", "contiguous"):
+                    a, b, scales, zeros, ref = problem(M, K, N, group, layout, "cuda", torch)
+                    c = triton_mixed_mm(a, b, scales, zeros, group, kernel_type=kernel_type)
+                    torch.cuda.synchronize()
+                    err = rel_err(c, ref)
+                    bad = not err <= 1e-2  # NaN (scales read past the end) counts as wrong
+                    wrong |= bad
+                    best = tuner.best_config
+                    print(f"{kernel_type}, M={M} K={K} N={N}, group {group}, scales {layout}: chosen "
+                          f"BLOCK_M={best.kwargs['BLOCK_M']} BLOCK_N={best.kwargs['BLOCK_N']} "
+                          f"BLOCK_K={best.kwargs['BLOCK_K']} SPLIT_K={best.kwargs['SPLIT_K']}; max error / max "
+                          f"|reference| = {err:.2e}: {'wrong' if bad else 'right'}", flush=True)
+    return wrong
+
+
+def main(site: str) -> int:
+    sys.path.insert(0, site)
+    import torch
+    import triton
+
+    try:
+        import torchao
+        import torchao.prototype.hqq  # noqa: F401
+    except ImportError as exc:
+        print(f"error: torchao not importable from {site}: {exc}", file=sys.stderr)
+        return 2
+    if GPU and not torch.cuda.is_available():
+        print("error: --gpu needs a CUDA device; nothing ran", file=sys.stderr)
+        return 2
+    where = torch.cuda.get_device_name() if GPU else "CPU, TRITON_INTERPRET=1"
+    print(f"torchao {torchao.__version__}, torch {torch.__version__}, triton {triton.__version__}; {where}")
+    wrong = run_gpu(torch) if GPU else run_cpu(torch, triton)
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    args = [a for a in sys.argv[1:] if a != "--gpu"]
+    sys.exit(main(args[0] if args else "."))

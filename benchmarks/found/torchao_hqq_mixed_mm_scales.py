@@ -14,6 +14,9 @@ Which config runs is the autotuner's choice, by time. On a CPU (the Triton inter
 package's own heuristics-wrapped kernel (``kernels._mixed_mm``) with configs taken from the package's lists, as
 the autotuner launches them (``init_to_zero("C")`` before a split-K one), and prints which are wrong. With
 ``--gpu`` it calls ``triton_mixed_mm`` itself, autotuned, and prints the config the autotuner chose and the error.
+On the CPU it also calls ``triton_mixed_mm`` as a user does (the default ``kernel_type``, autotuned with the
+casebook's CPU timer) with groups of 256, where every config of the default list has ``BLOCK_K`` below the group,
+so a contiguous scales tensor is misread whichever config wins.
 
     pip install --no-deps --target /tmp/torchao torchao==0.18.0
     python benchmarks/found/torchao_hqq_mixed_mm_scales.py /tmp/torchao           # CPU, interpreter
@@ -24,6 +27,7 @@ Exit 1 when some result is wrong, 0 when none is, 2 when torchao cannot be impor
 
 import os
 import sys
+from pathlib import Path
 
 GPU = "--gpu" in sys.argv[1:]
 if not GPU:
@@ -80,6 +84,25 @@ def run_cpu(torch, triton):
         wrong |= bad
         print(f"group {group}, scales {layout} (stride {tuple(scales.stride())}), {cfg}: "
               f"max error / max |reference| = {err:.2e}: {'wrong' if bad else 'right'}")
+    # the public function as a user calls it (kernel_type="compute_bound", autotuned: the casebook's CPU timer
+    # stands in for the GPU's). With a group of 256 every compute_bound config has BLOCK_K < group, so a
+    # contiguous (num_groups, N) scales tensor is misread whichever config the autotuner picks.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root, for harness.run
+    from torchao.prototype.hqq import triton_mixed_mm
+
+    from harness.run.triton_compat import patched
+
+    with patched(interpreter=True, bench_calls=1):
+        for layout in ("HQQ's view", "contiguous"):
+            a, b, scales, zeros, ref = problem(M, K, N, 256, layout, "cpu", torch)
+            err = rel_err(triton_mixed_mm(a, b, scales, zeros, 256), ref)
+            bad = not err <= 1e-2  # NaN (scales read past the end) counts as wrong
+            wrong |= bad
+            best = kernels.mixed_mm_kernel_compute_bound.best_config.kwargs
+            print(f"triton_mixed_mm(a, b, scales, zeros, 256), scales {layout} (stride {tuple(scales.stride())}), "
+                  f"autotuner chose BLOCK_K={best['BLOCK_K']}: max error / max |reference| = {err:.2e}: "
+                  f"{'wrong' if bad else 'right'}")
+            kernels.mixed_mm_kernel_compute_bound.cache.clear()
     return wrong
 
 

@@ -22,6 +22,8 @@ so a contiguous scales tensor is misread whichever config wins.
     python benchmarks/found/torchao_hqq_mixed_mm_scales.py /tmp/torchao           # CPU, interpreter
     python benchmarks/found/torchao_hqq_mixed_mm_scales.py /tmp/torchao --gpu     # a CUDA GPU, compiled
 
+Only torchao/prototype/hqq is imported (torchao's own ``__init__``, with its compiled extensions, is skipped).
+
 Exit 1 when some result is wrong, 0 when none is, 2 when torchao cannot be imported.
 """
 
@@ -134,12 +136,24 @@ def main(site: str) -> int:
     import torch
     import triton
 
-    try:
-        import torchao
-        import torchao.prototype.hqq  # noqa: F401
-    except ImportError as exc:
-        print(f"error: torchao not importable from {site}: {exc}", file=sys.stderr)
+    import types
+    from importlib.metadata import PathDistribution
+
+    # only torchao/prototype/hqq is imported: torchao's own __init__ (its compiled extensions, built for one torch)
+    # is not needed by these two pure-Python files and is skipped, so any torch the machine has will do
+    root = Path(site) / "torchao"
+    dist = next(Path(site).glob("torchao-*.dist-info"), None)
+    if not (root / "prototype" / "hqq" / "kernels.py").is_file() or dist is None:
+        print(f"error: torchao not installed in {site} (pip install --no-deps --target {site} torchao==0.18.0)",
+              file=sys.stderr)
         return 2
+    for name, folder in (("torchao", root), ("torchao.prototype", root / "prototype")):
+        package = types.ModuleType(name)
+        package.__path__ = [str(folder)]
+        sys.modules.setdefault(name, package)
+    import torchao.prototype.hqq  # noqa: F401
+
+    torchao = types.SimpleNamespace(__version__=PathDistribution(dist).version)
     if GPU and not torch.cuda.is_available():
         print("error: --gpu needs a CUDA device; nothing ran", file=sys.stderr)
         return 2

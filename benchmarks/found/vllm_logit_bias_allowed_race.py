@@ -10,6 +10,9 @@ different warps: the read can see the ``-inf`` written just before, and the toke
 ``-inf + bias``, so an allowed token can never be sampled. OpenAI-style requests pass both lists (a classifier
 prompt: ``allowed_token_ids`` and a ``logit_bias`` on some of them). Under the interpreter the programs run
 lane-parallel in order, so the race cannot show; the question is for a GPU. A candidate until a run shows it.
+The same kernel's first race (the save of the allowed logits against the -inf overwrite) was seen on GPUs and
+fixed upstream by vllm pull request #46245 (June 2026), which added the two barriers around the overwrite; the
+restore-then-bias pair checked here was left without one.
 
 Only this one file of the release is used (loaded by path; the names it imports from the rest of vllm are
 given stand-ins that it uses only in its host-side state class, which is not run):

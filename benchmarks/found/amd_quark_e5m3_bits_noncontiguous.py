@@ -22,7 +22,6 @@ not installed in SITE.
 import contextlib
 import os
 import sys
-import types
 from pathlib import Path
 
 os.environ.setdefault("TRITON_INTERPRET", "1")
@@ -40,11 +39,10 @@ def main(site: str) -> int:
               file=sys.stderr)
         return 2
     sys.path.insert(0, site)
-    for name, folder in (("quark.torch", root / "torch"), ("quark.torch.kernel", root / "torch" / "kernel"),
-                         ("quark.torch.kernel.float8_e5m3", kernel_dir)):
-        package = types.ModuleType(name)
-        package.__path__ = [str(folder)]
-        sys.modules.setdefault(name, package)
+    from _released import bare_packages
+
+    bare_packages({"quark.torch": root / "torch", "quark.torch.kernel": root / "torch" / "kernel",
+                   "quark.torch.kernel.float8_e5m3": kernel_dir})
     if not torch.cuda.is_available():
         torch.cuda.device = lambda _device: contextlib.nullcontext()
     from importlib.metadata import PathDistribution

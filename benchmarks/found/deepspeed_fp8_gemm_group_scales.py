@@ -26,7 +26,6 @@ only this one file of the release is loaded (by path), the code is not copied he
 Exit 1 when a case is wrong (the bug), 0 when none is, 2 when the file is missing.
 """
 
-import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -46,13 +45,13 @@ def main(root: str) -> int:
     import torch
     import triton
 
+    from _released import from_file
+
     path = Path(root) / "deepspeed" / "ops" / "fp_quantizer" / "fp8_gemm_triton.py"
-    if not path.is_file():
+    module = from_file(path, "deepspeed_fp8_gemm_triton_0198")
+    if module is None:
         print(f"error: {path} not found (extract the deepspeed 0.19.8 source distribution there)", file=sys.stderr)
         return 2
-    spec = importlib.util.spec_from_file_location("deepspeed_fp8_gemm_triton_0198", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
     from harness.run.triton_compat import patched
 
     print(f"deepspeed 0.19.8 ({path.name} as released), torch {torch.__version__}, triton {triton.__version__}; "

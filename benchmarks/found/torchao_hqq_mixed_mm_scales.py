@@ -152,10 +152,9 @@ def main(site: str) -> int:
         print(f"error: torchao not installed in {site} (pip install --no-deps --target {site} torchao==0.18.0)",
               file=sys.stderr)
         return 2
-    for name, folder in (("torchao", root), ("torchao.prototype", root / "prototype")):
-        package = types.ModuleType(name)
-        package.__path__ = [str(folder)]
-        sys.modules.setdefault(name, package)
+    from _released import bare_packages
+
+    bare_packages({"torchao": root, "torchao.prototype": root / "prototype"})
     import torchao.prototype.hqq  # noqa: F401
 
     torchao = types.SimpleNamespace(__version__=PathDistribution(dist).version)

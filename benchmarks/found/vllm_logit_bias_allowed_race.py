@@ -26,7 +26,6 @@ Exit 1 when some allowed and biased token ends at -inf or a logit differs from t
 0 when none does in any trial, 2 when the file is missing or there is no device.
 """
 
-import importlib.util
 import os
 import sys
 import types
@@ -55,10 +54,9 @@ def load(root: str):
             module = types.ModuleType(name)
             module.__dict__.update(attrs)
             sys.modules[name] = module
-    spec = importlib.util.spec_from_file_location("vllm_logit_bias_033", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module, path
+    from _released import from_file
+
+    return from_file(path, "vllm_logit_bias_033"), path
 
 
 def main(root: str, trials: int) -> int:

@@ -26,3 +26,28 @@ def released(site: str, package: str, module: str, name: str, why_gpu: str):
     print(f"{package} {top.__version__}, torch {torch.__version__}, triton {triton.__version__}; "
           f"{torch.cuda.get_device_name()}")
     return top, found
+
+
+def from_file(path, name: str):
+    """The module at ``path`` (one file of a release, loaded by path under the name ``name``), or None when the
+    file is missing."""
+    import importlib.util
+    from pathlib import Path
+
+    if not Path(path).is_file():
+        return None
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def bare_packages(folders: dict) -> None:
+    """Register each ``{package name: folder}`` as a package with no ``__init__`` run, so that a submodule can be
+    imported without the package's own (heavier) ``__init__``; names already imported are left alone."""
+    import types
+
+    for name, folder in folders.items():
+        package = types.ModuleType(name)
+        package.__path__ = [str(folder)]
+        sys.modules.setdefault(name, package)

@@ -44,7 +44,8 @@ def gpu_jobs() -> int:
 # An autotuned call benchmarks every config (each one compiled, then launched for about
 # 125 ms of GPU time by Triton's do_bench) before its own launch: on an H200 with a cold cache
 # such a call costs about ten plain ones (docs/measurements/timelines/gpu-h200-issue40.md), so
-# the autotuned cases start first, beside the cheap ones' compiling.
+# the autotuned cases start first, beside the cheap ones' compiling. Their benchmarks take turns
+# on the GPU (``triton_compat.in_turns``; docs/measurements/speed-gpu-h200-turns.md).
 AUTOTUNED_CALL = 10
 
 

@@ -31,7 +31,9 @@ switches there, and this detector never touches them). This one varies only the 
 Each argument's values, a handful (``domain``): a bool flipped; 0 and 1 each other's (and 2 beside 1); a
 power of two halved and doubled (a config: tiles stay powers of two), and one either side of it when it is
 at most 4; another small int one either side; a larger int halved and one more; a negative int (a
-sentinel: -1 for "none") left alone. At the default sizes, at most ``MAX_RUNS`` launches in all, none
+sentinel: -1 for "none") left alone. An int at least as large as the largest value of an integer input
+is not taken below that value: it may be their bound (a segment's most tokens, a number of experts), and
+the inputs would then contradict it. At the default sizes, at most ``MAX_RUNS`` launches in all, none
 that runs more than ``PROGRAMS_FACTOR`` times the defaults' programs, each stopped at the probe's budget.
 
 Severity, at a value where the default run was right: a result beyond the floor, a write past a tensor,
@@ -79,12 +81,39 @@ def domain(v) -> list:
     if v < 0:
         return []
     if v in (0, 1):
-        return [1 - v] + ([2] if v == 1 else [])
-    if v & (v - 1) == 0:
-        return [v // 2, v * 2] + ([v - 1, v + 1] if v <= 4 else [])
-    if v <= 8:
-        return [v - 1, v + 1]
-    return [v // 2, v + 1]
+        vals = [1 - v, 2]
+    elif v & (v - 1) == 0:
+        vals = [v // 2, v * 2] + ([v - 1, v + 1] if v <= 4 else [])
+    elif v <= 8:
+        vals = [v - 1, v + 1]
+    else:
+        vals = [v // 2, v + 1]
+    return [x for x in dict.fromkeys(vals) if x != v]
+
+
+def value_bounds(inputs: dict) -> list[int]:
+    """The largest value of each integer tensor of the inputs (bools aside; small tensors only): an int
+    argument at least as large may be their bound (a segment's most tokens, a number of experts, a
+    vocabulary), and a value below it would contradict them."""
+    import torch
+
+    out = []
+    for t in inputs.values():
+        if isinstance(t, torch.Tensor) and not t.dtype.is_floating_point and not t.dtype.is_complex \
+                and t.dtype != torch.bool and 0 < t.numel() <= 1 << 16:
+            out.append(int(t.detach().reshape(-1).cpu().long().max()))
+    return out
+
+
+def values_for(arg: "Arg", bounds: list[int]) -> list:
+    """``domain`` of the argument's value, less the values below an integer input's largest value that the
+    default bounds (``value_bounds``); an optional tensor's one variant: left out."""
+    if arg.kind == "optional":
+        return [None]
+    if isinstance(arg.value, bool):
+        return domain(arg.value)
+    floor = max((m for m in bounds if 0 < m <= arg.value), default=None)
+    return [v for v in domain(arg.value) if floor is None or v >= floor]
 
 
 def _names(fn) -> tuple[dict, bool]:
@@ -276,11 +305,11 @@ def run(ctx) -> list:
 
     blocks, programs, _ = _dry(ctx, inputs)
     st = {"found": [], "refused": [], "unjudged": [], "runs": 0, "tiles": tile_names(launched_kernels()),
-          "blocks": blocks, "programs": programs, "oob": set(base_oob), "shape": tuple(base.ref.shape)}
+          "blocks": blocks, "programs": programs, "oob": set(base_oob), "shape": tuple(base.ref.shape), "bounds": value_bounds(inputs)}
     ctx.board.scalars_now = st["found"]  # what the budget's end keeps (partial)
     cut = False
     for arg in args:
-        for v in domain(arg.value) if arg.kind != "optional" else [None]:
+        for v in values_for(arg, st["bounds"]):
             if st["runs"] >= MAX_RUNS:
                 break
             if cut := ctx.late():

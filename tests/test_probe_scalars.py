@@ -24,7 +24,8 @@ GROUP = 64
 
 
 @triton.jit
-def group_dot_kernel(x_ptr, s_ptr, out_ptr, K, GROUP: tl.constexpr, BLOCK_K: tl.constexpr, RIGHT: tl.constexpr):
+def group_dot_kernel(x_ptr, s_ptr, out_ptr, K, stride_x, stride_s, GROUP: tl.constexpr, BLOCK_K: tl.constexpr,
+                     RIGHT: tl.constexpr):
     row = tl.program_id(0)
     acc = tl.zeros((BLOCK_K,), dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
@@ -35,8 +36,8 @@ def group_dot_kernel(x_ptr, s_ptr, out_ptr, K, GROUP: tl.constexpr, BLOCK_K: tl.
             g = offs // GROUP
         else:
             g = (k0 // BLOCK_K) * (BLOCK_K // GROUP) + j // GROUP
-        x = tl.load(x_ptr + row * K + offs, mask=m, other=0.0)
-        s = tl.load(s_ptr + row * (K // GROUP) + g, mask=m, other=0.0)
+        x = tl.load(x_ptr + row * stride_x + offs, mask=m, other=0.0)
+        s = tl.load(s_ptr + row * stride_s + g, mask=m, other=0.0)
         acc += x * s
     tl.store(out_ptr + row, tl.sum(acc, axis=0))
 
@@ -50,7 +51,9 @@ def scaled_kernel(x_ptr, out_ptr, n, MODE: tl.constexpr, BLOCK: tl.constexpr):
 
 def _group_dot(x, scales, block_k, right):
     out = torch.empty(x.shape[0], device=x.device, dtype=torch.float32)
-    group_dot_kernel[(x.shape[0],)](x, scales, out, x.shape[1], GROUP=GROUP, BLOCK_K=block_k, RIGHT=right)
+    assert x.stride(1) == 1 and scales.stride(1) == 1, "rows must be contiguous"
+    group_dot_kernel[(x.shape[0],)](x, scales, out, x.shape[1], x.stride(0), scales.stride(0), GROUP=GROUP,
+                                    BLOCK_K=block_k, RIGHT=right)
     return out
 
 
@@ -66,6 +69,9 @@ def launch_mode(x, scales, block_k, mode=1):  # an enum the reference does not k
     out = torch.empty_like(x).reshape(-1)
     scaled_kernel[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), MODE=mode, BLOCK=256)
     return (out.reshape(x.shape).double() / 2 * scales.double().repeat_interleave(GROUP, dim=1)).sum(1)
+
+
+FUZZ = {"k": 256}  # whole groups only (the reference's repeat_interleave): the rows are fuzzed
 
 
 def make_inputs(*, device, gen, rows=4, k=256):
@@ -214,7 +220,7 @@ def test_a_flag_that_make_inputs_own_switch_decides_is_left_to_the_switch(tmp_pa
     """The board pins an entry author's switches (make_inputs' keywords): the detector varies only what
     make_inputs returns on its own, so the same broken branch behind a switch is not reached here."""
     r = _scalars(_file(tmp_path, "user_switched", SWITCHED), "launch")
-    assert r.findings == [] and r.ok, r.text()
+    assert r.findings == [], r.text()  # skipped (alone, nothing else was checked: not ok, not a finding)
     assert any(d == "scalars" and "switches" in st for _, d, _, st in r.ran), r.ran
 
 

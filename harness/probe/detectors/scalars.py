@@ -301,10 +301,10 @@ def run(ctx) -> list:
     kind, base, base_oob = _outcome(ctx, inputs, ref)
     if kind != "right" or not args:
         return []  # wrong (or raised) at the defaults already: the reference detector's finding
-    from harness.run.triton_compat import launched_kernels
+    from harness.probe.kernels import jitted
 
     blocks, programs, _ = _dry(ctx, inputs)
-    st = {"found": [], "refused": [], "unjudged": [], "runs": 0, "tiles": tile_names(launched_kernels()),
+    st = {"found": [], "refused": [], "unjudged": [], "runs": 0, "tiles": tile_names(jitted(t)),
           "blocks": blocks, "programs": programs, "oob": set(base_oob), "shape": tuple(base.ref.shape), "bounds": value_bounds(inputs)}
     ctx.board.scalars_now = st["found"]  # what the budget's end keeps (partial)
     cut = False

@@ -176,17 +176,22 @@ def _scalars(path, launcher):
     return probe(path, launcher=launcher, backends=["interpreter"], detectors=["scalars"], jobs=1)
 
 
-def test_a_tile_smaller_than_the_group_is_an_error_and_its_correct_twin_is_quiet(tmp_path):
-    path = _file(tmp_path, "user_grouped", GROUPED)
-    r = _scalars(path, "launch")
+def _one_error_and_a_quiet_twin(path, broken: str, fixed: str):
+    """The broken launcher's one P208 error (the report, the finding); its correct twin has no finding."""
+    r = _scalars(path, broken)
     found = r.by_code("P208")
     assert [f.severity for f in found] == ["error"], r.text()
-    assert "wrong with block_k=32 (make_inputs gives 64) at rows=4, k=256" in found[0].message, found[0].message
-    assert "a tile of the kernel (BLOCK_K), which the reference does not take" in found[0].message
+    twin = _scalars(path, fixed)
+    assert twin.findings == [] and twin.ok, twin.text()
+    return r, found[0]
+
+
+def test_a_tile_smaller_than_the_group_is_an_error_and_its_correct_twin_is_quiet(tmp_path):
+    r, found = _one_error_and_a_quiet_twin(_file(tmp_path, "user_grouped", GROUPED), "launch", "launch_fixed")
+    assert "wrong with block_k=32 (make_inputs gives 64) at rows=4, k=256" in found.message, found.message
+    assert "a tile of the kernel (BLOCK_K), which the reference does not take" in found.message
     assert r.diagnosis[0]["defect"] == "autotune-config-reuse", r.diagnosis
-    assert "autotune-key-missing-shape" in [c["slug"] for c in found[0].cases]
-    fixed = _scalars(path, "launch_fixed")
-    assert fixed.findings == [] and fixed.ok, fixed.text()
+    assert "autotune-key-missing-shape" in [c["slug"] for c in found.cases]
 
 
 def test_an_argument_the_reference_does_not_take_and_no_block_is_shaped_by_is_left_alone(tmp_path):
@@ -196,15 +201,10 @@ def test_an_argument_the_reference_does_not_take_and_no_block_is_shaped_by_is_le
 
 
 def test_a_flag_whose_branch_is_wrong_is_an_error_and_its_correct_twin_is_quiet(tmp_path):
-    path = _file(tmp_path, "user_causal", CAUSAL)
-    r = _scalars(path, "launch")
-    found = r.by_code("P208")
-    assert [f.severity for f in found] == ["error"], r.text()
-    assert "wrong with causal=True (the launcher's default is False) at rows=8, cols=8" in found[0].message
-    assert "the reference takes it and was given the same value" in found[0].message
+    r, found = _one_error_and_a_quiet_twin(_file(tmp_path, "user_causal", CAUSAL), "launch", "launch_fixed")
+    assert "wrong with causal=True (the launcher's default is False) at rows=8, cols=8" in found.message
+    assert "the reference takes it and was given the same value" in found.message
     assert r.diagnosis and r.diagnosis[0]["defect"] == "wrong-formula", r.diagnosis
-    fixed = _scalars(path, "launch_fixed")
-    assert fixed.findings == [] and fixed.ok, fixed.text()
 
 
 def test_a_launcher_that_raises_at_a_value_gives_a_note_only(tmp_path):
@@ -225,13 +225,9 @@ def test_a_flag_that_make_inputs_own_switch_decides_is_left_to_the_switch(tmp_pa
 
 
 def test_an_optional_tensor_left_out_takes_the_branch_without_it(tmp_path):
-    path = _file(tmp_path, "user_optional", OPTIONAL)
-    r = _scalars(path, "launch_bias")
-    found = r.by_code("P208")
-    assert [f.severity for f in found] == ["error"], r.text()
-    assert "'bias' left out (None, the launcher's and the reference's default)" in found[0].message
-    fixed = _scalars(path, "launch_bias_fixed")
-    assert fixed.findings == [] and fixed.ok, fixed.text()
+    _, found = _one_error_and_a_quiet_twin(_file(tmp_path, "user_optional", OPTIONAL), "launch_bias",
+                                           "launch_bias_fixed")
+    assert "'bias' left out (None, the launcher's and the reference's default)" in found.message
 
 
 def test_the_values_tried_come_from_the_value_and_its_type():

@@ -51,7 +51,7 @@ import textwrap
 from dataclasses import dataclass
 
 from harness.probe import execute as X
-from harness.probe.context import fmt, wrong
+from harness.probe.context import budget_stop, fmt, take_kept, wrong
 from harness.probe.detectors import Detector
 from harness.probe.findings import ERROR, INFO, Code
 
@@ -281,10 +281,11 @@ def _outcome(ctx, given: dict, ref) -> tuple[str, object, dict]:
 
 
 def _skip(ctx) -> str | None:
+    """Why nothing is to be varied (make_inputs fails at the defaults: the reference detector says so)."""
     t = ctx.target
     try:
         inputs = X.make(t, t.sizes, ctx.seed, ctx.backend)
-    except Exception:  # noqa: BLE001  the reference detector says so
+    except Exception:  # noqa: BLE001
         return "make_inputs raised at the default sizes"
     if not arguments(t, inputs, set()):
         return "no integer or bool argument of the launcher, and no optional tensor, to vary"
@@ -325,7 +326,7 @@ def run(ctx) -> list:
         found.append(ctx.finding("P208", f"at {fmt(t.sizes)}: {said} (information: values outside the launcher's "
                                          f"or the reference's domain, a loud error, not a silent wrong result)"[:500],
                                  severity=INFO))
-    return found + ([_cut(ctx)] if cut else [])
+    return found + ([budget_stop(ctx, "the values not yet tried")] if cut else [])
 
 
 def _try(ctx, st: dict, inputs: dict, ref, arg: Arg, v) -> bool:
@@ -393,16 +394,9 @@ def _wrong_finding(ctx, arg: Arg, said: str, kind: str, c, oob: dict, blocks: di
                        defect="autotune-config-reuse" if arg.kind == "tile" else "")
 
 
-def _cut(ctx):
-    return ctx.finding("P000", f"scalars stopped at the end of the probe's budget (--budget "
-                               f"{ctx.options.get('budget', 0):g}s): the values not yet tried are not checked",
-                       severity=INFO)
-
-
 def partial(ctx) -> list:
     """The budget's end stopped it in a run: the findings so far."""
-    found, ctx.board.scalars_now = ctx.board.scalars_now or [], None
-    return list(found)
+    return take_kept(ctx, "scalars_now")
 
 
 P208 = Code("P208", ERROR, "wrong at another value of the launcher's own integer or bool argument (a flag the "

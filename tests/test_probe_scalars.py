@@ -301,3 +301,12 @@ def test_the_default_probe_runs_it(tmp_path, launcher):
         return
     assert {f.detector for f in r.problems} == {"scalars"}, r.text()
     assert r.diagnosis[0]["defect"] == "autotune-config-reuse", r.diagnosis
+
+
+def test_it_runs_on_the_interpreter_side_only():
+    """Its dry run (a tile's constexprs) is the instrumented interpreter's; a GPU probe runs both backends at
+    once (gpu+interpreter), so the interpreter side still varies the arguments."""
+    from harness.probe.detectors import batches
+
+    assert not any("scalars" in b for b in batches("gpu"))
+    assert any("scalars" in b for b in batches("interpreter"))

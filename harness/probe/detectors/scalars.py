@@ -409,4 +409,5 @@ P208 = Code("P208", ERROR, "wrong at another value of the launcher's own integer
 # instrumented interpreter's). A probe on a GPU machine runs both backends at once (gpu+interpreter), so its
 # interpreter side still varies the arguments.
 DETECTOR = Detector("scalars", "the launcher's own integer and bool arguments at other values (flags, tiles)", run,
+                    backends=("interpreter",),
                     process={"interpreter": 1}, rank=4, skip=_skip, partial=partial, codes=(P208,))

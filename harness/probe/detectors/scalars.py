@@ -337,8 +337,10 @@ def _try(ctx, st: dict, inputs: dict, ref, arg: Arg, v) -> bool:
     given = with_value(inputs, arg, v)
     blocks, programs, raised = _dry(ctx, given)
     if arg.kind == "tile":
+        if raised is not None:  # refused at this value (or a dry run's garbage): whether a tile, the next says
+            return True
         moved = {n for n in set(blocks) | set(st["blocks"]) if blocks.get(n) != st["blocks"].get(n)}
-        if raised is not None or not moved & st["tiles"]:
+        if not moved & st["tiles"]:
             return False
     if programs and st["programs"] and programs > PROGRAMS_FACTOR * st["programs"]:
         return True  # too long a run under the interpreter (a tile made tiny): the next value
@@ -357,13 +359,25 @@ def _try(ctx, st: dict, inputs: dict, ref, arg: Arg, v) -> bool:
         st["refused"].append(f"the launcher raised with {said}: {error_line(c.error)}"[:200])
         return True
     new_oob = {k: h for k, h in oob.items() if k not in st["oob"]}
-    if kind == "wrong" and not new_oob and not c.guard.get("wrote_past_end") and tuple(c.ref.shape) != st["shape"] \
-            and c.out is not None and tuple(c.out.shape) != tuple(c.ref.shape):
-        st["unjudged"].append(f"with {said} the reference's result has shape {tuple(c.ref.shape)}, the "
-                              f"default's {st['shape']}: not judged (make_inputs sized the outputs for the default)")
+    if kind == "wrong" and not new_oob and not c.guard.get("wrote_past_end") and (why := _unjudged(c, st)):
+        st["unjudged"].append(f"with {said} {why}")
         return True
     st["found"].append(_wrong_finding(ctx, arg, said, kind, c, new_oob, blocks, st))
     return True
+
+
+def _unjudged(c, st: dict) -> str:
+    """Why a result that differs from the reference at another value says nothing about the kernel, or "": the
+    reference's result has another shape than the default's where make_inputs sized the outputs for the default,
+    or the reference itself is not finite there (it has no answer at that value)."""
+    import torch
+
+    if tuple(c.ref.shape) != st["shape"] and c.out is not None and tuple(c.out.shape) != tuple(c.ref.shape):
+        return (f"the reference's result has shape {tuple(c.ref.shape)}, the default's {st['shape']}: not judged "
+                f"(make_inputs sized the outputs for the default)")
+    if c.ref.is_floating_point() and not bool(torch.isfinite(c.ref).all()):
+        return "the reference's result is not finite: not judged (it has no answer there)"
+    return ""
 
 
 def _wrong_finding(ctx, arg: Arg, said: str, kind: str, c, oob: dict, blocks: dict, st: dict):

@@ -138,7 +138,8 @@ def reference(x, causal=False):
 # the same kernels where make_inputs' own keyword (an author's input switch, which the board pins) decides
 # the flag: the detector leaves it to the keyword
 SWITCHED = CAUSAL.replace("""def make_inputs(*, device, gen, rows=8, cols=8):
-    return {"x": torch.randn(rows, cols, generator=gen).to(device)}""", """def make_inputs(*, device, gen, rows=8, cols=8, causal=0):
+    return {"x": torch.randn(rows, cols, generator=gen).to(device)}""",
+                          """def make_inputs(*, device, gen, rows=8, cols=8, causal=0):
     return {"x": torch.randn(rows, cols, generator=gen).to(device), "causal": bool(causal)}""")
 
 # an optional bias: given by make_inputs, None by default on both sides; the broken launcher's branch

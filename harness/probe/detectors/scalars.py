@@ -306,7 +306,8 @@ def run(ctx) -> list:
 
     blocks, programs, _ = _dry(ctx, inputs)
     st = {"found": [], "refused": [], "unjudged": [], "runs": 0, "tiles": tile_names(jitted(t)),
-          "blocks": blocks, "programs": programs, "oob": set(base_oob), "shape": tuple(base.ref.shape), "bounds": value_bounds(inputs)}
+          "blocks": blocks, "programs": programs, "oob": set(base_oob), "shape": tuple(base.ref.shape),
+          "bounds": value_bounds(inputs)}
     ctx.board.scalars_now = st["found"]  # what the budget's end keeps (partial)
     cut = False
     for arg in args:

@@ -22,10 +22,31 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def _line(report) -> str:
+def _line(report, path: str, launcher: str, sizes: dict, inputs: str | None = None) -> str:
     ran = next((st for _, d, _, st in report.ran if d == "scalars"), "not run")
     said = "; ".join(f"{f.code} {f.severity}: {' '.join(f.message.split())[:240]}" for f in report.findings)
-    return f"{ran[:110]} | {said or '-'}"
+    if ran == "done":
+        ran = f"done: {_varied(path, launcher, sizes, inputs)}"
+    return f"{ran[:200]} | {said or '-'}"
+
+
+def _varied(path: str, launcher: str, sizes: dict, inputs: str | None) -> str:
+    """The arguments the detector varies and the values it takes for each (before its budget and its program
+    cap), read in this process as its worker reads them."""
+    from harness.probe import execute as X
+    from harness.probe.detectors import scalars
+    from harness.probe.target import load
+
+    t = load(path, inputs, launcher, "interpreter")
+    t.sizes = {**t.sizes, **sizes}
+
+    class Ctx:
+        target, seed, backend = t, 0, "interpreter"
+
+    made = X.make(t, t.sizes, 0, "interpreter")
+    bounds = scalars.value_bounds(made)
+    args = scalars.arguments(t, made, scalars.fixed_by_sizes(Ctx, made))
+    return ", ".join(f"{a.name} ({a.kind}: {scalars.values_for(a, bounds)})" for a in args)
 
 
 def bugs() -> None:
@@ -46,7 +67,8 @@ def bugs() -> None:
                 sizes, options, _ = board.given(entry, "interpreter", prof, run)
                 r = probe(str(entry.glue), launcher=entry.launcher(variant), backends=["interpreter"],
                           detectors=["scalars"], sizes=sizes, jobs=1, options=options)
-                print(f"{slug} | {variant} | {run} | {_line(r)}", flush=True)
+                print(f"{slug} | {variant} | {run} | {_line(r, str(entry.glue), entry.launcher(variant), sizes)}",
+                      flush=True)
 
 
 def cases() -> None:
@@ -57,7 +79,8 @@ def cases() -> None:
         for variant in ("fixed", "broken"):
             r = probe(str(folder / f"{variant}.py"), inputs=str(folder / "case.py"), launcher=spec["launcher"],
                       backends=["interpreter"], detectors=["scalars"], jobs=1)
-            print(f"{folder.name} | {variant} | case | {_line(r)}", flush=True)
+            line = _line(r, str(folder / f"{variant}.py"), spec["launcher"], {}, str(folder / "case.py"))
+            print(f"{folder.name} | {variant} | case | {line}", flush=True)
 
 
 def main() -> None:

@@ -250,13 +250,14 @@ def test_a_scalar_that_a_size_decides_is_not_varied(monkeypatch):
 
     def make_inputs(*, device, gen, rows=4, k=256):
         return {"x": torch.zeros(rows, k), "w": torch.zeros(8, 128), "s": torch.zeros(rows, k // 64),
-                "n": rows * k, "cols": 128, "group": 16, "block_k": 64, "flag": True}
+                "n": rows * k, "cols": 128, "group": 16, "block_k": 64, "flag": True,
+                "offsets": torch.tensor([0, 5, 7, 17]), "longest": 10}
 
     class T:
         sizes = {"rows": 4, "k": 256}
 
         @staticmethod
-        def launcher(x, w, s, n, cols, group, block_k, flag, extra=3):
+        def launcher(x, w, s, n, cols, group, block_k, flag, offsets, longest, extra=3):
             pass
 
     T.make_inputs = staticmethod(make_inputs)
@@ -266,9 +267,13 @@ def test_a_scalar_that_a_size_decides_is_not_varied(monkeypatch):
 
     inputs = make_inputs(device="cpu", gen=None)
     fixed = scalars.fixed_by_sizes(C, inputs)
-    # n moves with the keywords; cols is w's constant dim; group is w's 128 / 8 ratio; block_k equals k // 4
-    # only at the defaults (k=257 makes x's dim move, not block_k); flag and extra are nobody's
-    assert fixed == {"n", "cols", "group"}, fixed
+    # n moves with the keywords; cols is w's constant dim; group is w's 128 / 8 ratio; longest is the offsets'
+    # largest step (a segment's length); block_k equals k // 4 only at the defaults (k=257 makes x's dim move,
+    # not block_k); flag and extra are nobody's
+    assert fixed == {"n", "cols", "group", "longest"}, fixed
+    assert scalars.value_bounds(inputs) == [17, 10]  # no int argument is taken below these where it bounds them
+    assert scalars.values_for(scalars.Arg("most", 16, "branch"), [13]) == [32]  # 8 < 13: not tried
+    assert scalars.values_for(scalars.Arg("block", 16, "tile"), [40]) == [8, 32]  # 40 > 16: not its bound
 
 
 def test_it_stops_at_its_deadline_with_a_note(tmp_path, monkeypatch):

@@ -9,8 +9,9 @@ switches there, and this detector never touches them). This one varies only the 
 - a scalar (a bool or an int) is one only where it is constant in ``make_inputs`` (each of its keywords
   moved by one, a bool flipped, leaves it as it is: a value computed from a size or a switch is theirs) and
   equals no size of the inputs (a dim, a numel, a stride, a ratio of two dims, an integer tensor's largest
-  value, sum or last: a length, an offset) that stays where it is whatever the keywords: varying a size
-  alone gives the kernel inputs that contradict each other, not another valid input;
+  value, sum, last value or largest step: a length, an offset) that stays where it is whatever the
+  keywords: varying a size alone gives the kernel inputs that contradict each other, not another valid
+  input;
 - what a value means is decided by who takes it. Where ``reference`` names the argument (a ``causal``, a
   ``has_bias``, a ``blocksize`` of a quantization), the reference is called with the same value and is the
   answer at every value; where it does not, the argument can only be a config of the computation, and the
@@ -32,8 +33,8 @@ Each argument's values, a handful (``domain``): a bool flipped; 0 and 1 each oth
 power of two halved and doubled (a config: tiles stay powers of two), and one either side of it when it is
 at most 4; another small int one either side; a larger int halved and one more; a negative int (a
 sentinel: -1 for "none") left alone. An int at least as large as the largest value of an integer input
-is not taken below that value: it may be their bound (a segment's most tokens, a number of experts), and
-the inputs would then contradict it. At the default sizes, at most ``MAX_RUNS`` launches in all, none
+(or than the largest step of a 1-D one: offsets, whose steps are lengths) is not taken below it: it may
+be their bound (a segment's most tokens, a number of experts), and the inputs would then contradict it. At the default sizes, at most ``MAX_RUNS`` launches in all, none
 that runs more than ``PROGRAMS_FACTOR`` times the defaults' programs, each stopped at the probe's budget.
 
 Severity, at a value where the default run was right: a result beyond the floor, a write past a tensor,
@@ -99,10 +100,24 @@ def value_bounds(inputs: dict) -> list[int]:
 
     out = []
     for t in inputs.values():
-        if isinstance(t, torch.Tensor) and not t.dtype.is_floating_point and not t.dtype.is_complex \
-                and t.dtype != torch.bool and 0 < t.numel() <= 1 << 16:
-            out.append(int(t.detach().reshape(-1).cpu().long().max()))
+        if (got := _int_values(t)) is not None:
+            out += [got["max"]] + ([got["maxdiff"]] if "maxdiff" in got else [])
     return out
+
+
+def _int_values(t) -> dict | None:
+    """What an integer tensor's values say about sizes (None for any other value): its largest value, sum and
+    last value, and for a 1-D one its largest step (offsets: the longest segment); small tensors only."""
+    import torch
+
+    if not isinstance(t, torch.Tensor) or t.dtype.is_floating_point or t.dtype.is_complex or t.dtype == torch.bool \
+            or not 0 < t.numel() <= 1 << 16:
+        return None
+    flat = t.detach().reshape(-1).cpu().long()
+    got = {"max": int(flat.max()), "sum": int(flat.sum()), "last": int(flat[-1])}
+    if t.dim() == 1 and t.numel() > 1:
+        got["maxdiff"] = int((flat[1:] - flat[:-1]).max())
+    return got
 
 
 def values_for(arg: "Arg", bounds: list[int]) -> list:
@@ -150,7 +165,7 @@ def arguments(target, inputs: dict, fixed: set) -> list[Arg]:
 
 def size_facts(inputs: dict) -> dict:
     """Every size the inputs hold: each tensor's dims, numel, strides, the ratios of two dims (a group
-    size, a packing factor), and an integer tensor's largest value, sum and last value (lengths, offsets)."""
+    size, a packing factor), and what an integer tensor's values say (``_int_values``: lengths, offsets)."""
     import torch
 
     facts, dims = {}, []
@@ -161,11 +176,7 @@ def size_facts(inputs: dict) -> dict:
         for i, (d, s) in enumerate(zip(t.shape, t.stride())):
             facts[("dim", name, i)], facts[("stride", name, i)] = d, s
             dims.append(((name, i), d))
-        if not t.dtype.is_floating_point and not t.dtype.is_complex and 0 < t.numel() <= 1 << 16 \
-                and t.dtype != torch.bool:
-            flat = t.detach().reshape(-1).cpu().long()
-            facts[("max", name)], facts[("sum", name)], facts[("last", name)] = (int(flat.max()), int(flat.sum()),
-                                                                                 int(flat[-1]))
+        facts.update({(k, name): v for k, v in (_int_values(t) or {}).items()})
     for a, da in dims:
         for b, db in dims:
             if a != b and db > 0 and da % db == 0 and da // db > 1:

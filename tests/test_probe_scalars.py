@@ -316,3 +316,19 @@ def test_it_runs_on_the_interpreter_side_only():
 
     assert not any("scalars" in b for b in batches("gpu"))
     assert any("scalars" in b for b in batches("interpreter"))
+
+
+def test_a_value_where_the_reference_has_no_answer_or_another_shape_is_not_judged():
+    import torch
+
+    from harness.probe.detectors.scalars import _unjudged
+
+    class C:
+        def __init__(self, out, ref):
+            self.out, self.ref = out, ref
+
+    st = {"shape": (4,)}
+    assert _unjudged(C(torch.zeros(4), torch.ones(4)), st) == ""  # a plain wrong result: judged
+    assert "not finite" in _unjudged(C(torch.zeros(4), torch.tensor([1.0, float("nan"), 1.0, 1.0])), st)
+    assert "has shape (8,)" in _unjudged(C(torch.zeros(4), torch.ones(8)), st)  # outputs sized for the default
+    assert _unjudged(C(torch.zeros(8), torch.ones(8)), st) == ""  # the launcher made its own: judged

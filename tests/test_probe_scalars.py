@@ -321,7 +321,7 @@ def test_it_runs_on_the_interpreter_side_only():
 def test_a_value_where_the_reference_has_no_answer_or_another_shape_is_not_judged():
     import torch
 
-    from harness.probe.detectors.scalars import _unjudged
+    from harness.probe.detectors.scalars import Arg, _unjudged
 
     class C:
         def __init__(self, out, ref):
@@ -332,3 +332,6 @@ def test_a_value_where_the_reference_has_no_answer_or_another_shape_is_not_judge
     assert "not finite" in _unjudged(C(torch.zeros(4), torch.tensor([1.0, float("nan"), 1.0, 1.0])), st)
     assert "has shape (8,)" in _unjudged(C(torch.zeros(4), torch.ones(8)), st)  # outputs sized for the default
     assert _unjudged(C(torch.zeros(8), torch.ones(8)), st) == ""  # the launcher made its own: judged
+    tile = Arg("group", 64, "tile")  # a tile whose value changes the result's shape (scales per group): not one
+    assert "not a tile" in _unjudged(C(torch.zeros(6), torch.ones(4)), st, tile)
+    assert _unjudged(C(torch.zeros(4), torch.ones(4)), st, tile) == ""

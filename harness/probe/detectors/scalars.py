@@ -19,7 +19,10 @@ switches there, and this detector never touches them). This one varies only the 
   ``tl.constexpr`` that shapes a block (``tl.arange``, ``tl.zeros``, a block pointer's ``block_shape``), seen
   in a dry run (the interpreter records each launch's constexprs; no program runs). A tile partitions the
   work: the result must not depend on it beyond the rounding of another order of additions, which the
-  error floor (``harness.probe.floor``) covers. Any other argument the reference does not take (a flag
+  error floor (``harness.probe.floor``) covers. One whose value changes the result's shape is part of what
+  is computed (a quantization group that sizes the scales), not judged; one that changes only the values
+  while the reference hard-codes them (a group the reference does not take) would be called wrong: the
+  reference must take such an argument, as it takes every other that changes the answer. Any other argument the reference does not take (a flag
   whose meaning the reference does not know, an enum, ``num_warps``) is left alone: the probe cannot tell
   what it should give;
 - an optional tensor: one that ``make_inputs`` gives where the launcher and the reference both default it
@@ -371,19 +374,23 @@ def _try(ctx, st: dict, inputs: dict, ref, arg: Arg, v) -> bool:
         st["refused"].append(f"the launcher raised with {said}: {error_line(c.error)}"[:200])
         return True
     new_oob = {k: h for k, h in oob.items() if k not in st["oob"]}
-    if kind == "wrong" and not new_oob and not c.guard.get("wrote_past_end") and (why := _unjudged(c, st)):
+    if kind == "wrong" and not new_oob and not c.guard.get("wrote_past_end") and (why := _unjudged(c, st, arg)):
         st["unjudged"].append(f"with {said} {why}")
         return True
     st["found"].append(_wrong_finding(ctx, arg, said, kind, c, new_oob, blocks, st))
     return True
 
 
-def _unjudged(c, st: dict) -> str:
+def _unjudged(c, st: dict, arg: Arg | None = None) -> str:
     """Why a result that differs from the reference at another value says nothing about the kernel, or "": the
-    reference's result has another shape than the default's where make_inputs sized the outputs for the default,
-    or the reference itself is not finite there (it has no answer at that value)."""
+    reference's result has another shape than the default's where make_inputs sized the outputs for the default;
+    a tile's result has another shape than the reference's (the block size is then part of what is computed, a
+    group of a quantization, not a partition of the work); the reference itself is not finite there."""
     import torch
 
+    if arg is not None and arg.kind == "tile" and c.out is not None and tuple(c.out.shape) != tuple(c.ref.shape):
+        return (f"the result has shape {tuple(c.out.shape)}, the reference's {tuple(c.ref.shape)}: not judged (a "
+                f"block size that shapes the result is part of what is computed, not a tile)")
     if tuple(c.ref.shape) != st["shape"] and c.out is not None and tuple(c.out.shape) != tuple(c.ref.shape):
         return (f"the reference's result has shape {tuple(c.ref.shape)}, the default's {st['shape']}: not judged "
                 f"(make_inputs sized the outputs for the default)")

@@ -22,9 +22,9 @@ switches there, and this detector never touches them). This one varies only the 
   error floor (``harness.probe.floor``) covers. One whose value changes the result's shape is part of what
   is computed (a quantization group that sizes the scales), not judged; one that changes only the values
   while the reference hard-codes them (a group the reference does not take) would be called wrong: the
-  reference must take such an argument, as it takes every other that changes the answer. Any other argument the reference does not take (a flag
-  whose meaning the reference does not know, an enum, ``num_warps``) is left alone: the probe cannot tell
-  what it should give;
+  reference must take such an argument, as it takes every other that changes the answer. Any other
+  argument the reference does not take (a flag whose meaning the reference does not know, an enum,
+  ``num_warps``) is left alone: the probe cannot tell what it should give;
 - an optional tensor: one that ``make_inputs`` gives where the launcher and the reference both default it
   to None is left out of both (the branch without it). The opposite, making up a tensor the file leaves
   None, is not done: no signature says its shape, dtype or values;
@@ -32,19 +32,21 @@ switches there, and this detector never touches them). This one varies only the 
   path, and no value beside the default is more telling than another (a softcap's "off" at 0 aside, whose
   "on" has no natural magnitude).
 
-Each argument's values, a handful (``domain``): a bool flipped; 0 and 1 each other's (and 2 beside 1); a
-power of two halved and doubled (a config: tiles stay powers of two), and one either side of it when it is
-at most 4; another small int one either side; a larger int halved and one more; a negative int (a
-sentinel: -1 for "none") left alone. An int at least as large as the largest value of an integer input
-(or than the largest step of a 1-D one: offsets, whose steps are lengths) is not taken below it: it may
-be their bound (a segment's most tokens, a number of experts), and the inputs would then contradict it. At the default sizes, at most ``MAX_RUNS`` launches in all, none
-that runs more than ``PROGRAMS_FACTOR`` times the defaults' programs, each stopped at the probe's budget.
+Each argument's values, a handful (``domain``): a bool flipped; 0 and 1 swapped, and 2; a power of two
+halved and doubled (a config: tiles stay powers of two), and one either side of it when it is at most 4;
+another small int one either side; a larger int halved and one more; a negative int (a sentinel: -1 for
+"none") left alone. An int at least as large as the largest value of an integer input (or than the largest
+step of a 1-D one: offsets, whose steps are lengths) is not taken below it: it may be their bound (a
+segment's most tokens, a number of experts), and the inputs would then contradict it. At the default
+sizes, at most ``MAX_RUNS`` launches in all, none that runs more than ``PROGRAMS_FACTOR`` times the
+defaults' programs, each stopped at the probe's budget.
 
 Severity, at a value where the default run was right: a result beyond the floor, a write past a tensor,
 an access outside memory: an error (which argument, which value, the sizes). The launcher or Triton
 raising at a value, or the reference raising there: the value is outside their domain, a note. A result
 of another shape than the default's where ``make_inputs`` made the output buffers (sized for the
-default): not judged, a note. Under the interpreter only, until it has run on a GPU.
+default), or a reference with no finite answer at the value: not judged, a note. Under the interpreter
+only (a GPU probe runs it on its interpreter side), until it has run on a GPU.
 """
 
 from __future__ import annotations

@@ -335,3 +335,61 @@ def test_a_value_where_the_reference_has_no_answer_or_another_shape_is_not_judge
     tile = Arg("group", 64, "tile")  # a tile whose value changes the result's shape (scales per group): not one
     assert "not a tile" in _unjudged(C(torch.zeros(6), torch.ones(4)), st, tile)
     assert _unjudged(C(torch.zeros(4), torch.ones(4)), st, tile) == ""
+
+
+MATMUL = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def mm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
+              BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pm, pn = tl.program_id(0), tl.program_id(1)
+    rm = pm * BM + tl.arange(0, BM)
+    rn = pn * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        kk = k0 + rk
+        a = tl.load(a_ptr + rm[:, None] * sam + kk[None, :] * sak, mask=(rm[:, None] < M) & (kk[None, :] < K),
+                    other=0.0)
+        b = tl.load(b_ptr + kk[:, None] * sbk + rn[None, :] * sbn, mask=(kk[:, None] < K) & (rn[None, :] < N),
+                    other=0.0)
+        acc += tl.dot(a, b, input_precision="ieee")
+    tl.store(c_ptr + rm[:, None] * scm + rn[None, :] * scn, acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def launch(a, b, block_m=32, block_n=32, block_k=32, num_warps=4):
+    M, K = a.shape
+    N = b.shape[1]
+    c = torch.empty(M, N, device=a.device, dtype=torch.float32)
+    grid = (triton.cdiv(M, block_m), triton.cdiv(N, block_n))
+    mm_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
+                    BM=block_m, BN=block_n, BK=block_k, num_warps=num_warps)
+    return c
+
+
+def make_inputs(*, device, gen, m=40, n=48, k=72):
+    return {"a": torch.randn(m, k, generator=gen).to(device), "b": torch.randn(k, n, generator=gen).to(device)}
+
+
+def reference(a, b):
+    return a.double() @ b.double()
+"""
+
+
+def test_a_correct_tiled_matmul_is_quiet_at_other_tiles(tmp_path):
+    """Its three block sizes (the launcher's keyword defaults) are tiles: other values sum K in another order,
+    within the error floor; num_warps shapes no block and is left alone."""
+    from harness.probe.detectors import scalars
+    from harness.probe.target import load
+
+    path = _file(tmp_path, "user_matmul", MATMUL)
+    r = _scalars(path, "launch")
+    assert r.findings == [] and r.ok and ("interpreter", "scalars") in [(b, d) for b, d, _, st in r.ran
+                                                                       if st == "done"], (r.text(), r.ran)
+    t = load(path, None, "launch", "interpreter", str(tmp_path))
+    assert [(a.name, a.kind) for a in scalars.arguments(t, {"a": None, "b": None}, set())] == [
+        ("block_m", "tile"), ("block_n", "tile"), ("block_k", "tile"), ("num_warps", "tile")]  # candidates only

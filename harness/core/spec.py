@@ -140,6 +140,8 @@ EVIDENCE = {
     "autotune-reuse": "right when every launch tunes afresh: a tuned config reused where its key matched",
     "autotuned-atomics": "an autotuned kernel with atomics and no reset_to_zero: benchmarking runs add up",
     "empty": "a size of 0 is handled wrong",
+    "config-value": "right at the default sizes, wrong at another value of a tile the launcher passes (a block size the reference does not take, which the result must not depend on)",
+    "branch-value": "right at the default sizes, wrong at another value of a launcher's flag or integer that the reference takes too (the branch the default does not take)",
     "grid-limit": "a grid axis past CUDA's limit at the sizes a GPU meets",
     "large-only": "wrong only past 2**31 elements or bytes",
     "debug-assert": "TRITON_DEBUG's overflow checks (on a GPU, or their emulation under the interpreter) or a device assert fired",

@@ -160,6 +160,23 @@ def error_where(e: BaseException) -> str:
     return f"{os.path.relpath(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
 
 
+def budget_stop(ctx: Context, left: str) -> Finding:
+    """P000 (information): the detector stopped at the end of the probe's budget; ``left``: what is then not
+    checked ("the layouts not yet tried")."""
+    from harness.probe.findings import INFO
+
+    return ctx.finding("P000", f"{ctx.name} stopped at the end of the probe's budget (--budget "
+                               f"{ctx.options.get('budget', 0):g}s): {left} are not checked", severity=INFO)
+
+
+def take_kept(ctx: Context, field: str) -> list:
+    """The findings a detector kept on the board while it ran (``ctx.board.<field>``), taken off it: what it
+    reports where the budget's end stopped it in a run (``Detector.partial``)."""
+    found = getattr(ctx.board, field) or []
+    setattr(ctx.board, field, None)
+    return list(found)
+
+
 def fmt(sizes: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in sizes.items())
 

@@ -41,7 +41,7 @@ def _r(defect: str, needs: str, confidence: float, unless: str = "") -> Rule:
 NO_MECHANISM = ("tail many-programs layout equal-sizes oob-store oob-load unwritten race order "
                 "autotune-first-call first-call-right special-value fill-kept tf32 accumulated grid-limit large-only uninitialized masked-undefined "
                 "error-grows autotuned-atomics autotune-reuse atomic-order empty hang nonfinite-input zero-input magnitude "
-                "wider-dtype block-repeat lane-collision cross-lane other-stream")
+                "wider-dtype block-repeat lane-collision cross-lane other-stream config-value")
 
 RULES = (
     # an access outside that contiguous copies of the inputs make go away is the stride assumption's doing
@@ -72,6 +72,9 @@ RULES = (
     _r("autotune-accumulation", "autotuned-atomics oob-store", 0.3, "layout"),
     _r("autotune-accumulation", "accumulated", 0.5, "many-programs"),
     _r("autotune-config-reuse", "autotune-reuse", 0.85),
+    # a tile of the launcher's that the result depends on: a config that is wrong for some inputs (an access
+    # outside at that tile is named first by its own rule)
+    _r("autotune-config-reuse", "config-value", 0.6),
     _r("stride-assumption", "layout", 0.85),
     _r("mask-misalignment", "equal-sizes", 0.55, "tail layout oob-store oob-load many-programs many-iterations"),
     # (a stream race is wrong in some runs only: a wider type's run that happened to be right is no
@@ -120,6 +123,9 @@ RULES = (
     # what is left when the experiments show no mechanism: wrong values (most of them: more likely)
     _r("wrong-formula", "wrong-everywhere", 0.3, NO_MECHANISM),
     _r("wrong-formula", "wrong-values", 0.2, NO_MECHANISM),
+    # wrong only in the branch a flag of the launcher's takes, which the reference defines too: what is computed
+    # there is not what the reference computes (no mechanism shown)
+    _r("wrong-formula", "branch-value", 0.3, NO_MECHANISM),
 )
 
 RULE_DEFECTS = frozenset(r.defect for r in RULES)
@@ -148,6 +154,10 @@ def evidence_of(findings: list, observed: dict | None = None) -> dict[str, list[
         elif f.code == "P401":  # shape fuzzing's reason names the mechanism
             name = "oob-store" if "wrote outside" in f.message else "unwritten" if "never written" in f.message \
                 else "nonfinite" if "non-finite" in f.message else "crash" if "raised" in f.message else ""
+        elif f.code == "P208":  # the launcher's argument at another value: a tile or a branch, and how
+            name = "config-value" if "(a tile of the kernel" in f.message else "branch-value"
+            if f.severity != "info" and (more := _p208_access(f.message)):
+                out.setdefault(more, []).append(f"{f.detector}: {f.message}"[:300])
         elif f.code == "P301" and ", a load at" in f.message:
             out.setdefault("read-write-race", []).append(f"{f.detector}: {f.message}"[:300])
             name = "race"
@@ -172,6 +182,13 @@ def evidence_of(findings: list, observed: dict | None = None) -> dict[str, list[
     if rmw := _read_modify_write(out.get("oob-load", []), out.get("oob-store", [])):
         out["oob-rmw"] = rmw
     return out
+
+
+def _p208_access(message: str) -> str:
+    """The access outside a tensor a P208 names ("wrote outside", memcheck's "store past the end of"), or ""."""
+    if "wrote outside" in message or re.search(r": (store|atomic) (past the end|before the start) of", message):
+        return "oob-store"
+    return "oob-load" if re.search(r": load (past the end|before the start) of", message) else ""
 
 
 _PAST = re.compile(r"\b(load|store) (past the end|before the start) of '([^']+)'")

@@ -66,10 +66,45 @@ def test_first_call_flags_a_first_call_that_differs_from_the_second():
     assert check("first-call", ev([trial()], extra={"first-call": two}))[0] == D.FLAGGED
 
 
-def test_canary_flags_writes_past_the_end_and_unwritten_output():
-    assert "wrote 7 padding elements around out" in check("canary", ev([trial(past={"out": 7})]))[1]
-    assert check("canary", ev([trial(unwritten={"out": 3})]))[0] == D.FLAGGED
-    assert check("canary", ev([trial()]))[0] == D.QUIET
+def probed(findings=(), ran=None, backend="interpreter"):
+    """Evidence whose probe run (``case_runs.probe_run``'s record) found ``findings``: (code, detector, severity)."""
+    fs = [{"code": c, "detector": d, "severity": sev, "message": f"{c} said so"} for c, d, sev in findings]
+    e = ev([trial()], backend=backend)
+    e.probe = {"detectors": ["guards"], "ran": {"guards": "done"} if ran is None else ran, "findings": fs, "seconds": 1.0}
+    return e
+
+
+def test_canary_reads_the_probes_guard_bands():
+    assert check("canary", probed([("P111", "guards", "error")])) == (D.FLAGGED, "P111 (the probe's guards): P111 said so")
+    assert check("canary", probed([("P113", "guards", "error"), ("P111", "guards", "error")]))[1].endswith("(+1 more)")
+    # scratch the launcher need not fill (P113 as information) and another detector's code do not flag it
+    quiet = check("canary", probed([("P113", "guards", "info"), ("P111", "shapes", "error")]))
+    assert quiet == (D.QUIET, "no P111/P113 finding (information only: P113 P113 said so)")
+    assert check("canary", probed([("P201", "guards", "error")]))[0] == D.QUIET
+    # the main run's canaries are no longer its evidence: only the probe's are
+    assert check("canary", ev([trial(past={"out": 7})])) == (D.NOT_RUN, "no probe run")
+
+
+def test_a_probe_check_without_a_result():
+    raised = check("canary", probed([("P001", "guards, reference", "error")]))
+    assert raised == (D.NA, "no result to check: the probe's guards detector: P001 P001 said so")
+    assert check("canary", probed(ran={"guards": "hang"}))[0] == D.NA
+    assert check("canary", probed(ran={"guards": "crash"}))[0] == D.NA
+    failed = check("canary", probed([("P000", "guards", "warning")], ran={"guards": "error"}))
+    assert failed == (D.NOT_RUN, "the probe's guards detector: error: P000 said so")
+    assert check("canary", probed(ran={})) == (D.NOT_RUN, "the probe did not run its guards detector")
+    skipped = check("canary", probed(ran={"guards": "skipped: nothing to guard"}))
+    assert skipped == (D.QUIET, "no P111/P113 finding (the probe's guards detector skipped: nothing to guard)")
+    e = probed()
+    e.probe = "n/a: the kernel hangs (its main run timed out), so there is no probe run to make"
+    assert check("canary", e)[0] == D.NA
+    e.probe = "not run: the probe could not load the case: boom"
+    assert check("canary", e) == (D.NOT_RUN, "the probe could not load the case: boom")
+
+
+def test_the_probe_runs_the_detectors_the_checks_read():
+    assert "guards" in detect.probe_detectors("interpreter") and "guards" in detect.probe_detectors("gpu")
+    assert "guards" not in detect.probe_detectors("interpreter", skip=frozenset({"canary"}))
 
 
 def test_poison_and_nan_scan_tell_padding_from_the_kernel():
@@ -85,7 +120,7 @@ def test_poison_and_nan_scan_tell_padding_from_the_kernel():
 
 
 def test_no_result_is_not_a_quiet_detector():
-    for name in ("reference", "repeat", "poison", "canary", "nan-scan"):
+    for name in ("reference", "repeat", "poison", "nan-scan"):
         assert check(name, ev([], status="hang", message="timed out"))[0] == D.NA
         assert check(name, ev([], status="error", message="boom"))[0] == D.NOT_RUN
         assert check(name, ev([], status="skip", message="why"))[0] == D.NA
@@ -395,3 +430,22 @@ def test_shared_memory_tools_are_na_without_a_run_where_the_kernels_use_none(mon
     run.kernels = [{"name": "sum_kernel", "shared": 1024, "num_warps": 4}]  # some shared memory: both run
     detect.finish(SPEC, "gpu", run, [], seed=0, skip=skip)
     assert len(started) == 2
+
+
+@pytest.mark.skipif(not os.path.isdir(discovery.cases_dir() / "add-missing-mask"), reason="case not present")
+def test_detect_runs_the_probe_on_the_case_folder():
+    """detect probes each variant's file with case.py as its inputs; the record keeps what the probe found."""
+    spec = discovery.load("add-missing-mask")
+    skip = frozenset(d.name for d in D.DETECTORS if d.name not in ("canary", "reference"))
+    recs = detect.detect_cases([spec], ["interpreter"], trials=1, skip=skip)["add-missing-mask"]["interpreter"]
+    broken, fixed = recs["variants"]["broken"], recs["variants"]["fixed"]
+    assert broken["probe"]["detectors"] == ["guards"] and broken["probe"]["ran"] == {"guards": "done"}
+    assert [f["code"] for f in broken["probe"]["findings"]] == ["P111"]
+    assert broken["findings"]["canary"]["status"] == D.FLAGGED
+    assert broken["findings"]["canary"]["reason"].startswith("P111 (the probe's guards): ")
+    assert fixed["findings"]["canary"] == {"status": D.QUIET, "reason": "no P111/P113 finding"}
+    assert broken["findings"]["reference"] == {"status": D.QUIET, "reason": "all 1 results match the reference"}  # the main run's
+    # a record made from `harness record`'s run has no probe run in it
+    got = detect.variant_record(spec, detect.main_run(spec, "interpreter", "fixed", trials=1, seed=0)[0], {}, [],
+                                probe="not run: not in this recorded run (python -m harness detect --record)")
+    assert got["findings"]["canary"]["status"] == D.NOT_RUN

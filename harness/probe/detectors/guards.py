@@ -9,7 +9,7 @@ a uint8 output, a NaN carried from the poison) is not "never written".
 from __future__ import annotations
 
 from harness.probe import execute as X
-from harness.probe.casecheck import FLAGGED, QUIET, CaseCheck, Evidence, no_result
+from harness.probe.casecheck import FLAGGED, QUIET, CaseCheck, Evidence, ProbeCheck, no_result
 from harness.probe.context import crash, label, never_written, poison_or_own
 from harness.probe.detectors import Detector
 from harness.probe.findings import ERROR, INFO, P112, Code
@@ -70,27 +70,14 @@ class Poison(CaseCheck):
         return QUIET, "no output traced to the padding"
 
 
-class Canary(CaseCheck):
+class Canary(ProbeCheck):
     name = "canary"
     label = "canary writes"
-    what = "outputs and their padding start as a canary: changed padding or leftover canary is reported"
-    yours = "fill outputs and a margin around them with a sentinel; check both after the call"
+    what = "the probe's guard bands: a write outside a tensor (P111), output never written (P113)"
+    yours = "python -m harness probe your_kernel.py (or fill outputs and a margin with a sentinel; check both)"
     order = 50
-
-    def check(self, ev: Evidence) -> tuple[str, str]:
-        if (r := no_result(ev.run)) is not None:
-            return r
-        past, unwritten = {}, {}
-        for t in ev.run.trials:
-            for k, v in t.guard["wrote_past_end"].items():
-                past[k] = max(past.get(k, 0), v)
-            for k, v in t.guard["unwritten"].items():
-                unwritten[k] = max(unwritten.get(k, 0), v)
-        parts = [f"wrote {v} padding elements around {k}" for k, v in past.items()]
-        parts += [f"left {v} elements of {k} unwritten" for k, v in unwritten.items()]
-        if parts:
-            return FLAGGED, "; ".join(parts)
-        return QUIET, "padding and output canaries intact"
+    reads = ("guards",)
+    codes = ("P111", "P113")
 
 
 DETECTOR = Detector("guards", "guard bands around every tensor, poison in torch.empty", run,

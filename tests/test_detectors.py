@@ -17,7 +17,7 @@ from harness.core import discovery
 from harness.core.events import RunResult
 from harness.core.spec import parse_spec
 from harness.probe import case_runs as detect, cases as D
-from harness.probe.casecheck import AcrossCheck, CaseCheck
+from harness.probe.casecheck import AcrossCheck, CaseCheck, ProbeCheck
 from harness.probe.detectors import compute_sanitizer as sanitizer, registry, triton_viz
 
 
@@ -70,7 +70,8 @@ def probed(findings=(), ran=None, backend="interpreter"):
     """Evidence whose probe run (``case_runs.probe_run``'s record) found ``findings``: (code, detector, severity)."""
     fs = [{"code": c, "detector": d, "severity": sev, "message": f"{c} said so"} for c, d, sev in findings]
     e = ev([trial()], backend=backend)
-    e.probe = {"detectors": ["guards"], "ran": {"guards": "done"} if ran is None else ran, "findings": fs, "seconds": 1.0}
+    ran = dict.fromkeys(("reference", "guards", "repeat", "first-call"), "done") if ran is None else ran
+    e.probe = {"detectors": list(ran), "ran": ran, "findings": fs, "seconds": 1.0}
     return e
 
 
@@ -83,6 +84,15 @@ def test_canary_reads_the_probes_guard_bands():
     assert check("canary", probed([("P201", "guards", "error")]))[0] == D.QUIET
     # the main run's canaries are no longer its evidence: only the probe's are
     assert check("canary", ev([trial(past={"out": 7})])) == (D.NOT_RUN, "no probe run")
+
+
+def test_poison_reads_the_probes_p112_from_the_reference_and_the_guard_bands():
+    for det in ("reference", "guards"):
+        assert check("poison", probed([("P112", det, "error")]))[0] == D.FLAGGED
+    assert check("poison", probed([("P112", "shapes", "error"), ("P202", "reference", "error")])) == \
+        (D.QUIET, "no P112 finding")
+    # no result from the reference: n/a, even where the guard bands ran
+    assert check("poison", probed([("P001", "reference", "error")]))[0] == D.NA
 
 
 def test_a_probe_check_without_a_result():
@@ -104,23 +114,24 @@ def test_a_probe_check_without_a_result():
 
 def test_the_probe_runs_the_detectors_the_checks_read():
     assert "guards" in detect.probe_detectors("interpreter") and "guards" in detect.probe_detectors("gpu")
-    assert "guards" not in detect.probe_detectors("interpreter", skip=frozenset({"canary"}))
+    assert "guards" in detect.probe_detectors("interpreter", skip=frozenset({"canary"}))  # poison reads it too
+    assert "guards" not in detect.probe_detectors("interpreter", skip=frozenset({"canary", "poison"}))
+    readers = [c for c in D.DETECTORS if isinstance(c, ProbeCheck)]
+    assert detect.probe_detectors("gpu", skip=frozenset(c.name for c in readers)) == []
 
 
 def test_poison_and_nan_scan_tell_padding_from_the_kernel():
     from_padding = [{"trial": 0, "call": 0, "nonfinite_with_nan_padding": 5, "nonfinite_with_finite_padding": 0}]
     own = [{"trial": 0, "call": 0, "nonfinite_with_nan_padding": 5, "nonfinite_with_finite_padding": 5}]
     nan = [trial(close=False, nonfinite=5)]
-    assert check("poison", ev(nan, from_padding))[0] == D.FLAGGED
     assert check("nan-scan", ev(nan, from_padding))[0] == D.QUIET
-    assert check("poison", ev(nan, own))[0] == D.QUIET
     assert check("nan-scan", ev(nan, own))[0] == D.FLAGGED
     assert check("nan-scan", ev(nan))[0] == D.FLAGGED  # no guarded inputs, so no probe
     assert check("nan-scan", ev([trial()]))[0] == D.QUIET
 
 
 def test_no_result_is_not_a_quiet_detector():
-    for name in ("reference", "repeat", "poison", "nan-scan"):
+    for name in ("reference", "repeat", "nan-scan"):
         assert check(name, ev([], status="hang", message="timed out"))[0] == D.NA
         assert check(name, ev([], status="error", message="boom"))[0] == D.NOT_RUN
         assert check(name, ev([], status="skip", message="why"))[0] == D.NA

@@ -9,7 +9,7 @@ a uint8 output, a NaN carried from the poison) is not "never written".
 from __future__ import annotations
 
 from harness.probe import execute as X
-from harness.probe.casecheck import FLAGGED, QUIET, CaseCheck, Evidence, ProbeCheck, no_result
+from harness.probe.casecheck import ProbeCheck
 from harness.probe.context import crash, label, never_written, poison_or_own
 from harness.probe.detectors import Detector
 from harness.probe.findings import ERROR, INFO, P112, Code
@@ -51,23 +51,14 @@ P113 = Code("P113", ERROR, "output elements never written: they keep what they h
 
 # --- its case checks (detect, report): how the casebook scores the same idea on its cases ---
 
-class Poison(CaseCheck):
+class Poison(ProbeCheck):
     name = "poison"
     label = "poison reads"
-    what = "inputs sit in NaN padding; a NaN output that disappears with finite padding was read past the end"
-    yours = "allocate inputs inside a NaN-filled buffer and hand the kernel a view"
+    what = "the probe's reference and guard bands: NaN results that go with finite guard bands (P112: read outside)"
+    yours = "python -m harness probe your_kernel.py (or put inputs inside NaN-filled buffers, hand the kernel views)"
     order = 40
-
-    def check(self, ev: Evidence) -> tuple[str, str]:
-        if (r := no_result(ev.run)) is not None:
-            return r
-        for p in ev.run.probes:
-            if p.nonfinite_with_finite_padding < p.nonfinite_with_nan_padding:
-                return FLAGGED, f"{p.nonfinite_with_nan_padding} NaN outputs came from reading the NaN " \
-                                f"padding (call {p.call + 1})"
-        if ev.run.probes:
-            return QUIET, "non-finite outputs, but not from the padding"
-        return QUIET, "no output traced to the padding"
+    reads = ("reference", "guards")
+    codes = ("P112",)
 
 
 class Canary(ProbeCheck):

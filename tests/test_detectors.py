@@ -120,18 +120,15 @@ def test_the_probe_runs_the_detectors_the_checks_read():
     assert detect.probe_detectors("gpu", skip=frozenset(c.name for c in readers)) == []
 
 
-def test_poison_and_nan_scan_tell_padding_from_the_kernel():
-    from_padding = [{"trial": 0, "call": 0, "nonfinite_with_nan_padding": 5, "nonfinite_with_finite_padding": 0}]
-    own = [{"trial": 0, "call": 0, "nonfinite_with_nan_padding": 5, "nonfinite_with_finite_padding": 5}]
-    nan = [trial(close=False, nonfinite=5)]
-    assert check("nan-scan", ev(nan, from_padding))[0] == D.QUIET
-    assert check("nan-scan", ev(nan, own))[0] == D.FLAGGED
-    assert check("nan-scan", ev(nan))[0] == D.FLAGGED  # no guarded inputs, so no probe
-    assert check("nan-scan", ev([trial()]))[0] == D.QUIET
+def test_nan_scan_reads_the_probes_p202():
+    assert check("nan-scan", probed([("P202", "reference", "error")]))[0] == D.FLAGGED
+    # NaN from the guard bands is the reference's P112 (poison), not P202: nan-scan stays quiet
+    assert check("nan-scan", probed([("P112", "reference", "error")])) == (D.QUIET, "no P202 finding")
+    assert check("nan-scan", probed([("P202", "shapes", "error")]))[0] == D.QUIET
 
 
 def test_no_result_is_not_a_quiet_detector():
-    for name in ("reference", "repeat", "nan-scan"):
+    for name in ("reference", "repeat"):
         assert check(name, ev([], status="hang", message="timed out"))[0] == D.NA
         assert check(name, ev([], status="error", message="boom"))[0] == D.NOT_RUN
         assert check(name, ev([], status="skip", message="why"))[0] == D.NA

@@ -9,7 +9,8 @@ record (``cases/<slug>/recorded/detect-<backend>.json``) and in each run given. 
 some status differs; what ``case`` observed (each call's verdict: ``wrong``, ``ok``, ...) is compared
 the same way. ``report`` shows these findings as they are, so its cells change exactly where these do.
 Reasons are not compared (a check that reads the probe words them otherwise); ``--reasons CHECK`` lists
-them for one check beside each other.
+them for one check beside each other. ``--rejudge IN OUT`` judges the checks that read the probe again,
+by the code as it is now, from the probe runs a ``detect --json`` output kept.
 """
 
 from __future__ import annotations
@@ -117,8 +118,33 @@ def counts(sources: list, labels: list, slugs: list, ignore=()) -> list:
     return out
 
 
+def rejudge(src: str, dst: str) -> None:
+    """``src`` (a ``detect --json`` output) with every check that reads the probe judged again, by the code as
+    it is now, from the probe runs the output kept (no new run): ``dst``."""
+    from harness.probe.casecheck import Evidence, ProbeCheck, short
+
+    data = json.loads(Path(src).read_text())
+    for item in data:
+        spec = discovery.load(item["case"])
+        for backend, rec in item["records"].items():
+            for variant, v in rec["variants"].items():
+                if "probe" not in v:
+                    continue
+                ev = Evidence(spec, backend, variant, None, {}, v["probe"])
+                for c in D.DETECTORS:
+                    if isinstance(c, ProbeCheck) and c.applies(backend) and c.name in v["findings"]:
+                        status, why = c.check(ev)
+                        v["findings"][c.name] = {"status": status, "reason": short(why)}
+    Path(dst).write_text(json.dumps(data))
+
+
 def main(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    if argv[:1] == ["--rejudge"] and len(argv) == 3:
+        rejudge(argv[1], argv[2])
+        return 0
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                epilog="--rejudge IN.json OUT.json: IN with the checks that read the probe judged "
+                                       "again from the probe runs it kept (no run)")
     p.add_argument("runs", nargs="*", help="detect --json outputs, oldest first (label=path to name one)")
     p.add_argument("--backend", default="interpreter")
     p.add_argument("--at", default=None, metavar="REV", help="the committed records as commit REV has them")

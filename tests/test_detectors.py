@@ -48,11 +48,17 @@ def test_reference_flags_a_wrong_result_only():
     assert check("reference", ev([trial(), trial(trial=1)]))[0] == D.QUIET
 
 
-def test_repeat_flags_distinct_results_and_needs_two_runs():
-    status, reason = check("repeat", ev([trial(fp="a"), trial(trial=1, fp="b"), trial(trial=2, fp="a")]))
-    assert status == D.FLAGGED and "2 distinct results over 3 runs" in reason
-    assert check("repeat", ev([trial(), trial(trial=1)]))[0] == D.QUIET
-    assert check("repeat", ev([trial()]))[0] == D.NA
+def test_repeat_reads_the_probes_p501():
+    assert check("repeat", probed([("P501", "repeat", "warning")]))[0] == D.FLAGGED
+    assert check("repeat", probed([("P501", "repeat", "error")]))[0] == D.FLAGGED
+    # a case that allows its results to vary (deterministic = false): the probe's P501 is information
+    assert check("repeat", probed([("P501", "repeat", "info")])) == \
+        (D.QUIET, "no P501 finding (information only: P501 P501 said so)")
+    why = "skipped: no atomics and no autotune in the kernels: identical runs give identical results"
+    assert check("repeat", probed(ran={"repeat": why})) == (D.QUIET, f"no P501 finding (the probe's repeat detector {why})")
+    # skipped, where the launcher raised in another detector: no result, not quiet
+    raised = probed([("P001", "reference", "error")], ran={"reference": "done", "repeat": why})
+    assert check("repeat", raised)[0] == D.NA and "P001" in check("repeat", raised)[1]
 
 
 def test_first_call_flags_a_first_call_that_differs_from_the_second():
@@ -128,7 +134,7 @@ def test_nan_scan_reads_the_probes_p202():
 
 
 def test_no_result_is_not_a_quiet_detector():
-    for name in ("reference", "repeat"):
+    for name in ("reference",):
         assert check(name, ev([], status="hang", message="timed out"))[0] == D.NA
         assert check(name, ev([], status="error", message="boom"))[0] == D.NOT_RUN
         assert check(name, ev([], status="skip", message="why"))[0] == D.NA

@@ -176,19 +176,22 @@ def probe_finding(ev: Evidence, detectors: tuple, codes: tuple) -> tuple[str, st
         at = f" at {f['line']}" if f.get("line") else ""
         return FLAGGED, f"{f['code']} (the probe's {f['detector']}){at}: {f.get('message', '')}{more}"
     notes = []
+    died = [f for f in findings if f.get("code") in DEAD and f.get("severity") != "info"]
     for d in detectors:
         status = p.get("ran", {}).get(d)
-        own = [f for f in findings if _by(f, d)]
-        dead = [f for f in own if f.get("code") in DEAD and f.get("severity") != "info"]
+        dead = [f for f in died if _by(f, d)]
         if status is None:
             return NOT_RUN, f"the probe did not run its {d} detector"
         if dead or status in NO_RESULT_STATUS:
             why = f"{dead[0]['code']} {dead[0].get('message', '')}" if dead else status
             return NA, f"no result to check: the probe's {d} detector: {why}"
+        if status.startswith("skipped") and died:  # its reason (no atomics...) says nothing of a launcher that raises
+            return NA, f"no result to check: the probe's {d} detector {status}, and its {died[0]['detector']} " \
+                       f"detector: {died[0]['code']} {died[0].get('message', '')}"
         if status.startswith("skipped"):
             notes.append(f"the probe's {d} detector {status}")
         elif status != "done":
-            failed = next((f.get("message", "") for f in own if f.get("code") == "P000"), "")
+            failed = next((f.get("message", "") for f in findings if _by(f, d) and f.get("code") == "P000"), "")
             return NOT_RUN, f"the probe's {d} detector: {status}" + (f": {failed}" if failed else "")
     info = [f for f in findings if f.get("code") in codes and any(_by(f, d) for d in detectors)]
     notes += [f"information only: {f['code']} {f.get('message', '')}" for f in info[:1]]

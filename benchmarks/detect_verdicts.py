@@ -10,7 +10,8 @@ some status differs; what ``case`` observed (each call's verdict: ``wrong``, ``o
 the same way. ``report`` shows these findings as they are, so its cells change exactly where these do.
 Reasons are not compared (a check that reads the probe words them otherwise); ``--reasons CHECK`` lists
 them for one check beside each other. ``--rejudge IN OUT`` judges the checks that read the probe again,
-by the code as it is now, from the probe runs a ``detect --json`` output kept.
+by the code as it is now, from the probe runs a ``detect --json`` output kept; ``--record-from IN`` writes
+the records of a ``detect --json`` output made elsewhere (a GPU machine) as ``detect --record`` would have.
 """
 
 from __future__ import annotations
@@ -138,13 +139,28 @@ def rejudge(src: str, dst: str) -> None:
     Path(dst).write_text(json.dumps(data))
 
 
+def record_from(src: str) -> None:
+    """Each case's record from ``src`` (a ``detect --json`` output, made elsewhere: on a GPU machine), written
+    as ``detect --record`` writes it (merged with the record there: findings not run now keep their old value)."""
+    from harness.probe.case_runs import keep
+
+    for item in json.loads(Path(src).read_text()):
+        spec = discovery.load(item["case"])
+        for rec in item["records"].values():
+            keep(spec, rec, True)
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--rejudge"] and len(argv) == 3:
         rejudge(argv[1], argv[2])
         return 0
+    if argv[:1] == ["--record-from"] and len(argv) == 2:
+        record_from(argv[1])
+        return 0
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                 epilog="--rejudge IN.json OUT.json: IN with the checks that read the probe judged "
-                                       "again from the probe runs it kept (no run)")
+                                       "again from the probe runs it kept (no run). --record-from IN.json: write "
+                                       "the records of IN as detect --record would have")
     p.add_argument("runs", nargs="*", help="detect --json outputs, oldest first (label=path to name one)")
     p.add_argument("--backend", default="interpreter")
     p.add_argument("--at", default=None, metavar="REV", help="the committed records as commit REV has them")

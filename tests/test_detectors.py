@@ -61,15 +61,13 @@ def test_repeat_reads_the_probes_p501():
     assert check("repeat", raised)[0] == D.NA and "P001" in check("repeat", raised)[1]
 
 
-def test_first_call_flags_a_first_call_that_differs_from_the_second():
-    status, reason = check("first-call", ev([trial(close=False, tuned=60), trial(call=1)]))
-    assert status == D.FLAGGED and "call 1 wrong" in reason and "60 times" in reason
-    assert check("first-call", ev([trial(), trial(call=1)]))[0] == D.QUIET
-    assert check("first-call", ev([trial(close=False), trial(call=1, close=False)]))[0] == D.QUIET
-    assert check("first-call", ev([trial()]))[0] == D.NA
-    # its own two-call run wins over the main run
-    two = RunResult("synthetic", "broken", "interpreter", "done", trials=[trial(), trial(call=1, close=False)])
-    assert check("first-call", ev([trial()], extra={"first-call": two}))[0] == D.FLAGGED
+def test_first_call_reads_the_probes_p502():
+    assert check("first-call", probed([("P502", "first-call", "error")]))[0] == D.FLAGGED
+    assert check("first-call", probed([("P501", "first-call", "error")]))[0] == D.QUIET
+    why = "skipped: no atomics and no autotune in the kernels: identical runs give identical results"
+    assert check("first-call", probed(ran={"first-call": why}))[0] == D.QUIET
+    # no run of its own any more: the probe's first-call detector is its evidence
+    assert D.BY_NAME["first-call"].extra_run(SPEC, "interpreter") is None
 
 
 def probed(findings=(), ran=None, backend="interpreter"):
@@ -264,7 +262,7 @@ def test_evaluate_covers_every_detector_and_survives_a_broken_one(monkeypatch):
     monkeypatch.setattr(D, "DETECTORS", D.DETECTORS + [Boom()])
     assert D.evaluate(ev([trial()]))["boom"] == D.DetectorResult(D.NOT_RUN, "detector failed: ValueError: bad")
     plans = detect.extra_runs(SPEC, "interpreter")  # one detector's broken plan costs its own run only
-    assert plans["boom"] == "not run: detector failed: RuntimeError: no plan" and "first-call" in plans
+    assert plans["boom"] == "not run: detector failed: RuntimeError: no plan" and "triton-viz" in plans
 
 
 def test_score_counts_like_a_benchmark():
@@ -323,17 +321,14 @@ def test_worker_runs_under_a_wrapper_with_overrides(tmp_path, monkeypatch, make_
 def test_extra_runs_plan(monkeypatch):
     monkeypatch.setattr(sanitizer, "compute_sanitizer", lambda: None)
     plan = detect.extra_runs(SPEC, "gpu")
-    assert list(plan) == ["first-call", "memcheck", "racecheck", "triton-debug", "consan", "gsan", "fpsan", "iisan"]
+    assert list(plan) == ["memcheck", "racecheck", "triton-debug", "consan", "gsan", "fpsan", "iisan"]
     assert plan["memcheck"].startswith("not run: compute-sanitizer not found")
     assert plan["triton-debug"]["extra_env"] == {"TRITON_DEBUG": "1"}
-    assert plan["first-call"]["overrides"]["calls"] == 2
     monkeypatch.setattr(sanitizer, "compute_sanitizer", lambda: "/x/compute-sanitizer")
     mem = detect.extra_runs(SPEC, "gpu")["racecheck"]
     assert mem["wrapper"][:3] == ["/x/compute-sanitizer", "--tool", "racecheck"]
     assert mem["extra_env"] == {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"} and mem["overrides"]["pad"] == 0
-    assert list(detect.extra_runs(SPEC, "interpreter")) == ["first-call", "triton-viz"]
-    two_calls = parse_spec("synthetic", None, {**SPEC_TABLE, "run": {"calls": 2}})
-    assert "first-call" not in detect.extra_runs(two_calls, "interpreter")  # its main run has a second call
+    assert list(detect.extra_runs(SPEC, "interpreter")) == ["triton-viz"]  # first-call reads the probe
 
 
 @pytest.mark.skipif(not os.path.isdir(discovery.cases_dir() / "add-missing-mask"), reason="case not present")

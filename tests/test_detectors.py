@@ -6,6 +6,7 @@ The registry tests check that the case checks are found (from the one registry o
 ordered and validated, and that nothing outside a detector's own module names them.
 """
 
+import json
 import os
 import re
 import sys
@@ -458,3 +459,35 @@ def test_detect_runs_the_probe_on_the_case_folder():
     got = detect.variant_record(spec, detect.main_run(spec, "interpreter", "fixed", trials=1, seed=0)[0], {}, [],
                                 probe="not run: not in this recorded run (python -m harness detect --record)")
     assert got["findings"]["canary"]["status"] == D.NOT_RUN
+
+
+def _detect_verdicts():
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "detect_verdicts.py"
+    spec = importlib.util.spec_from_file_location("detect_verdicts", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_verdict_comparison_lists_status_changes_not_reworded_reasons(tmp_path):
+    """benchmarks/detect_verdicts.py, behind docs/measurements/detect-probe-*.md: a row differs where a
+    status (or a call's observed verdict) differs, never where only the reason's words do."""
+    dv = _detect_verdicts()
+
+    def rec(canary, repeat, observed="wrong"):
+        v = {"findings": {"canary": {"status": canary, "reason": "x"}, "repeat": {"status": repeat, "reason": "y"}},
+             "verdicts": [{"call": 1, "observed": observed, "as_declared": True}]}
+        return {"variants": {"broken": v}, dv.ACROSS: {"broken": {"status": D.QUIET, "reason": "same"}}}
+
+    old = {"a": rec(D.FLAGGED, D.QUIET), "b": rec(D.QUIET, D.QUIET)}
+    new = {"a": rec(D.FLAGGED, D.QUIET), "b": rec(D.QUIET, D.NA, observed="ok")}
+    new["a"]["variants"]["broken"]["findings"]["canary"]["reason"] = "P111 (the probe's guards): reworded"
+    diff, n = dv.table(["old", "new"], [old, new], ["a", "b"])
+    assert diff == [["b", "broken", "case: call 1", "wrong", "ok"], ["b", "broken", "repeat", D.QUIET, D.NA]]
+    assert n == {"old": 8, "new": 8}
+    # the records of a `detect --json` made elsewhere, as detect --record writes them
+    out = tmp_path / "run.json"
+    out.write_text(json.dumps([{"case": "a", "records": {"interpreter": old["a"]}, dv.ACROSS: old["a"][dv.ACROSS]}]))
+    assert set(dv.from_run(str(out), "interpreter")) == {"a"}

@@ -491,3 +491,20 @@ def test_the_verdict_comparison_lists_status_changes_not_reworded_reasons(tmp_pa
     out = tmp_path / "run.json"
     out.write_text(json.dumps([{"case": "a", "records": {"interpreter": old["a"]}, dv.ACROSS: old["a"][dv.ACROSS]}]))
     assert set(dv.from_run(str(out), "interpreter")) == {"a"}
+
+
+def test_a_probe_that_fails_costs_only_the_checks_that_read_it(monkeypatch):
+    """One bad item never stops the others: the probe raising is 'not run' for its readers, and the variant's
+    record (its verdicts, the reference check) is kept."""
+    from harness.probe import runner
+
+    def boom(*a, **k):
+        raise RuntimeError("no probe today")
+
+    monkeypatch.setattr(runner, "probe", boom)
+    run = RunResult("synthetic", "broken", "interpreter", "done", trials=[trial(close=False)], requested_trials=1)
+    spec = parse_spec("synthetic", Path("/nonexistent/synthetic"), SPEC_TABLE)
+    rec = detect.finish(spec, "interpreter", run, [], seed=0, skip=frozenset({"triton-viz"}))
+    assert rec["probe"] == "not run: the probe failed: RuntimeError: no probe today"
+    assert rec["findings"]["canary"] == {"status": D.NOT_RUN, "reason": "the probe failed: RuntimeError: no probe today"}
+    assert rec["findings"]["reference"]["status"] == D.FLAGGED and rec["status"] == "done"

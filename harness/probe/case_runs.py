@@ -134,6 +134,8 @@ def probe_run(spec, variant: str, backend: str, names: list[str], *, seed: int) 
                     timeout=min(spec.timeout[backend], EXTRA_TIMEOUT))
     except ProbeInputError as e:
         return f"not run: the probe could not load the case: {e}"
+    except Exception as e:  # the probe's own failure costs the checks that read it, not the variant's record
+        return f"not run: the probe failed: {type(e).__name__}: {e}"
     if why := (rep.meta.get(backend) or {}).get("unavailable"):
         return f"n/a: {why}"
     return {"detectors": list(names), "ran": {d: st for b, d, _, st in rep.ran if b == backend},

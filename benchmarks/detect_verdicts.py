@@ -5,7 +5,8 @@
     python benchmarks/detect_verdicts.py --backend interpreter before.json after.json --out docs/measurements/X.md
 
 Each row is one (case, variant, check): its status (flagged, quiet, n/a, not run) in the committed
-record (``cases/<slug>/recorded/detect-<backend>.json``) and in each run given. A row is listed where
+record (``cases/<slug>/recorded/detect-<backend>.json``) and in each run given, over the cases every run
+given covers. A row is listed where
 some status differs; what ``case`` observed (each call's verdict: ``wrong``, ``ok``, ...) is compared
 the same way. ``report`` shows these findings as they are, so its cells change exactly where these do.
 Reasons are not compared (a check that reads the probe words them otherwise); ``--reasons CHECK`` lists
@@ -180,7 +181,8 @@ def main(argv: list[str]) -> int:
         label, _, path = r.rpartition("=")
         labels.append(label or Path(path).stem)
         sources.append(from_run(path, args.backend))
-    slugs = sorted(set().union(*sources))
+    # the cases every run given covers (a run of some cases is compared on those), else every committed one
+    slugs = sorted(set.intersection(*[set(s) for s in sources[1:]]) if sources[1:] else set(sources[0]))
     diff, n = table(labels, sources, slugs)
     diff = [r for r in diff if r[2] not in args.ignore]
     lines = [f"# {args.title}", "", *[f"{x}  " for x in args.note], "",

@@ -188,7 +188,8 @@ def main(argv: list[str]) -> int:
     lines = [f"# {args.title}", "", *[f"{x}  " for x in args.note], "",
              f"Backend: {args.backend}. Rows per source: "
              + ", ".join(f"{label} {n[label]}" for label in labels) + ". Rows whose status differs: "
-             f"{len(diff)}" + (f" (rows of {', '.join(args.ignore)} left out)" if args.ignore else "") + ".", "", "## caught / missed / false alarms per check", "",
+             f"{len(diff)}" + (f" (rows of {', '.join(args.ignore)} left out)" if args.ignore else "") + ".", "",
+             "## caught / missed / false alarms per check", "",
              tabulate(counts(sources, labels, slugs, args.ignore), headers=["check"] + labels, tablefmt="github"), "",
              "## Rows that differ", ""]
     lines.append(tabulate(diff, headers=["case", "variant", "check"] + labels, tablefmt="github")

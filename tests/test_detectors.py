@@ -56,7 +56,8 @@ def test_repeat_reads_the_probes_p501():
     assert check("repeat", probed([("P501", "repeat", "info")])) == \
         (D.QUIET, "no P501 finding (information only: P501 P501 said so)")
     why = "skipped: no atomics and no autotune in the kernels: identical runs give identical results"
-    assert check("repeat", probed(ran={"repeat": why})) == (D.QUIET, f"no P501 finding (the probe's repeat detector {why})")
+    assert check("repeat", probed(ran={"repeat": why})) == \
+        (D.QUIET, f"no P501 finding (the probe's repeat detector {why})")
     # skipped, where the launcher raised in another detector: no result, not quiet
     raised = probed([("P001", "reference", "error")], ran={"reference": "done", "repeat": why})
     assert check("repeat", raised)[0] == D.NA and "P001" in check("repeat", raised)[1]
@@ -81,7 +82,8 @@ def probed(findings=(), ran=None, backend="interpreter"):
 
 
 def test_canary_reads_the_probes_guard_bands():
-    assert check("canary", probed([("P111", "guards", "error")])) == (D.FLAGGED, "P111 (the probe's guards): P111 said so")
+    assert check("canary", probed([("P111", "guards", "error")])) == \
+        (D.FLAGGED, "P111 (the probe's guards): P111 said so")
     assert check("canary", probed([("P113", "guards", "error"), ("P111", "guards", "error")]))[1].endswith("(+1 more)")
     # scratch the launcher need not fill (P113 as information) and another detector's code do not flag it
     quiet = check("canary", probed([("P113", "guards", "info"), ("P111", "shapes", "error")]))
@@ -454,7 +456,8 @@ def test_detect_runs_the_probe_on_the_case_folder():
     assert broken["findings"]["canary"]["status"] == D.FLAGGED
     assert broken["findings"]["canary"]["reason"].startswith("P111 (the probe's guards): ")
     assert fixed["findings"]["canary"] == {"status": D.QUIET, "reason": "no P111/P113 finding"}
-    assert broken["findings"]["reference"] == {"status": D.QUIET, "reason": "all 1 results match the reference"}  # the main run's
+    # the reference check reads the main run, as before
+    assert broken["findings"]["reference"] == {"status": D.QUIET, "reason": "all 1 results match the reference"}
     # a record made from `harness record`'s run has no probe run in it
     got = detect.variant_record(spec, detect.main_run(spec, "interpreter", "fixed", trials=1, seed=0)[0], {}, [],
                                 probe="not run: not in this recorded run (python -m harness detect --record)")
@@ -506,5 +509,6 @@ def test_a_probe_that_fails_costs_only_the_checks_that_read_it(monkeypatch):
     spec = parse_spec("synthetic", Path("/nonexistent/synthetic"), SPEC_TABLE)
     rec = detect.finish(spec, "interpreter", run, [], seed=0, skip=frozenset({"triton-viz"}))
     assert rec["probe"] == "not run: the probe failed: RuntimeError: no probe today"
-    assert rec["findings"]["canary"] == {"status": D.NOT_RUN, "reason": "the probe failed: RuntimeError: no probe today"}
+    assert rec["findings"]["canary"] == \
+        {"status": D.NOT_RUN, "reason": "the probe failed: RuntimeError: no probe today"}
     assert rec["findings"]["reference"]["status"] == D.FLAGGED and rec["status"] == "done"

@@ -6,6 +6,7 @@ The registry tests check that the case checks are found (from the one registry o
 ordered and validated, and that nothing outside a detector's own module names them.
 """
 
+import json
 import os
 import re
 import sys
@@ -17,7 +18,7 @@ from harness.core import discovery
 from harness.core.events import RunResult
 from harness.core.spec import parse_spec
 from harness.probe import case_runs as detect, cases as D
-from harness.probe.casecheck import AcrossCheck, CaseCheck
+from harness.probe.casecheck import AcrossCheck, CaseCheck, ProbeCheck
 from harness.probe.detectors import compute_sanitizer as sanitizer, registry, triton_viz
 
 
@@ -48,44 +49,93 @@ def test_reference_flags_a_wrong_result_only():
     assert check("reference", ev([trial(), trial(trial=1)]))[0] == D.QUIET
 
 
-def test_repeat_flags_distinct_results_and_needs_two_runs():
-    status, reason = check("repeat", ev([trial(fp="a"), trial(trial=1, fp="b"), trial(trial=2, fp="a")]))
-    assert status == D.FLAGGED and "2 distinct results over 3 runs" in reason
-    assert check("repeat", ev([trial(), trial(trial=1)]))[0] == D.QUIET
-    assert check("repeat", ev([trial()]))[0] == D.NA
+def test_repeat_reads_the_probes_p501():
+    assert check("repeat", probed([("P501", "repeat", "warning")]))[0] == D.FLAGGED
+    assert check("repeat", probed([("P501", "repeat", "error")]))[0] == D.FLAGGED
+    # a case that allows its results to vary (deterministic = false): the probe's P501 is information
+    assert check("repeat", probed([("P501", "repeat", "info")])) == \
+        (D.QUIET, "no P501 finding (information only: P501 P501 said so)")
+    why = "skipped: no atomics and no autotune in the kernels: identical runs give identical results"
+    assert check("repeat", probed(ran={"repeat": why})) == \
+        (D.QUIET, f"no P501 finding (the probe's repeat detector {why})")
+    # skipped, where the launcher raised in another detector: no result, not quiet
+    raised = probed([("P001", "reference", "error")], ran={"reference": "done", "repeat": why})
+    assert check("repeat", raised)[0] == D.NA and "P001" in check("repeat", raised)[1]
 
 
-def test_first_call_flags_a_first_call_that_differs_from_the_second():
-    status, reason = check("first-call", ev([trial(close=False, tuned=60), trial(call=1)]))
-    assert status == D.FLAGGED and "call 1 wrong" in reason and "60 times" in reason
-    assert check("first-call", ev([trial(), trial(call=1)]))[0] == D.QUIET
-    assert check("first-call", ev([trial(close=False), trial(call=1, close=False)]))[0] == D.QUIET
-    assert check("first-call", ev([trial()]))[0] == D.NA
-    # its own two-call run wins over the main run
-    two = RunResult("synthetic", "broken", "interpreter", "done", trials=[trial(), trial(call=1, close=False)])
-    assert check("first-call", ev([trial()], extra={"first-call": two}))[0] == D.FLAGGED
+def test_first_call_reads_the_probes_p502():
+    assert check("first-call", probed([("P502", "first-call", "error")]))[0] == D.FLAGGED
+    assert check("first-call", probed([("P501", "first-call", "error")]))[0] == D.QUIET
+    why = "skipped: no atomics and no autotune in the kernels: identical runs give identical results"
+    assert check("first-call", probed(ran={"first-call": why}))[0] == D.QUIET
+    # no run of its own any more: the probe's first-call detector is its evidence
+    assert D.BY_NAME["first-call"].extra_run(SPEC, "interpreter") is None
 
 
-def test_canary_flags_writes_past_the_end_and_unwritten_output():
-    assert "wrote 7 padding elements around out" in check("canary", ev([trial(past={"out": 7})]))[1]
-    assert check("canary", ev([trial(unwritten={"out": 3})]))[0] == D.FLAGGED
-    assert check("canary", ev([trial()]))[0] == D.QUIET
+def probed(findings=(), ran=None, backend="interpreter"):
+    """Evidence whose probe run (``case_runs.probe_run``'s record) found ``findings``: (code, detector, severity)."""
+    fs = [{"code": c, "detector": d, "severity": sev, "message": f"{c} said so"} for c, d, sev in findings]
+    e = ev([trial()], backend=backend)
+    ran = dict.fromkeys(("reference", "guards", "repeat", "first-call"), "done") if ran is None else ran
+    e.probe = {"detectors": list(ran), "ran": ran, "findings": fs, "seconds": 1.0}
+    return e
 
 
-def test_poison_and_nan_scan_tell_padding_from_the_kernel():
-    from_padding = [{"trial": 0, "call": 0, "nonfinite_with_nan_padding": 5, "nonfinite_with_finite_padding": 0}]
-    own = [{"trial": 0, "call": 0, "nonfinite_with_nan_padding": 5, "nonfinite_with_finite_padding": 5}]
-    nan = [trial(close=False, nonfinite=5)]
-    assert check("poison", ev(nan, from_padding))[0] == D.FLAGGED
-    assert check("nan-scan", ev(nan, from_padding))[0] == D.QUIET
-    assert check("poison", ev(nan, own))[0] == D.QUIET
-    assert check("nan-scan", ev(nan, own))[0] == D.FLAGGED
-    assert check("nan-scan", ev(nan))[0] == D.FLAGGED  # no guarded inputs, so no probe
-    assert check("nan-scan", ev([trial()]))[0] == D.QUIET
+def test_canary_reads_the_probes_guard_bands():
+    assert check("canary", probed([("P111", "guards", "error")])) == \
+        (D.FLAGGED, "P111 (the probe's guards): P111 said so")
+    assert check("canary", probed([("P113", "guards", "error"), ("P111", "guards", "error")]))[1].endswith("(+1 more)")
+    # scratch the launcher need not fill (P113 as information) and another detector's code do not flag it
+    quiet = check("canary", probed([("P113", "guards", "info"), ("P111", "shapes", "error")]))
+    assert quiet == (D.QUIET, "no P111/P113 finding (information only: P113 P113 said so)")
+    assert check("canary", probed([("P201", "guards", "error")]))[0] == D.QUIET
+    # the main run's canaries are no longer its evidence: only the probe's are
+    assert check("canary", ev([trial(past={"out": 7})])) == (D.NOT_RUN, "no probe run")
+
+
+def test_poison_reads_the_probes_p112_from_the_reference_and_the_guard_bands():
+    for det in ("reference", "guards"):
+        assert check("poison", probed([("P112", det, "error")]))[0] == D.FLAGGED
+    assert check("poison", probed([("P112", "shapes", "error"), ("P202", "reference", "error")])) == \
+        (D.QUIET, "no P112 finding")
+    # no result from the reference: n/a, even where the guard bands ran
+    assert check("poison", probed([("P001", "reference", "error")]))[0] == D.NA
+
+
+def test_a_probe_check_without_a_result():
+    raised = check("canary", probed([("P001", "guards, reference", "error")]))
+    assert raised == (D.NA, "no result to check: the probe's guards detector: P001 P001 said so")
+    assert check("canary", probed(ran={"guards": "hang"}))[0] == D.NA
+    assert check("canary", probed(ran={"guards": "crash"}))[0] == D.NA
+    failed = check("canary", probed([("P000", "guards", "warning")], ran={"guards": "error"}))
+    assert failed == (D.NOT_RUN, "the probe's guards detector: error: P000 said so")
+    assert check("canary", probed(ran={})) == (D.NOT_RUN, "the probe did not run its guards detector")
+    skipped = check("canary", probed(ran={"guards": "skipped: nothing to guard"}))
+    assert skipped == (D.QUIET, "no P111/P113 finding (the probe's guards detector skipped: nothing to guard)")
+    e = probed()
+    e.probe = "n/a: the kernel hangs (its main run timed out), so there is no probe run to make"
+    assert check("canary", e)[0] == D.NA
+    e.probe = "not run: the probe could not load the case: boom"
+    assert check("canary", e) == (D.NOT_RUN, "the probe could not load the case: boom")
+
+
+def test_the_probe_runs_the_detectors_the_checks_read():
+    assert "guards" in detect.probe_detectors("interpreter") and "guards" in detect.probe_detectors("gpu")
+    assert "guards" in detect.probe_detectors("interpreter", skip=frozenset({"canary"}))  # poison reads it too
+    assert "guards" not in detect.probe_detectors("interpreter", skip=frozenset({"canary", "poison"}))
+    readers = [c for c in D.DETECTORS if isinstance(c, ProbeCheck)]
+    assert detect.probe_detectors("gpu", skip=frozenset(c.name for c in readers)) == []
+
+
+def test_nan_scan_reads_the_probes_p202():
+    assert check("nan-scan", probed([("P202", "reference", "error")]))[0] == D.FLAGGED
+    # NaN from the guard bands is the reference's P112 (poison), not P202: nan-scan stays quiet
+    assert check("nan-scan", probed([("P112", "reference", "error")])) == (D.QUIET, "no P202 finding")
+    assert check("nan-scan", probed([("P202", "shapes", "error")]))[0] == D.QUIET
 
 
 def test_no_result_is_not_a_quiet_detector():
-    for name in ("reference", "repeat", "poison", "canary", "nan-scan"):
+    for name in ("reference",):
         assert check(name, ev([], status="hang", message="timed out"))[0] == D.NA
         assert check(name, ev([], status="error", message="boom"))[0] == D.NOT_RUN
         assert check(name, ev([], status="skip", message="why"))[0] == D.NA
@@ -215,7 +265,7 @@ def test_evaluate_covers_every_detector_and_survives_a_broken_one(monkeypatch):
     monkeypatch.setattr(D, "DETECTORS", D.DETECTORS + [Boom()])
     assert D.evaluate(ev([trial()]))["boom"] == D.DetectorResult(D.NOT_RUN, "detector failed: ValueError: bad")
     plans = detect.extra_runs(SPEC, "interpreter")  # one detector's broken plan costs its own run only
-    assert plans["boom"] == "not run: detector failed: RuntimeError: no plan" and "first-call" in plans
+    assert plans["boom"] == "not run: detector failed: RuntimeError: no plan" and "triton-viz" in plans
 
 
 def test_score_counts_like_a_benchmark():
@@ -274,17 +324,14 @@ def test_worker_runs_under_a_wrapper_with_overrides(tmp_path, monkeypatch, make_
 def test_extra_runs_plan(monkeypatch):
     monkeypatch.setattr(sanitizer, "compute_sanitizer", lambda: None)
     plan = detect.extra_runs(SPEC, "gpu")
-    assert list(plan) == ["first-call", "memcheck", "racecheck", "triton-debug", "consan", "gsan", "fpsan", "iisan"]
+    assert list(plan) == ["memcheck", "racecheck", "triton-debug", "consan", "gsan", "fpsan", "iisan"]
     assert plan["memcheck"].startswith("not run: compute-sanitizer not found")
     assert plan["triton-debug"]["extra_env"] == {"TRITON_DEBUG": "1"}
-    assert plan["first-call"]["overrides"]["calls"] == 2
     monkeypatch.setattr(sanitizer, "compute_sanitizer", lambda: "/x/compute-sanitizer")
     mem = detect.extra_runs(SPEC, "gpu")["racecheck"]
     assert mem["wrapper"][:3] == ["/x/compute-sanitizer", "--tool", "racecheck"]
     assert mem["extra_env"] == {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"} and mem["overrides"]["pad"] == 0
-    assert list(detect.extra_runs(SPEC, "interpreter")) == ["first-call", "triton-viz"]
-    two_calls = parse_spec("synthetic", None, {**SPEC_TABLE, "run": {"calls": 2}})
-    assert "first-call" not in detect.extra_runs(two_calls, "interpreter")  # its main run has a second call
+    assert list(detect.extra_runs(SPEC, "interpreter")) == ["triton-viz"]  # first-call reads the probe
 
 
 @pytest.mark.skipif(not os.path.isdir(discovery.cases_dir() / "add-missing-mask"), reason="case not present")
@@ -395,3 +442,73 @@ def test_shared_memory_tools_are_na_without_a_run_where_the_kernels_use_none(mon
     run.kernels = [{"name": "sum_kernel", "shared": 1024, "num_warps": 4}]  # some shared memory: both run
     detect.finish(SPEC, "gpu", run, [], seed=0, skip=skip)
     assert len(started) == 2
+
+
+@pytest.mark.skipif(not os.path.isdir(discovery.cases_dir() / "add-missing-mask"), reason="case not present")
+def test_detect_runs_the_probe_on_the_case_folder():
+    """detect probes each variant's file with case.py as its inputs; the record keeps what the probe found."""
+    spec = discovery.load("add-missing-mask")
+    skip = frozenset(d.name for d in D.DETECTORS if d.name not in ("canary", "reference"))
+    recs = detect.detect_cases([spec], ["interpreter"], trials=1, skip=skip)["add-missing-mask"]["interpreter"]
+    broken, fixed = recs["variants"]["broken"], recs["variants"]["fixed"]
+    assert broken["probe"]["detectors"] == ["guards"] and broken["probe"]["ran"] == {"guards": "done"}
+    assert [f["code"] for f in broken["probe"]["findings"]] == ["P111"]
+    assert broken["findings"]["canary"]["status"] == D.FLAGGED
+    assert broken["findings"]["canary"]["reason"].startswith("P111 (the probe's guards): ")
+    assert fixed["findings"]["canary"] == {"status": D.QUIET, "reason": "no P111/P113 finding"}
+    # the reference check reads the main run, as before
+    assert broken["findings"]["reference"] == {"status": D.QUIET, "reason": "all 1 results match the reference"}
+    # a record made from `harness record`'s run has no probe run in it
+    got = detect.variant_record(spec, detect.main_run(spec, "interpreter", "fixed", trials=1, seed=0)[0], {}, [],
+                                probe="not run: not in this recorded run (python -m harness detect --record)")
+    assert got["findings"]["canary"]["status"] == D.NOT_RUN
+
+
+def _detect_verdicts():
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "detect_verdicts.py"
+    spec = importlib.util.spec_from_file_location("detect_verdicts", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_verdict_comparison_lists_status_changes_not_reworded_reasons(tmp_path):
+    """benchmarks/detect_verdicts.py, behind docs/measurements/detect-probe-*.md: a row differs where a
+    status (or a call's observed verdict) differs, never where only the reason's words do."""
+    dv = _detect_verdicts()
+
+    def rec(canary, repeat, observed="wrong"):
+        v = {"findings": {"canary": {"status": canary, "reason": "x"}, "repeat": {"status": repeat, "reason": "y"}},
+             "verdicts": [{"call": 1, "observed": observed, "as_declared": True}]}
+        return {"variants": {"broken": v}, dv.ACROSS: {"broken": {"status": D.QUIET, "reason": "same"}}}
+
+    old = {"a": rec(D.FLAGGED, D.QUIET), "b": rec(D.QUIET, D.QUIET)}
+    new = {"a": rec(D.FLAGGED, D.QUIET), "b": rec(D.QUIET, D.NA, observed="ok")}
+    new["a"]["variants"]["broken"]["findings"]["canary"]["reason"] = "P111 (the probe's guards): reworded"
+    diff, n = dv.table(["old", "new"], [old, new], ["a", "b"])
+    assert diff == [["b", "broken", "case: call 1", "wrong", "ok"], ["b", "broken", "repeat", D.QUIET, D.NA]]
+    assert n == {"old": 8, "new": 8}
+    # the records of a `detect --json` made elsewhere, as detect --record writes them
+    out = tmp_path / "run.json"
+    out.write_text(json.dumps([{"case": "a", "records": {"interpreter": old["a"]}, dv.ACROSS: old["a"][dv.ACROSS]}]))
+    assert set(dv.from_run(str(out), "interpreter")) == {"a"}
+
+
+def test_a_probe_that_fails_costs_only_the_checks_that_read_it(monkeypatch):
+    """One bad item never stops the others: the probe raising is 'not run' for its readers, and the variant's
+    record (its verdicts, the reference check) is kept."""
+    from harness.probe import runner
+
+    def boom(*a, **k):
+        raise RuntimeError("no probe today")
+
+    monkeypatch.setattr(runner, "probe", boom)
+    run = RunResult("synthetic", "broken", "interpreter", "done", trials=[trial(close=False)], requested_trials=1)
+    spec = parse_spec("synthetic", Path("/nonexistent/synthetic"), SPEC_TABLE)
+    rec = detect.finish(spec, "interpreter", run, [], seed=0, skip=frozenset({"triton-viz"}))
+    assert rec["probe"] == "not run: the probe failed: RuntimeError: no probe today"
+    assert rec["findings"]["canary"] == \
+        {"status": D.NOT_RUN, "reason": "the probe failed: RuntimeError: no probe today"}
+    assert rec["findings"]["reference"]["status"] == D.FLAGGED and rec["status"] == "done"

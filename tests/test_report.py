@@ -298,7 +298,11 @@ def _synthetic_record(spec, backend):
                         trials=ts, requested_trials=2)
         extra = {d.name: "n/a: the test's synthetic run has none" for d in D.DETECTORS if d.check and d.applies(backend)}
         extra["memcheck"] = RunResult(spec.slug, variant, backend, "done", output_tail="========= ERROR SUMMARY: 0 errors")
-        recs[variant] = detect.variant_record(spec, run, extra, [])
+        found = [{"code": "P113", "detector": "guards", "severity": "error",
+                  "message": "3 elements of 'out' never written"}] if variant == "broken" else []
+        probe = {"detectors": detect.probe_detectors(backend), "findings": found, "seconds": 1.0,
+                 "ran": dict.fromkeys(detect.probe_detectors(backend), "done")}
+        recs[variant] = detect.variant_record(spec, run, extra, [], probe=probe)
     return {"case": spec.slug, "backend": backend, "env": recs["broken"]["env"], "variants": recs}
 
 

@@ -7,7 +7,10 @@ For each (case, backend, variant) it runs
 2. the detectors' own runs (``extra_runs``), one process each: every detector that
    applies on the backend says what run it needs, if any (``Detector.extra_run``:
    sizes, calls, a wrapper such as a sanitizer, environment variables), or why it
-   cannot have one here.
+   cannot have one here;
+3. the probe on the case folder (``probe_run``): the variant's file with ``case.py`` as its
+   inputs, as ``examples/probe_cases.py`` probes it, with the probe's detectors that the
+   checks reading the probe (``casecheck.ProbeCheck``) name, in one process, with no budget.
 
 Then ``harness.probe.cases`` judges the evidence.
 
@@ -33,7 +36,7 @@ from pathlib import Path
 from harness.core import fileio, table
 from harness.core.recorded import source_hashes
 from harness.probe import cases as R
-from harness.probe.casecheck import NOT_RUN, Evidence
+from harness.probe.casecheck import NOT_RUN, Evidence, ProbeCheck
 from harness.errors import UsageError, error_line
 from harness.run.timings import purpose_of
 
@@ -88,17 +91,56 @@ def _extra_line(r) -> str:
     return r if isinstance(r, str) else f"{r.status}: {r.message}".rstrip(": ")
 
 
-def variant_record(spec, run, extra: dict, profiles: list, skip: frozenset = frozenset()) -> dict:
-    """What one variant did on one backend, and what each detector said: JSON for the record."""
+def variant_record(spec, run, extra: dict, profiles: list, skip: frozenset = frozenset(), probe=None) -> dict:
+    """What one variant did on one backend, and what each detector said: JSON for the record
+    (``probe``: ``probe_run``'s, kept whole: the checks that read it say why from it)."""
     from harness.core.verdict import judge
 
-    ev = Evidence(spec, run.backend, run.variant, run, extra)
-    return {"status": run.status, "message": run.message, "env": run.env,
-            "verdicts": [v.to_json() for v in judge(spec, run)],
-            "trials": [_compact(t) for t in run.trials], "probes": [p.to_json() for p in run.probes],
-            "findings": {k: f.to_json() for k, f in R.evaluate(ev, skip).items()},
-            "profiles": profiles, "extra": {k: _extra_line(r) for k, r in extra.items()},
-            "kernels": run.kernels}
+    ev = Evidence(spec, run.backend, run.variant, run, extra, probe)
+    rec = {"status": run.status, "message": run.message, "env": run.env,
+           "verdicts": [v.to_json() for v in judge(spec, run)],
+           "trials": [_compact(t) for t in run.trials], "probes": [p.to_json() for p in run.probes],
+           "findings": {k: f.to_json() for k, f in R.evaluate(ev, skip).items()},
+           "profiles": profiles, "extra": {k: _extra_line(r) for k, r in extra.items()},
+           "kernels": run.kernels}
+    if probe is not None:
+        rec["probe"] = probe
+    return rec
+
+
+def probe_detectors(backend: str, skip: frozenset = frozenset()) -> list[str]:
+    """The probe's detectors that the checks reading the probe need on ``backend`` (those not
+    skipped), in the registry's order."""
+    from harness.probe.detectors import registry
+
+    wanted = {d for c in R.DETECTORS if isinstance(c, ProbeCheck) and c.applies(backend) and c.name not in skip
+              for d in c.reads}
+    return [n for n in registry() if n in wanted]
+
+
+PROBE_KEYS = ("code", "detector", "severity", "message", "line")  # what a record keeps of a probe finding
+
+
+def probe_run(spec, variant: str, backend: str, names: list[str], *, seed: int) -> dict | str:
+    """The probe's ``names`` on one variant of the case folder on ``backend``, as a record keeps it:
+    {"detectors", "ran": {detector: how its run ended}, "findings": [...], "seconds"}, or why it was
+    not run ("not run: ..." / "n/a: ..."). One process (``jobs=1``), no budget (a loaded machine
+    must not cut a detector short), each detector given the case's timeout (at most EXTRA_TIMEOUT)."""
+    from harness.probe.runner import ProbeInputError, probe
+
+    try:
+        rep = probe(str(spec.path / f"{variant}.py"), inputs=str(spec.path / "case.py"), launcher=spec.launcher,
+                    backends=[backend], detectors=list(names), seed=seed, jobs=1, budget=0,
+                    timeout=min(spec.timeout[backend], EXTRA_TIMEOUT))
+    except ProbeInputError as e:
+        return f"not run: the probe could not load the case: {e}"
+    except Exception as e:  # the probe's own failure costs the checks that read it, not the variant's record
+        return f"not run: the probe failed: {type(e).__name__}: {e}"
+    if why := (rep.meta.get(backend) or {}).get("unavailable"):
+        return f"n/a: {why}"
+    return {"detectors": list(names), "ran": {d: st for b, d, _, st in rep.ran if b == backend},
+            "findings": [{k: v for k, v in f.to_json().items() if k in PROBE_KEYS and v not in (None, "")}
+                         for f in rep.findings], "seconds": round(rep.seconds, 1)}
 
 
 def failed_record(message: str) -> dict:
@@ -121,7 +163,28 @@ def main_run(spec, backend: str, variant: str, *, trials, seed: int):
 
 
 def finish(spec, backend: str, run, profiles: list, *, seed: int, skip: frozenset = frozenset()) -> dict:
-    """The detectors' own runs after the main run, then every detector's finding."""
+    """The detectors' own runs and the probe after the main run, then every detector's finding."""
+    return variant_record(spec, run, _extra(spec, backend, run, seed, skip), profiles, skip,
+                          _probe(spec, backend, run, seed, skip))
+
+
+def _probe(spec, backend: str, run, seed: int, skip: frozenset):
+    """``probe_run`` after the main run, where some check reads it (else None); why not, where the
+    main run shows there is nothing to probe."""
+    if not (names := probe_detectors(backend, skip)):
+        return None
+    if run.status == "skip":
+        return f"n/a: {run.message}"
+    if run.status == "hang":
+        return "n/a: the kernel hangs (its main run timed out), so there is no probe run to make"
+    if run.status == "error":
+        return f"not run: the case failed to set up ({run.message})"
+    with purpose_of("probe"):  # for CASEBOOK_TIMINGS: whose run this is
+        return probe_run(spec, run.variant, backend, names, seed=seed)
+
+
+def _extra(spec, backend: str, run, seed: int, skip: frozenset) -> dict:
+    """The detectors' own runs after the main run (``extra_runs``), or why each was not made."""
     extra = {}
     for name, plan in extra_runs(spec, backend).items():
         if name in skip:
@@ -139,7 +202,7 @@ def finish(spec, backend: str, run, profiles: list, *, seed: int, skip: frozense
         else:
             with purpose_of(name):  # for CASEBOOK_TIMINGS: whose run this is
                 extra[name] = _extra_run(spec, run.variant, backend, seed, plan)
-    return variant_record(spec, run, extra, profiles, skip)
+    return extra
 
 
 def _extra_run(spec, variant: str, backend: str, seed: int, plan: dict):
@@ -296,9 +359,10 @@ def from_case_record(spec, backend: str) -> dict | None:
     try:
         for r in data.get("runs", []):
             run = RunResult(**{k: v for k, v in r.items() if k in fields})
-            extra = {name: "not run: not in this recorded run (python -m harness detect --record)"
-                     for name in extra_runs(spec, backend)}
-            out["variants"][run.variant] = variant_record(spec, run, extra, [])
+            why = "not run: not in this recorded run (python -m harness detect --record)"
+            extra = {name: why for name in extra_runs(spec, backend)}
+            out["variants"][run.variant] = variant_record(spec, run, extra, [],
+                                                          probe=why if probe_detectors(backend) else None)
             out["env"] = out["env"] or run.env
     except (TypeError, KeyError):
         return None

@@ -2,9 +2,10 @@
 
 A probe detector (``harness.probe.detectors.Detector``) runs on a user's kernel; where the casebook scores the
 same idea on its cases, the detector also carries one or more ``CaseCheck`` (``Detector.case``) that look
-at what one variant did on one backend (its ``Evidence``: the main run's events and, for some checks,
-one extra run of its own) and return a ``DetectorResult``: ``flagged``, ``quiet``, ``n/a`` (it does not
-apply there) or ``not run`` (it could not run here: no GPU, tool missing), with a one-line reason.
+at what one variant did on one backend (its ``Evidence``: the main run's events, for some checks one
+extra run of their own, and for a ``ProbeCheck`` the probe's own detectors run on the case folder) and
+return a ``DetectorResult``: ``flagged``, ``quiet``, ``n/a`` (it does not apply there) or ``not run`` (it
+could not run here: no GPU, tool missing), with a one-line reason.
 
 A check *catches* a case when it flags the broken kernel; flagging the fixed kernel is a *false alarm*.
 ``harness.probe.case_runs`` makes the runs and keeps the records, ``harness.probe.cases`` collects the
@@ -48,6 +49,8 @@ class Evidence:
     variant: str
     run: object = None  # RunResult of the main run
     extra: dict = field(default_factory=dict)  # detector name -> RunResult, or a str: why it was not run
+    probe: object = None  # the probe's run of this variant here (``ProbeCheck``'s evidence: a dict, see
+    # ``harness.probe.case_runs.probe_run``), or a str "n/a: why" / "not run: why", or None (no probe run)
 
 
 class CaseCheck:
@@ -96,6 +99,23 @@ class CaseCheck:
         return f"<case check {self.name}>"
 
 
+class ProbeCheck(CaseCheck):
+    """A check that reads the probe instead of evidence of its own: ``detect`` runs the probe's
+    ``reads`` detectors on the case folder (the variant's file, ``case.py`` as its inputs), and the
+    check flags the variant where one of them reported a problem (an error or a warning) of ``codes``.
+
+    A detector the probe skipped (it does not apply: ``repeat`` on a kernel with no atomics and no
+    autotune) is quiet, with the probe's reason; one whose run of the launcher raised, hung or died
+    (P001-P003) has no result to check (n/a), as a main run that crashed; one that failed or was not
+    run is ``not run``."""
+
+    reads: tuple = ()  # the probe's detectors it reads (their names in harness.probe.detectors)
+    codes: tuple = ()  # the P-codes that flag
+
+    def check(self, ev: Evidence) -> tuple[str, str]:
+        return probe_finding(ev, self.reads, self.codes)
+
+
 class AcrossCheck(CaseCheck):
     """A check that compares the GPU with the interpreter, from both backends' verdicts.
 
@@ -130,6 +150,53 @@ def no_result(run, what: str = "run") -> tuple[str, str] | None:
     if not run.trials:
         return NA, f"no result to check: the {what} ended in {run.status} ({run.message})"
     return None
+
+
+DEAD = ("P001", "P002", "P003")  # the launcher raised, the kernel hung, Triton could not compile it: no result
+NO_RESULT_STATUS = ("crash", "hang", "stopped")  # a probe detector's process died or hung in it
+
+
+def _by(f: dict, detector: str) -> bool:
+    """Whether ``detector`` reported ``f`` (a launcher that raises alike in several is one finding naming them)."""
+    return detector in [d.strip() for d in str(f.get("detector", "")).split(",")]
+
+
+def probe_finding(ev: Evidence, detectors: tuple, codes: tuple) -> tuple[str, str]:
+    """(status, reason) of a ``ProbeCheck`` from ``ev.probe``: flagged by a problem of ``codes`` that
+    one of ``detectors`` reported."""
+    p = ev.probe
+    if p is None or isinstance(p, str):
+        return no_result(p, "probe run")
+    findings = p.get("findings", [])
+    hits = [f for f in findings if f.get("code") in codes and f.get("severity") != "info"
+            and any(_by(f, d) for d in detectors)]
+    if hits:
+        f = hits[0]
+        more = f" (+{len(hits) - 1} more)" if len(hits) > 1 else ""
+        at = f" at {f['line']}" if f.get("line") else ""
+        return FLAGGED, f"{f['code']} (the probe's {f['detector']}){at}: {f.get('message', '')}{more}"
+    notes = []
+    died = [f for f in findings if f.get("code") in DEAD and f.get("severity") != "info"]
+    for d in detectors:
+        status = p.get("ran", {}).get(d)
+        dead = [f for f in died if _by(f, d)]
+        if status is None:
+            return NOT_RUN, f"the probe did not run its {d} detector"
+        if dead or status in NO_RESULT_STATUS:
+            why = f"{dead[0]['code']} {dead[0].get('message', '')}" if dead else status
+            return NA, f"no result to check: the probe's {d} detector: {why}"
+        if status.startswith("skipped") and died:  # its reason (no atomics...) says nothing of a launcher that raises
+            return NA, f"no result to check: the probe's {d} detector {status}, and its {died[0]['detector']} " \
+                       f"detector: {died[0]['code']} {died[0].get('message', '')}"
+        if status.startswith("skipped"):
+            notes.append(f"the probe's {d} detector {status}")
+        elif status != "done":
+            failed = next((f.get("message", "") for f in findings if _by(f, d) and f.get("code") == "P000"), "")
+            return NOT_RUN, f"the probe's {d} detector: {status}" + (f": {failed}" if failed else "")
+    info = [f for f in findings if f.get("code") in codes and any(_by(f, d) for d in detectors)]
+    notes += [f"information only: {f['code']} {f.get('message', '')}" for f in info[:1]]
+    said = "; ".join(notes)
+    return QUIET, f"no {'/'.join(codes)} finding" + (f" ({said})" if said else "")
 
 
 def count(n: int, noun: str, plural: str = "s") -> str:

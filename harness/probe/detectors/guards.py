@@ -9,7 +9,7 @@ a uint8 output, a NaN carried from the poison) is not "never written".
 from __future__ import annotations
 
 from harness.probe import execute as X
-from harness.probe.casecheck import FLAGGED, QUIET, CaseCheck, Evidence, no_result
+from harness.probe.casecheck import ProbeCheck
 from harness.probe.context import crash, label, never_written, poison_or_own
 from harness.probe.detectors import Detector
 from harness.probe.findings import ERROR, INFO, P112, Code
@@ -51,46 +51,24 @@ P113 = Code("P113", ERROR, "output elements never written: they keep what they h
 
 # --- its case checks (detect, report): how the casebook scores the same idea on its cases ---
 
-class Poison(CaseCheck):
+class Poison(ProbeCheck):
     name = "poison"
     label = "poison reads"
-    what = "inputs sit in NaN padding; a NaN output that disappears with finite padding was read past the end"
-    yours = "allocate inputs inside a NaN-filled buffer and hand the kernel a view"
+    what = "the probe's reference and guard bands: NaN results that go with finite guard bands (P112: read outside)"
+    yours = "python -m harness probe your_kernel.py (or put inputs inside NaN-filled buffers, hand the kernel views)"
     order = 40
-
-    def check(self, ev: Evidence) -> tuple[str, str]:
-        if (r := no_result(ev.run)) is not None:
-            return r
-        for p in ev.run.probes:
-            if p.nonfinite_with_finite_padding < p.nonfinite_with_nan_padding:
-                return FLAGGED, f"{p.nonfinite_with_nan_padding} NaN outputs came from reading the NaN " \
-                                f"padding (call {p.call + 1})"
-        if ev.run.probes:
-            return QUIET, "non-finite outputs, but not from the padding"
-        return QUIET, "no output traced to the padding"
+    reads = ("reference", "guards")
+    codes = ("P112",)
 
 
-class Canary(CaseCheck):
+class Canary(ProbeCheck):
     name = "canary"
     label = "canary writes"
-    what = "outputs and their padding start as a canary: changed padding or leftover canary is reported"
-    yours = "fill outputs and a margin around them with a sentinel; check both after the call"
+    what = "the probe's guard bands: a write outside a tensor (P111), output never written (P113)"
+    yours = "python -m harness probe your_kernel.py (or fill outputs and a margin with a sentinel; check both)"
     order = 50
-
-    def check(self, ev: Evidence) -> tuple[str, str]:
-        if (r := no_result(ev.run)) is not None:
-            return r
-        past, unwritten = {}, {}
-        for t in ev.run.trials:
-            for k, v in t.guard["wrote_past_end"].items():
-                past[k] = max(past.get(k, 0), v)
-            for k, v in t.guard["unwritten"].items():
-                unwritten[k] = max(unwritten.get(k, 0), v)
-        parts = [f"wrote {v} padding elements around {k}" for k, v in past.items()]
-        parts += [f"left {v} elements of {k} unwritten" for k, v in unwritten.items()]
-        if parts:
-            return FLAGGED, "; ".join(parts)
-        return QUIET, "padding and output canaries intact"
+    reads = ("guards",)
+    codes = ("P111", "P113")
 
 
 DETECTOR = Detector("guards", "guard bands around every tensor, poison in torch.empty", run,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from harness.probe import execute as X
 from harness.probe import tf32_rounding as tf32
-from harness.probe.casecheck import FLAGGED, QUIET, CaseCheck, Evidence, no_result
+from harness.probe.casecheck import FLAGGED, QUIET, CaseCheck, Evidence, ProbeCheck, no_result
 from harness.probe.context import crash, fmt, poison_or_own, wrong
 from harness.probe.detectors import Detector
 from harness.probe.findings import ERROR, P112, P203, P204, WARNING, Code
@@ -96,24 +96,14 @@ class Reference(CaseCheck):
                         f"{worst.result} (reference {worst.reference})"
 
 
-class NanScan(CaseCheck):
+class NanScan(ProbeCheck):
     name = "nan-scan"
     label = "NaN/Inf scan"
-    what = "looks for NaN or Inf where the reference is finite (not counting the harness's own NaN padding)"
-    yours = "assert torch.isfinite(out).all()"
+    what = "the probe's reference: NaN or Inf where the reference is finite, not from its NaN guard bands (P202)"
+    yours = "python -m harness probe your_kernel.py (or assert torch.isfinite(out).all())"
     order = 60
-
-    def check(self, ev: Evidence) -> tuple[str, str]:
-        if (r := no_result(ev.run)) is not None:
-            return r
-        nf = max(t.nonfinite for t in ev.run.trials)
-        if not nf:
-            return QUIET, "no NaN or Inf where the reference is finite"
-        probes = ev.run.probes
-        if probes and all(p.nonfinite_with_finite_padding == 0 for p in probes):
-            return QUIET, f"{nf} NaN outputs, all from the harness's NaN padding (see poison reads)"
-        own = max((p.nonfinite_with_finite_padding for p in probes), default=nf)
-        return FLAGGED, f"{own} NaN/Inf outputs where the reference is finite"
+    reads = ("reference",)
+    codes = ("P202",)
 
 
 DETECTOR = Detector("reference", "the default sizes against the float64 reference", run,

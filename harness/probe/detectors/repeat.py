@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.probe import execute as X
-from harness.probe.casecheck import FLAGGED, NA, QUIET, CaseCheck, Evidence, no_result
+from harness.probe.casecheck import ProbeCheck
 from harness.probe.context import crash
 from harness.probe.detectors import Detector, uses_atomics_or_autotune
 from harness.probe.findings import NONDETERMINISM, WARNING, Code, nondeterminism_severity
@@ -57,39 +57,16 @@ P501 = Code("P501", WARNING, "identical runs give different results", ("nrm2-ato
             otherwise=NONDETERMINISM + "; an error where the runs are wrong too")
 
 
-# --- its case checks (detect, report): how the casebook scores the same idea on its cases ---
+# --- its case check (detect, report): how the casebook scores the same idea on its cases ---
 
-def by_call(trials: list) -> dict[int, list]:
-    out: dict[int, list] = {}
-    for t in trials:
-        out.setdefault(t.call, []).append(t)
-    return out
-
-
-class Repeat(CaseCheck):
+class Repeat(ProbeCheck):
     name = "repeat"
     label = "repeat runs"
-    what = "runs the kernel N times on the same inputs and compares the results bitwise"
-    yours = "run it 10-20 times and compare hashes of the bytes, not allclose"
+    what = "the probe's repeat: the same inputs run again after the first call, compared bitwise (P501)"
+    yours = "python -m harness probe your_kernel.py (or run it 10-20 times and compare hashes of the bytes)"
     order = 20
-
-    def check(self, ev: Evidence) -> tuple[str, str]:
-        if (r := no_result(ev.run)) is not None:
-            return r
-        calls = by_call(ev.run.trials)
-        if max(len(ts) for ts in calls.values()) < 2:
-            return NA, "one run only: nothing to compare"
-        parts = []
-        for call, ts in sorted(calls.items()):
-            distinct = len({t.fingerprint for t in ts})
-            if distinct > 1:
-                parts.append(f"call {call + 1}: {distinct} distinct results over {len(ts)} runs")
-        if parts:
-            allowed = ev.variant == "fixed" and not getattr(ev.spec, "deterministic", True)
-            note = " (the case allows the fixed kernel to vary: deterministic = false)" if allowed else ""
-            return FLAGGED, "; ".join(parts) + note
-        n = max(len(ts) for ts in calls.values())
-        return QUIET, f"bitwise identical over {n} runs"
+    reads = ("repeat",)
+    codes = ("P501",)
 
 
 DETECTOR = Detector("repeat", "identical runs, bitwise", run, process={"interpreter": 0, "gpu": 0}, rank=5,

@@ -210,6 +210,7 @@ DIRECT_WRITES = {
     ("harness/sanitize/gpu.py", "open"): "the tests already run, appended to in the command's temporary folder",
     ("harness/bugs/record.py", "open"): "a lock file",
     ("harness/bugs/source.py", "open"): "a lock file",
+    ("harness/run/triton_compat.py", "open"): "a GPU's lock file: the workers' autotune benchmarks take turns on it",
     ("harness/bugs/source.py", "write_bytes"): "into a temporary tree that one rename puts in place",
     ("harness/bugs/source.py", "write_text"): "the same temporary tree",
     ("harness/commands/new.py", "write_text"): "into fileio.new_folder's temporary folder, renamed whole",

@@ -247,7 +247,11 @@ def padded(name: str, t, salt: int, finite: bool = False, pad: int = PAD) -> Ban
     base = torch.empty(pad + span + pad, dtype=t.dtype, device=t.device)
     _fill_poison(base, salt, finite)
     view = base.as_strided(t.shape, t.stride(), pad)
-    view.copy_(t)
+    src, dst = t, view
+    for d, st in enumerate(t.stride()):  # a broadcast (stride 0) dim: its one element copied, not its repeats
+        if st == 0:
+            src, dst = src.narrow(d, 0, 1), dst.narrow(d, 0, 1)
+    dst.copy_(src)
     # the mask and the bytes before, on the host: a kernel that stores far outside its tensors
     # (past the bands too) must not rewrite the record it is checked against
     mask = torch.ones(base.numel(), dtype=torch.bool)

@@ -34,6 +34,8 @@ How wrong is wrong depends on what the launcher promised, which its own launch s
 from __future__ import annotations
 
 import inspect
+from dataclasses import dataclass
+from typing import Callable
 
 from harness.probe import execute as X
 from harness.probe.context import fmt, wrong
@@ -43,6 +45,11 @@ from harness.probe.findings import ERROR, INFO, WARNING, Code
 ROW_PAD = 16  # a wider buffer's extra elements per row (times the tensor's place): 16-divisibility kept
 MAX_ALONE = 4  # tensors tried one at a time where a combined run is wrong or raised (the largest first)
 MAX_FINDINGS = 3
+
+# Whether the detector runs on the GPU backend too (a probe with a GPU runs both backends: the GPU side lays
+# the inputs out in device memory, without the interpreter's bounds check). The one switch: on, until a run of
+# benchmarks/layout_gpu.py on a GPU says otherwise (its log committed under docs/measurements/).
+GPU_SIDE = True
 
 
 def row_padded(t, i: int = 0):
@@ -61,16 +68,61 @@ def strided(t, i: int = 0):
     return t.new_empty(step * t.shape[0])[::step].copy_(t)
 
 
-# layout -> (how it is made, what it is in words, whether a tensor takes it, the stride that only this layout
-# gives: a launch given it passes the tensor's strides for this layout)
+def permuted(t, i: int = 0):
+    """The two dims before the last swapped in memory, the last dim contiguous: ``x.transpose(-3, -2)`` of a
+    contiguous buffer (a (batch, seq, hidden) tensor stored seq-major, attention's (batch, heads, seq, dim)
+    from a (batch, seq, heads, dim) projection); the buffer's rows padded, so that every stride but the last
+    is a number no size equals (a launch given it passes it)."""
+    pad = ROW_PAD * (i + 1)
+    lead = (*t.shape[:-3], t.shape[-2], t.shape[-3])
+    return t.new_empty((*lead, t.shape[-1] + pad))[..., :t.shape[-1]].transpose(-3, -2).copy_(t)
+
+
+def interleaved(t, i: int = 0):
+    """Every ``step``-th column of a packed buffer from the second on, ``packed[..., 1::step]`` (real and
+    imaginary parts, gate and up projections, rotary halves stored interleaved): the last dim strided."""
+    step = 3 + i
+    return t.new_empty((*t.shape[:-1], t.shape[-1] * step))[..., 1::step].copy_(t)
+
+
+def broadcast(t, i: int = 0):
+    """The first row (index 0 of dim 0) expanded over dim 0, stride 0 there (``bias.expand(rows, -1)``, a mask
+    or positions expanded over the batch). Other values than ``t``'s: the run compares it with the same
+    values materialized (``_broadcast_run``)."""
+    return t[:1].expand(t.shape)
+
+
+@dataclass(frozen=True)
+class Layout:
+    make: Callable  # (tensor, its place) -> a view with the same values (broadcast: the values it stands for)
+    words: str
+    takes: Callable  # tensor -> whether it can be given in this layout (and the layout is not contiguous)
+    dims: tuple  # the dims whose strides only this layout gives: a launch given them all passes its strides
+    convention: str = ""  # the stride a launch given the row stride only leaves out, and what it assumes (a note)
+    after: tuple = ()  # earlier layouts whose misread this one repeats: a tensor wrong there is not tried here
+
+
 LAYOUTS = {
-    "row-padded": (row_padded, "a slice of a wider buffer (rows padded)", lambda t: t.dim() >= 2, -2),
-    "strided": (strided, "a strided view (every few elements of a buffer)", lambda t: t.dim() == 1, -1),
-    "transposed": (transposed, "a transposed (column-major) view", lambda t: t.dim() >= 2 and t.shape[-1] > 1
-                   and t.shape[-2] > 1, -1),
+    "row-padded": Layout(row_padded, "a slice of a wider buffer (rows padded)", lambda t: t.dim() >= 2, (-2,)),
+    "strided": Layout(strided, "a strided view (every few elements of a buffer)", lambda t: t.dim() == 1, (-1,)),
+    "transposed": Layout(transposed, "a transposed (column-major) view",
+                         lambda t: t.dim() >= 2 and t.shape[-1] > 1 and t.shape[-2] > 1, (-1,),
+                         "its column stride: Triton's convention, the last dim contiguous"),
+    "permuted": Layout(permuted, "a view with the two dims before the last permuted (x.transpose(-3, -2) of a "
+                                 "contiguous buffer)",
+                       lambda t: t.dim() >= 3 and t.shape[-3] > 1 and t.shape[-2] > 1, (-3, -2),
+                       "the stride of the dim before: its leading dims taken as one row index with that stride, as "
+                       "x.view(-1, H) would (which refuses this view; x.reshape(-1, H) copies it)", ("row-padded",)),
+    "interleaved": Layout(interleaved, "a column slice of a packed buffer (packed[..., 1::k])",
+                          lambda t: t.dim() >= 2 and t.shape[-1] > 1, (-1,),
+                          "its column stride: Triton's convention, the last dim contiguous",
+                          ("row-padded", "transposed")),
+    "broadcast": Layout(broadcast, "an expanded (broadcast) view, its first row repeated",
+                        lambda t: t.dim() >= 2 and t.shape[0] > 1, (0,), "", ("row-padded",)),
 }
-RUNS = (("row-padded",), ("transposed",), ("strided",))  # the layout of each combined run (one kind each: a
-# tensor read wrong in one layout cannot hide another's, a 1-D one read at a matrix's place)
+RUNS = (("row-padded",), ("transposed",), ("strided",), ("permuted",), ("interleaved",), ("broadcast",))
+# the layout of each combined run (one kind each: a tensor read wrong in one layout cannot hide another's, a
+# 1-D one read at a matrix's place); broadcast last: it needs the row-padded run's strides (``_passes``)
 
 
 def read_by_reference(target, inputs: dict) -> tuple[set, bool]:
@@ -107,9 +159,8 @@ def _relaid(inputs: dict, names: list, layouts: tuple) -> tuple[dict, list]:
     out, done = dict(inputs), []
     for i, k in enumerate(names):
         for lay in layouts:
-            make, _, takes, _ = LAYOUTS[lay]
-            if takes(inputs[k]):
-                v = make(inputs[k], i)
+            if LAYOUTS[lay].takes(inputs[k]):
+                v = LAYOUTS[lay].make(inputs[k], i)
                 if not v.is_contiguous():
                     out[k] = v
                     done.append((k, lay))
@@ -118,7 +169,22 @@ def _relaid(inputs: dict, names: list, layouts: tuple) -> tuple[dict, list]:
 
 
 def _said(lay: str, v) -> str:
-    return f"{LAYOUTS[lay][1]}: stride {tuple(v.stride())}"
+    return f"{LAYOUTS[lay].words}: stride {tuple(v.stride())}"
+
+
+def _kept(given: dict) -> dict:
+    """``execute.clone_inputs`` that keeps a broadcast view broadcast (its one row copied, expanded again)."""
+    import torch
+
+    out = X.clone_inputs(given)
+    for k, v in given.items():
+        if isinstance(v, torch.Tensor) and v.numel() and 0 in v.stride():
+            row = v
+            for d, st in enumerate(v.stride()):
+                if st == 0:
+                    row = row.narrow(d, 0, 1)
+            out[k] = X.same_layout(row).expand(v.shape)
+    return out
 
 
 def run(ctx) -> list:
@@ -133,24 +199,17 @@ def run(ctx) -> list:
     # tensors the launch wrote are then taken for outputs
     names = [k for k in candidates(t, inputs) if not (anything and k in plain.changed)]
     names.sort(key=lambda k: -inputs[k].numel())
-    st = {"found": [], "refused": [], "base": plain.ints, "row_stride": set()}
+    st = {"found": [], "refused": [], "base": plain.ints, "row_stride": set(), "dims": {}, "wrong": {},
+          "written": set(plain.changed)}
     ctx.board.layout_now = st["found"]  # what the budget's end keeps (partial)
     cut = False
     for layouts in RUNS:
-        given, done = _relaid(inputs, names, layouts)
-        if not done:
-            continue
-        if cut := ctx.late():
-            break
-        kind, c = _outcome(ctx, given, ref)
-        if kind == "right" or kind == "fault" or len(done) == 1:
-            _judge(ctx, st, kind, c, given, done)
-            continue
-        for k, lay in done[:MAX_ALONE]:  # which one (the largest first)
-            if cut := ctx.late():
-                break
-            alone, one = _relaid(inputs, [k], (lay,))
-            _judge(ctx, st, *_outcome(ctx, alone, ref), alone, one)
+        lay = layouts[0]
+        these = [k for k in names if not set(LAYOUTS[lay].after) & st["wrong"].get(k, set())]
+        if lay == "broadcast":
+            cut = _broadcast_run(ctx, st, inputs, these)
+        else:
+            cut = _one_run(ctx, st, inputs, ref, these, layouts)
         if cut:
             break
     ctx.board.layout_now = None
@@ -162,6 +221,62 @@ def run(ctx) -> list:
     return found + ([_cut(ctx)] if cut else [])
 
 
+def _one_run(ctx, st: dict, inputs: dict, ref, names: list, layouts: tuple, base: dict | None = None) -> bool:
+    """One combined launch with each of ``names`` in ``layouts`` (``inputs``' values); where it is wrong and
+    several were laid out, each alone (the largest first), the others as in ``base`` (default ``inputs``).
+    True where the budget's end cut it."""
+    given, done = _relaid(inputs, names, layouts)
+    return _launches(ctx, st, given, done, ref, base or inputs)
+
+
+def _launches(ctx, st: dict, given: dict, done: list, ref, base: dict) -> bool:
+    if not done:
+        return False
+    if ctx.late():
+        return True
+    kind, c = _outcome(ctx, given, ref)
+    if kind == "right" or kind == "fault" or len(done) == 1:
+        _judge(ctx, st, kind, c, given, done)
+        return False
+    for k, lay in done[:MAX_ALONE]:  # which one (the largest first)
+        if ctx.late():
+            return True
+        alone = {**base, k: given[k]}
+        _judge(ctx, st, *_outcome(ctx, alone, ref), alone, [(k, lay)])
+    return False
+
+
+def _broadcast_run(ctx, st: dict, inputs: dict, names: list) -> bool:
+    """Each matrix the launch only reads (not written by the plain run: an expanded tensor is no place to write,
+    torch refuses that too), given as its first row expanded over dim 0 (stride 0). These are other values than
+    ``make_inputs``' (rows repeated), so: the reference must take the expanded view and give what it gives for
+    the same values materialized (torch code that reads a broadcast reads its values: a reference that raises
+    on it or reads it otherwise says the view is not its input), and the kernel must be right on the
+    materialized values; only then is the expanded run judged against the same reference."""
+    import torch
+
+    t = ctx.target
+    names = [k for k in names if k not in st["written"] and LAYOUTS["broadcast"].takes(inputs[k])]
+    if not names:
+        return False
+    wide = {**inputs, **{k: broadcast(inputs[k]) for k in names}}
+    same = {**inputs, **{k: wide[k].contiguous() for k in names}}
+    try:
+        ref = X.reference(t, same)
+        seen = X.reference_value(t, _kept(wide))
+        agree = seen.shape == ref.shape and torch.equal(seen.isnan(), ref.isnan()) and torch.equal(
+            seen.nan_to_num(), ref.nan_to_num())
+    except Exception:  # noqa: BLE001  the reference does not take the view (or these values): not its input
+        return False
+    if not agree:
+        return False
+    if ctx.late():
+        return True
+    if _outcome(ctx, X.clone_inputs(same), ref)[0] != "right":
+        return False  # the repeated rows are outside what the kernel gets right: nothing to compare with
+    return _launches(ctx, st, wide, [(k, "broadcast") for k in names], ref, same)
+
+
 def _outcome(ctx, given: dict, ref, changed: bool = False) -> tuple[str, object]:
     """("right" | "wrong" | "raised" | "fault", the Call) of one launch on ``given`` against ``ref``, as
     today's GPUs run it (0 in masked lanes), bounds-checked under the interpreter (a kernel that reads a view
@@ -170,7 +285,7 @@ def _outcome(ctx, given: dict, ref, changed: bool = False) -> tuple[str, object]
     from harness.run.triton_compat import launch_ints
 
     with ctx.instrument(poison_masked=False, memcheck=True), launch_ints() as ints:
-        c = ctx.call(X.clone_inputs(given), ref=ref, changed=changed)
+        c = ctx.call(_kept(given), ref=ref, changed=changed)
     c.ints = ints
     if c.error is not None:
         return ("fault" if device_fault(c.error) else "raised"), c
@@ -179,25 +294,54 @@ def _outcome(ctx, given: dict, ref, changed: bool = False) -> tuple[str, object]
     return "right", c
 
 
+def _passes(st: dict, new: set, k: str, lay: str, v) -> str:
+    """What the launch was given of ``v``'s strides in this layout: "all" (every stride only this layout has:
+    it passes the strides for it), "row" (the row stride and not the others: the convention the layout names),
+    "some" or "none". A broadcast's stride 0 is no number a launch can be seen given: it passes it where it
+    passed that dim's stride in the row-padded run (the same launcher code, now given 0)."""
+    dims = LAYOUTS[lay].dims
+    if lay == "broadcast":
+        seen = st["dims"].get(k, set())
+        return "all" if {d % v.dim() for d in dims} <= seen else ("some" if seen else "none")
+
+    def passed(d: int) -> bool:
+        return v.stride(d) > 1 and v.stride(d) in new
+
+    if all(passed(d) for d in dims):
+        return "all"
+    row = v.dim() >= 2 and (k in st["row_stride"] or passed(-2))
+    if row and LAYOUTS[lay].convention:
+        return "row"
+    return "some" if row or any(passed(d) for d in range(v.dim())) else "none"
+
+
 def _judge(ctx, st: dict, kind: str, c, given: dict, done: list) -> None:
-    """The finding of one run with ``done`` (name, layout) laid out otherwise, by what the launch was given:
-    a stride only that layout has (the launcher passes the strides for it: wrong is an error), a row stride
-    only (transposed: Triton's convention, rows strided and the last dim contiguous: a note), or none of the
-    tensor's strides (it takes the tensor as contiguous without saying so and neither copies nor refuses a
-    view: a warning for a matrix, whose row-padded and transposed views are everyday torch; a note for a
-    1-D tensor, whose strided views are rare)."""
+    """The finding of one run with ``done`` (name, layout) laid out otherwise, by what the launch was given
+    (``_passes``): every stride only that layout has (wrong is an error), the row stride only where the layout
+    breaks what a row stride assumes (the last dim contiguous, the leading dims one row index: a note), or
+    none of them (it takes the tensor as contiguous without saying so and neither copies nor refuses a view:
+    a warning for a matrix, whose views are everyday torch; a note for a 1-D tensor, whose strided views are
+    rare). An access outside memory is an error, except from a broadcast view read as contiguous (its memory
+    is one row: the same assumption, judged like a wrong result)."""
     from harness.errors import error_line
     from harness.probe.context import label
 
-    new = c.ints - st["base"]
-    passed = {k for k, lay in done if abs(given[k].stride()[LAYOUTS[lay][3]]) in new}
-    st["row_stride"] |= {k for k, lay in done if lay == "row-padded" and k in passed}
+    new = {abs(x) for x in c.ints - st["base"]}
+    how = {k: _passes(st, new, k, lay, given[k]) for k, lay in done}
+    for k, lay in done:
+        if lay == "row-padded":
+            v = given[k]
+            if how[k] == "all":
+                st["row_stride"].add(k)
+            st["dims"][k] = {d for d in range(v.dim() - 1) if v.stride(d) > 1 and v.stride(d) in new}
     if kind == "right":
         return
     when = " and ".join(f"'{k}' is {_said(lay, given[k])}" for k, lay in done)
     if kind == "raised":
         st["refused"].append(f"{when}: {error_line(c.error)}"[:200])
         return
+    for k, lay in done:
+        st["wrong"].setdefault(k, set()).add(lay)
     if kind == "fault":
         what = f"raised {error_line(c.error)}"
     elif past := c.guard.get("wrote_past_end"):
@@ -205,17 +349,18 @@ def _judge(ctx, st: dict, kind: str, c, given: dict, done: list) -> None:
     else:
         what = wrong(c.cmp)
     k, lay = done[0]
-    if kind == "fault":
+    if kind == "fault" and lay != "broadcast":
         severity, why = ERROR, "an access outside memory"
-    elif k in passed:
+    elif how[k] == "all":
         severity, why = ERROR, "the launcher passes the kernel the strides of that layout"
-    elif lay == "transposed" and k in st["row_stride"]:
-        severity, why = INFO, (f"information: the launcher passes the row stride of '{k}' and not its column stride: "
-                               f"Triton's convention, the last dim contiguous; x.contiguous() or an assert in the "
-                               f"launcher makes a transposed view safe")
+    elif how[k] == "row":
+        severity, why = INFO, (f"information: the launcher passes the row stride of '{k}' and not "
+                               f"{LAYOUTS[lay].convention}; {k}.contiguous() or an assert in the launcher "
+                               f"makes this view safe")
     else:
         severity = WARNING if given[k].dim() >= 2 else INFO
-        why = (f"{'information: ' if severity == INFO else ''}the launcher passes none of the strides of '{k}' and "
+        said = "none of the strides" if how[k] == "none" else "not the strides of that layout"
+        why = (f"{'information: ' if severity == INFO else ''}the launcher passes {said} of '{k}' and "
                f"neither copies nor refuses a view: a caller's view gives this silently; {k}.contiguous() or an "
                f"assert in the launcher makes it safe")
     st["found"].append(ctx.finding("P206", f"wrong when {when}, at {fmt(ctx.target.sizes)} (right when contiguous, "
@@ -237,15 +382,21 @@ def partial(ctx) -> list:
 
 P206 = Code("P206", WARNING, "wrong when an input that the reference reads is given, with the same values, in a "
                              "layout torch users pass (a slice of a wider buffer, a transposed view, a strided 1-D "
-                             "view) that the launcher neither copies nor refuses, and none of whose strides it passes: "
-                             "the kernel takes it as contiguous", ("noncontiguous-input",),
+                             "view, leading dims permuted, a packed buffer's interleaved columns, a broadcast) that "
+                             "the launcher neither copies nor refuses, and none of whose strides it passes: the kernel "
+                             "takes it as contiguous", ("noncontiguous-input",),
             otherwise="an error where the launcher passes the kernel the strides of that layout (or the kernel reads "
-                      "outside memory); info for a 1-D tensor, for a transposed view where it passes the row stride "
-                      "only (Triton's convention: the last dim contiguous), and where the launcher raises on the "
-                      "layout (its domain)")
+                      "outside memory); info for a 1-D tensor, where it passes the row stride only and the layout "
+                      "breaks what a row stride assumes (a transposed or interleaved view: the last dim contiguous; "
+                      "permuted leading dims: one row index), and where the launcher raises on the layout (its "
+                      "domain)")
 
-# The interpreter's side only, for now: it has not been run on a GPU yet (no device time was left when it
-# landed), and a default detector must not reach GPU users unmeasured. A probe on a GPU machine runs both
-# backends at once (gpu+interpreter), so its interpreter side still lays the inputs out.
+
+def backends(gpu_side: bool) -> tuple:
+    """Where the detector runs: the interpreter, and the GPU where ``gpu_side``."""
+    return ("interpreter", "gpu") if gpu_side else ("interpreter",)
+
+
 DETECTOR = Detector("layout", "the default sizes with each input in another memory layout (the same values)", run,
-                    process={"interpreter": 1}, rank=1, skip=_skip, partial=partial, codes=(P206,))
+                    backends=backends(GPU_SIDE), process={"interpreter": 1, "gpu": 0}, rank=1, skip=_skip,
+                    partial=partial, codes=(P206,))

@@ -102,6 +102,8 @@ class Layout:
     after: tuple = ()  # earlier layouts whose misread this one repeats: a tensor wrong there is not tried here
 
 
+LEADING = ("the strides of the dims before: its leading dims taken as one row index with that stride, as "
+           "x.view(-1, H) would (which refuses this view; x.reshape(-1, H) copies it)")
 LAYOUTS = {
     "row-padded": Layout(row_padded, "a slice of a wider buffer (rows padded)", lambda t: t.dim() >= 2, (-2,)),
     "strided": Layout(strided, "a strided view (every few elements of a buffer)", lambda t: t.dim() == 1, (-1,)),
@@ -111,14 +113,13 @@ LAYOUTS = {
     "permuted": Layout(permuted, "a view with the two dims before the last permuted (x.transpose(-3, -2) of a "
                                  "contiguous buffer)",
                        lambda t: t.dim() >= 3 and t.shape[-3] > 1 and t.shape[-2] > 1, (-3, -2),
-                       "the stride of the dim before: its leading dims taken as one row index with that stride, as "
-                       "x.view(-1, H) would (which refuses this view; x.reshape(-1, H) copies it)", ("row-padded",)),
+                       LEADING, ("row-padded",)),
     "interleaved": Layout(interleaved, "a column slice of a packed buffer (packed[..., 1::k])",
                           lambda t: t.dim() >= 2 and t.shape[-1] > 1, (-1,),
                           "its column stride: Triton's convention, the last dim contiguous",
                           ("row-padded", "transposed")),
     "broadcast": Layout(broadcast, "an expanded (broadcast) view, its first row repeated",
-                        lambda t: t.dim() >= 2 and t.shape[0] > 1, (0,), "", ("row-padded",)),
+                        lambda t: t.dim() >= 2 and t.shape[0] > 1, (0,), LEADING, ("row-padded",)),
 }
 RUNS = (("row-padded",), ("transposed",), ("strided",), ("permuted",), ("interleaved",), ("broadcast",))
 # the layout of each combined run (one kind each: a tensor read wrong in one layout cannot hide another's, a
@@ -153,14 +154,23 @@ def _skip(ctx) -> str | None:
     return None
 
 
-def _relaid(inputs: dict, names: list, layouts: tuple) -> tuple[dict, list]:
+def _relaid(inputs: dict, names: list, layouts: tuple, avoid: frozenset = frozenset(),
+            same: bool = False) -> tuple[dict, list]:
     """``inputs`` with each of ``names`` in the first of ``layouts`` it takes (same values); (name, layout)
-    of each changed (a layout that gives a contiguous tensor again, a (n, 1) transposed, is left out)."""
+    of each changed (a layout that gives a contiguous tensor again, a (n, 1) transposed, is left out). The
+    padding (or step) of each is the first of its place's that gives the strides the layout is judged by
+    numbers outside ``avoid`` (the contiguous launch's integers: a launch given them is then seen given them,
+    whatever the sizes multiply to); ``same``: every one the padding of the first place (tensors of one shape
+    then have one set of strides, as views of one packed buffer do)."""
     out, done = dict(inputs), []
     for i, k in enumerate(names):
         for lay in layouts:
-            if LAYOUTS[lay].takes(inputs[k]):
-                v = LAYOUTS[lay].make(inputs[k], i)
+            spec = LAYOUTS[lay]
+            if spec.takes(inputs[k]):
+                for j in (range(8) if same else range(i, i + 8 * len(names), len(names))):
+                    v = spec.make(inputs[k], j)
+                    if not {abs(v.stride(d)) for d in spec.dims} & avoid:
+                        break
                 if not v.is_contiguous():
                     out[k] = v
                     done.append((k, lay))
@@ -200,7 +210,7 @@ def run(ctx) -> list:
     names = [k for k in candidates(t, inputs) if not (anything and k in plain.changed)]
     names.sort(key=lambda k: -inputs[k].numel())
     st = {"found": [], "refused": [], "base": plain.ints, "row_stride": set(), "dims": {}, "wrong": {},
-          "written": set(plain.changed)}
+          "written": set(plain.changed), "names": names}
     ctx.board.layout_now = st["found"]  # what the budget's end keeps (partial)
     cut = False
     for layouts in RUNS:
@@ -214,7 +224,7 @@ def run(ctx) -> list:
             break
     ctx.board.layout_now = None
     found = sorted(st["found"], key=lambda f: ("error", "warning", "info").index(f.severity))[:MAX_FINDINGS]
-    if st["refused"] and not found:
+    if st["refused"] and all(f.severity == INFO for f in found):  # a refusal is news beside notes only
         found.append(ctx.finding("P206", f"the launcher raised when {'; '.join(st['refused'][:3])} (information: it "
                                          f"does not take that layout; a loud error, not a silent wrong result)"[:400],
                                  severity=INFO))
@@ -225,7 +235,7 @@ def _one_run(ctx, st: dict, inputs: dict, ref, names: list, layouts: tuple, base
     """One combined launch with each of ``names`` in ``layouts`` (``inputs``' values); where it is wrong and
     several were laid out, each alone (the largest first), the others as in ``base`` (default ``inputs``).
     True where the budget's end cut it."""
-    given, done = _relaid(inputs, names, layouts)
+    given, done = _relaid(inputs, names, layouts, frozenset(abs(x) for x in st["base"]))
     return _launches(ctx, st, given, done, ref, base or inputs)
 
 
@@ -236,14 +246,35 @@ def _launches(ctx, st: dict, given: dict, done: list, ref, base: dict) -> bool:
         return True
     kind, c = _outcome(ctx, given, ref)
     if kind == "right" or kind == "fault" or len(done) == 1:
-        _judge(ctx, st, kind, c, given, done)
+        _judge(ctx, st, kind, c, given, done, _shared(ctx, st, kind, c, given, done, ref, base))
         return False
     for k, lay in done[:MAX_ALONE]:  # which one (the largest first)
         if ctx.late():
             return True
         alone = {**base, k: given[k]}
-        _judge(ctx, st, *_outcome(ctx, alone, ref), alone, [(k, lay)])
+        kind, c = _outcome(ctx, alone, ref)
+        _judge(ctx, st, kind, c, alone, [(k, lay)], _shared(ctx, st, kind, c, alone, [(k, lay)], ref, base))
     return False
+
+
+def _shared(ctx, st: dict, kind: str, c, given: dict, done: list, ref, base: dict) -> list:
+    """The tensors of the same shape as the one laid out, where a launch given its strides is wrong with
+    them as made and right with them all in its layout, with its very strides (two views of one packed
+    buffer: ``packed[..., :n]``, ``packed[..., n:2n]``, a fused QKV's heads, a quantized weight's scales and
+    zeros): the launcher reads them by the one tensor's strides. [] otherwise (one launch more, only then)."""
+    if kind != "wrong" or len(done) != 1 or done[0][1] == "broadcast" or ctx.late():
+        return []
+    k, lay = done[0]
+    v = given[k]
+    if _passes(st, {abs(x) for x in c.ints - st["base"]}, k, lay, v) != "all":
+        return []
+    group = [n for n in st["names"] if n != k and tuple(base[n].shape) == tuple(v.shape) and n in base]
+    if not group:
+        return []
+    shared, laid = _relaid(base, [k, *group], (lay,), frozenset(abs(x) for x in st["base"]), same=True)
+    if len(laid) < 2 or _outcome(ctx, shared, ref)[0] != "right":
+        return []
+    return [n for n, _ in laid if n != k]
 
 
 def _broadcast_run(ctx, st: dict, inputs: dict, names: list) -> bool:
@@ -302,7 +333,9 @@ def _passes(st: dict, new: set, k: str, lay: str, v) -> str:
     dims = LAYOUTS[lay].dims
     if lay == "broadcast":
         seen = st["dims"].get(k, set())
-        return "all" if {d % v.dim() for d in dims} <= seen else ("some" if seen else "none")
+        if {d % v.dim() for d in dims} <= seen:
+            return "all"
+        return "row" if v.dim() - 2 in seen else ("some" if seen else "none")
 
     def passed(d: int) -> bool:
         return v.stride(d) > 1 and v.stride(d) in new
@@ -315,7 +348,7 @@ def _passes(st: dict, new: set, k: str, lay: str, v) -> str:
     return "some" if row or any(passed(d) for d in range(v.dim())) else "none"
 
 
-def _judge(ctx, st: dict, kind: str, c, given: dict, done: list) -> None:
+def _judge(ctx, st: dict, kind: str, c, given: dict, done: list, shared: list = ()) -> None:
     """The finding of one run with ``done`` (name, layout) laid out otherwise, by what the launch was given
     (``_passes``): every stride only that layout has (wrong is an error), the row stride only where the layout
     breaks what a row stride assumes (the last dim contiguous, the leading dims one row index: a note), or
@@ -351,6 +384,11 @@ def _judge(ctx, st: dict, kind: str, c, given: dict, done: list) -> None:
     k, lay = done[0]
     if kind == "fault" and lay != "broadcast":
         severity, why = ERROR, "an access outside memory"
+    elif how[k] == "all" and shared:
+        them = ", ".join(f"'{n}'" for n in shared)
+        severity, why = WARNING, (f"the launcher passes the strides of '{k}' and reads {them} by them: right when they "
+                                  f"share them, as views of one packed buffer do (packed[..., :n], packed[..., n:2n]), "
+                                  f"wrong when they differ; pass each tensor's own strides, or assert they are equal")
     elif how[k] == "all":
         severity, why = ERROR, "the launcher passes the kernel the strides of that layout"
     elif how[k] == "row":
@@ -359,8 +397,9 @@ def _judge(ctx, st: dict, kind: str, c, given: dict, done: list) -> None:
                                f"makes this view safe")
     else:
         severity = WARNING if given[k].dim() >= 2 else INFO
-        said = "none of the strides" if how[k] == "none" else "not the strides of that layout"
-        why = (f"{'information: ' if severity == INFO else ''}the launcher passes {said} of '{k}' and "
+        said = f"none of the strides of '{k}'" if how[k] == "none" else \
+            f"some strides of '{k}', not those of that layout,"
+        why = (f"{'information: ' if severity == INFO else ''}the launcher passes {said} and "
                f"neither copies nor refuses a view: a caller's view gives this silently; {k}.contiguous() or an "
                f"assert in the launcher makes it safe")
     st["found"].append(ctx.finding("P206", f"wrong when {when}, at {fmt(ctx.target.sizes)} (right when contiguous, "

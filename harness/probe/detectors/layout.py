@@ -1,34 +1,73 @@
 """The same values in another memory layout: a correct kernel's result depends on the values of its
 inputs, not on how the caller laid them out, unless the launcher refuses the layout (an assert, an
-error: its domain, a note) or copies it (``.contiguous()``: it passes).
+error, ``x.view(-1, H)`` that torch refuses: its domain, a note) or copies it (``.contiguous()``,
+``.reshape`` where torch cannot view: it passes).
 
 At the default sizes, each tensor that ``make_inputs`` gives contiguous and the reference reads
 (a value, an in-place argument; not an output buffer the reference never sees) is given again, with
-the same values, in a layout torch users commonly pass:
+the same values, in a layout torch code produces (the last dim contiguous unless said):
 
 - "row-padded": a slice of a wider buffer, ``torch.empty(rows, cols + 16)[:, :cols]`` (a fused QKV's
-  head, a padded vocabulary): rows ``cols + 16`` elements apart, each row contiguous;
+  head, a padded vocabulary, a packed tensor's column slice ``packed[..., k:k + n]``): rows
+  ``cols + 16`` elements apart, each row contiguous;
 - "transposed": a column-major view, ``w.t()`` of a (cols, rows + 16) buffer's first rows columns (the
   padding makes its column stride a number no size equals);
-- "strided" (1-D): every third element of a buffer (``buf[::3]``, a column ``x[:, j]``).
+- "strided" (1-D): every third element of a buffer (``buf[::3]``, a column ``x[:, j]``);
+- "permuted" (3-D and more): the two dims before the last swapped in memory, ``x.transpose(-3, -2)``
+  of a contiguous buffer: a (batch, seq, hidden) tensor stored seq-major, attention's
+  (batch, heads, seq, dim) from a (batch, seq, heads, dim) projection; the buffer's rows padded, so
+  each of its strides is a number the contiguous launch was not given;
+- "interleaved": a packed buffer's every third column from the second, ``packed[..., 1::3]``
+  (interleaved real/imaginary parts, gate/up projections, rotary halves): the last dim strided;
+- "broadcast": a matrix the launch only reads given as its first row expanded over dim 0
+  (``bias.expand(rows, -1)``, a mask or positions expanded over the batch: stride 0). Fair for an input
+  only: torch refuses writes into an expanded tensor, so a tensor the plain launch wrote is never
+  given one. Its values are other than ``make_inputs``' (rows repeated), so it is tried only where
+  the reference takes the expanded view and gives what it gives for the same values materialized
+  (torch code reads a broadcast as its values; a reference that raises on it, writing into it,
+  says it is not its input), and only where the kernel is right on those values materialized: then
+  the expanded run is judged like the others, "right when contiguous, the same values".
 
-One launch per layout where the kernel is right (every tensor that takes it at once: three in all), and
-where one is wrong, each tensor alone, to name it. Outputs are left as ``make_inputs`` made them, and
-the result is compared with the reference of the same values (the tolerance and the error floor of
-every comparison); the gaps of a view hold the guard bands' poison (NaN).
+Two inputs of one shape that are views of one wider buffer (``q, k = qkv[..., :n], qkv[..., n:]``;
+a quantized weight's scales and zeros) have one set of strides: where a launch given one tensor's
+strides is wrong, the tensors of its shape are given the same layout with those very strides, and a
+launcher right then reads them all by the one tensor's strides: right for views of one packed buffer,
+wrong when they differ (a warning, not an error). The guard bands place every tensor in its own
+buffer (strides kept, offset not), so a packed buffer's column slice is the row-padded layout and
+a later one's offset is not kept.
+
+One launch per layout where the kernel is right (every tensor that takes it at once: six in all), and
+where one is wrong, each tensor alone, to name it. A layout whose misread repeats an earlier one's
+(permuted, interleaved and broadcast after a wrong row-padded run; interleaved after a wrong
+transposed one) is not tried for that tensor. Outputs are left as ``make_inputs`` made them, and the
+result is compared with the reference of the same values (the tolerance and the error floor of every
+comparison); the gaps of a view hold the guard bands' poison (NaN).
 
 How wrong is wrong depends on what the launcher promised, which its own launch says
 (``triton_compat.launch_ints``: the integers the kernels were given, against the contiguous run's):
 
-- it passes the kernel the stride that only this layout has (the row stride of the row-padded view,
-  the column stride of the transposed one), and the result is still wrong: an error (P206);
-- it passes the row stride and not the column stride, and a transposed view is wrong: Triton's
-  convention (rows strided, the last dim contiguous), a note;
-- it passes none of the tensor's strides, and neither copies nor refuses the view: it takes the tensor
-  as contiguous without saying so, and a caller's view gives a wrong result silently. A warning for a
-  matrix (row slices and ``.t()`` are everyday torch: the stride-assumption lesson,
-  cases/noncontiguous-input), a note for a 1-D tensor (a strided vector is rare);
-- an access outside memory is an error whatever it was given.
+- it passes the kernel every stride that only this layout has (the row stride of the row-padded view;
+  the column stride of the transposed and interleaved ones; the strides of both permuted dims; for a
+  broadcast, whose stride 0 is no number a launch can be seen given, the stride of dim 0 in the
+  row-padded run: the same launcher code, now given 0), and the result is still wrong: an error
+  (P206). It was told where every element is and read another;
+- it passes the row stride and not the others of a layout that breaks what a row stride assumes:
+  a transposed or interleaved view (Triton's convention: rows strided, the last dim contiguous), a
+  permuted or 3-D broadcast view (the leading dims taken as one row index with that stride, which is
+  what ``x.view(-1, H)`` assumes and torch refuses for these views): a note;
+- it passes none of the tensor's strides (or some, not those of the layout), and neither copies nor
+  refuses the view: it takes the tensor as contiguous without saying so, and a caller's view gives a
+  wrong result silently. A warning for a matrix (row slices, ``.t()``, ``transpose(0, 1)``, packed
+  columns and ``expand`` are everyday torch: the stride-assumption lesson, cases/noncontiguous-input),
+  a note for a 1-D tensor (a strided vector is rare). Why not an error: the launcher's own code says
+  nothing of views, and the kernel is right on every input ``make_inputs`` and the shapes fuzzing
+  give; whether a view is in its contract is the author's word, not evidence (bitsandbytes'
+  quantize_blockwise and vllm's top-k/top-p before their fixes were such launchers: warnings here);
+- an access outside memory is an error whatever it was given, except from a broadcast view read as
+  contiguous (its memory is one row: the contiguity assumption itself, judged as a wrong result).
+
+On the GPU (``GPU_SIDE``) the same launches run in device memory, without the interpreter's bounds
+check: an access outside a view reads the guard bands' poison and shows as a wrong result.
 """
 
 from __future__ import annotations
@@ -239,12 +278,13 @@ def _one_run(ctx, st: dict, inputs: dict, ref, names: list, layouts: tuple, base
     return _launches(ctx, st, given, done, ref, base or inputs)
 
 
-def _launches(ctx, st: dict, given: dict, done: list, ref, base: dict) -> bool:
+def _launches(ctx, st: dict, given: dict, done: list, ref, base: dict, seen: tuple | None = None) -> bool:
+    """The combined launch (``seen``: its outcome, where it ran already), then each alone where it is wrong."""
     if not done:
         return False
-    if ctx.late():
+    if seen is None and ctx.late():
         return True
-    kind, c = _outcome(ctx, given, ref)
+    kind, c = seen or _outcome(ctx, given, ref)
     if kind == "right" or kind == "fault" or len(done) == 1:
         _judge(ctx, st, kind, c, given, done, _shared(ctx, st, kind, c, given, done, ref, base))
         return False
@@ -303,9 +343,15 @@ def _broadcast_run(ctx, st: dict, inputs: dict, names: list) -> bool:
         return False
     if ctx.late():
         return True
-    if _outcome(ctx, X.clone_inputs(same), ref)[0] != "right":
+    kind, c = _outcome(ctx, wide, ref)
+    if kind == "right":
+        _judge(ctx, st, kind, c, wide, [(k, "broadcast") for k in names])
+        return False
+    if ctx.late():
+        return True
+    if _outcome(ctx, same, ref)[0] != "right":  # asked only now: one launch fewer where the expanded run is right
         return False  # the repeated rows are outside what the kernel gets right: nothing to compare with
-    return _launches(ctx, st, wide, [(k, "broadcast") for k in names], ref, same)
+    return _launches(ctx, st, wide, [(k, "broadcast") for k in names], ref, same, (kind, c))
 
 
 def _outcome(ctx, given: dict, ref, changed: bool = False) -> tuple[str, object]:

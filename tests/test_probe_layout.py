@@ -477,3 +477,43 @@ def test_the_gpu_side_is_one_switch():
     assert layout.backends(True) == ("interpreter", "gpu") and layout.backends(False) == ("interpreter",)
     assert layout.DETECTOR.backends == layout.backends(layout.GPU_SIDE)
     assert ("layout" in [d.name for d in on("gpu")]) == layout.GPU_SIDE
+
+
+def test_the_guard_bands_keep_a_broadcast_view_broadcast_with_a_contiguous_tensors_room_after_it():
+    """A stride-0 input used to make the guard's copy raise (torch refuses to write one memory location
+    twice); now its one row is copied, and the memory a contiguous tensor of its shape takes is poison
+    after it, so a kernel that reads it as contiguous reads poison on a GPU too, not past the allocation."""
+    import torch
+
+    from harness.probe import execute
+    from harness.probe.detectors import layout
+
+    t = torch.randn(1, 5).expand(4, 5)
+    band = execute.padded("b", t, 1, pad=8)
+    assert band.view.stride() == (0, 1) and torch.equal(band.view, t)
+    assert band.base.numel() == 8 + 20 + 8 and band.base[13:28].isnan().all()
+    kept = layout._kept({"b": t, "n": 3})
+    assert kept["b"].stride() == (0, 1) and torch.equal(kept["b"], t) and kept["n"] == 3
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_the_layouts_are_judged_alike(user, more, cols, bias):
+    """The interpreter's severities on a GPU (the strides a launch is given are read there too; an access
+    outside a view reads the guard bands' poison)."""
+    def gpu(path, launcher):
+        return probe(path, launcher=launcher, backends=["gpu"], detectors=["layout"], jobs=1)
+
+    r = gpu(user, "launch")
+    assert [f.severity for f in r.by_code("P206")] == ["warning", "warning"], r.text()
+    assert gpu(user, "launch_fixed").findings == []
+    ignored = gpu(user, "launch_rows_ignored")
+    assert len(ignored.errors) == 1 and "slice of a wider buffer" in ignored.errors[0].message, ignored.text()
+    permuted = gpu(more, "launch_permuted_wrong")
+    assert [f for f in permuted.errors if "permuted" in f.message], permuted.text()
+    assert not gpu(more, "launch_permuted_right").problems
+    interleaved = gpu(cols, "launch_cols_wrong")
+    assert [f.severity for f in interleaved.by_code("P206")] == ["error"], interleaved.text()
+    assert gpu(cols, "launch_cols_right").findings == []
+    broadcast = gpu(bias, "launch_bias_wrong")
+    assert len(broadcast.errors) == 1 and "broadcast" in broadcast.errors[0].message, broadcast.text()
+    assert not gpu(bias, "launch_bias_right").problems

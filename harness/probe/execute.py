@@ -244,6 +244,8 @@ def padded(name: str, t, salt: int, finite: bool = False, pad: int = PAD) -> Ban
     import torch
 
     span = 1 + sum((s - 1) * st for s, st in zip(t.shape, t.stride())) if t.numel() else 0
+    if 0 in t.stride():  # a broadcast: the memory a contiguous tensor of its shape takes is there (poison), so a
+        span = max(span, t.numel())  # kernel that reads it as contiguous reads poison, on a GPU too, not past the end
     base = torch.empty(pad + span + pad, dtype=t.dtype, device=t.device)
     _fill_poison(base, salt, finite)
     view = base.as_strided(t.shape, t.stride(), pad)

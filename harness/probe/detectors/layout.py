@@ -36,6 +36,13 @@ wrong when they differ (a warning, not an error). The guard bands place every te
 buffer (strides kept, offset not), so a packed buffer's column slice is the row-padded layout and
 a later one's offset is not kept.
 
+What a launcher may do with a layout: refuse it (an assert on ``is_contiguous()`` or ``stride(-1) == 1``,
+``x.view(-1, H)`` that torch refuses for a permuted or broadcast view, a tensor descriptor that
+wants 16-byte strides): a loud error, its domain, a note; copy it (``.contiguous()``, ``.reshape``
+where torch cannot view, which it does for a permuted view and not for a row-padded or interleaved
+one): quiet, for what it reads. A launcher that writes its result in place into what ``.reshape``
+copied leaves the caller's tensor unwritten: that is a wrong result like any other here.
+
 One launch per layout where the kernel is right (every tensor that takes it at once: six in all), and
 where one is wrong, each tensor alone, to name it. A layout whose misread repeats an earlier one's
 (permuted, interleaved and broadcast after a wrong row-padded run; interleaved after a wrong

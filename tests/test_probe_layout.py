@@ -226,3 +226,294 @@ def test_no_fixed_kernel_of_the_casebook_is_called_wrong():
             warned.add(slug)
     assert not errors, errors
     assert {"rng-offset-overflow", "store-then-load-no-barrier"} <= warned, warned  # 2-D, no strides passed
+
+
+# Kernels of our own for the layouts torch code produces beyond a row slice and a transpose (issue #37): leading
+# dims permuted (a (batch, seq, hidden) tensor stored seq-major), a packed buffer's interleaved columns
+# (packed[..., 1::k]) and a broadcast read-only matrix (bias.expand(rows, -1)). Each: a kernel that is given
+# the strides of that layout and still misreads it (an error), its correct twin (quiet), and a launcher that
+# refuses the layout (a note) or follows the row-stride convention (a note).
+MORE = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def rows3_kernel(x_ptr, out_ptr, S, H, sxb, sxs, sob, sos, BATCH_STRIDE: tl.constexpr, BLOCK: tl.constexpr):
+    b = tl.program_id(0)
+    s = tl.program_id(1)
+    c = tl.arange(0, BLOCK)
+    # the batch stride passed and used, or passed and then taken as S rows of the row stride
+    start = b * sxb + s * sxs if BATCH_STRIDE else (b * S + s) * sxs
+    v = tl.load(x_ptr + start + c, mask=c < H)
+    tl.store(out_ptr + b * sob + s * sos + c, v * 2.0, mask=c < H)
+
+
+@triton.jit
+def rows2_kernel(x_ptr, out_ptr, H, sx, so, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    c = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + r * sx + c, mask=c < H)
+    tl.store(out_ptr + r * so + c, v * 2.0, mask=c < H)
+
+
+def _rows3(x, out, batch_stride):
+    B, S, H = x.shape
+    rows3_kernel[(B, S)](x, out, S, H, x.stride(0), x.stride(1), out.stride(0), out.stride(1),
+                         BATCH_STRIDE=batch_stride, BLOCK=32)
+    return out
+
+
+def launch_permuted_right(x, out):
+    return _rows3(x, out, True)
+
+
+def launch_permuted_wrong(x, out):  # given x.stride(0), then ignores it
+    return _rows3(x, out, False)
+
+
+def _flat(x, out, how):
+    H = x.shape[-1]
+    x2 = x.view(-1, H) if how == "view" else x.reshape(-1, H) if how == "reshape" else x
+    o2 = out.view(-1, H)
+    rows2_kernel[(o2.shape[0],)](x2, o2, H, x2.stride(-2), o2.stride(0), BLOCK=32)
+    return out
+
+
+def launch_flat_view(x, out):  # x.view(-1, H): torch refuses a permuted view
+    assert x.stride(-1) == 1, "x: the last dim must be contiguous"
+    return _flat(x, out, "view")
+
+
+def launch_flat_reshape(x, out):  # x.reshape(-1, H): torch copies a permuted view
+    return _flat(x, out, "reshape")
+
+
+def launch_flat_row_stride(x, out):  # one row stride for every leading dim: the row-stride convention
+    return _flat(x, out, "stride")
+
+
+def make_inputs(*, device, gen, batch=3, seq=5, hidden=24):
+    return {"x": torch.randn(batch, seq, hidden, generator=gen).to(device),
+            "out": torch.empty(batch, seq, hidden, device=device)}
+
+
+def reference(x):
+    return x.double() * 2.0
+"""
+
+COLS = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def cols_kernel(x_ptr, out_ptr, n_cols, sxr, sxc, so, COL_MAJOR: tl.constexpr, USE_COL: tl.constexpr,
+                BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    c = tl.arange(0, BLOCK)
+    # a column-major path where stride(0) == 1, else the column stride (passed) used, or taken as 1
+    offs = r * sxr + c * sxc if COL_MAJOR or USE_COL else r * sxr + c
+    v = tl.load(x_ptr + offs, mask=c < n_cols)
+    tl.store(out_ptr + r * so + c, v - 1.0, mask=c < n_cols)
+
+
+def _cols(x, out, use_col):
+    cols_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), x.stride(1), out.stride(0),
+                               COL_MAJOR=x.stride(0) == 1, USE_COL=use_col, BLOCK=64)
+    return out
+
+
+def launch_cols_right(x, out):
+    return _cols(x, out, True)
+
+
+def launch_cols_wrong(x, out):  # handles a transposed view, and takes any other as last-dim contiguous
+    return _cols(x, out, False)
+
+
+def launch_cols_asserts(x, out):
+    assert x.stride(-1) == 1, "x: the last dim must be contiguous"
+    return _cols(x, out, True)
+
+
+def make_inputs(*, device, gen, rows=12, cols=40):
+    return {"x": torch.randn(rows, cols, generator=gen).to(device), "out": torch.empty(rows, cols, device=device)}
+
+
+def reference(x):
+    return x.double() - 1.0
+"""
+
+BIAS = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def bias_kernel(x_ptr, b_ptr, out_ptr, n_rows, n_cols, sx, sb, so, BOUND: tl.constexpr, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    c = tl.arange(0, BLOCK)
+    m = c < n_cols
+    # BOUND: b's elements bounded by its rows times its row stride (0 for a broadcast b: every lane masked)
+    mb = m & (r * sb + c < n_rows * sb) if BOUND else m
+    v = tl.load(x_ptr + r * sx + c, mask=m) + tl.load(b_ptr + r * sb + c, mask=mb, other=0.0)
+    tl.store(out_ptr + r * so + c, v, mask=m)
+
+
+def _bias(x, b, out, bound):
+    bias_kernel[(x.shape[0],)](x, b, out, x.shape[0], x.shape[1], x.stride(0), b.stride(0), out.stride(0),
+                               BOUND=bound, BLOCK=64)
+    return out
+
+
+def launch_bias_right(x, b, out):
+    return _bias(x, b, out, False)
+
+
+def launch_bias_wrong(x, b, out):
+    return _bias(x, b, out, True)
+
+
+def launch_bias_asserts(x, b, out):
+    assert b.stride(0) > 0, "b must not be broadcast"
+    return _bias(x, b, out, False)
+
+
+def make_inputs(*, device, gen, rows=12, cols=40):
+    return {"x": torch.randn(rows, cols, generator=gen).to(device), "b": torch.randn(rows, cols, generator=gen).to(device),
+            "out": torch.empty(rows, cols, device=device)}
+
+
+def reference(x, b):
+    return x.double() + b.double()
+"""
+
+
+@pytest.fixture
+def more(tmp_path):
+    path = tmp_path / "user_more.py"
+    path.write_text(textwrap.dedent(MORE))
+    return str(path)
+
+
+@pytest.fixture
+def cols(tmp_path):
+    path = tmp_path / "user_cols.py"
+    path.write_text(textwrap.dedent(COLS))
+    return str(path)
+
+
+@pytest.fixture
+def bias(tmp_path):
+    path = tmp_path / "user_bias.py"
+    path.write_text(textwrap.dedent(BIAS))
+    return str(path)
+
+
+def test_permuted_leading_dims_misread_with_both_strides_given_is_an_error_and_its_twin_quiet(more):
+    wrong = _layout(more, "launch_permuted_wrong")
+    permuted = [f for f in wrong.errors if "'x' is a view with the two dims before the last permuted" in f.message]
+    assert len(permuted) == 1, wrong.text()  # (a broadcast x is misread by the same ignored stride: an error too)
+    assert "passes the kernel the strides of that layout" in permuted[0].message
+    assert wrong.diagnosis[0]["defect"] == "stride-assumption", wrong.diagnosis
+    right = _layout(more, "launch_permuted_right")  # the last dim taken as contiguous: a transposed x is a note
+    assert not right.problems and not [f for f in right.findings if "permuted" in f.message], right.text()
+
+
+def test_permuted_leading_dims_flattened_view_refuses_reshape_copies_one_row_stride_is_the_convention(more):
+    view = _layout(more, "launch_flat_view")
+    notes = view.by_code("P206")
+    assert not view.problems and [f.severity for f in notes] == ["info"], view.text()
+    assert "the launcher raised when" in notes[0].message and "permuted" in notes[0].message, notes[0].message
+    reshape = _layout(more, "launch_flat_reshape")  # (an interleaved x stays a view: its column stride a note)
+    assert not reshape.problems and not [f for f in reshape.findings if "permuted" in f.message], reshape.text()
+    flat = _layout(more, "launch_flat_row_stride")
+    assert not flat.problems, flat.text()
+    permuted = [f for f in flat.by_code("P206") if "permuted" in f.message]
+    assert len(permuted) == 1 and permuted[0].severity == "info", flat.text()
+    assert "passes the row stride of 'x' and not the strides of the dims before" in permuted[0].message
+
+
+def test_interleaved_columns_misread_with_the_column_stride_given_is_an_error_and_its_twin_quiet(cols):
+    wrong = _layout(cols, "launch_cols_wrong")
+    found = wrong.by_code("P206")
+    assert [f.severity for f in found] == ["error"], wrong.text()  # right row-padded and transposed
+    assert "'x' is a column slice of a packed buffer (packed[..., 1::k]): stride (120, 3)" in found[0].message
+    right = _layout(cols, "launch_cols_right")
+    assert right.findings == [], right.text()
+    refused = _layout(cols, "launch_cols_asserts")
+    assert not refused.problems and [f.severity for f in refused.by_code("P206")] == ["info"], refused.text()
+    assert "x: the last dim must be contiguous" in refused.by_code("P206")[0].message
+
+
+def test_a_broadcast_input_misread_with_its_row_stride_given_is_an_error_and_its_twin_quiet(bias):
+    """(Both kernels take the last dim as contiguous: a transposed x or b is a note.)"""
+    wrong = _layout(bias, "launch_bias_wrong")
+    assert len(wrong.errors) == 1 and not wrong.warnings, wrong.text()
+    assert "'b' is an expanded (broadcast) view, its first row repeated: stride (0, 1)" in wrong.errors[0].message
+    right = _layout(bias, "launch_bias_right")  # x expanded too: read right by its stride 0
+    assert not right.problems and not [f for f in right.findings if "broadcast" in f.message], right.text()
+    refused = _layout(bias, "launch_bias_asserts")
+    assert not refused.problems, refused.text()
+    assert [f for f in refused.by_code("P206") if "b must not be broadcast" in f.message], refused.text()
+
+
+def test_a_broadcast_is_tried_only_where_the_reference_reads_it_as_its_values(tmp_path):
+    """A reference that writes into the input (torch refuses an expanded tensor there) does not take a
+    broadcast: the kernel that misreads one is then not tried with it."""
+    path = tmp_path / "user_cols_in_place.py"
+    path.write_text(textwrap.dedent(BIAS).replace("x.double() + b.double()", "x.double() + b.mul_(1.0).double()"))
+    r = _layout(str(path), "launch_bias_wrong")
+    assert not r.problems and not [f for f in r.findings if "broadcast" in f.message], r.text()
+
+
+def test_the_gpu_side_is_one_switch():
+    from harness.probe.detectors import layout, on
+
+    assert layout.backends(True) == ("interpreter", "gpu") and layout.backends(False) == ("interpreter",)
+    assert layout.DETECTOR.backends == layout.backends(layout.GPU_SIDE)
+    assert ("layout" in [d.name for d in on("gpu")]) == layout.GPU_SIDE
+
+
+def test_the_guard_bands_keep_a_broadcast_view_broadcast_with_a_contiguous_tensors_room_after_it():
+    """A stride-0 input used to make the guard's copy raise (torch refuses to write one memory location
+    twice); now its one row is copied, and the memory a contiguous tensor of its shape takes is poison
+    after it, so a kernel that reads it as contiguous reads poison on a GPU too, not past the allocation."""
+    import torch
+
+    from harness.probe import execute
+    from harness.probe.detectors import layout
+
+    t = torch.randn(1, 5).expand(4, 5)
+    band = execute.padded("b", t, 1, pad=8)
+    assert band.view.stride() == (0, 1) and torch.equal(band.view, t)
+    assert band.base.numel() == 8 + 20 + 8 and band.base[13:28].isnan().all()
+    kept = layout._kept({"b": t, "n": 3})
+    assert kept["b"].stride() == (0, 1) and torch.equal(kept["b"], t) and kept["n"] == 3
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_the_layouts_are_judged_alike(user, more, cols, bias):
+    """The interpreter's severities on a GPU (the strides a launch is given are read there too; an access
+    outside a view reads the guard bands' poison)."""
+    def gpu(path, launcher):
+        return probe(path, launcher=launcher, backends=["gpu"], detectors=["layout"], jobs=1)
+
+    r = gpu(user, "launch")
+    assert [f.severity for f in r.by_code("P206")] == ["warning", "warning"], r.text()
+    assert gpu(user, "launch_fixed").findings == []
+    ignored = gpu(user, "launch_rows_ignored")
+    assert len(ignored.errors) == 1 and "slice of a wider buffer" in ignored.errors[0].message, ignored.text()
+    permuted = gpu(more, "launch_permuted_wrong")
+    assert [f for f in permuted.errors if "permuted" in f.message], permuted.text()
+    assert not gpu(more, "launch_permuted_right").problems
+    interleaved = gpu(cols, "launch_cols_wrong")
+    assert [f.severity for f in interleaved.by_code("P206")] == ["error"], interleaved.text()
+    assert gpu(cols, "launch_cols_right").findings == []
+    broadcast = gpu(bias, "launch_bias_wrong")
+    assert len(broadcast.errors) == 1 and "broadcast" in broadcast.errors[0].message, broadcast.text()
+    assert not gpu(bias, "launch_bias_right").problems

@@ -244,10 +244,16 @@ def padded(name: str, t, salt: int, finite: bool = False, pad: int = PAD) -> Ban
     import torch
 
     span = 1 + sum((s - 1) * st for s, st in zip(t.shape, t.stride())) if t.numel() else 0
+    if 0 in t.stride():  # a broadcast: the memory a contiguous tensor of its shape takes is there (poison), so a
+        span = max(span, t.numel())  # kernel that reads it as contiguous reads poison, on a GPU too, not past the end
     base = torch.empty(pad + span + pad, dtype=t.dtype, device=t.device)
     _fill_poison(base, salt, finite)
     view = base.as_strided(t.shape, t.stride(), pad)
-    view.copy_(t)
+    src, dst = t, view
+    for d, st in enumerate(t.stride()):  # a broadcast (stride 0) dim: its one element copied, not its repeats
+        if st == 0:
+            src, dst = src.narrow(d, 0, 1), dst.narrow(d, 0, 1)
+    dst.copy_(src)
     # the mask and the bytes before, on the host: a kernel that stores far outside its tensors
     # (past the bands too) must not rewrite the record it is checked against
     mask = torch.ones(base.numel(), dtype=torch.bool)

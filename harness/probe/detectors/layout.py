@@ -1,39 +1,87 @@
 """The same values in another memory layout: a correct kernel's result depends on the values of its
 inputs, not on how the caller laid them out, unless the launcher refuses the layout (an assert, an
-error: its domain, a note) or copies it (``.contiguous()``: it passes).
+error, ``x.view(-1, H)`` that torch refuses: its domain, a note) or copies it (``.contiguous()``,
+``.reshape`` where torch cannot view: it passes).
 
 At the default sizes, each tensor that ``make_inputs`` gives contiguous and the reference reads
 (a value, an in-place argument; not an output buffer the reference never sees) is given again, with
-the same values, in a layout torch users commonly pass:
+the same values, in a layout torch code produces (the last dim contiguous unless said):
 
 - "row-padded": a slice of a wider buffer, ``torch.empty(rows, cols + 16)[:, :cols]`` (a fused QKV's
-  head, a padded vocabulary): rows ``cols + 16`` elements apart, each row contiguous;
+  head, a padded vocabulary, a packed tensor's column slice ``packed[..., k:k + n]``): rows
+  ``cols + 16`` elements apart, each row contiguous;
 - "transposed": a column-major view, ``w.t()`` of a (cols, rows + 16) buffer's first rows columns (the
   padding makes its column stride a number no size equals);
-- "strided" (1-D): every third element of a buffer (``buf[::3]``, a column ``x[:, j]``).
+- "strided" (1-D): every third element of a buffer (``buf[::3]``, a column ``x[:, j]``);
+- "permuted" (3-D and more): the two dims before the last swapped in memory, ``x.transpose(-3, -2)``
+  of a contiguous buffer: a (batch, seq, hidden) tensor stored seq-major, attention's
+  (batch, heads, seq, dim) from a (batch, seq, heads, dim) projection; the buffer's rows padded, so
+  each of its strides is a number the contiguous launch was not given;
+- "interleaved": a packed buffer's every third column from the second, ``packed[..., 1::3]``
+  (interleaved real/imaginary parts, gate/up projections, rotary halves): the last dim strided;
+- "broadcast": a matrix the launch only reads given as its first row expanded over dim 0
+  (``bias.expand(rows, -1)``, a mask or positions expanded over the batch: stride 0). Fair for an input
+  only: torch refuses writes into an expanded tensor, so a tensor the plain launch wrote is never
+  given one. Its values are other than ``make_inputs``' (rows repeated), so it is tried only where
+  the reference takes the expanded view and gives what it gives for the same values materialized
+  (torch code reads a broadcast as its values; a reference that raises on it, writing into it,
+  says it is not its input), and only where the kernel is right on those values materialized: then
+  the expanded run is judged like the others, "right when contiguous, the same values".
 
-One launch per layout where the kernel is right (every tensor that takes it at once: three in all), and
-where one is wrong, each tensor alone, to name it. Outputs are left as ``make_inputs`` made them, and
-the result is compared with the reference of the same values (the tolerance and the error floor of
-every comparison); the gaps of a view hold the guard bands' poison (NaN).
+Two inputs of one shape that are views of one wider buffer (``q, k = qkv[..., :n], qkv[..., n:]``;
+a quantized weight's scales and zeros) have one set of strides: where a launch given one tensor's
+strides is wrong, the tensors of its shape are given the same layout with those very strides, and a
+launcher right then reads them all by the one tensor's strides: right for views of one packed buffer,
+wrong when they differ (a warning, not an error). The guard bands place every tensor in its own
+buffer (strides kept, offset not), so a packed buffer's column slice is the row-padded layout and
+a later one's offset is not kept.
+
+What a launcher may do with a layout: refuse it (an assert on ``is_contiguous()`` or ``stride(-1) == 1``,
+``x.view(-1, H)`` that torch refuses for a permuted or broadcast view, a tensor descriptor that
+wants 16-byte strides): a loud error, its domain, a note; copy it (``.contiguous()``, ``.reshape``
+where torch cannot view, which it does for a permuted view and not for a row-padded or interleaved
+one): quiet, for what it reads. A launcher that writes its result in place into what ``.reshape``
+copied leaves the caller's tensor unwritten: that is a wrong result like any other here.
+
+One launch per layout where the kernel is right (every tensor that takes it at once: six in all), and
+where one is wrong, each tensor alone, to name it. A layout whose misread repeats an earlier one's
+(permuted, interleaved and broadcast after a wrong row-padded run; interleaved after a wrong
+transposed one) is not tried for that tensor. Outputs are left as ``make_inputs`` made them, and the
+result is compared with the reference of the same values (the tolerance and the error floor of every
+comparison); the gaps of a view hold the guard bands' poison (NaN).
 
 How wrong is wrong depends on what the launcher promised, which its own launch says
 (``triton_compat.launch_ints``: the integers the kernels were given, against the contiguous run's):
 
-- it passes the kernel the stride that only this layout has (the row stride of the row-padded view,
-  the column stride of the transposed one), and the result is still wrong: an error (P206);
-- it passes the row stride and not the column stride, and a transposed view is wrong: Triton's
-  convention (rows strided, the last dim contiguous), a note;
-- it passes none of the tensor's strides, and neither copies nor refuses the view: it takes the tensor
-  as contiguous without saying so, and a caller's view gives a wrong result silently. A warning for a
-  matrix (row slices and ``.t()`` are everyday torch: the stride-assumption lesson,
-  cases/noncontiguous-input), a note for a 1-D tensor (a strided vector is rare);
-- an access outside memory is an error whatever it was given.
+- it passes the kernel every stride that only this layout has (the row stride of the row-padded view;
+  the column stride of the transposed and interleaved ones; the strides of both permuted dims; for a
+  broadcast, whose stride 0 is no number a launch can be seen given, the stride of dim 0 in the
+  row-padded run: the same launcher code, now given 0), and the result is still wrong: an error
+  (P206). It was told where every element is and read another;
+- it passes the row stride and not the others of a layout that breaks what a row stride assumes:
+  a transposed or interleaved view (Triton's convention: rows strided, the last dim contiguous), a
+  permuted or 3-D broadcast view (the leading dims taken as one row index with that stride, which is
+  what ``x.view(-1, H)`` assumes and torch refuses for these views): a note;
+- it passes none of the tensor's strides (or some, not those of the layout), and neither copies nor
+  refuses the view: it takes the tensor as contiguous without saying so, and a caller's view gives a
+  wrong result silently. A warning for a matrix (row slices, ``.t()``, ``transpose(0, 1)``, packed
+  columns and ``expand`` are everyday torch: the stride-assumption lesson, cases/noncontiguous-input),
+  a note for a 1-D tensor (a strided vector is rare). Why not an error: the launcher's own code says
+  nothing of views, and the kernel is right on every input ``make_inputs`` and the shapes fuzzing
+  give; whether a view is in its contract is the author's word, not evidence (bitsandbytes'
+  quantize_blockwise and vllm's top-k/top-p before their fixes were such launchers: warnings here);
+- an access outside memory is an error whatever it was given, except from a broadcast view read as
+  contiguous (its memory is one row: the contiguity assumption itself, judged as a wrong result).
+
+On the GPU (``GPU_SIDE``) the same launches run in device memory, without the interpreter's bounds
+check: an access outside a view reads the guard bands' poison and shows as a wrong result.
 """
 
 from __future__ import annotations
 
 import inspect
+from dataclasses import dataclass
+from typing import Callable
 
 from harness.probe import execute as X
 from harness.probe.context import fmt, wrong
@@ -43,6 +91,11 @@ from harness.probe.findings import ERROR, INFO, WARNING, Code
 ROW_PAD = 16  # a wider buffer's extra elements per row (times the tensor's place): 16-divisibility kept
 MAX_ALONE = 4  # tensors tried one at a time where a combined run is wrong or raised (the largest first)
 MAX_FINDINGS = 3
+
+# Whether the detector runs on the GPU backend too (a probe with a GPU runs both backends: the GPU side lays
+# the inputs out in device memory, without the interpreter's bounds check). The one switch: on, until a run of
+# benchmarks/layout_gpu.py on a GPU says otherwise (its log committed under docs/measurements/).
+GPU_SIDE = True
 
 
 def row_padded(t, i: int = 0):
@@ -61,16 +114,62 @@ def strided(t, i: int = 0):
     return t.new_empty(step * t.shape[0])[::step].copy_(t)
 
 
-# layout -> (how it is made, what it is in words, whether a tensor takes it, the stride that only this layout
-# gives: a launch given it passes the tensor's strides for this layout)
+def permuted(t, i: int = 0):
+    """The two dims before the last swapped in memory, the last dim contiguous: ``x.transpose(-3, -2)`` of a
+    contiguous buffer (a (batch, seq, hidden) tensor stored seq-major, attention's (batch, heads, seq, dim)
+    from a (batch, seq, heads, dim) projection); the buffer's rows padded, so that every stride but the last
+    is a number no size equals (a launch given it passes it)."""
+    pad = ROW_PAD * (i + 1)
+    lead = (*t.shape[:-3], t.shape[-2], t.shape[-3])
+    return t.new_empty((*lead, t.shape[-1] + pad))[..., :t.shape[-1]].transpose(-3, -2).copy_(t)
+
+
+def interleaved(t, i: int = 0):
+    """Every ``step``-th column of a packed buffer from the second on, ``packed[..., 1::step]`` (real and
+    imaginary parts, gate and up projections, rotary halves stored interleaved): the last dim strided."""
+    step = 3 + i
+    return t.new_empty((*t.shape[:-1], t.shape[-1] * step))[..., 1::step].copy_(t)
+
+
+def broadcast(t, i: int = 0):
+    """The first row (index 0 of dim 0) expanded over dim 0, stride 0 there (``bias.expand(rows, -1)``, a mask
+    or positions expanded over the batch). Other values than ``t``'s: the run compares it with the same
+    values materialized (``_broadcast_run``)."""
+    return t[:1].expand(t.shape)
+
+
+@dataclass(frozen=True)
+class Layout:
+    make: Callable  # (tensor, its place) -> a view with the same values (broadcast: the values it stands for)
+    words: str
+    takes: Callable  # tensor -> whether it can be given in this layout (and the layout is not contiguous)
+    dims: tuple  # the dims whose strides only this layout gives: a launch given them all passes its strides
+    convention: str = ""  # the stride a launch given the row stride only leaves out, and what it assumes (a note)
+    after: tuple = ()  # earlier layouts whose misread this one repeats: a tensor wrong there is not tried here
+
+
+LEADING = ("the strides of the dims before: its leading dims taken as one row index with that stride, as "
+           "x.view(-1, H) would (which refuses this view; x.reshape(-1, H) copies it)")
 LAYOUTS = {
-    "row-padded": (row_padded, "a slice of a wider buffer (rows padded)", lambda t: t.dim() >= 2, -2),
-    "strided": (strided, "a strided view (every few elements of a buffer)", lambda t: t.dim() == 1, -1),
-    "transposed": (transposed, "a transposed (column-major) view", lambda t: t.dim() >= 2 and t.shape[-1] > 1
-                   and t.shape[-2] > 1, -1),
+    "row-padded": Layout(row_padded, "a slice of a wider buffer (rows padded)", lambda t: t.dim() >= 2, (-2,)),
+    "strided": Layout(strided, "a strided view (every few elements of a buffer)", lambda t: t.dim() == 1, (-1,)),
+    "transposed": Layout(transposed, "a transposed (column-major) view",
+                         lambda t: t.dim() >= 2 and t.shape[-1] > 1 and t.shape[-2] > 1, (-1,),
+                         "its column stride: Triton's convention, the last dim contiguous"),
+    "permuted": Layout(permuted, "a view with the two dims before the last permuted (x.transpose(-3, -2) of a "
+                                 "contiguous buffer)",
+                       lambda t: t.dim() >= 3 and t.shape[-3] > 1 and t.shape[-2] > 1, (-3, -2),
+                       LEADING, ("row-padded",)),
+    "interleaved": Layout(interleaved, "a column slice of a packed buffer (packed[..., 1::k])",
+                          lambda t: t.dim() >= 2 and t.shape[-1] > 1, (-1,),
+                          "its column stride: Triton's convention, the last dim contiguous",
+                          ("row-padded", "transposed")),
+    "broadcast": Layout(broadcast, "an expanded (broadcast) view, its first row repeated",
+                        lambda t: t.dim() >= 2 and t.shape[0] > 1, (0,), LEADING, ("row-padded",)),
 }
-RUNS = (("row-padded",), ("transposed",), ("strided",))  # the layout of each combined run (one kind each: a
-# tensor read wrong in one layout cannot hide another's, a 1-D one read at a matrix's place)
+RUNS = (("row-padded",), ("transposed",), ("strided",), ("permuted",), ("interleaved",), ("broadcast",))
+# the layout of each combined run (one kind each: a tensor read wrong in one layout cannot hide another's, a
+# 1-D one read at a matrix's place); broadcast last: it needs the row-padded run's strides (``_passes``)
 
 
 def read_by_reference(target, inputs: dict) -> tuple[set, bool]:
@@ -101,15 +200,23 @@ def _skip(ctx) -> str | None:
     return None
 
 
-def _relaid(inputs: dict, names: list, layouts: tuple) -> tuple[dict, list]:
+def _relaid(inputs: dict, names: list, layouts: tuple, avoid: frozenset = frozenset(),
+            same: bool = False) -> tuple[dict, list]:
     """``inputs`` with each of ``names`` in the first of ``layouts`` it takes (same values); (name, layout)
-    of each changed (a layout that gives a contiguous tensor again, a (n, 1) transposed, is left out)."""
+    of each changed (a layout that gives a contiguous tensor again, a (n, 1) transposed, is left out). The
+    padding (or step) of each is the first of its place's that gives the strides the layout is judged by
+    numbers outside ``avoid`` (the contiguous launch's integers: a launch given them is then seen given them,
+    whatever the sizes multiply to); ``same``: every one the padding of the first place (tensors of one shape
+    then have one set of strides, as views of one packed buffer do)."""
     out, done = dict(inputs), []
     for i, k in enumerate(names):
         for lay in layouts:
-            make, _, takes, _ = LAYOUTS[lay]
-            if takes(inputs[k]):
-                v = make(inputs[k], i)
+            spec = LAYOUTS[lay]
+            if spec.takes(inputs[k]):
+                for j in (range(8) if same else range(i, i + 8 * len(names), len(names))):
+                    v = spec.make(inputs[k], j)
+                    if not {abs(v.stride(d)) for d in spec.dims} & avoid:
+                        break
                 if not v.is_contiguous():
                     out[k] = v
                     done.append((k, lay))
@@ -118,7 +225,22 @@ def _relaid(inputs: dict, names: list, layouts: tuple) -> tuple[dict, list]:
 
 
 def _said(lay: str, v) -> str:
-    return f"{LAYOUTS[lay][1]}: stride {tuple(v.stride())}"
+    return f"{LAYOUTS[lay].words}: stride {tuple(v.stride())}"
+
+
+def _kept(given: dict) -> dict:
+    """``execute.clone_inputs`` that keeps a broadcast view broadcast (its one row copied, expanded again)."""
+    import torch
+
+    out = X.clone_inputs(given)
+    for k, v in given.items():
+        if isinstance(v, torch.Tensor) and v.numel() and 0 in v.stride():
+            row = v
+            for d, st in enumerate(v.stride()):
+                if st == 0:
+                    row = row.narrow(d, 0, 1)
+            out[k] = X.same_layout(row).expand(v.shape)
+    return out
 
 
 def run(ctx) -> list:
@@ -133,33 +255,110 @@ def run(ctx) -> list:
     # tensors the launch wrote are then taken for outputs
     names = [k for k in candidates(t, inputs) if not (anything and k in plain.changed)]
     names.sort(key=lambda k: -inputs[k].numel())
-    st = {"found": [], "refused": [], "base": plain.ints, "row_stride": set()}
+    st = {"found": [], "refused": [], "base": plain.ints, "row_stride": set(), "dims": {}, "wrong": {},
+          "written": set(plain.changed), "names": names}
     ctx.board.layout_now = st["found"]  # what the budget's end keeps (partial)
     cut = False
     for layouts in RUNS:
-        given, done = _relaid(inputs, names, layouts)
-        if not done:
-            continue
-        if cut := ctx.late():
-            break
-        kind, c = _outcome(ctx, given, ref)
-        if kind == "right" or kind == "fault" or len(done) == 1:
-            _judge(ctx, st, kind, c, given, done)
-            continue
-        for k, lay in done[:MAX_ALONE]:  # which one (the largest first)
-            if cut := ctx.late():
-                break
-            alone, one = _relaid(inputs, [k], (lay,))
-            _judge(ctx, st, *_outcome(ctx, alone, ref), alone, one)
+        lay = layouts[0]
+        these = [k for k in names if not set(LAYOUTS[lay].after) & st["wrong"].get(k, set())]
+        if lay == "broadcast":
+            cut = _broadcast_run(ctx, st, inputs, these)
+        else:
+            cut = _one_run(ctx, st, inputs, ref, these, layouts)
         if cut:
             break
     ctx.board.layout_now = None
     found = sorted(st["found"], key=lambda f: ("error", "warning", "info").index(f.severity))[:MAX_FINDINGS]
-    if st["refused"] and not found:
+    if st["refused"] and all(f.severity == INFO for f in found):  # a refusal is news beside notes only
         found.append(ctx.finding("P206", f"the launcher raised when {'; '.join(st['refused'][:3])} (information: it "
                                          f"does not take that layout; a loud error, not a silent wrong result)"[:400],
                                  severity=INFO))
     return found + ([_cut(ctx)] if cut else [])
+
+
+def _one_run(ctx, st: dict, inputs: dict, ref, names: list, layouts: tuple, base: dict | None = None) -> bool:
+    """One combined launch with each of ``names`` in ``layouts`` (``inputs``' values); where it is wrong and
+    several were laid out, each alone (the largest first), the others as in ``base`` (default ``inputs``).
+    True where the budget's end cut it."""
+    given, done = _relaid(inputs, names, layouts, frozenset(abs(x) for x in st["base"]))
+    return _launches(ctx, st, given, done, ref, base or inputs)
+
+
+def _launches(ctx, st: dict, given: dict, done: list, ref, base: dict, seen: tuple | None = None) -> bool:
+    """The combined launch (``seen``: its outcome, where it ran already), then each alone where it is wrong."""
+    if not done:
+        return False
+    if seen is None and ctx.late():
+        return True
+    kind, c = seen or _outcome(ctx, given, ref)
+    if kind == "right" or kind == "fault" or len(done) == 1:
+        _judge(ctx, st, kind, c, given, done, _shared(ctx, st, kind, c, given, done, ref, base))
+        return False
+    for k, lay in done[:MAX_ALONE]:  # which one (the largest first)
+        if ctx.late():
+            return True
+        alone = {**base, k: given[k]}
+        kind, c = _outcome(ctx, alone, ref)
+        _judge(ctx, st, kind, c, alone, [(k, lay)], _shared(ctx, st, kind, c, alone, [(k, lay)], ref, base))
+    return False
+
+
+def _shared(ctx, st: dict, kind: str, c, given: dict, done: list, ref, base: dict) -> list:
+    """The tensors of the same shape as the one laid out, where a launch given its strides is wrong with
+    them as made and right with them all in its layout, with its very strides (two views of one packed
+    buffer: ``packed[..., :n]``, ``packed[..., n:2n]``, a fused QKV's heads, a quantized weight's scales and
+    zeros): the launcher reads them by the one tensor's strides. [] otherwise (one launch more, only then)."""
+    if kind != "wrong" or len(done) != 1 or done[0][1] == "broadcast" or ctx.late():
+        return []
+    k, lay = done[0]
+    v = given[k]
+    if _passes(st, {abs(x) for x in c.ints - st["base"]}, k, lay, v) != "all":
+        return []
+    group = [n for n in st["names"] if n != k and tuple(base[n].shape) == tuple(v.shape) and n in base]
+    if not group:
+        return []
+    shared, laid = _relaid(base, [k, *group], (lay,), frozenset(abs(x) for x in st["base"]), same=True)
+    if len(laid) < 2 or _outcome(ctx, shared, ref)[0] != "right":
+        return []
+    return [n for n, _ in laid if n != k]
+
+
+def _broadcast_run(ctx, st: dict, inputs: dict, names: list) -> bool:
+    """Each matrix the launch only reads (not written by the plain run: an expanded tensor is no place to write,
+    torch refuses that too), given as its first row expanded over dim 0 (stride 0). These are other values than
+    ``make_inputs``' (rows repeated), so: the reference must take the expanded view and give what it gives for
+    the same values materialized (torch code that reads a broadcast reads its values: a reference that raises
+    on it or reads it otherwise says the view is not its input), and the kernel must be right on the
+    materialized values; only then is the expanded run judged against the same reference."""
+    import torch
+
+    t = ctx.target
+    names = [k for k in names if k not in st["written"] and LAYOUTS["broadcast"].takes(inputs[k])]
+    if not names:
+        return False
+    wide = {**inputs, **{k: broadcast(inputs[k]) for k in names}}
+    same = {**inputs, **{k: wide[k].contiguous() for k in names}}
+    try:
+        ref = X.reference(t, same)
+        seen = X.reference_value(t, _kept(wide))
+        agree = seen.shape == ref.shape and torch.equal(seen.isnan(), ref.isnan()) and torch.equal(
+            seen.nan_to_num(), ref.nan_to_num())
+    except Exception:  # noqa: BLE001  the reference does not take the view (or these values): not its input
+        return False
+    if not agree:
+        return False
+    if ctx.late():
+        return True
+    kind, c = _outcome(ctx, wide, ref)
+    if kind == "right":
+        _judge(ctx, st, kind, c, wide, [(k, "broadcast") for k in names])
+        return False
+    if ctx.late():
+        return True
+    if _outcome(ctx, same, ref)[0] != "right":  # asked only now: one launch fewer where the expanded run is right
+        return False  # the repeated rows are outside what the kernel gets right: nothing to compare with
+    return _launches(ctx, st, wide, [(k, "broadcast") for k in names], ref, same, (kind, c))
 
 
 def _outcome(ctx, given: dict, ref, changed: bool = False) -> tuple[str, object]:
@@ -170,7 +369,7 @@ def _outcome(ctx, given: dict, ref, changed: bool = False) -> tuple[str, object]
     from harness.run.triton_compat import launch_ints
 
     with ctx.instrument(poison_masked=False, memcheck=True), launch_ints() as ints:
-        c = ctx.call(X.clone_inputs(given), ref=ref, changed=changed)
+        c = ctx.call(_kept(given), ref=ref, changed=changed)
     c.ints = ints
     if c.error is not None:
         return ("fault" if device_fault(c.error) else "raised"), c
@@ -179,25 +378,56 @@ def _outcome(ctx, given: dict, ref, changed: bool = False) -> tuple[str, object]
     return "right", c
 
 
-def _judge(ctx, st: dict, kind: str, c, given: dict, done: list) -> None:
-    """The finding of one run with ``done`` (name, layout) laid out otherwise, by what the launch was given:
-    a stride only that layout has (the launcher passes the strides for it: wrong is an error), a row stride
-    only (transposed: Triton's convention, rows strided and the last dim contiguous: a note), or none of the
-    tensor's strides (it takes the tensor as contiguous without saying so and neither copies nor refuses a
-    view: a warning for a matrix, whose row-padded and transposed views are everyday torch; a note for a
-    1-D tensor, whose strided views are rare)."""
+def _passes(st: dict, new: set, k: str, lay: str, v) -> str:
+    """What the launch was given of ``v``'s strides in this layout: "all" (every stride only this layout has:
+    it passes the strides for it), "row" (the row stride and not the others: the convention the layout names),
+    "some" or "none". A broadcast's stride 0 is no number a launch can be seen given: it passes it where it
+    passed that dim's stride in the row-padded run (the same launcher code, now given 0)."""
+    dims = LAYOUTS[lay].dims
+    if lay == "broadcast":
+        seen = st["dims"].get(k, set())
+        if {d % v.dim() for d in dims} <= seen:
+            return "all"
+        return "row" if v.dim() - 2 in seen else ("some" if seen else "none")
+
+    def passed(d: int) -> bool:
+        return v.stride(d) > 1 and v.stride(d) in new
+
+    if all(passed(d) for d in dims):
+        return "all"
+    row = v.dim() >= 2 and (k in st["row_stride"] or passed(-2))
+    if row and LAYOUTS[lay].convention:
+        return "row"
+    return "some" if row or any(passed(d) for d in range(v.dim())) else "none"
+
+
+def _judge(ctx, st: dict, kind: str, c, given: dict, done: list, shared: list = ()) -> None:
+    """The finding of one run with ``done`` (name, layout) laid out otherwise, by what the launch was given
+    (``_passes``): every stride only that layout has (wrong is an error), the row stride only where the layout
+    breaks what a row stride assumes (the last dim contiguous, the leading dims one row index: a note), or
+    none of them (it takes the tensor as contiguous without saying so and neither copies nor refuses a view:
+    a warning for a matrix, whose views are everyday torch; a note for a 1-D tensor, whose strided views are
+    rare). An access outside memory is an error, except from a broadcast view read as contiguous (its memory
+    is one row: the same assumption, judged like a wrong result)."""
     from harness.errors import error_line
     from harness.probe.context import label
 
-    new = c.ints - st["base"]
-    passed = {k for k, lay in done if abs(given[k].stride()[LAYOUTS[lay][3]]) in new}
-    st["row_stride"] |= {k for k, lay in done if lay == "row-padded" and k in passed}
+    new = {abs(x) for x in c.ints - st["base"]}
+    how = {k: _passes(st, new, k, lay, given[k]) for k, lay in done}
+    for k, lay in done:
+        if lay == "row-padded":
+            v = given[k]
+            if how[k] == "all":
+                st["row_stride"].add(k)
+            st["dims"][k] = {d for d in range(v.dim() - 1) if v.stride(d) > 1 and v.stride(d) in new}
     if kind == "right":
         return
     when = " and ".join(f"'{k}' is {_said(lay, given[k])}" for k, lay in done)
     if kind == "raised":
         st["refused"].append(f"{when}: {error_line(c.error)}"[:200])
         return
+    for k, lay in done:
+        st["wrong"].setdefault(k, set()).add(lay)
     if kind == "fault":
         what = f"raised {error_line(c.error)}"
     elif past := c.guard.get("wrote_past_end"):
@@ -205,17 +435,24 @@ def _judge(ctx, st: dict, kind: str, c, given: dict, done: list) -> None:
     else:
         what = wrong(c.cmp)
     k, lay = done[0]
-    if kind == "fault":
+    if kind == "fault" and lay != "broadcast":
         severity, why = ERROR, "an access outside memory"
-    elif k in passed:
+    elif how[k] == "all" and shared:
+        them = ", ".join(f"'{n}'" for n in shared)
+        severity, why = WARNING, (f"the launcher passes the strides of '{k}' and reads {them} by them: right when they "
+                                  f"share them, as views of one packed buffer do (packed[..., :n], packed[..., n:2n]), "
+                                  f"wrong when they differ; pass each tensor's own strides, or assert they are equal")
+    elif how[k] == "all":
         severity, why = ERROR, "the launcher passes the kernel the strides of that layout"
-    elif lay == "transposed" and k in st["row_stride"]:
-        severity, why = INFO, (f"information: the launcher passes the row stride of '{k}' and not its column stride: "
-                               f"Triton's convention, the last dim contiguous; x.contiguous() or an assert in the "
-                               f"launcher makes a transposed view safe")
+    elif how[k] == "row":
+        severity, why = INFO, (f"information: the launcher passes the row stride of '{k}' and not "
+                               f"{LAYOUTS[lay].convention}; {k}.contiguous() or an assert in the launcher "
+                               f"makes this view safe")
     else:
         severity = WARNING if given[k].dim() >= 2 else INFO
-        why = (f"{'information: ' if severity == INFO else ''}the launcher passes none of the strides of '{k}' and "
+        said = f"none of the strides of '{k}'" if how[k] == "none" else \
+            f"some strides of '{k}', not those of that layout,"
+        why = (f"{'information: ' if severity == INFO else ''}the launcher passes {said} and "
                f"neither copies nor refuses a view: a caller's view gives this silently; {k}.contiguous() or an "
                f"assert in the launcher makes it safe")
     st["found"].append(ctx.finding("P206", f"wrong when {when}, at {fmt(ctx.target.sizes)} (right when contiguous, "
@@ -237,15 +474,21 @@ def partial(ctx) -> list:
 
 P206 = Code("P206", WARNING, "wrong when an input that the reference reads is given, with the same values, in a "
                              "layout torch users pass (a slice of a wider buffer, a transposed view, a strided 1-D "
-                             "view) that the launcher neither copies nor refuses, and none of whose strides it passes: "
-                             "the kernel takes it as contiguous", ("noncontiguous-input",),
+                             "view, leading dims permuted, a packed buffer's interleaved columns, a broadcast) that "
+                             "the launcher neither copies nor refuses, and none of whose strides it passes: the kernel "
+                             "takes it as contiguous", ("noncontiguous-input",),
             otherwise="an error where the launcher passes the kernel the strides of that layout (or the kernel reads "
-                      "outside memory); info for a 1-D tensor, for a transposed view where it passes the row stride "
-                      "only (Triton's convention: the last dim contiguous), and where the launcher raises on the "
-                      "layout (its domain)")
+                      "outside memory); info for a 1-D tensor, where it passes the row stride only and the layout "
+                      "breaks what a row stride assumes (a transposed or interleaved view: the last dim contiguous; "
+                      "permuted leading dims: one row index), and where the launcher raises on the layout (its "
+                      "domain)")
 
-# The interpreter's side only, for now: it has not been run on a GPU yet (no device time was left when it
-# landed), and a default detector must not reach GPU users unmeasured. A probe on a GPU machine runs both
-# backends at once (gpu+interpreter), so its interpreter side still lays the inputs out.
+
+def backends(gpu_side: bool) -> tuple:
+    """Where the detector runs: the interpreter, and the GPU where ``gpu_side``."""
+    return ("interpreter", "gpu") if gpu_side else ("interpreter",)
+
+
 DETECTOR = Detector("layout", "the default sizes with each input in another memory layout (the same values)", run,
-                    process={"interpreter": 1}, rank=1, skip=_skip, partial=partial, codes=(P206,))
+                    backends=backends(GPU_SIDE), process={"interpreter": 1, "gpu": 0}, rank=1, skip=_skip,
+                    partial=partial, codes=(P206,))

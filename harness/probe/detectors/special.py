@@ -1,0 +1,326 @@
+"""Special values at the default sizes: a correct kernel gives what IEEE arithmetic of its reference gives.
+
+At the default sizes, the floating-point tensor inputs that the reference reads (never an integer, bool
+or index tensor, never an output buffer the reference does not read) are given again with special values
+in them, the same way for any kernel, and each result is judged against the float64 reference of those
+very inputs:
+
+- a row of zeros (the first last-dim row of a matrix; the whole of a vector): a norm, a sum, an absmax
+  of zero, what a padded or empty row holds. A reference that turns it into 0/0 = NaN is matched by a
+  kernel that does so too (quiet); a reference that guards it (an ``eps``, a ``where``) must be matched;
+- a row of large finite values (the row rescaled to a quarter of the square root of the dtype's
+  largest value: squares still fit, their sums and ``exp`` do not): an intermediate that a stable
+  formula keeps in range (the row max subtracted before ``exp``, a threshold in softplus) overflows in
+  one that is not;
+- +inf, -inf and NaN, each in one element (the middle of that row).
+
+The largest input gets all five; the next two (largest first) a zero row and a NaN; eight runs at most,
+each stopped at the probe's budget. What IEEE 754 fixes decides, element by element:
+
+- the reference finite, the kernel NaN or Inf: wrong (an error), the input, the element and both values
+  shown; this is also how a NaN or Inf in one row that leaks into rows the reference keeps finite shows;
+- the reference finite, the kernel finite and off by more than the tolerance and the error floor
+  (``harness.probe.floor``, the comparison every detector makes): an error at the finite special values
+  (zeros, large values); a warning at a NaN or an Inf input, where IEEE fixes no result for a selection
+  (which element a max, an argmax or a sort takes when one is NaN);
+- the reference NaN or Inf and the kernel finite (a guard the reference does not have, a NaN that a max
+  drops as IEEE 754-2008's maxNum and ``tl.maximum``'s default do), or another non-finite (NaN for Inf):
+  information, not a wrong result;
+- the reference or the launcher raising on the special value: information (its domain); an access
+  outside memory or a write past a tensor: an error whatever the value.
+
+What a correct kernel can do in its own number formats bounds what is called wrong. Where the kernel
+computes narrower than float64 (``floor.accumulator_unit``), the reference runs once more with every
+float64 tensor it makes kept in float32 (``.double()`` and ``.to(torch.float64)`` do nothing: its own
+formula in the kernel's accumulator format); an element where that run is non-finite too, or where the
+kernel is within ``floor.K`` times that run's distance from the float64 result, is not the kernel's
+fault: a sum of squares that overflows float32 in the reference's own formula (an RMS norm at large
+values) overflows in any float32 kernel. A kernel that overflows where the reference's formula in
+float32 does not (``torch.softmax`` subtracts the max) is wrong: the softmax-no-max-subtraction lesson.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from harness.probe import execute as X
+from harness.probe.context import fmt
+from harness.probe.detectors import Detector
+from harness.probe.findings import ERROR, INFO, WARNING, Code
+
+MAX_RUNS = 8
+MAX_OTHERS = 2  # inputs beyond the largest given a zero row and a NaN
+MAX_FINDINGS = 3
+LARGE_SHARE = 0.25  # of sqrt(the dtype's max): the large row's largest magnitude
+# variant -> (what it is in words, whether the value is finite); the words start each finding's message
+# (the diagnosis reads them: harness.probe.diagnosis.SPECIAL_EVIDENCE)
+VARIANTS = {
+    "zero": ("a row of zeros", True),
+    "large": ("a row of large finite values", True),
+    "+inf": ("+inf in one element", False),
+    "-inf": ("-inf in one element", False),
+    "nan": ("NaN in one element", False),
+}
+FIRST = ("zero", "large", "+inf", "-inf", "nan")
+OTHERS = ("zero", "nan")
+
+
+def _reads(target, inputs: dict) -> tuple[set, bool]:
+    """The inputs the reference takes (``call_with``'s rule), and whether it takes any (``**kwargs``)."""
+    params = inspect.signature(target.reference).parameters
+    if any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        return set(inputs), True
+    return {k for k in inputs if k in params}, False
+
+
+def candidates(target, inputs: dict, changed=()) -> list[str]:
+    """The floating-point tensor inputs the reference reads, largest first; with a reference that takes every
+    input (``**kwargs``), not those the launch wrote (output buffers)."""
+    import torch
+
+    read, anything = _reads(target, inputs)
+    out = [k for k, v in inputs.items() if k in read and isinstance(v, torch.Tensor) and v.is_floating_point()
+           and v.numel() and not (anything and k in changed)]
+    return sorted(out, key=lambda k: -inputs[k].numel())
+
+
+def _holds_inf(dtype) -> bool:
+    import torch
+
+    return bool(torch.isinf(torch.tensor(float("inf")).to(dtype).float()))
+
+
+def _place(inputs: dict, name: str, variant: str) -> str | None:
+    """Put ``variant`` into ``inputs[name]`` (a copy: changed in place); where, in words (None: the dtype has
+    no such value)."""
+    import torch
+
+    t = inputs[name]
+    if variant in ("+inf", "-inf") and not _holds_inf(t.dtype):
+        return None
+    row = t[(0,) * (t.dim() - 1)] if t.dim() >= 2 else t.reshape(1) if t.dim() == 0 else t
+    lead = "0, " * (t.dim() - 1)
+    whole = f"{name}[{lead}:]" if t.dim() >= 2 else f"all of {name}"
+    if variant == "zero":
+        row.zero_()
+        return whole
+    if variant == "large":
+        big = LARGE_SHARE * float(torch.finfo(t.dtype).max) ** 0.5
+        r = row.double()
+        m = float(r.abs().max())
+        row.copy_((r / m * big) if m > 0 and m == m and m != float("inf") else torch.full_like(r, big))
+        return f"{whole}, largest magnitude {big:.3g}"
+    j = row.shape[0] // 2
+    row[j] = {"+inf": float("inf"), "-inf": float("-inf"), "nan": float("nan")}[variant]
+    return f"{name}[{lead}{j}]"
+
+
+def in_kernel_formats(target, inputs: dict):
+    """The reference with every float64 tensor it makes kept in float32 (its own formula in the kernel's
+    accumulator format), flat float64 like ``execute.reference``; None where it raises."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    def narrow(x):
+        if isinstance(x, torch.Tensor) and x.dtype == torch.float64:
+            return x.float()
+        if type(x) in (tuple, list):
+            return type(x)(narrow(v) for v in x)
+        return x
+
+    class Narrow(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return narrow(func(*args, **(kwargs or {})))
+
+    try:
+        with Narrow():
+            return X.reference_value(target, X.clone_inputs(inputs))
+    except Exception:  # noqa: BLE001  the reference declines float32: no excuse from it
+        return None
+
+
+def _skip(ctx) -> str | None:
+    t = ctx.target
+    try:
+        inputs = X.make(t, t.sizes, ctx.seed, ctx.backend)
+    except Exception:  # noqa: BLE001  the reference detector says so
+        return "make_inputs raised at the default sizes"
+    if not candidates(t, inputs):
+        return "no floating-point tensor input that the reference reads: no special value to put in"
+    return None
+
+
+def run(ctx) -> list:
+    from harness.errors import error_line
+    from harness.probe import floor
+
+    t = ctx.target
+    inputs = X.make(t, t.sizes, ctx.seed, ctx.backend)
+    ref = X.reference(t, inputs)
+    with ctx.instrument(poison_masked=False):
+        base = ctx.call(X.clone_inputs(inputs), ref=ref, changed=True)
+    if base.error is not None or not base.cmp.get("close") or base.guard.get("wrote_past_end"):
+        return []  # wrong (or raised) at the defaults already: the reference detector's finding
+    names = candidates(t, inputs, base.changed)
+    plan = [(names[0], v) for v in FIRST] + [(k, v) for k in names[1:1 + MAX_OTHERS] for v in OTHERS]
+    narrow = floor.accumulator_unit(inputs) > 2.0 ** -53  # the kernel computes narrower than float64
+    found, notes = [], []
+    ctx.board.special_now = found  # what the budget's end keeps (partial)
+    cut = False
+    for name, variant in plan[:MAX_RUNS]:
+        if cut := ctx.late():
+            break
+        given = X.clone_inputs(inputs)
+        where = _place(given, name, variant)
+        if where is None:
+            continue
+        said = f"{VARIANTS[variant][0]} in '{name}' ({where}) at {fmt(t.sizes)}"
+        try:
+            r = X.reference(t, given)
+        except Exception as e:  # noqa: BLE001  the reference's domain
+            notes.append(f"the reference raised with {said}: {error_line(e)}")
+            continue
+        with ctx.instrument(poison_masked=False):
+            c = ctx.call(X.clone_inputs(given), ref=r)
+        got = _judge(ctx, c, r, variant, said, lambda g=given: in_kernel_formats(t, g) if narrow else None)
+        if isinstance(got, str):
+            notes.append(got)
+        elif got is not None:
+            found.append(got)
+    ctx.board.special_now = None
+    out = sorted(found, key=lambda f: ("error", "warning", "info").index(f.severity))[:MAX_FINDINGS]
+    if notes and not any(f.severity != INFO for f in out):
+        out.append(ctx.finding("P207", f"information: {'; '.join(notes[:2])}"[:500], severity=INFO))
+    return out + ([_cut(ctx)] if cut else [])
+
+
+def _at(i: int, c) -> str:
+    """The output element of flat index ``i``: its part's name and index."""
+    from harness.core.compare import _index
+
+    shape = tuple(c.ref.shape) if not c.parts else None
+    if c.parts:
+        at = 0
+        for n, s in c.parts:
+            size = 1
+            for d in s:
+                size *= d
+            if i < at + size:
+                return f"{n}{_index(i - at, s)}"
+            at += size
+    return f"output{_index(i, shape or (c.ref.numel(),))}"
+
+
+def _tolerance_mask(ctx, c, o, r, ref):
+    """Elements of the flat output ``o`` beyond the tolerance and the error floor of the flat reference ``r``
+    (each part with its own dtype's tolerance, as ``execute.call`` compared them)."""
+    import torch
+
+    from harness.probe import floor
+
+    allow = floor.allowance(ref)
+    allow = allow.reshape(-1) if allow is not None and allow.numel() == r.numel() else torch.zeros_like(r)
+    spans = [(0, r.numel(), c.out.dtype)]
+    if c.parts:
+        spans, at = [], 0
+        for (_, s), dt in zip(c.parts, c.dtypes):
+            size = 1
+            for d in s:
+                size *= d
+            spans.append((at, at + size, dt))
+            at += size
+    bad = torch.zeros_like(r, dtype=torch.bool)
+    for a, b, dt in spans:
+        if not dt.is_floating_point:
+            bad[a:b] = o[a:b] != r[a:b]
+            continue
+        rtol, atol = ctx.target.tolerance_for(dt, r[a:b])
+        d = (o[a:b] - r[a:b]).abs()
+        bad[a:b] = d > atol + rtol * r[a:b].abs() + allow[a:b]
+    return bad
+
+
+def _judge(ctx, c, ref, variant: str, said: str, formats):
+    """The finding of one run with a special value (``said``), a note's text, or None (right)."""
+    import torch
+
+    from harness.errors import error_line
+    from harness.probe import floor
+    from harness.probe.context import device_fault, label
+
+    if c.error is not None:
+        if device_fault(c.error):
+            return ctx.finding("P207", f"with {said}: the launch raised {error_line(c.error)} (an access outside "
+                                       f"memory)"[:500], severity=ERROR, sizes=dict(ctx.target.sizes))
+        return f"the launcher raised with {said}: {error_line(c.error)}"
+    if past := c.guard.get("wrote_past_end"):
+        return ctx.finding("P207", f"with {said}: wrote outside {', '.join(label(n) for n in past)}"[:500],
+                           severity=ERROR, sizes=dict(ctx.target.sizes))
+    if c.cmp.get("close") or c.out is None or c.out.numel() != c.ref.numel():
+        return None  # right, or a structure the reference detector reports
+    o, r = c.out.reshape(-1).double(), c.ref.reshape(-1).double()
+    rf, of = torch.isfinite(r), torch.isfinite(o)
+    nonfinite = rf & ~of
+    finite_off = rf & of & _tolerance_mask(ctx, c, o, r, ref)
+    if bool(nonfinite.any() or finite_off.any()):
+        r32 = formats()
+        if r32 is not None and r32.numel() == r.numel():
+            r32 = r32.reshape(-1).double()
+            nonfinite &= torch.isfinite(r32)  # its own formula overflows there in float32 too
+            finite_off &= ~((o - r).abs() <= floor.K * (r32 - r).abs())
+    finite_input = VARIANTS[variant][1]
+    if bool(nonfinite.any()):
+        i = int(nonfinite.nonzero()[0])
+        return ctx.finding("P207", f"with {said}: {int(nonfinite.sum())} of {r.numel()} result elements NaN/Inf "
+                                   f"where the float64 reference is finite, first {_at(i, c)} = {float(o[i]):.7g} "
+                                   f"(reference {float(r[i]):.7g})"[:500], severity=ERROR,
+                           sizes=dict(ctx.target.sizes))
+    if bool(finite_off.any()):
+        i = int(((o - r).abs() * finite_off).argmax())
+        severity = ERROR if finite_input else WARNING
+        why = "" if finite_input else (" (a warning: IEEE 754 fixes no result for a selection with a NaN or an Inf "
+                                       "among its values: which element a max, an argmax or a sort takes)")
+        return ctx.finding("P207", f"with {said}: {int(finite_off.sum())} of {r.numel()} result elements off by "
+                                   f"more than the tolerance and the error floor, the worst {_at(i, c)} = "
+                                   f"{float(o[i]):.7g} (reference {float(r[i]):.7g}){why}"[:500],
+                           severity=severity, sizes=dict(ctx.target.sizes))
+    lost = ~rf & of
+    other = ~rf & ~of & ~((torch.isnan(o) & torch.isnan(r)) | (o == r))
+    if bool(lost.any()):
+        i = int(lost.nonzero()[0])
+        return (f"with {said} the kernel gives finite values where the float64 reference is non-finite "
+                f"({int(lost.sum())} elements, first {_at(i, c)} = {float(o[i]):.7g}, reference {float(r[i])}): a "
+                f"guard the reference lacks, or a NaN a max drops")
+    if bool(other.any()):
+        i = int(other.nonzero()[0])
+        return (f"with {said} the kernel and the reference differ in which non-finite value ({_at(i, c)} = "
+                f"{float(o[i])}, reference {float(r[i])})")
+    return None
+
+
+def _cut(ctx):
+    return ctx.finding("P000", f"special stopped at the end of the probe's budget (--budget "
+                               f"{ctx.options.get('budget', 0):g}s): the special values not yet tried are not "
+                               f"checked", severity=INFO)
+
+
+def partial(ctx) -> list:
+    """The budget's end stopped it in a run: the findings so far."""
+    found, ctx.board.special_now = ctx.board.special_now or [], None
+    return list(found)
+
+
+P207 = Code("P207", ERROR, "wrong with special values put into an input the reference reads (a row of zeros, a row "
+                           "of large finite values, +inf, -inf or NaN in one element): NaN or Inf where the float64 "
+                           "reference is finite (an overflow a stable formula avoids, a 0/0 the reference guards, a "
+                           "NaN that leaks into other rows), or finite values beyond the error floor",
+            ("softmax-no-max-subtraction", "padding-division-by-zero"),
+            otherwise="a warning for finite values off at a NaN or Inf input (IEEE fixes no result for a selection "
+                      "among NaN); info where the kernel is finite and the reference not, where they differ in which "
+                      "non-finite value, and where the reference or the launcher raises on the value (its domain)")
+
+# The interpreter's side only, for now: it has not been run on a GPU yet. A probe on a GPU machine runs both
+# backends at once (gpu+interpreter), so its interpreter side still puts the special values in.
+DETECTOR = Detector("special", "the default sizes with special values in the float inputs (zeros, large, inf, NaN)",
+                    run, backends=("interpreter",), process={"interpreter": 1}, rank=5, skip=_skip, partial=partial,
+                    codes=(P207,))

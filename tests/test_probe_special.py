@@ -157,8 +157,8 @@ def test_a_nan_in_row_0_that_leaks_into_the_other_rows_is_an_error(user):
     r = _special(user["rows"], "double_leaky")
     errors = [f for f in r.by_code("P207") if f.severity == "error"]
     assert errors, r.text()
-    assert any(f.message.startswith("with NaN in one element in 'x' (x[0, 20])") and "240 of 240" in f.message
-               for f in errors), [f.message for f in errors]  # the reference's NaN is row 0's 40 elements only
+    assert any(f.message.startswith("with NaN in one element in 'x' (x[0, 20])") and "239 of 240" in f.message
+               for f in errors), [f.message for f in errors]  # the reference is NaN at that element alone
 
 
 @pytest.mark.parametrize("which,launcher", [("softmax", "softmax_stable"), ("rownorm", "rownorm_eps"),
@@ -210,29 +210,38 @@ def test_special_values_go_where_the_rule_says():
 
 
 def test_only_float_inputs_the_reference_reads_are_candidates():
+    """The largest of any shape, then matrices only (a vector beside the data is a weight or a codebook); never
+    an integer tensor, one the reference does not read, or (a reference taking **kwargs) one the launch wrote."""
     import torch
 
     from harness.probe.detectors import special
 
     class T:
         @staticmethod
-        def reference(x, w, idx):
+        def reference(x, w, k, idx):
             return x
 
-    inputs = {"x": torch.ones(4, 4), "w": torch.ones(4), "idx": torch.arange(4), "out": torch.empty(4, 4)}
-    assert special.candidates(T, inputs) == ["x", "w"]
+    inputs = {"x": torch.ones(4, 4), "w": torch.ones(4), "k": torch.ones(2, 3), "idx": torch.arange(4),
+              "out": torch.empty(4, 4)}
+    assert special.candidates(T, inputs) == ["x", "k"]
+    assert special.candidates(T, {"w": torch.ones(8), "k": torch.ones(2, 3)}) == ["w", "k"]
 
     class K:
         @staticmethod
         def reference(**kw):
             return kw["x"]
 
-    assert special.candidates(K, inputs, changed=["out"]) == ["x", "w"]  # an output buffer the launch wrote
+    assert special.candidates(K, inputs, changed=["out"]) == ["x", "k"]
+    assert special.plan(["x", "k"]) == [("x", "zero"), ("x", "large"), ("k", "large"), ("k", "zero"), ("x", "nan"),
+                                        ("x", "+inf"), ("x", "-inf"), ("k", "nan")]
+    assert len(special.plan(list("abcdef"))) == special.MAX_RUNS
 
 
 def test_severity_by_ieee_semantics():
-    """Finite where the reference is NaN (a max that drops a NaN: IEEE 754-2008 maxNum) and NaN for Inf are
-    information; finite values off at a NaN input a warning; NaN where the reference is finite an error."""
+    """NaN where the reference is finite: an error. Finite values off beyond the floor: an error at a zero row,
+    a warning at an Inf input, information at large values and where the reference computes a NaN on its
+    way. Finite where the reference is NaN (a max that drops a NaN: IEEE 754-2008 maxNum) and NaN for Inf:
+    information (a note's text)."""
     import torch
 
     from harness.probe.context import Context
@@ -250,21 +259,26 @@ def test_severity_by_ieee_semantics():
     ctx = Context(T, "interpreter", 0, "special")
     ref = torch.tensor([1.0, float("nan"), float("inf"), 2.0], dtype=torch.float64)
 
-    def judge(out, variant="nan"):
+    def judge(out, variant="+inf", r32=None, nan_met=False):
         c = Call(out=torch.tensor(out, dtype=torch.float32), ref=ref, cmp={"close": False})
-        return special._judge(ctx, c, ref, variant, "X", lambda: None)
+        return special._judge(ctx, c, ref, variant, "X", lambda: r32, lambda: nan_met)
 
-    assert judge([1.0, float("nan"), float("inf"), 2.0]) is None  # the same, NaN for NaN
-    assert isinstance(judge([1.0, 5.0, float("inf"), 2.0]), str)  # a NaN dropped: a note's text
-    assert isinstance(judge([1.0, float("nan"), float("nan"), 2.0]), str)  # NaN for Inf: a note's text
-    f = judge([1.0, float("nan"), float("inf"), float("nan")])
-    assert f.severity == "error" and "first output[3] = nan (reference 2)" in f.message
-    assert judge([1.0, float("nan"), float("inf"), 3.0]).severity == "warning"  # finite, off, at a NaN input
-    assert judge([1.0, float("nan"), float("inf"), 3.0], "zero").severity == "error"  # finite, off, at zeros
+    nan, inf = float("nan"), float("inf")
+    assert judge([1.0, nan, inf, 2.0]) is None  # the same, NaN for NaN
+    assert isinstance(judge([1.0, 5.0, inf, 2.0]), str)  # a NaN dropped: a note's text
+    assert isinstance(judge([1.0, nan, nan, 2.0]), str)  # NaN for Inf: a note's text
+    f = judge([1.0, nan, inf, nan], "zero")
+    assert f.severity == "error" and "first output[3] = nan (reference 2)" in f.message, f.message
+    assert judge([1.0, nan, inf, nan], "nan", nan_met=True).severity == "error"  # NaN where finite, whatever met
+    off = judge([1.0, nan, inf, 3.0], "zero")
+    assert off.severity == "error" and "the worst output[3] = 3 (reference 2)" in off.message, off.message
+    assert judge([1.0, nan, inf, 3.0], "+inf").severity == "warning"
+    assert isinstance(judge([1.0, nan, inf, 3.0], "large"), str)
+    assert isinstance(judge([1.0, nan, inf, 3.0], "zero", nan_met=True), str)  # the reference's own 0/0
     # the reference's own formula in float32 gives Inf there too: not the kernel's fault
-    c = Call(out=torch.tensor([1.0, float("nan"), float("inf"), float("inf")]), ref=ref, cmp={"close": False})
-    r32 = torch.tensor([1.0, float("nan"), float("inf"), float("inf")], dtype=torch.float64)
-    assert special._judge(ctx, c, ref, "large", "X", lambda: r32) is None
+    r32 = torch.tensor([1.0, nan, inf, inf], dtype=torch.float64)
+    assert judge([1.0, nan, inf, inf], "large", r32=r32) is None
+    assert judge([1.0, nan, inf, inf], "large").severity == "error"
 
 
 def test_it_stops_at_its_deadline_with_a_note(user, monkeypatch):

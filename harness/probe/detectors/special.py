@@ -14,15 +14,20 @@ very inputs:
   one that is not;
 - +inf, -inf and NaN, each in one element (the middle of that row).
 
-The largest input gets all five; the next two (largest first) a zero row and a NaN; eight runs at most,
-each stopped at the probe's budget. What IEEE 754 fixes decides, element by element:
+The largest input gets all five; the next three matrices (largest first: a vector beside the data is mostly
+a weight, a bias or a codebook, whose all-zero value makes ties IEEE does not order) a zero row and a large
+row, the first of them a NaN; twelve runs at most, the most telling first, each stopped at the probe's
+budget. What IEEE 754 fixes decides, element by element:
 
 - the reference finite, the kernel NaN or Inf: wrong (an error), the input, the element and both values
   shown; this is also how a NaN or Inf in one row that leaks into rows the reference keeps finite shows;
 - the reference finite, the kernel finite and off by more than the tolerance and the error floor
-  (``harness.probe.floor``, the comparison every detector makes): an error at the finite special values
-  (zeros, large values); a warning at a NaN or an Inf input, where IEEE fixes no result for a selection
-  (which element a max, an argmax or a sort takes when one is NaN);
+  (``harness.probe.floor``, the comparison every detector makes): an error at a row of zeros; a warning
+  at an Inf or a NaN input (IEEE fixes no result for a selection among them: which element a max, an
+  argmax or a sort takes); information where the reference itself computes a NaN on its way (0/0 in its
+  own formula: the finite value it then gives, a NaN cast to an integer, is its convention) and at a row
+  of large values (there the overflow is what is judged; a finite difference is rounding at a range of
+  magnitudes the fixed tolerances were not stated for: a sum whose terms span 2**60);
 - the reference NaN or Inf and the kernel finite (a guard the reference does not have, a NaN that a max
   drops as IEEE 754-2008's maxNum and ``tl.maximum``'s default do), or another non-finite (NaN for Inf):
   information, not a wrong result;
@@ -48,21 +53,29 @@ from harness.probe.context import fmt
 from harness.probe.detectors import Detector
 from harness.probe.findings import ERROR, INFO, WARNING, Code
 
-MAX_RUNS = 8
-MAX_OTHERS = 2  # inputs beyond the largest given a zero row and a NaN
+MAX_RUNS = 12
+MAX_OTHERS = 3  # matrices beyond the largest input given a zero row and a large row, the first of them a NaN
 MAX_FINDINGS = 3
 LARGE_SHARE = 0.25  # of sqrt(the dtype's max): the large row's largest magnitude
-# variant -> (what it is in words, whether the value is finite); the words start each finding's message
-# (the diagnosis reads them: harness.probe.diagnosis.SPECIAL_EVIDENCE)
+# variant -> (what it is in words, how a finite result off beyond the floor is taken); the words start each
+# finding's message (the diagnosis reads them: harness.probe.diagnosis.SPECIAL_EVIDENCE)
 VARIANTS = {
-    "zero": ("a row of zeros", True),
-    "large": ("a row of large finite values", True),
-    "+inf": ("+inf in one element", False),
-    "-inf": ("-inf in one element", False),
-    "nan": ("NaN in one element", False),
+    "zero": ("a row of zeros", ERROR),
+    "large": ("a row of large finite values", INFO),
+    "+inf": ("+inf in one element", WARNING),
+    "-inf": ("-inf in one element", WARNING),
+    "nan": ("NaN in one element", WARNING),
 }
-FIRST = ("zero", "large", "+inf", "-inf", "nan")
-OTHERS = ("zero", "nan")
+
+
+def plan(names: list) -> list:
+    """(input, variant) of each run, most telling first (a budget's end cuts the last): the largest input's
+    zero and large rows, the other matrices' large and zero rows, NaN in the largest, its infinities, NaN in
+    the next."""
+    first, others = names[:1], names[1:1 + MAX_OTHERS]
+    return ([(k, "zero") for k in first] + [(k, "large") for k in first] + [(k, "large") for k in others]
+            + [(k, "zero") for k in others] + [(k, v) for k in first for v in ("nan", "+inf", "-inf")]
+            + [(k, "nan") for k in others[:1]])[:MAX_RUNS]
 
 
 def _reads(target, inputs: dict) -> tuple[set, bool]:
@@ -74,14 +87,17 @@ def _reads(target, inputs: dict) -> tuple[set, bool]:
 
 
 def candidates(target, inputs: dict, changed=()) -> list[str]:
-    """The floating-point tensor inputs the reference reads, largest first; with a reference that takes every
-    input (``**kwargs``), not those the launch wrote (output buffers)."""
+    """The floating-point tensor inputs the reference reads, largest first, the largest of any shape and the
+    others matrices (a vector beside the data is mostly a parameter: a weight, a bias, a codebook, whose
+    all-zero value makes ties that IEEE does not order); with a reference that takes every input
+    (``**kwargs``), not those the launch wrote (output buffers)."""
     import torch
 
     read, anything = _reads(target, inputs)
     out = [k for k, v in inputs.items() if k in read and isinstance(v, torch.Tensor) and v.is_floating_point()
            and v.numel() and not (anything and k in changed)]
-    return sorted(out, key=lambda k: -inputs[k].numel())
+    out.sort(key=lambda k: -inputs[k].numel())
+    return out[:1] + [k for k in out[1:] if inputs[k].dim() >= 2]
 
 
 def _holds_inf(dtype) -> bool:
@@ -132,11 +148,45 @@ def in_kernel_formats(target, inputs: dict):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             return narrow(func(*args, **(kwargs or {})))
 
+    from harness.run.worker import call_with
+
     try:
         with Narrow():
-            return X.reference_value(target, X.clone_inputs(inputs))
+            raw = call_with(target.reference, X.clone_inputs(inputs))
+        return X.as_reference(raw)  # float64 again, outside the mode
     except Exception:  # noqa: BLE001  the reference declines float32: no excuse from it
         return None
+
+
+def meets_nan(target, inputs: dict) -> bool:
+    """Whether the reference, on these inputs, computes a NaN anywhere on its way (given one, or making one:
+    0/0, inf - inf, 0 * inf, IEEE's invalid operations): a finite result it then gives from it (a NaN cast to
+    an integer, a selection among NaN, a ``where``) is its convention, not arithmetic."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    seen = []
+
+    def look(x):
+        if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() and not seen:
+            if bool(torch.isnan(x.detach()).any()):
+                seen.append(True)
+        elif type(x) in (tuple, list):
+            for v in x:
+                look(v)
+
+    class Look(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            look(out)
+            return out
+
+    try:
+        with Look():
+            X.reference_value(target, X.clone_inputs(inputs))
+    except Exception:  # noqa: BLE001  it raised on them before: judged as it is
+        return False
+    return bool(seen)
 
 
 def _skip(ctx) -> str | None:
@@ -162,12 +212,11 @@ def run(ctx) -> list:
     if base.error is not None or not base.cmp.get("close") or base.guard.get("wrote_past_end"):
         return []  # wrong (or raised) at the defaults already: the reference detector's finding
     names = candidates(t, inputs, base.changed)
-    plan = [(names[0], v) for v in FIRST] + [(k, v) for k in names[1:1 + MAX_OTHERS] for v in OTHERS]
     narrow = floor.accumulator_unit(inputs) > 2.0 ** -53  # the kernel computes narrower than float64
     found, notes = [], []
     ctx.board.special_now = found  # what the budget's end keeps (partial)
     cut = False
-    for name, variant in plan[:MAX_RUNS]:
+    for name, variant in plan(names):
         if cut := ctx.late():
             break
         given = X.clone_inputs(inputs)
@@ -182,7 +231,8 @@ def run(ctx) -> list:
             continue
         with ctx.instrument(poison_masked=False):
             c = ctx.call(X.clone_inputs(given), ref=r)
-        got = _judge(ctx, c, r, variant, said, lambda g=given: in_kernel_formats(t, g) if narrow else None)
+        got = _judge(ctx, c, r, variant, said, lambda g=given: in_kernel_formats(t, g) if narrow else None,
+                     lambda g=given: meets_nan(t, g))
         if isinstance(got, str):
             notes.append(got)
         elif got is not None:
@@ -240,8 +290,10 @@ def _tolerance_mask(ctx, c, o, r, ref):
     return bad
 
 
-def _judge(ctx, c, ref, variant: str, said: str, formats):
-    """The finding of one run with a special value (``said``), a note's text, or None (right)."""
+def _judge(ctx, c, ref, variant: str, said: str, formats, nan_met):
+    """The finding of one run with a special value (``said``), a note's text, or None (right). ``formats()``:
+    the reference's own formula in the kernel's formats (``in_kernel_formats``, or None); ``nan_met()``: whether
+    the reference computes a NaN on its way (``meets_nan``)."""
     import torch
 
     from harness.errors import error_line
@@ -268,7 +320,6 @@ def _judge(ctx, c, ref, variant: str, said: str, formats):
             r32 = r32.reshape(-1).double()
             nonfinite &= torch.isfinite(r32)  # its own formula overflows there in float32 too
             finite_off &= ~((o - r).abs() <= floor.K * (r32 - r).abs())
-    finite_input = VARIANTS[variant][1]
     if bool(nonfinite.any()):
         i = int(nonfinite.nonzero()[0])
         return ctx.finding("P207", f"with {said}: {int(nonfinite.sum())} of {r.numel()} result elements NaN/Inf "
@@ -276,14 +327,18 @@ def _judge(ctx, c, ref, variant: str, said: str, formats):
                                    f"(reference {float(r[i]):.7g})"[:500], severity=ERROR,
                            sizes=dict(ctx.target.sizes))
     if bool(finite_off.any()):
-        i = int(((o - r).abs() * finite_off).argmax())
-        severity = ERROR if finite_input else WARNING
-        why = "" if finite_input else (" (a warning: IEEE 754 fixes no result for a selection with a NaN or an Inf "
-                                       "among its values: which element a max, an argmax or a sort takes)")
-        return ctx.finding("P207", f"with {said}: {int(finite_off.sum())} of {r.numel()} result elements off by "
-                                   f"more than the tolerance and the error floor, the worst {_at(i, c)} = "
-                                   f"{float(o[i]):.7g} (reference {float(r[i]):.7g}){why}"[:500],
-                           severity=severity, sizes=dict(ctx.target.sizes))
+        i = int(torch.where(finite_off, (o - r).abs(), torch.full_like(r, -1.0)).argmax())
+        what = (f"{int(finite_off.sum())} of {r.numel()} result elements off by more than the tolerance and the "
+                f"error floor, the worst {_at(i, c)} = {float(o[i]):.7g} (reference {float(r[i]):.7g})")
+        severity = VARIANTS[variant][1]
+        if severity != INFO and nan_met():
+            return (f"with {said} {what}, where the reference computes a NaN on its way: the finite value it gives "
+                    f"there is its convention (a NaN cast to an integer, a selection among NaN)")
+        if severity == INFO:  # rounding at a dynamic range the fixed tolerances were not stated for
+            return f"with {said} {what} (rounding at a range of magnitudes: the row's overflow is what is judged)"
+        why = "" if severity == ERROR else (" (a warning: IEEE 754 fixes no result for a selection with an Inf "
+                                            "among its values: which element a max, an argmax or a sort takes)")
+        return ctx.finding("P207", f"with {said}: {what}{why}"[:500], severity=severity, sizes=dict(ctx.target.sizes))
     lost = ~rf & of
     other = ~rf & ~of & ~((torch.isnan(o) & torch.isnan(r)) | (o == r))
     if bool(lost.any()):
@@ -316,7 +371,8 @@ P207 = Code("P207", ERROR, "wrong with special values put into an input the refe
                            "NaN that leaks into other rows), or finite values beyond the error floor",
             ("softmax-no-max-subtraction", "padding-division-by-zero"),
             otherwise="a warning for finite values off at a NaN or Inf input (IEEE fixes no result for a selection "
-                      "among NaN); info where the kernel is finite and the reference not, where they differ in which "
+                      "among them); info for finite values off at large values or where the reference computes a NaN "
+                      "on its way, where the kernel is finite and the reference not, where they differ in which "
                       "non-finite value, and where the reference or the launcher raises on the value (its domain)")
 
 # The interpreter's side only, for now: it has not been run on a GPU yet. A probe on a GPU machine runs both

@@ -279,6 +279,12 @@ def test_severity_by_ieee_semantics():
     r32 = torch.tensor([1.0, nan, inf, inf], dtype=torch.float64)
     assert judge([1.0, nan, inf, inf], "large", r32=r32) is None
     assert judge([1.0, nan, inf, inf], "large").severity == "error"
+    # an fp16 output cannot hold 1e5: Inf is its correctly rounded value (IEEE overflow in the output's format)
+    big = torch.tensor([1.0, 1e5], dtype=torch.float64)
+    c = Call(out=torch.tensor([1.0, inf], dtype=torch.float16), ref=big, cmp={"close": False})
+    assert special._judge(ctx, c, big, "large", "X", lambda: None, lambda: False) is None
+    c = Call(out=torch.tensor([1.0, inf], dtype=torch.float32), ref=big, cmp={"close": False})
+    assert special._judge(ctx, c, big, "large", "X", lambda: None, lambda: False).severity == "error"
 
 
 def test_it_stops_at_its_deadline_with_a_note(user, monkeypatch):

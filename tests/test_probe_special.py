@@ -306,3 +306,25 @@ def test_it_stops_at_its_deadline_with_a_note(user, monkeypatch):
     assert found[0].message.startswith("with a row of large finite values") and found[1].severity == "info"
     ctx.board.special_now = found[:1]
     assert special.partial(ctx) == found[:1] and ctx.board.special_now is None
+
+
+@pytest.mark.parametrize("message,defect,case", [
+    ("with a row of large finite values in 'x' (x[0, :], largest magnitude 4.61e+18) at rows=6, cols=40: 23 of 240 "
+     "result elements NaN/Inf where the float64 reference is finite, first output[0,4] = nan (reference 0)",
+     "overflow", "softmax-no-max-subtraction"),
+    ("with a row of zeros in 'x' (x[0, :]) at rows=6, cols=40: 40 of 240 result elements NaN/Inf where the float64 "
+     "reference is finite, first output[0,0] = nan (reference 0)", "overflow", "softmax-no-max-subtraction"),
+    # values the result should not depend on get in: the casebook's padding-contamination (nonfinite-input)
+    ("with NaN in one element in 'x' (x[0, 20]) at rows=6, cols=40: 239 of 240 result elements NaN/Inf where the "
+     "float64 reference is finite, first output[0,0] = nan (reference -2.25)", "padding-contamination", None),
+])
+def test_the_diagnosis_names_the_class_the_special_value_points_to(message, defect, case):
+    from harness.probe.diagnosis import diagnose, evidence_of
+    from harness.probe.findings import Finding
+
+    f = Finding("P207", "special", "interpreter", message, severity="error")
+    assert "nonfinite" in evidence_of([f])
+    first = diagnose([f])[0]
+    assert (first["defect"], first["case"]) == (defect, case), diagnose([f])
+    note = Finding("P207", "special", "interpreter", "information: " + message, severity="info")
+    assert evidence_of([note]) == {}

@@ -31,16 +31,18 @@ def softmax_kernel(x_ptr, out_ptr, n_cols, SUB_MAX: tl.constexpr, BLOCK: tl.cons
     tl.store(out_ptr + r * n_cols + c, e / tl.sum(e, axis=0), mask=m)
 
 
-def softmax_naive(x):
+def _rows(kernel, x, *args, **meta):  # one program per row of x, the result x's shape
     out = torch.empty_like(x)
-    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], SUB_MAX=False, BLOCK=64)
+    kernel[(x.shape[0],)](x, out, x.shape[1], *args, BLOCK=64, **meta)
     return out
+
+
+def softmax_naive(x):
+    return _rows(softmax_kernel, x, SUB_MAX=False)
 
 
 def softmax_stable(x):
-    out = torch.empty_like(x)
-    softmax_kernel[(x.shape[0],)](x, out, x.shape[1], SUB_MAX=True, BLOCK=64)
-    return out
+    return _rows(softmax_kernel, x, SUB_MAX=True)
 
 
 @triton.jit
@@ -56,15 +58,11 @@ def rownorm_kernel(x_ptr, out_ptr, n_cols, eps, EPS: tl.constexpr, BLOCK: tl.con
 
 
 def rownorm_no_eps(x):
-    out = torch.empty_like(x)
-    rownorm_kernel[(x.shape[0],)](x, out, x.shape[1], 1e-12, EPS=False, BLOCK=64)
-    return out
+    return _rows(rownorm_kernel, x, 1e-12, EPS=False)
 
 
 def rownorm_eps(x):
-    out = torch.empty_like(x)
-    rownorm_kernel[(x.shape[0],)](x, out, x.shape[1], 1e-12, EPS=True, BLOCK=64)
-    return out
+    return _rows(rownorm_kernel, x, 1e-12, EPS=True)
 
 
 @triton.jit
@@ -79,15 +77,11 @@ def rows_kernel(x_ptr, out_ptr, n_cols, LEAK: tl.constexpr, BLOCK: tl.constexpr)
 
 
 def double_leaky(x):
-    out = torch.empty_like(x)
-    rows_kernel[(x.shape[0],)](x, out, x.shape[1], LEAK=True, BLOCK=64)
-    return out
+    return _rows(rows_kernel, x, LEAK=True)
 
 
 def double(x):
-    out = torch.empty_like(x)
-    rows_kernel[(x.shape[0],)](x, out, x.shape[1], LEAK=False, BLOCK=64)
-    return out
+    return _rows(rows_kernel, x, LEAK=False)
 
 
 @triton.jit

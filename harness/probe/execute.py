@@ -96,6 +96,16 @@ def reference(target, inputs: dict):
     return ref
 
 
+def reads(target, inputs: dict) -> tuple[set, bool]:
+    """The inputs the reference takes (``call_with``'s rule), and whether it takes any (``**kwargs``)."""
+    import inspect
+
+    params = inspect.signature(target.reference).parameters
+    if any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        return set(inputs), True
+    return {k for k in inputs if k in params}, False
+
+
 def reference_value(target, inputs: dict):
     """``reference`` of these very ``inputs`` (not copied), without the floor's record."""
     from harness.run.worker import call_with

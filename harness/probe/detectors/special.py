@@ -46,11 +46,9 @@ float32 does not (``torch.softmax`` subtracts the max) is wrong: the softmax-no-
 
 from __future__ import annotations
 
-import inspect
-
 from harness.probe import execute as X
 from harness.probe.context import fmt
-from harness.probe.detectors import Detector
+from harness.probe.detectors import Detector, budget_cut, kept_so_far, no_inputs_to_vary
 from harness.probe.findings import ERROR, INFO, WARNING, Code
 
 MAX_RUNS = 12
@@ -78,14 +76,6 @@ def plan(names: list) -> list:
             + [(k, "nan") for k in others[:1]])[:MAX_RUNS]
 
 
-def _reads(target, inputs: dict) -> tuple[set, bool]:
-    """The inputs the reference takes (``call_with``'s rule), and whether it takes any (``**kwargs``)."""
-    params = inspect.signature(target.reference).parameters
-    if any(p.kind == p.VAR_KEYWORD for p in params.values()):
-        return set(inputs), True
-    return {k for k in inputs if k in params}, False
-
-
 def candidates(target, inputs: dict, changed=()) -> list[str]:
     """The floating-point tensor inputs the reference reads, largest first, the largest of any shape and the
     others matrices (a vector beside the data is mostly a parameter: a weight, a bias, a codebook, whose
@@ -93,7 +83,7 @@ def candidates(target, inputs: dict, changed=()) -> list[str]:
     (``**kwargs``), not those the launch wrote (output buffers)."""
     import torch
 
-    read, anything = _reads(target, inputs)
+    read, anything = X.reads(target, inputs)
     out = [k for k, v in inputs.items() if k in read and isinstance(v, torch.Tensor) and v.is_floating_point()
            and v.numel() and not (anything and k in changed)]
     out.sort(key=lambda k: -inputs[k].numel())
@@ -190,14 +180,8 @@ def meets_nan(target, inputs: dict) -> bool:
 
 
 def _skip(ctx) -> str | None:
-    t = ctx.target
-    try:
-        inputs = X.make(t, t.sizes, ctx.seed, ctx.backend)
-    except Exception:  # noqa: BLE001  the reference detector says so
-        return "make_inputs raised at the default sizes"
-    if not candidates(t, inputs):
-        return "no floating-point tensor input that the reference reads: no special value to put in"
-    return None
+    return no_inputs_to_vary(ctx, candidates, "no floating-point tensor input that the reference reads: no "
+                                              "special value to put in")
 
 
 def run(ctx) -> list:
@@ -241,7 +225,7 @@ def run(ctx) -> list:
     out = sorted(found, key=lambda f: ("error", "warning", "info").index(f.severity))[:MAX_FINDINGS]
     if notes and not any(f.severity != INFO for f in out):
         out.append(ctx.finding("P207", f"information: {'; '.join(notes[:2])}"[:500], severity=INFO))
-    return out + ([_cut(ctx)] if cut else [])
+    return out + ([budget_cut(ctx, 'the special values not yet tried')] if cut else [])
 
 
 def _at(i: int, c) -> str:
@@ -369,16 +353,9 @@ def _judge(ctx, c, ref, variant: str, said: str, formats, nan_met):
     return None
 
 
-def _cut(ctx):
-    return ctx.finding("P000", f"special stopped at the end of the probe's budget (--budget "
-                               f"{ctx.options.get('budget', 0):g}s): the special values not yet tried are not "
-                               f"checked", severity=INFO)
-
-
 def partial(ctx) -> list:
     """The budget's end stopped it in a run: the findings so far."""
-    found, ctx.board.special_now = ctx.board.special_now or [], None
-    return list(found)
+    return kept_so_far(ctx, "special_now")
 
 
 P207 = Code("P207", ERROR, "wrong with special values put into an input the reference reads (a row of zeros, a row "

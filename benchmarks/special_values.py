@@ -1,11 +1,12 @@
 """The special-value detector (P207) measured: on every case's kernels, and on the benchmark's dev entries.
 
-    python benchmarks/special_values.py cases [--variants fixed,fast,broken]   # special alone, interpreter
+    python benchmarks/special_values.py cases [--variants fixed,fast,broken] [--backend gpu]   # special alone
     python benchmarks/special_values.py dev --rows ROWS.jsonl    # the default probe on the 22 dev entries
     python benchmarks/special_values.py dev --rows ROWS.jsonl --no-run   # the table from rows already run
 
-``cases``: ``harness.probe`` with the special detector alone on each case's kernels (interpreter); one line
-per kernel with its P207 findings, then the counts (errors on fixed and fast kernels are false alarms).
+``cases``: ``harness.probe`` with the special detector alone on each case's kernels (the interpreter, or a GPU
+once the detector declares that backend); one line per kernel with its P207 findings, then the counts
+(errors on fixed and fast kernels are false alarms).
 
 ``dev``: the default probe (every detector) on both versions of each dev entry of ``bugs/split.toml`` under
 the interpreter, as ``harness bugs`` runs one (``board.probe_variant``), each row kept in ROWS (one JSON line
@@ -28,19 +29,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _header(command: str) -> list[str]:
+def _header(command: str, backend: str = "interpreter") -> list[str]:
     import torch
     import triton
 
-    return [f"machine: {platform.machine()} {platform.processor() or ''}, CPU only (the interpreter); torch "
+    where = torch.cuda.get_device_name(0) if backend == "gpu" else "CPU only (the interpreter)"
+    return [f"machine: {platform.machine()} {platform.processor() or ''}, {where}; torch "
             f"{torch.__version__}, triton {triton.__version__}, python {platform.python_version()}",
             f"command: {command}", ""]
 
 
-def cases(variants: list[str]) -> int:
+def cases(variants: list[str], backend: str = "interpreter") -> int:
     from harness import probe
 
-    print("\n".join(_header(f"python benchmarks/special_values.py cases --variants {','.join(variants)}")))
+    print("\n".join(_header(f"python benchmarks/special_values.py cases --variants {','.join(variants)} "
+                            f"--backend {backend}", backend)))
     print("| case | kernel | P207 findings (severity: start of the message) |")
     print("|---|---|---|")
     counts = {}
@@ -50,7 +53,7 @@ def cases(variants: list[str]) -> int:
             if not (folder / f"{v}.py").is_file():
                 continue
             r = probe(str(folder / f"{v}.py"), inputs=str(folder / "case.py"), launcher=spec["launcher"],
-                      backends=["interpreter"], detectors=["special"], jobs=1)
+                      backends=[backend], detectors=["special"], jobs=1)
             found = r.by_code("P207")
             ran = next((st for _, d, _, st in r.ran if d == "special"), "not run")
             said = "; ".join(f"{f.severity}: {f.message[:160]}" for f in found) or f"none ({ran[:80]})"
@@ -115,8 +118,9 @@ def dev(rows: Path, run: bool) -> int:
 
     if run:
         _run_dev(rows)
+    order = tomllib.loads((ROOT / "bugs" / "split.toml").read_text())["dev"]
     by = {}
-    for d in _read(rows):
+    for d in sorted(_read(rows), key=lambda d: order.index(d["entry"]) if d["entry"] in order else len(order)):
         by.setdefault(d["entry"], {})[d["v"]] = d
     print("\n".join(_header(f"python benchmarks/special_values.py dev --rows {rows.name}")))
     print("Before: each row less the special detector's findings, re-diagnosed; after: the row as it ran. "
@@ -168,12 +172,13 @@ def main(argv=None) -> int:
     sub = ap.add_subparsers(dest="what", required=True)
     c = sub.add_parser("cases")
     c.add_argument("--variants", default="fixed,fast")
+    c.add_argument("--backend", choices=("interpreter", "gpu"), default="interpreter")
     d = sub.add_parser("dev")
     d.add_argument("--rows", type=Path, required=True)
     d.add_argument("--no-run", action="store_true")
     args = ap.parse_args(argv)
     if args.what == "cases":
-        return cases(args.variants.split(","))
+        return cases(args.variants.split(","), args.backend)
     return dev(args.rows, not args.no_run)
 
 

@@ -201,6 +201,10 @@ def test_special_values_go_where_the_rule_says():
     assert "largest magnitude" in special._place(y, "x", "large")
     assert float(y["x"][0].abs().max()) == pytest.approx(big, rel=1e-6) and y["x"][1].abs().max() < 10
     assert special._place({"x": torch.ones(3).to(torch.float8_e4m3fn)}, "x", "+inf") is None  # it has no inf
+    # fp16 values are held in fp16 (a quarter of 65504), bf16's squares in float32, float64's in float64
+    assert special.large_value(torch.float16) == 16376.0
+    assert special.large_value(torch.bfloat16) == pytest.approx(big)
+    assert special.large_value(torch.float64, torch.float64) == pytest.approx(0.25 * torch.finfo(torch.float64).max ** 0.5)
 
 
 def test_only_float_inputs_the_reference_reads_are_candidates():

@@ -8,10 +8,11 @@ very inputs:
 - a row of zeros (the first last-dim row of a matrix; the whole of a vector): a norm, a sum, an absmax
   of zero, what a padded or empty row holds. A reference that turns it into 0/0 = NaN is matched by a
   kernel that does so too (quiet); a reference that guards it (an ``eps``, a ``where``) must be matched;
-- a row of large finite values (the row rescaled to a quarter of the square root of the dtype's
-  largest value: squares still fit, their sums and ``exp`` do not): an intermediate that a stable
-  formula keeps in range (the row max subtracted before ``exp``, a threshold in softplus) overflows in
-  one that is not;
+- a row of large finite values (the row rescaled to a quarter of the smaller of the input dtype's
+  largest value and the square root of the accumulator format's: the values fit, their squares too,
+  their sums and ``exp`` do not): an intermediate that a stable formula keeps in range (the row max
+  subtracted before ``exp``, a threshold in softplus, a tanh that does not divide exponentials)
+  overflows in one that is not;
 - +inf, -inf and NaN, each in one element (the middle of that row).
 
 The largest input gets all five; the next three matrices (largest first: a vector beside the data is mostly
@@ -54,7 +55,7 @@ from harness.probe.findings import ERROR, INFO, WARNING, Code
 MAX_RUNS = 12
 MAX_OTHERS = 3  # matrices beyond the largest input given a zero row and a large row, the first of them a NaN
 MAX_FINDINGS = 3
-LARGE_SHARE = 0.25  # of sqrt(the dtype's max): the large row's largest magnitude
+LARGE_SHARE = 0.25  # of the large row's limit (``large_value``): its largest magnitude
 # variant -> (what it is in words, how a finite result off beyond the floor is taken); the words start each
 # finding's message (the diagnosis reads them: harness.probe.diagnosis.SPECIAL_EVIDENCE)
 VARIANTS = {
@@ -96,9 +97,20 @@ def _holds_inf(dtype) -> bool:
     return bool(torch.isinf(torch.tensor(float("inf")).to(dtype).float()))
 
 
-def _place(inputs: dict, name: str, variant: str) -> str | None:
+def large_value(dtype, acc=None) -> float:
+    """The large row's largest magnitude: a quarter of the smaller of the input dtype's largest value and the
+    square root of its accumulator format's (``acc``: float32, float64 where the kernel computes in it): the
+    values fit the input's own format, their squares the accumulator's, and a sum of a row of them or an
+    ``exp`` of one does not (fp32 and bf16: 4.6e18; fp16: 16376, whose ``exp`` overflows float32 too)."""
+    import torch
+
+    acc = acc or torch.float32
+    return LARGE_SHARE * min(float(torch.finfo(dtype).max), float(torch.finfo(acc).max) ** 0.5)
+
+
+def _place(inputs: dict, name: str, variant: str, acc=None) -> str | None:
     """Put ``variant`` into ``inputs[name]`` (a copy: changed in place); where, in words (None: the dtype has
-    no such value)."""
+    no such value). ``acc``: the kernel's accumulator dtype (``large_value``)."""
     import torch
 
     t = inputs[name]
@@ -111,7 +123,7 @@ def _place(inputs: dict, name: str, variant: str) -> str | None:
         row.zero_()
         return whole
     if variant == "large":
-        big = LARGE_SHARE * float(torch.finfo(t.dtype).max) ** 0.5
+        big = large_value(t.dtype, acc)
         r = row.double()
         m = float(r.abs().max())
         row.copy_((r / m * big) if m > 0 and m == m and m != float("inf") else torch.full_like(r, big))
@@ -185,6 +197,8 @@ def _skip(ctx) -> str | None:
 
 
 def run(ctx) -> list:
+    import torch
+
     from harness.errors import error_line
     from harness.probe import floor
 
@@ -204,7 +218,7 @@ def run(ctx) -> list:
         if cut := ctx.late():
             break
         given = X.clone_inputs(inputs)
-        where = _place(given, name, variant)
+        where = _place(given, name, variant, torch.float32 if narrow else torch.float64)
         if where is None:
             continue
         said = f"{VARIANTS[variant][0]} in '{name}' ({where}) at {fmt(t.sizes)}"

@@ -8,11 +8,10 @@ very inputs:
 - a row of zeros (the first last-dim row of a matrix; the whole of a vector): a norm, a sum, an absmax
   of zero, what a padded or empty row holds. A reference that turns it into 0/0 = NaN is matched by a
   kernel that does so too (quiet); a reference that guards it (an ``eps``, a ``where``) must be matched;
-- a row of large finite values (the row rescaled to a quarter of the smaller of the input dtype's
-  largest value and the square root of the accumulator format's: the values fit, their squares too,
-  their sums and ``exp`` do not): an intermediate that a stable formula keeps in range (the row max
-  subtracted before ``exp``, a threshold in softplus, a tanh that does not divide exponentials)
-  overflows in one that is not;
+- a row of large finite values (the row rescaled to a quarter of the square root of the input dtype's
+  largest value: the product of two still fits the input's own format, which a correct kernel may
+  compute in; their sums and ``exp`` do not): an intermediate that a stable formula keeps in range (the
+  row max subtracted before ``exp``, a threshold in softplus) overflows in one that is not;
 - +inf, -inf and NaN, each in one element (the middle of that row).
 
 The largest input gets all five; the next three matrices (largest first: a vector beside the data is mostly
@@ -35,14 +34,17 @@ budget. What IEEE 754 fixes decides, element by element:
 - the reference or the launcher raising on the special value: information (its domain); an access
   outside memory or a write past a tensor: an error whatever the value.
 
-What a correct kernel can do in its own number formats bounds what is called wrong. Where the kernel
-computes narrower than float64 (``floor.accumulator_unit``), the reference runs once more with every
-float64 tensor it makes kept in float32 (``.double()`` and ``.to(torch.float64)`` do nothing: its own
-formula in the kernel's accumulator format); an element where that run is non-finite too, or where the
-kernel is within ``floor.K`` times that run's distance from the float64 result, is not the kernel's
-fault: a sum of squares that overflows float32 in the reference's own formula (an RMS norm at large
-values) overflows in any float32 kernel. A kernel that overflows where the reference's formula in
-float32 does not (``torch.softmax`` subtracts the max) is wrong: the softmax-no-max-subtraction lesson.
+What a correct kernel can do in its own number formats bounds what is called wrong ("the reference
+evaluated in the kernel's input and accumulator dtypes", issue 37). Unless every floating input is float64,
+the reference runs again with every float64 tensor it makes kept in float32 (``.double()`` and
+``.to(torch.float64)`` do nothing: its own formula in the kernel's accumulator format), and again in each
+floating input dtype narrower than that (fp16, bf16: a kernel of fp16 inputs may keep intermediates in
+fp16); an element where one of these runs is non-finite too, or where the kernel is within ``floor.K``
+times that run's distance from the float64 result, is not the kernel's fault: a sum of squares that
+overflows float32 in the reference's own formula (an RMS norm at large values) overflows in any float32
+kernel. Nor is Inf where the output's own dtype cannot hold the reference's value (1e5 in an fp16 output).
+A kernel that overflows where the reference's formula in those formats does not (``torch.softmax``
+subtracts the max; ``torch.tanh`` saturates) is wrong: the softmax-no-max-subtraction lesson.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ from harness.probe.findings import ERROR, INFO, WARNING, Code
 MAX_RUNS = 12
 MAX_OTHERS = 3  # matrices beyond the largest input given a zero row and a large row, the first of them a NaN
 MAX_FINDINGS = 3
-LARGE_SHARE = 0.25  # of the large row's limit (``large_value``): its largest magnitude
+LARGE_SHARE = 0.25  # of sqrt(the input dtype's max): the large row's largest magnitude (``large_value``)
 # variant -> (what it is in words, how a finite result off beyond the floor is taken); the words start each
 # finding's message (the diagnosis reads them: harness.probe.diagnosis.SPECIAL_EVIDENCE)
 VARIANTS = {
@@ -97,20 +99,19 @@ def _holds_inf(dtype) -> bool:
     return bool(torch.isinf(torch.tensor(float("inf")).to(dtype).float()))
 
 
-def large_value(dtype, acc=None) -> float:
-    """The large row's largest magnitude: a quarter of the smaller of the input dtype's largest value and the
-    square root of its accumulator format's (``acc``: float32, float64 where the kernel computes in it): the
-    values fit the input's own format, their squares the accumulator's, and a sum of a row of them or an
-    ``exp`` of one does not (fp32 and bf16: 4.6e18; fp16: 16376, whose ``exp`` overflows float32 too)."""
+def large_value(dtype) -> float:
+    """The large row's largest magnitude: a quarter of the square root of the input dtype's largest value. The
+    product of two such values still fits the input's own format, which a correct kernel may compute in (an
+    fp16 kernel's intermediates); a sum of a row of their squares, or an ``exp`` of one, does not (fp32,
+    bf16: 4.6e18; fp16: 64)."""
     import torch
 
-    acc = acc or torch.float32
-    return LARGE_SHARE * min(float(torch.finfo(dtype).max), float(torch.finfo(acc).max) ** 0.5)
+    return LARGE_SHARE * float(torch.finfo(dtype).max) ** 0.5
 
 
-def _place(inputs: dict, name: str, variant: str, acc=None) -> str | None:
+def _place(inputs: dict, name: str, variant: str) -> str | None:
     """Put ``variant`` into ``inputs[name]`` (a copy: changed in place); where, in words (None: the dtype has
-    no such value). ``acc``: the kernel's accumulator dtype (``large_value``)."""
+    no such value)."""
     import torch
 
     t = inputs[name]
@@ -123,7 +124,7 @@ def _place(inputs: dict, name: str, variant: str, acc=None) -> str | None:
         row.zero_()
         return whole
     if variant == "large":
-        big = large_value(t.dtype, acc)
+        big = large_value(t.dtype)
         r = row.double()
         m = float(r.abs().max())
         row.copy_((r / m * big) if m > 0 and m == m and m != float("inf") else torch.full_like(r, big))
@@ -133,15 +134,31 @@ def _place(inputs: dict, name: str, variant: str, acc=None) -> str | None:
     return f"{name}[{lead}{j}]"
 
 
-def in_kernel_formats(target, inputs: dict):
-    """The reference with every float64 tensor it makes kept in float32 (its own formula in the kernel's
-    accumulator format), flat float64 like ``execute.reference``; None where it raises."""
+def formats_of(inputs: dict) -> list:
+    """The formats a correct kernel of these inputs may compute in: float32 (its accumulator), and each floating
+    input dtype narrower than it (fp16, bf16: an fp16 kernel keeps intermediates in fp16); none for float64
+    inputs alone."""
+    import torch
+
+    floats = {v.dtype for v in inputs.values() if isinstance(v, torch.Tensor) and v.is_floating_point()}
+    if floats <= {torch.float64}:
+        return []
+    narrower = sorted((d for d in floats if torch.finfo(d).bits < 32 and d in (torch.float16, torch.bfloat16)),
+                      key=str)
+    return [torch.float32, *narrower]
+
+
+def in_kernel_formats(target, inputs: dict, dtype=None):
+    """The reference with every float64 tensor it makes kept in ``dtype`` (float32 by default: its own formula
+    in the kernel's accumulator format), flat float64 like ``execute.reference``; None where it raises."""
     import torch
     from torch.overrides import TorchFunctionMode
 
+    dtype = dtype or torch.float32
+
     def narrow(x):
         if isinstance(x, torch.Tensor) and x.dtype == torch.float64:
-            return x.float()
+            return x.to(dtype)
         if type(x) in (tuple, list):
             return type(x)(narrow(v) for v in x)
         return x
@@ -197,10 +214,7 @@ def _skip(ctx) -> str | None:
 
 
 def run(ctx) -> list:
-    import torch
-
     from harness.errors import error_line
-    from harness.probe import floor
 
     t = ctx.target
     inputs = X.make(t, t.sizes, ctx.seed, ctx.backend)
@@ -210,7 +224,7 @@ def run(ctx) -> list:
     if base.error is not None or not base.cmp.get("close") or base.guard.get("wrote_past_end"):
         return []  # wrong (or raised) at the defaults already: the reference detector's finding
     names = candidates(t, inputs, base.changed)
-    narrow = floor.accumulator_unit(inputs) > 2.0 ** -53  # the kernel computes narrower than float64
+    formats = formats_of(inputs)
     found, notes = [], []
     ctx.board.special_now = found  # what the budget's end keeps (partial)
     cut = False
@@ -218,7 +232,7 @@ def run(ctx) -> list:
         if cut := ctx.late():
             break
         given = X.clone_inputs(inputs)
-        where = _place(given, name, variant, torch.float32 if narrow else torch.float64)
+        where = _place(given, name, variant)
         if where is None:
             continue
         said = f"{VARIANTS[variant][0]} in '{name}' ({where}) at {fmt(t.sizes)}"
@@ -229,7 +243,7 @@ def run(ctx) -> list:
             continue
         with ctx.instrument(poison_masked=False):
             c = ctx.call(X.clone_inputs(given), ref=r)
-        got = _judge(ctx, c, r, variant, said, lambda g=given: in_kernel_formats(t, g) if narrow else None,
+        got = _judge(ctx, c, r, variant, said, lambda g=given: [in_kernel_formats(t, g, d) for d in formats],
                      lambda g=given: meets_nan(t, g))
         if isinstance(got, str):
             notes.append(got)
@@ -329,11 +343,11 @@ def _judge(ctx, c, ref, variant: str, said: str, formats, nan_met):
     nonfinite = rf & ~of & torch.isfinite(_rounded_to_output(c, r))  # an fp16 output holds no 1e5: inf is right
     finite_off = rf & of & _tolerance_mask(ctx, c, o, r, ref)
     if bool(nonfinite.any() or finite_off.any()):
-        r32 = formats()
-        if r32 is not None and r32.numel() == r.numel():
-            r32 = r32.reshape(-1).double()
-            nonfinite &= torch.isfinite(r32)  # its own formula overflows there in float32 too
-            finite_off &= ~((o - r).abs() <= floor.K * (r32 - r).abs())
+        for rn in formats() or ():
+            if rn is not None and rn.numel() == r.numel():
+                rn = rn.reshape(-1).double()
+                nonfinite &= torch.isfinite(rn)  # its own formula overflows there in that format too
+                finite_off &= ~((o - r).abs() <= floor.K * (rn - r).abs())
     if bool(nonfinite.any()):
         i = int(nonfinite.nonzero()[0])
         return ctx.finding("P207", f"with {said}: {int(nonfinite.sum())} of {r.numel()} result elements NaN/Inf "

@@ -119,6 +119,7 @@ EVIDENCE = {
     "special-value": "wrong with NaN or Inf inputs the reference gives a meaning (its result changes when they are 0): an empty segment's -inf",
     "zero-input": "NaN or Inf that go away when the exact zeros in the inputs are moved off 0 (0/0, 0 * log 0)",
     "magnitude": "NaN or Inf that go away with the float inputs scaled down: an intermediate overflows",
+    "zero-row": "NaN or Inf where the reference is finite, with a row of zeros put into an input (0/0 or x/0 that the reference guards)",
     "small-error": "close to the reference but outside the tolerance (relative error under 5%)",
     "error-grows": "the error grows with the size",
     "wider-dtype": "right with every float tensor one type wider (fp16/bf16 to fp32, fp32 to fp64), the same values",

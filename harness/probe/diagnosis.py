@@ -40,7 +40,7 @@ def _r(defect: str, needs: str, confidence: float, unless: str = "") -> Rule:
 # every mechanism the detectors and experiments can show: a formula is blamed only when none did
 NO_MECHANISM = ("tail many-programs layout equal-sizes oob-store oob-load unwritten race order "
                 "autotune-first-call first-call-right special-value fill-kept tf32 accumulated grid-limit large-only uninitialized masked-undefined "
-                "error-grows autotuned-atomics autotune-reuse atomic-order empty hang nonfinite-input zero-input magnitude "
+                "error-grows autotuned-atomics autotune-reuse atomic-order empty hang nonfinite-input zero-input zero-row magnitude "
                 "wider-dtype block-repeat lane-collision cross-lane other-stream config-value")
 
 RULES = (
@@ -62,6 +62,13 @@ RULES = (
     _r("overflow", "debug-assert", 0.8),
     # an overflow that needs the length too is a running sum in too narrow a type: precision (below)
     _r("overflow", "nonfinite magnitude", 0.85, "oob-load oob-store layout length"),
+    # finite values far off at large inputs that the reference's own formula in float32 handles: an intermediate
+    # overflowed (1/inf = 0), or underflowed
+    _r("overflow", "magnitude", 0.6, "oob-load oob-store layout length nonfinite"),
+    # a row of zeros put in, NaN or Inf out where the reference (its eps, its where) stays finite: an x/0 or 0/0
+    # the kernel does not guard. The casebook files NaN/Inf where the reference is finite under overflow (P202);
+    # its 0/0 lesson, padding-division-by-zero, is padding's (its zeros are masked lanes, these are data)
+    _r("overflow", "nonfinite zero-row", 0.8, "oob-load oob-store layout"),
     _r("overflow", "nonfinite", 0.25, "tail masked-undefined oob-load layout many-programs nonfinite-input zero-input"),
     _r("autotune-accumulation", "autotune-first-call", 0.85),
     _r("unwritten-output", "first-call-right", 0.85),
@@ -140,6 +147,10 @@ CODE_EVIDENCE = {
 }
 
 
+# the special value a P207 finding names (its message's start: detectors/special.py) -> the evidence it is
+SPECIAL_EVIDENCE = {"with a row of zeros": "zero-row", "with a row of large finite values": "magnitude",
+                    "with +inf": "nonfinite-input", "with -inf": "nonfinite-input", "with NaN": "nonfinite-input"}
+
 # what shape fuzzing's P401 can be evidence of (its message names which)
 P401_EVIDENCE = frozenset({"oob-store", "unwritten", "nonfinite", "crash", "empty"})
 
@@ -167,6 +178,11 @@ def evidence_of(findings: list, observed: dict | None = None) -> dict[str, list[
             name = "order"
         elif f.code in ("P303", "P501"):  # float atomics' order: an error where the kernel declares itself
             name = "atomic-order" if f.severity == ERROR else "atomic-rounding"  # deterministic, else a warning
+        elif f.code == "P207":  # the special value named first, then what it did
+            name = "nonfinite" if "NaN/Inf where the float64 reference is finite" in f.message else ""
+            kind = next((e for start, e in SPECIAL_EVIDENCE.items() if f.message.startswith(start)), "")
+            if kind and f.severity != "info":
+                out.setdefault(kind, []).append(f"{f.detector}: {f.message}"[:300])
         elif f.code == "P601":
             m = f.message.lower()
             name = "oob-store" if "write" in m else "oob-load" if "read" in m else ""

@@ -40,6 +40,7 @@ class Call:
     kept: list = field(default_factory=list)  # (name, bool mask): launcher-allocated elements still at their fill
     allocated: int = 0  # tensors the launcher made with torch.empty (and friends): poison, not zeros
     parts: list = field(default_factory=list)  # (name, shape) of each output compared, where there are several
+    dtypes: list = field(default_factory=list)  # the dtype of each of ``parts``, as the launcher returned it
     programs: int | None = None  # programs launched in all (the instrumented interpreter counts them)
     loads: int | None = None  # tl.load calls made in all (likewise)
     changed: list = field(default_factory=list)  # the tensor inputs the launch changed (``call(changed=True)``)
@@ -93,6 +94,16 @@ def reference(target, inputs: dict):
     floor.remember(ref, inputs, lambda rounded: as_reference(
         rounded(functools.partial(call_with, target.reference, clone_inputs(inputs)))))
     return ref
+
+
+def reads(target, inputs: dict) -> tuple[set, bool]:
+    """The inputs the reference takes (``call_with``'s rule), and whether it takes any (``**kwargs``)."""
+    import inspect
+
+    params = inspect.signature(target.reference).parameters
+    if any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        return set(inputs), True
+    return {k for k in inputs if k in params}, False
 
 
 def reference_value(target, inputs: dict):
@@ -405,6 +416,8 @@ def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: 
 def _compare(res: Call, target, out, given: dict, inputs: dict, on_device: bool = False) -> None:
     """``res.out``, ``res.cmp`` (``compare.compare``'s keys), ``res.returned`` and ``res.parts`` from
     what the launcher returned (``out``) and ``res.ref``."""
+    import torch
+
     ref = res.ref
     ref_parts = getattr(ref, "parts", None)
     if out is None:
@@ -419,6 +432,7 @@ def _compare(res: Call, target, out, given: dict, inputs: dict, on_device: bool 
     if not problem and [n for n, _ in outs] != names:
         problem = (f"{_structure([n for n, _ in outs])}", f"{_structure(names)}")
     res.parts = [(n, tuple(t.shape)) for n, t in outs]
+    res.dtypes = [t.dtype if isinstance(t, torch.Tensor) else torch.float64 for _, t in outs]
     res.out = _flatten([t for _, t in outs])
     if problem:
         res.cmp = {"close": False, "n": int(ref.numel()), "n_bad": int(ref.numel()), "max_abs": float("inf"),

@@ -42,6 +42,7 @@ CODES = {
     "P204": ("TF32 rounding of an fp32 tl.dot", "precision-loss"),
     "P205": ("the GPU and the interpreter disagree", ""),
     "P206": ("wrong for an input in another memory layout", "stride-assumption"),
+    "P207": ("wrong with special values in the inputs (zeros, large, inf, NaN)", "overflow"),
     "P208": ("wrong at another value of a launcher's integer or bool argument", ""),
     "P301": ("store race between programs", "store-race"),
     "P302": ("result depends on the program order", "store-race"),

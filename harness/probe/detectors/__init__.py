@@ -114,6 +114,37 @@ def uses_atomics_or_autotune(ctx) -> str | None:
     return "no atomics and no autotune in the kernels: identical runs give identical results"
 
 
+def no_inputs_to_vary(ctx, pick, none: str) -> str | None:
+    """A skip rule for a detector that varies some of the inputs ``make_inputs`` gives at the default sizes:
+    why it does not apply (``make_inputs`` raised there: the reference detector says so; ``pick(target,
+    inputs)`` chose none: ``none``), or None."""
+    from harness.probe import execute as X
+
+    t = ctx.target
+    try:
+        inputs = X.make(t, t.sizes, ctx.seed, ctx.backend)
+    except Exception:  # noqa: BLE001  the reference detector says so
+        return "make_inputs raised at the default sizes"
+    return None if pick(t, inputs) else none
+
+
+def budget_cut(ctx, left: str):
+    """The note of a detector the probe's budget stopped between its runs: ``left`` (what it had not tried yet)
+    is not checked."""
+    from harness.probe.findings import INFO
+
+    return ctx.finding("P000", f"{ctx.name} stopped at the end of the probe's budget (--budget "
+                               f"{ctx.options.get('budget', 0):g}s): {left} are not checked", severity=INFO)
+
+
+def kept_so_far(ctx, attr: str) -> list:
+    """A ``partial``: the findings a detector keeps in ``ctx.board.<attr>`` while it runs, taken (and cleared)
+    where the budget's end stopped it in a run."""
+    found = getattr(ctx.board, attr) or []
+    setattr(ctx.board, attr, None)
+    return list(found)
+
+
 EVERY = "every detector"  # the emitter of the codes the runner, the worker and ``context`` give any detector
 
 

@@ -1,0 +1,187 @@
+"""The special-value detector (P207) measured: on every case's kernels, and on the benchmark's dev entries.
+
+    python benchmarks/special_values.py cases [--variants fixed,fast,broken] [--backend gpu]   # special alone
+    python benchmarks/special_values.py dev --rows ROWS.jsonl    # the default probe on the 22 dev entries
+    python benchmarks/special_values.py dev --rows ROWS.jsonl --no-run   # the table from rows already run
+
+``cases``: ``harness.probe`` with the special detector alone on each case's kernels (the interpreter, or a GPU
+once the detector declares that backend); one line per kernel with its P207 findings, then the counts
+(errors on fixed and fast kernels are false alarms).
+
+``dev``: the default probe (every detector) on both versions of each dev entry of ``bugs/split.toml`` under
+the interpreter, as ``harness bugs`` runs one (``board.probe_variant``), each row kept in ROWS (one JSON line
+each, appended as they come); the table compares each row with itself less the special detector's findings,
+re-diagnosed from the rest and the experiments' evidence (special runs in a process of its own, after the
+others of that process: it changes no other detector's findings), for caught, false alarms (an error on the
+fixed version not recorded in its ``[[fixed_known]]``) and the right class first. The bug cache must hold the
+entries (``CASEBOOK_BUG_CACHE``). Only dev entries: the test half is frozen and blind (bugs/README.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _header(command: str, backend: str = "interpreter") -> list[str]:
+    import torch
+    import triton
+
+    where = torch.cuda.get_device_name(0) if backend == "gpu" else "CPU only (the interpreter)"
+    return [f"machine: {platform.machine()} {platform.processor() or ''}, {where}; torch "
+            f"{torch.__version__}, triton {triton.__version__}, python {platform.python_version()}",
+            f"command: {command}", ""]
+
+
+def cases(variants: list[str], backend: str = "interpreter") -> int:
+    from harness import probe
+
+    print("\n".join(_header(f"python benchmarks/special_values.py cases --variants {','.join(variants)} "
+                            f"--backend {backend}", backend)))
+    print("| case | kernel | P207 findings (severity: start of the message) |")
+    print("|---|---|---|")
+    counts = {}
+    for folder in sorted(p for p in (ROOT / "cases").iterdir() if (p / "case.toml").is_file()):
+        spec = tomllib.loads((folder / "case.toml").read_text(encoding="utf-8"))
+        for v in variants:
+            if not (folder / f"{v}.py").is_file():
+                continue
+            r = probe(str(folder / f"{v}.py"), inputs=str(folder / "case.py"), launcher=spec["launcher"],
+                      backends=[backend], detectors=["special"], jobs=1)
+            found = r.by_code("P207")
+            ran = next((st for _, d, _, st in r.ran if d == "special"), "not run")
+            said = "; ".join(f"{f.severity}: {f.message[:160]}" for f in found) or f"none ({ran[:80]})"
+            print(f"| {folder.name} | {v} | {said} |", flush=True)
+            c = counts.setdefault(v, {"kernels": 0, "error": 0, "warning": 0, "info": 0})
+            c["kernels"] += 1
+            for sev in {f.severity for f in found}:
+                c[sev] += 1
+    print()
+    for v, c in counts.items():
+        print(f"{v}: {c['kernels']} kernels; with a P207 error {c['error']}, a warning {c['warning']}, a note "
+              f"{c['info']}")
+    return 0
+
+
+def _run_dev(rows: Path) -> None:
+    from harness.bugs import board, manifest
+
+    done = {(d["entry"], d["v"]) for d in _read(rows)}
+    for name in tomllib.loads((ROOT / "bugs" / "split.toml").read_text())["dev"]:
+        entry = manifest.read(ROOT / "bugs" / name)
+        for v in ("buggy", "fixed"):
+            if (name, v) in done:
+                continue
+            try:
+                row = board.probe_variant(entry, v, "interpreter", jobs=board.default_jobs())
+            except Exception as e:  # noqa: BLE001  one entry failing leaves the others
+                row = {"error": repr(e)[:300]}
+            with rows.open("a") as f:
+                f.write(json.dumps({"entry": name, "v": v, **row}) + "\n")
+
+
+def _read(rows: Path) -> list[dict]:
+    return [json.loads(line) for line in rows.read_text().splitlines() if line.strip()] if rows.exists() else []
+
+
+def _judged(entry, row: dict, keep) -> dict | None:
+    from harness.bugs import board
+    from harness.probe.diagnosis import diagnose
+    from harness.probe.findings import Finding
+
+    if row.get("error"):
+        return None
+    probs = [p for p in row["problems"] if keep(p)]
+    observed = {}
+    for b, ev in (row.get("observed") or {}).items():
+        for k, v in ev.items():
+            observed.setdefault(k, f"{b}: {v}")
+    ranked = [d["defect"] for d in diagnose([Finding.from_json(p) for p in probs], observed) if d.get("defect")]
+    errs = [p for p in probs if p["severity"] == "error"]
+    relied = entry.verify.get("severity") == "warning" and any(
+        p["severity"] != "error" and p["detector"] == entry.verify["detector"] for p in probs)
+    as_row = {**row, "errors": len(errs),
+              "error_findings": [{k: p.get(k) for k in ("code", "detector", "message", "backend")} for p in errs]}
+    return {"caught": bool(errs) or relied, "errors": len(errs), "first": ranked[0] if ranked else None,
+            "known": board.known_on_fixed(entry, as_row, "interpreter"),
+            "codes": sorted({p["code"] for p in probs if p["severity"] != "info"})}
+
+
+def dev(rows: Path, run: bool) -> int:
+    from harness.bugs import manifest
+
+    if run:
+        _run_dev(rows)
+    order = tomllib.loads((ROOT / "bugs" / "split.toml").read_text())["dev"]
+    by = {}
+    for d in sorted(_read(rows), key=lambda d: order.index(d["entry"]) if d["entry"] in order else len(order)):
+        by.setdefault(d["entry"], {})[d["v"]] = d
+    print("\n".join(_header(f"python benchmarks/special_values.py dev --rows {rows.name}")))
+    print("Before: each row less the special detector's findings, re-diagnosed; after: the row as it ran. "
+          "Class first: the diagnosis's first defect class, from the findings and the experiments' evidence.\n")
+    print("| entry | defect | buggy before | buggy after | class first before | after | fixed before | fixed after | "
+          "seconds (buggy, fixed) | special's findings |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    tot = dict.fromkeys(("n", "b_caught", "a_caught", "b_fa", "a_fa", "b_first", "a_first"), 0)
+
+    def caught(x):
+        return f"caught ({', '.join(x['codes'])})" if x["caught"] else "missed"
+
+    def fixed(x):
+        if not x["errors"]:
+            return "quiet" + (f" (warnings: {', '.join(x['codes'])})" if x["codes"] else "")
+        return f"{'known true' if x['known'] else 'FALSE ALARM'} ({', '.join(x['codes'])})"
+
+    for name, vs in by.items():
+        entry = manifest.read(ROOT / "bugs" / name)
+        before = {v: _judged(entry, vs[v], lambda p: p["detector"] != "special") for v in vs}
+        after = {v: _judged(entry, vs[v], lambda p: True) for v in vs}
+        if not all(before.get(v) for v in ("buggy", "fixed")):
+            why = next((vs[v].get("error") for v in vs if vs[v].get("error")), "")
+            print(f"| {name} | {entry.defect} | {why[:90]} | | | | | | | |")
+            continue
+        tot["n"] += 1
+        for k, s in (("b", before), ("a", after)):
+            tot[f"{k}_caught"] += s["buggy"]["caught"]
+            tot[f"{k}_fa"] += bool(s["fixed"]["errors"] and not s["fixed"]["known"])
+            tot[f"{k}_first"] += bool(s["buggy"]["caught"] and s["buggy"]["first"] == entry.defect)
+        mine = "; ".join(f"{v} {p['severity']}: {p['message'][:110]}" for v in ("buggy", "fixed")
+                         for p in vs[v]["problems"] if p["detector"] == "special") or "none"
+        ran = {v: next((f"{r['status'][:40]}" for r in vs[v].get("ran", []) if r["detector"] == "special"), "-")
+               for v in vs}
+        if any(not s.startswith("done") for s in ran.values()):
+            mine += f" (special: buggy {ran['buggy']}; fixed {ran['fixed']})"
+        print(f"| {name} | {entry.defect} | {caught(before['buggy'])} | {caught(after['buggy'])} | "
+              f"{before['buggy']['first']} | {after['buggy']['first']} | {fixed(before['fixed'])} | "
+              f"{fixed(after['fixed'])} | {vs['buggy'].get('seconds')}, {vs['fixed'].get('seconds')} | {mine} |")
+    print()
+    print(f"entries that ran: {tot['n']}; caught before {tot['b_caught']}, after {tot['a_caught']}; false alarms "
+          f"(fixed versions) before {tot['b_fa']}, after {tot['a_fa']}; right class first before {tot['b_first']}, "
+          f"after {tot['a_first']}")
+    return 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="what", required=True)
+    c = sub.add_parser("cases")
+    c.add_argument("--variants", default="fixed,fast")
+    c.add_argument("--backend", choices=("interpreter", "gpu"), default="interpreter")
+    d = sub.add_parser("dev")
+    d.add_argument("--rows", type=Path, required=True)
+    d.add_argument("--no-run", action="store_true")
+    args = ap.parse_args(argv)
+    if args.what == "cases":
+        return cases(args.variants.split(","), args.backend)
+    return dev(args.rows, not args.no_run)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    sys.exit(main())

@@ -1,0 +1,403 @@
+"""Special values at the default sizes: a correct kernel gives what IEEE arithmetic of its reference gives.
+
+At the default sizes, the floating-point tensor inputs that the reference reads (never an integer, bool
+or index tensor, never an output buffer the reference does not read) are given again with special values
+in them, the same way for any kernel, and each result is judged against the float64 reference of those
+very inputs:
+
+- a row of zeros (the first last-dim row of a matrix; the whole of a vector): a norm, a sum, an absmax
+  of zero, what a padded or empty row holds. A reference that turns it into 0/0 = NaN is matched by a
+  kernel that does so too (quiet); a reference that guards it (an ``eps``, a ``where``) must be matched;
+- a row of large finite values (the row rescaled to a quarter of the square root of the input dtype's
+  largest value: the product of two still fits the input's own format, which a correct kernel may
+  compute in; their sums and ``exp`` do not): an intermediate that a stable formula keeps in range (the
+  row max subtracted before ``exp``, a threshold in softplus) overflows in one that is not;
+- +inf, -inf and NaN, each in one element (the middle of that row).
+
+The largest input gets all five; the next three matrices (largest first: a vector beside the data is mostly
+a weight, a bias or a codebook, whose all-zero value makes ties IEEE does not order) a zero row and a large
+row, the first of them a NaN; twelve runs at most, the most telling first, each stopped at the probe's
+budget. What IEEE 754 fixes decides, element by element:
+
+- the reference finite, the kernel NaN or Inf: wrong (an error), the input, the element and both values
+  shown; this is also how a NaN or Inf in one row that leaks into rows the reference keeps finite shows;
+- the reference finite, the kernel finite and off by more than the tolerance and the error floor
+  (``harness.probe.floor``, the comparison every detector makes): an error at a row of zeros; a warning
+  at an Inf or a NaN input (IEEE fixes no result for a selection among them: which element a max, an
+  argmax or a sort takes); information where the reference itself computes a NaN on its way (0/0 in its
+  own formula: the finite value it then gives, a NaN cast to an integer, is its convention) and at a row
+  of large values (there the overflow is what is judged; a finite difference is rounding at a range of
+  magnitudes the fixed tolerances were not stated for: a sum whose terms span 2**60);
+- the reference NaN or Inf and the kernel finite (a guard the reference does not have, a NaN that a max
+  drops as IEEE 754-2008's maxNum and ``tl.maximum``'s default do), or another non-finite (NaN for Inf):
+  information, not a wrong result;
+- the reference or the launcher raising on the special value: information (its domain); an access
+  outside memory or a write past a tensor: an error whatever the value.
+
+What a correct kernel can do in its own number formats bounds what is called wrong ("the reference
+evaluated in the kernel's input and accumulator dtypes", issue 37). Unless every floating input is float64,
+the reference runs again with every float64 tensor it makes kept in float32 (``.double()`` and
+``.to(torch.float64)`` do nothing: its own formula in the kernel's accumulator format), and again in each
+floating input dtype narrower than that (fp16, bf16: a kernel of fp16 inputs may keep intermediates in
+fp16); an element where one of these runs is non-finite too, or where the kernel is within ``floor.K``
+times that run's distance from the float64 result, is not the kernel's fault: a sum of squares that
+overflows float32 in the reference's own formula (an RMS norm at large values) overflows in any float32
+kernel. Nor is Inf where the output's own dtype cannot hold the reference's value (1e5 in an fp16 output).
+A kernel that overflows where the reference's formula in those formats does not (``torch.softmax``
+subtracts the max; ``torch.tanh`` saturates) is wrong: the softmax-no-max-subtraction lesson.
+"""
+
+from __future__ import annotations
+
+from harness.probe import execute as X
+from harness.probe.context import fmt
+from harness.probe.detectors import Detector, budget_cut, kept_so_far, no_inputs_to_vary
+from harness.probe.findings import ERROR, INFO, WARNING, Code
+
+MAX_RUNS = 12
+MAX_OTHERS = 3  # matrices beyond the largest input given a zero row and a large row, the first of them a NaN
+MAX_FINDINGS = 3
+LARGE_SHARE = 0.25  # of sqrt(the input dtype's max): the large row's largest magnitude (``large_value``)
+# variant -> (what it is in words, how a finite result off beyond the floor is taken); the words start each
+# finding's message (the diagnosis reads them: harness.probe.diagnosis.SPECIAL_EVIDENCE)
+VARIANTS = {
+    "zero": ("a row of zeros", ERROR),
+    "large": ("a row of large finite values", INFO),
+    "+inf": ("+inf in one element", WARNING),
+    "-inf": ("-inf in one element", WARNING),
+    "nan": ("NaN in one element", WARNING),
+}
+
+
+def plan(names: list) -> list:
+    """(input, variant) of each run, most telling first (a budget's end cuts the last): the largest input's
+    zero and large rows, the other matrices' large and zero rows, NaN in the largest, its infinities, NaN in
+    the next."""
+    first, others = names[:1], names[1:1 + MAX_OTHERS]
+    return ([(k, "zero") for k in first] + [(k, "large") for k in first] + [(k, "large") for k in others]
+            + [(k, "zero") for k in others] + [(k, v) for k in first for v in ("nan", "+inf", "-inf")]
+            + [(k, "nan") for k in others[:1]])[:MAX_RUNS]
+
+
+def candidates(target, inputs: dict, changed=()) -> list[str]:
+    """The floating-point tensor inputs the reference reads, largest first, the largest of any shape and the
+    others matrices (a vector beside the data is mostly a parameter: a weight, a bias, a codebook, whose
+    all-zero value makes ties that IEEE does not order); with a reference that takes every input
+    (``**kwargs``), not those the launch wrote (output buffers)."""
+    import torch
+
+    read, anything = X.reads(target, inputs)
+    out = [k for k, v in inputs.items() if k in read and isinstance(v, torch.Tensor) and v.is_floating_point()
+           and v.numel() and not (anything and k in changed)]
+    out.sort(key=lambda k: -inputs[k].numel())
+    return out[:1] + [k for k in out[1:] if inputs[k].dim() >= 2]
+
+
+def _holds_inf(dtype) -> bool:
+    import torch
+
+    return bool(torch.isinf(torch.tensor(float("inf")).to(dtype).float()))
+
+
+def large_value(dtype) -> float:
+    """The large row's largest magnitude: a quarter of the square root of the input dtype's largest value. The
+    product of two such values still fits the input's own format, which a correct kernel may compute in (an
+    fp16 kernel's intermediates); a sum of a row of their squares, or an ``exp`` of one, does not (fp32,
+    bf16: 4.6e18; fp16: 64)."""
+    import torch
+
+    return LARGE_SHARE * float(torch.finfo(dtype).max) ** 0.5
+
+
+def _place(inputs: dict, name: str, variant: str) -> str | None:
+    """Put ``variant`` into ``inputs[name]`` (a copy: changed in place); where, in words (None: the dtype has
+    no such value)."""
+    import torch
+
+    t = inputs[name]
+    if variant in ("+inf", "-inf") and not _holds_inf(t.dtype):
+        return None
+    row = t[(0,) * (t.dim() - 1)] if t.dim() >= 2 else t.reshape(1) if t.dim() == 0 else t
+    lead = "0, " * (t.dim() - 1)
+    whole = f"{name}[{lead}:]" if t.dim() >= 2 else f"all of {name}"
+    if variant == "zero":
+        row.zero_()
+        return whole
+    if variant == "large":
+        big = large_value(t.dtype)
+        r = row.double()
+        m = float(r.abs().max())
+        row.copy_((r / m * big) if m > 0 and m == m and m != float("inf") else torch.full_like(r, big))
+        return f"{whole}, largest magnitude {big:.3g}"
+    j = row.shape[0] // 2
+    row[j] = {"+inf": float("inf"), "-inf": float("-inf"), "nan": float("nan")}[variant]
+    return f"{name}[{lead}{j}]"
+
+
+def formats_of(inputs: dict) -> list:
+    """The formats a correct kernel of these inputs may compute in: float32 (its accumulator), and each floating
+    input dtype narrower than it (fp16, bf16: an fp16 kernel keeps intermediates in fp16); none for float64
+    inputs alone."""
+    import torch
+
+    floats = {v.dtype for v in inputs.values() if isinstance(v, torch.Tensor) and v.is_floating_point()}
+    if floats <= {torch.float64}:
+        return []
+    narrower = sorted((d for d in floats if torch.finfo(d).bits < 32 and d in (torch.float16, torch.bfloat16)),
+                      key=str)
+    return [torch.float32, *narrower]
+
+
+def in_kernel_formats(target, inputs: dict, dtype=None):
+    """The reference with every float64 tensor it makes kept in ``dtype`` (float32 by default: its own formula
+    in the kernel's accumulator format), flat float64 like ``execute.reference``; None where it raises."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    dtype = dtype or torch.float32
+
+    def narrow(x):
+        if isinstance(x, torch.Tensor) and x.dtype == torch.float64:
+            return x.to(dtype)
+        if type(x) in (tuple, list):
+            return type(x)(narrow(v) for v in x)
+        return x
+
+    class Narrow(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return narrow(func(*args, **(kwargs or {})))
+
+    from harness.run.worker import call_with
+
+    try:
+        with Narrow():
+            raw = call_with(target.reference, X.clone_inputs(inputs))
+        return X.as_reference(raw)  # float64 again, outside the mode
+    except Exception:  # noqa: BLE001  the reference declines float32: no excuse from it
+        return None
+
+
+def meets_nan(target, inputs: dict) -> bool:
+    """Whether the reference, on these inputs, computes a NaN anywhere on its way (given one, or making one:
+    0/0, inf - inf, 0 * inf, IEEE's invalid operations): a finite result it then gives from it (a NaN cast to
+    an integer, a selection among NaN, a ``where``) is its convention, not arithmetic."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    seen = []
+
+    def look(x):
+        if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() and not seen:
+            if bool(torch.isnan(x.detach()).any()):
+                seen.append(True)
+        elif type(x) in (tuple, list):
+            for v in x:
+                look(v)
+
+    class Look(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            look(out)
+            return out
+
+    try:
+        with Look():
+            X.reference_value(target, X.clone_inputs(inputs))
+    except Exception:  # noqa: BLE001  it raised on them before: judged as it is
+        return False
+    return bool(seen)
+
+
+def _skip(ctx) -> str | None:
+    return no_inputs_to_vary(ctx, candidates, "no floating-point tensor input that the reference reads: no "
+                                              "special value to put in")
+
+
+def run(ctx) -> list:
+    from harness.errors import error_line
+
+    t = ctx.target
+    inputs = X.make(t, t.sizes, ctx.seed, ctx.backend)
+    ref = X.reference(t, inputs)
+    with ctx.instrument(poison_masked=False):
+        base = ctx.call(X.clone_inputs(inputs), ref=ref, changed=True)
+    if base.error is not None or not base.cmp.get("close") or base.guard.get("wrote_past_end"):
+        return []  # wrong (or raised) at the defaults already: the reference detector's finding
+    names = candidates(t, inputs, base.changed)
+    formats = formats_of(inputs)
+    found, notes = [], []
+    ctx.board.special_now = found  # what the budget's end keeps (partial)
+    cut = False
+    for name, variant in plan(names):
+        if cut := ctx.late():
+            break
+        given = X.clone_inputs(inputs)
+        where = _place(given, name, variant)
+        if where is None:
+            continue
+        said = f"{VARIANTS[variant][0]} in '{name}' ({where}) at {fmt(t.sizes)}"
+        try:
+            r = X.reference(t, given)
+        except Exception as e:  # noqa: BLE001  the reference's domain
+            notes.append(f"the reference raised with {said}: {error_line(e)}")
+            continue
+        with ctx.instrument(poison_masked=False):
+            c = ctx.call(X.clone_inputs(given), ref=r)
+        got = _judge(ctx, c, r, variant, said, lambda g=given: [in_kernel_formats(t, g, d) for d in formats],
+                     lambda g=given: meets_nan(t, g))
+        if isinstance(got, str):
+            notes.append(got)
+        elif got is not None:
+            found.append(got)
+    ctx.board.special_now = None
+    out = sorted(found, key=lambda f: ("error", "warning", "info").index(f.severity))[:MAX_FINDINGS]
+    if notes and not any(f.severity != INFO for f in out):
+        out.append(ctx.finding("P207", f"information: {'; '.join(notes[:2])}"[:500], severity=INFO))
+    return out + ([budget_cut(ctx, 'the special values not yet tried')] if cut else [])
+
+
+def _at(i: int, c) -> str:
+    """The output element of flat index ``i``: its part's name and index."""
+    from harness.core.compare import _index
+
+    shape = tuple(c.ref.shape) if not c.parts else None
+    if c.parts:
+        at = 0
+        for n, s in c.parts:
+            size = 1
+            for d in s:
+                size *= d
+            if i < at + size:
+                return f"{n}{_index(i - at, s)}"
+            at += size
+    return f"output{_index(i, shape or (c.ref.numel(),))}"
+
+
+def _tolerance_mask(ctx, c, o, r, ref):
+    """Elements of the flat output ``o`` beyond the tolerance and the error floor of the flat reference ``r``
+    (each part with its own dtype's tolerance, as ``execute.call`` compared them)."""
+    import torch
+
+    from harness.probe import floor
+
+    allow = floor.allowance(ref)
+    allow = allow.reshape(-1) if allow is not None and allow.numel() == r.numel() else torch.zeros_like(r)
+    spans = _spans(c, r.numel())
+    bad = torch.zeros_like(r, dtype=torch.bool)
+    for a, b, dt in spans:
+        if not dt.is_floating_point:
+            bad[a:b] = o[a:b] != r[a:b]
+            continue
+        rtol, atol = ctx.target.tolerance_for(dt, r[a:b])
+        d = (o[a:b] - r[a:b]).abs()
+        bad[a:b] = d > atol + rtol * r[a:b].abs() + allow[a:b]
+    return bad
+
+
+def _spans(c, n: int) -> list:
+    """(start, end, dtype) of each output in the flat result (one, or each of ``c.parts``)."""
+    if not c.parts:
+        return [(0, n, c.out.dtype)]
+    spans, at = [], 0
+    for (_, s), dt in zip(c.parts, c.dtypes):
+        size = 1
+        for d in s:
+            size *= d
+        spans.append((at, at + size, dt))
+        at += size
+    return spans
+
+
+def _rounded_to_output(c, r):
+    """The flat float64 reference rounded to each output's own floating dtype: where that is Inf, the output
+    cannot hold the value, and Inf is its correctly rounded result (IEEE overflow in the output format)."""
+    out = r.clone()
+    for a, b, dt in _spans(c, r.numel()):
+        if dt.is_floating_point and dt != out.dtype:
+            out[a:b] = r[a:b].to(dt).double()
+    return out
+
+
+def _judge(ctx, c, ref, variant: str, said: str, formats, nan_met):
+    """The finding of one run with a special value (``said``), a note's text, or None (right). ``formats()``:
+    the reference's own formula in the kernel's formats (``in_kernel_formats``, or None); ``nan_met()``: whether
+    the reference computes a NaN on its way (``meets_nan``)."""
+    import torch
+
+    from harness.errors import error_line
+    from harness.probe import floor
+    from harness.probe.context import device_fault, label
+
+    if c.error is not None:
+        if device_fault(c.error):
+            return ctx.finding("P207", f"with {said}: the launch raised {error_line(c.error)} (an access outside "
+                                       f"memory)"[:500], severity=ERROR, sizes=dict(ctx.target.sizes))
+        return f"the launcher raised with {said}: {error_line(c.error)}"
+    if past := c.guard.get("wrote_past_end"):
+        return ctx.finding("P207", f"with {said}: wrote outside {', '.join(label(n) for n in past)}"[:500],
+                           severity=ERROR, sizes=dict(ctx.target.sizes))
+    if c.cmp.get("close") or c.out is None or c.out.numel() != c.ref.numel():
+        return None  # right, or a structure the reference detector reports
+    o, r = c.out.reshape(-1).double(), c.ref.reshape(-1).double()
+    rf, of = torch.isfinite(r), torch.isfinite(o)
+    nonfinite = rf & ~of & torch.isfinite(_rounded_to_output(c, r))  # an fp16 output holds no 1e5: inf is right
+    finite_off = rf & of & _tolerance_mask(ctx, c, o, r, ref)
+    if bool(nonfinite.any() or finite_off.any()):
+        for rn in formats() or ():
+            if rn is not None and rn.numel() == r.numel():
+                rn = rn.reshape(-1).double()
+                nonfinite &= torch.isfinite(rn)  # its own formula overflows there in that format too
+                finite_off &= ~((o - r).abs() <= floor.K * (rn - r).abs())
+    if bool(nonfinite.any()):
+        i = int(nonfinite.nonzero()[0])
+        return ctx.finding("P207", f"with {said}: {int(nonfinite.sum())} of {r.numel()} result elements NaN/Inf "
+                                   f"where the float64 reference is finite, first {_at(i, c)} = {float(o[i]):.7g} "
+                                   f"(reference {float(r[i]):.7g})"[:500], severity=ERROR,
+                           sizes=dict(ctx.target.sizes))
+    if bool(finite_off.any()):
+        i = int(torch.where(finite_off, (o - r).abs(), torch.full_like(r, -1.0)).argmax())
+        what = (f"{int(finite_off.sum())} of {r.numel()} result elements off by more than the tolerance and the "
+                f"error floor, the worst {_at(i, c)} = {float(o[i]):.7g} (reference {float(r[i]):.7g})")
+        severity = VARIANTS[variant][1]
+        if severity != INFO and nan_met():
+            return (f"with {said} {what}, where the reference computes a NaN on its way: the finite value it gives "
+                    f"there is its convention (a NaN cast to an integer, a selection among NaN)")
+        if severity == INFO:  # rounding at a dynamic range the fixed tolerances were not stated for
+            return f"with {said} {what} (rounding at a range of magnitudes: the row's overflow is what is judged)"
+        why = "" if severity == ERROR else (" (a warning: IEEE 754 fixes no result for a selection with an Inf "
+                                            "among its values: which element a max, an argmax or a sort takes)")
+        return ctx.finding("P207", f"with {said}: {what}{why}"[:500], severity=severity, sizes=dict(ctx.target.sizes))
+    lost = ~rf & of
+    other = ~rf & ~of & ~((torch.isnan(o) & torch.isnan(r)) | (o == r))
+    if bool(lost.any()):
+        i = int(lost.nonzero()[0])
+        return (f"with {said} the kernel gives finite values where the float64 reference is non-finite "
+                f"({int(lost.sum())} elements, first {_at(i, c)} = {float(o[i]):.7g}, reference {float(r[i])}): a "
+                f"guard the reference lacks, or a NaN a max drops")
+    if bool(other.any()):
+        i = int(other.nonzero()[0])
+        return (f"with {said} the kernel and the reference differ in which non-finite value ({_at(i, c)} = "
+                f"{float(o[i])}, reference {float(r[i])})")
+    return None
+
+
+def partial(ctx) -> list:
+    """The budget's end stopped it in a run: the findings so far."""
+    return kept_so_far(ctx, "special_now")
+
+
+P207 = Code("P207", ERROR, "wrong with special values put into an input the reference reads (a row of zeros, a row "
+                           "of large finite values, +inf, -inf or NaN in one element): NaN or Inf where the float64 "
+                           "reference is finite (an overflow a stable formula avoids, a 0/0 the reference guards, a "
+                           "NaN that leaks into other rows), or finite values beyond the error floor",
+            ("softmax-no-max-subtraction", "padding-division-by-zero"),
+            otherwise="a warning for finite values off at a NaN or Inf input (IEEE fixes no result for a selection "
+                      "among them); info for finite values off at large values or where the reference computes a NaN "
+                      "on its way, where the kernel is finite and the reference not, where they differ in which "
+                      "non-finite value, and where the reference or the launcher raises on the value (its domain)")
+
+# The interpreter's side only, for now: it has not been run on a GPU yet. A probe on a GPU machine runs both
+# backends at once (gpu+interpreter), so its interpreter side still puts the special values in.
+DETECTOR = Detector("special", "the default sizes with special values in the float inputs (zeros, large, inf, NaN)",
+                    run, backends=("interpreter",), process={"interpreter": 1}, rank=5, skip=_skip, partial=partial,
+                    codes=(P207,))

@@ -41,7 +41,7 @@ def _fmt(v: float) -> str:
     return f"{v:.7g}"
 
 
-def _index(flat: int, shape) -> str:
+def element_index(flat: int, shape) -> str:
     if len(shape) <= 1:
         return f"[{flat}]"
     idx = []
@@ -91,7 +91,7 @@ def compare(out: torch.Tensor, ref: torch.Tensor, rtol: float, atol: float, allo
     elif n_bad:
         first = int((~ok).reshape(-1).nonzero()[0])
         res["first_bad"] = first
-        at = _index(first, r.shape)
+        at = element_index(first, r.shape)
         res["result"] = f"{n_bad}/{r.numel()} differ, first {at}={_fmt(float(o.reshape(-1)[first]))}"
         res["reference"] = f"{at}={_fmt(float(r.reshape(-1)[first]))}"
     else:

@@ -258,7 +258,7 @@ def run(ctx) -> list:
 
 def _at(i: int, c) -> str:
     """The output element of flat index ``i``: its part's name and index."""
-    from harness.core.compare import _index
+    from harness.core.compare import element_index
 
     shape = tuple(c.ref.shape) if not c.parts else None
     if c.parts:
@@ -268,9 +268,9 @@ def _at(i: int, c) -> str:
             for d in s:
                 size *= d
             if i < at + size:
-                return f"{n}{_index(i - at, s)}"
+                return f"{n}{element_index(i - at, s)}"
             at += size
-    return f"output{_index(i, shape or (c.ref.numel(),))}"
+    return f"output{element_index(i, shape or (c.ref.numel(),))}"
 
 
 def _tolerance_mask(ctx, c, o, r, ref):
@@ -318,6 +318,21 @@ def _rounded_to_output(c, r):
     return out
 
 
+def _excused(formats, o, r, nonfinite, finite_off):
+    """The two masks less the elements where the reference's own formula, in one of the kernel's formats
+    (``formats()``), overflows too or is off as much."""
+    import torch
+
+    from harness.probe import floor
+
+    for rn in formats() or ():
+        if rn is not None and rn.numel() == r.numel():
+            rn = rn.reshape(-1).double()
+            nonfinite = nonfinite & torch.isfinite(rn)  # its own formula overflows there in that format too
+            finite_off = finite_off & ~((o - r).abs() <= floor.K * (rn - r).abs())
+    return nonfinite, finite_off
+
+
 def _judge(ctx, c, ref, variant: str, said: str, formats, nan_met):
     """The finding of one run with a special value (``said``), a note's text, or None (right). ``formats()``:
     the reference's own formula in the kernel's formats (``in_kernel_formats``, or None); ``nan_met()``: whether
@@ -325,7 +340,6 @@ def _judge(ctx, c, ref, variant: str, said: str, formats, nan_met):
     import torch
 
     from harness.errors import error_line
-    from harness.probe import floor
     from harness.probe.context import device_fault, label
 
     if c.error is not None:
@@ -343,11 +357,7 @@ def _judge(ctx, c, ref, variant: str, said: str, formats, nan_met):
     nonfinite = rf & ~of & torch.isfinite(_rounded_to_output(c, r))  # an fp16 output holds no 1e5: inf is right
     finite_off = rf & of & _tolerance_mask(ctx, c, o, r, ref)
     if bool(nonfinite.any() or finite_off.any()):
-        for rn in formats() or ():
-            if rn is not None and rn.numel() == r.numel():
-                rn = rn.reshape(-1).double()
-                nonfinite &= torch.isfinite(rn)  # its own formula overflows there in that format too
-                finite_off &= ~((o - r).abs() <= floor.K * (rn - r).abs())
+        nonfinite, finite_off = _excused(formats, o, r, nonfinite, finite_off)
     if bool(nonfinite.any()):
         i = int(nonfinite.nonzero()[0])
         return ctx.finding("P207", f"with {said}: {int(nonfinite.sum())} of {r.numel()} result elements NaN/Inf "

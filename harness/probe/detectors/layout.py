@@ -70,8 +70,11 @@ How wrong is wrong depends on what the launcher promised, which its own launch s
   nothing of views, and the kernel is right on every input ``make_inputs`` and the shapes fuzzing
   give; whether a view is in its contract is the author's word, not evidence (bitsandbytes'
   quantize_blockwise and vllm's top-k/top-p before their fixes were such launchers: warnings here);
-- an access outside memory is an error whatever it was given, except from a broadcast view read as
-  contiguous (its memory is one row: the contiguity assumption itself, judged as a wrong result).
+- an access outside memory (a fault, loud) is judged by the same rule: an error where the launcher
+  passes that layout's strides; where it takes the tensor as contiguous, the fault is that assumption's
+  doing (an index vector misread through its gaps sends a gather anywhere: cases/histogram-lost-updates'
+  correct kernel given a strided index vector faults on an H200, docs/measurements/layout-gpu-h200.log),
+  a warning or a note as above.
 
 On the GPU (``GPU_SIDE``) the same launches run in device memory, without the interpreter's bounds
 check: an access outside a view reads the guard bands' poison and shows as a wrong result.
@@ -407,8 +410,8 @@ def _judge(ctx, st: dict, kind: str, c, given: dict, done: list, shared: list = 
     breaks what a row stride assumes (the last dim contiguous, the leading dims one row index: a note), or
     none of them (it takes the tensor as contiguous without saying so and neither copies nor refuses a view:
     a warning for a matrix, whose views are everyday torch; a note for a 1-D tensor, whose strided views are
-    rare). An access outside memory is an error, except from a broadcast view read as contiguous (its memory
-    is one row: the same assumption, judged like a wrong result)."""
+    rare). An access outside memory is an error only where the launcher passes that layout's strides; where it
+    takes the tensor as contiguous the fault is that assumption's doing, judged as above."""
     from harness.errors import error_line
     from harness.probe.context import label
 
@@ -435,8 +438,8 @@ def _judge(ctx, st: dict, kind: str, c, given: dict, done: list, shared: list = 
     else:
         what = wrong(c.cmp)
     k, lay = done[0]
-    if kind == "fault" and lay != "broadcast":
-        severity, why = ERROR, "an access outside memory"
+    if kind == "fault" and lay != "broadcast" and how[k] == "all":
+        severity, why = ERROR, "an access outside memory, with the strides of that layout passed"
     elif how[k] == "all" and shared:
         them = ", ".join(f"'{n}'" for n in shared)
         severity, why = WARNING, (f"the launcher passes the strides of '{k}' and reads {them} by them: right when they "
@@ -477,8 +480,8 @@ P206 = Code("P206", WARNING, "wrong when an input that the reference reads is gi
                              "view, leading dims permuted, a packed buffer's interleaved columns, a broadcast) that "
                              "the launcher neither copies nor refuses, and none of whose strides it passes: the kernel "
                              "takes it as contiguous", ("noncontiguous-input",),
-            otherwise="an error where the launcher passes the kernel the strides of that layout (or the kernel reads "
-                      "outside memory); info for a 1-D tensor, where it passes the row stride only and the layout "
+            otherwise="an error where the launcher passes the kernel the strides of that layout (and the result "
+                      "is wrong or the kernel reads outside memory); info for a 1-D tensor, where it passes the row stride only and the layout "
                       "breaks what a row stride assumes (a transposed or interleaved view: the last dim contiguous; "
                       "permuted leading dims: one row index), and where the launcher raises on the layout (its "
                       "domain)")

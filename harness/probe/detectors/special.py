@@ -244,7 +244,7 @@ def run(ctx) -> list:
         with ctx.instrument(poison_masked=False):
             c = ctx.call(X.clone_inputs(given), ref=r)
         got = _judge(ctx, c, r, variant, said, lambda g=given: [in_kernel_formats(t, g, d) for d in formats],
-                     lambda g=given: meets_nan(t, g))
+                     lambda g=given: meets_nan(t, g), base=base.ref)
         if isinstance(got, str):
             notes.append(got)
         elif got is not None:
@@ -333,10 +333,44 @@ def _excused(formats, o, r, nonfinite, finite_off):
     return nonfinite, finite_off
 
 
-def _judge(ctx, c, ref, variant: str, said: str, formats, nan_met):
+def reads_it(variant: str, r, base):
+    """For a non-finite value put in: the result elements whose reference value moved from the default run's
+    (``base``), i.e. that depend on the element given it; None for the finite variants (or no base to compare).
+    Where an element depends on an Inf or NaN input, IEEE arithmetic gives mathematically equal formulas
+    different answers (a scale max|x| = inf, then x / scale, against a reference that clamps first): NaN there
+    where the reference is finite is a warning. Where it does not depend on it (another row, a masked slot),
+    NaN is the value leaking where it was never read: an error."""
+    import torch
+
+    if VARIANTS[variant][1] == ERROR or variant == "large" or base is None or base.numel() != r.numel():
+        return None
+    b = base.reshape(-1).double()
+    return ~((r == b) | (torch.isnan(r) & torch.isnan(b)))
+
+
+def _nonfinite_finding(ctx, c, o, r, nonfinite, variant: str, said: str, base):
+    """NaN/Inf out where the reference is finite: an error where it leaked (``reads_it``), else a warning."""
+    dep = reads_it(variant, r, base)
+    leaked = nonfinite if dep is None else nonfinite & ~dep
+    shown = leaked if bool(leaked.any()) else nonfinite
+    i = int(shown.nonzero()[0])
+    what = (f"with {said}: {int(shown.sum())} of {r.numel()} result elements NaN/Inf where the float64 "
+            f"reference is finite, first {_at(i, c)} = {float(o[i]):.7g} (reference {float(r[i]):.7g})")
+    if bool(leaked.any()):
+        return ctx.finding("P207", (what + ("" if dep is None else ", elements whose reference does not depend "
+                                            "on the value put in: it leaked"))[:500], severity=ERROR,
+                           sizes=dict(ctx.target.sizes))
+    return ctx.finding("P207", f"{what} (a warning: these elements depend on the non-finite value put in, where "
+                               f"IEEE arithmetic lets equal formulas differ: a reference that clamps before it "
+                               f"divides, a kernel that divides by an infinite scale)"[:500], severity=WARNING,
+                       sizes=dict(ctx.target.sizes))
+
+
+def _judge(ctx, c, ref, variant: str, said: str, formats, nan_met, base=None):
     """The finding of one run with a special value (``said``), a note's text, or None (right). ``formats()``:
     the reference's own formula in the kernel's formats (``in_kernel_formats``, or None); ``nan_met()``: whether
-    the reference computes a NaN on its way (``meets_nan``)."""
+    the reference computes a NaN on its way (``meets_nan``); ``base``: the default run's reference, flat
+    (``reads_it``)."""
     import torch
 
     from harness.errors import error_line
@@ -359,11 +393,7 @@ def _judge(ctx, c, ref, variant: str, said: str, formats, nan_met):
     if bool(nonfinite.any() or finite_off.any()):
         nonfinite, finite_off = _excused(formats, o, r, nonfinite, finite_off)
     if bool(nonfinite.any()):
-        i = int(nonfinite.nonzero()[0])
-        return ctx.finding("P207", f"with {said}: {int(nonfinite.sum())} of {r.numel()} result elements NaN/Inf "
-                                   f"where the float64 reference is finite, first {_at(i, c)} = {float(o[i]):.7g} "
-                                   f"(reference {float(r[i]):.7g})"[:500], severity=ERROR,
-                           sizes=dict(ctx.target.sizes))
+        return _nonfinite_finding(ctx, c, o, r, nonfinite, variant, said, base)
     if bool(finite_off.any()):
         i = int(torch.where(finite_off, (o - r).abs(), torch.full_like(r, -1.0)).argmax())
         what = (f"{int(finite_off.sum())} of {r.numel()} result elements off by more than the tolerance and the "
@@ -402,7 +432,8 @@ P207 = Code("P207", ERROR, "wrong with special values put into an input the refe
                            "NaN that leaks into other rows), or finite values beyond the error floor",
             ("softmax-no-max-subtraction", "padding-division-by-zero"),
             otherwise="a warning for finite values off at a NaN or Inf input (IEEE fixes no result for a selection "
-                      "among them); info for finite values off at large values or where the reference computes a NaN "
+                      "among them) and for NaN/Inf at elements whose reference depends on the NaN or Inf put in "
+                      "(equal formulas may differ there: a clamp before a division); info for finite values off at large values or where the reference computes a NaN "
                       "on its way, where the kernel is finite and the reference not, where they differ in which "
                       "non-finite value, and where the reference or the launcher raises on the value (its domain)")
 

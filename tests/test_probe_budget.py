@@ -786,3 +786,21 @@ def test_only_the_command_as_its_own_process_counts_its_start(monkeypatch):
     monkeypatch.setitem(sys.modules, "__main__", SimpleNamespace(__spec__=None))
     monkeypatch.setattr(sys, "argv", ["/venv/bin/triton-casebook", "probe", "k.py"])
     assert command._own_start() == 123.0  # the installed script
+
+
+def test_a_call_killed_at_the_budgets_end_is_a_warning_a_whole_timeout_an_error():
+    """A call ended by the budget's end before the detector's own timeout (a kernel that may be slow on a
+    busy GPU) is not shown to hang: a warning. Silent for the whole timeout, it is a hang: an error."""
+    import types
+
+    from harness.probe import runner
+
+    ev = types.SimpleNamespace(trying={"n": 8})
+
+    def proc(silent):
+        return types.SimpleNamespace(cut="", stopped=0.0, hung=True, silent=silent, returncode=-9)
+
+    cut = runner._ended("reference", "gpu", proc(11.0), ev, timeout=60.0, budget=20.0)
+    assert (cut.code, cut.severity) == ("P002", "warning") and "budget" in cut.message, cut
+    hang = runner._ended("reference", "gpu", proc(60.0), ev, timeout=60.0, budget=20.0)
+    assert (hang.code, hang.severity) == ("P002", "error"), hang

@@ -88,7 +88,9 @@ P001 = Code("P001", ERROR, "the launcher raised, or the worker process died (on 
             otherwise="info where the worker ran out of the address space the probe gives it",
             sanitize=INFO, sanitize_otherwise="a launch that raised: not checked, counted apart")
 P002 = Code("P002", ERROR, "no result before the detector's timeout: the kernel hung", ("spin-lock-no-ordering",),
-            otherwise="info on the interpreter once the GPU's side hung (the spin lock spins there too)")
+            otherwise="info on the interpreter once the GPU's side hung (the spin lock spins there too); a warning "
+                      "where the probe's budget ended the call before the detector's own timeout (a long call, not "
+                      "shown to hang)")
 P003 = Code("P003", ERROR, "Triton could not compile the kernel (its own message)")
 P112 = Code("P112", ERROR, "non-finite results where the NaN guard bands around the tensors were read: the kernel "
                            "read outside a tensor", ("matmul-k-tail", "c-style-division-negative"))

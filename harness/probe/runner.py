@@ -468,8 +468,12 @@ def _ended(name: str, backend: str, proc, ev: ProbeEvents, timeout: float, budge
                                               f"the whole timeout here", severity=INFO)
     if proc.hung:
         d = registry.registry().get(name)
-        cut = f" (the probe's --budget was spent; --budget 0 waits {timeout:.0f}s)" if 0 < proc.silent < timeout else ""
-        return Finding("P002", name, backend, f"no result after {proc.silent or timeout:.0f}s{at}: killed{cut}",
+        if 0 < proc.silent < timeout:  # killed at the budget's end: a long call, not shown to hang
+            return Finding("P002", name, backend, f"no result after {proc.silent:.0f}s{at}: killed at the end of the "
+                                                  f"probe's budget; a call this long is a hang or a slow kernel on "
+                                                  f"a busy device (a warning: --budget 0 waits {timeout:.0f}s to "
+                                                  f"tell)", severity=WARNING)
+        return Finding("P002", name, backend, f"no result after {proc.silent or timeout:.0f}s{at}: killed",
                        severity=d.timeout_severity if d is not None else ERROR)
     if proc.returncode == -signal.SIGKILL:  # from outside: the out-of-memory killer, not the kernel's own fault
         return Finding("P001", name, backend, f"the process was killed{at}: {exit_message(proc.returncode)}; most "

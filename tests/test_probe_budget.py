@@ -804,3 +804,25 @@ def test_a_call_killed_at_the_budgets_end_is_a_warning_a_whole_timeout_an_error(
     assert (cut.code, cut.severity) == ("P002", "warning") and "budget" in cut.message, cut
     hang = runner._ended("reference", "gpu", proc(60.0), ev, timeout=60.0, budget=20.0)
     assert (hang.code, hang.severity) == ("P002", "error"), hang
+
+
+def test_a_detector_that_varies_the_inputs_takes_a_share_of_what_is_left():
+    """Layout, special values and scalars wrap up by a third of what the budget has left when they begin,
+    so shape fuzzing and the diagnosis after them in their process keep time (on a fake clock)."""
+    from harness.probe.budget import VARY_SHARE, Budget, ManualClock
+
+    assert 0 < VARY_SHARE < 1
+    clock = ManualClock(100.0)
+    b = Budget.starting(30.0, clock=clock)
+    clock.t = 106.0
+    b.begin(timeout=60.0)
+    b.begin_share()
+    assert abs(b.deadline - (106.0 + VARY_SHARE * (b.ends - 106.0))) < 1e-9
+    assert not b.late()
+    clock.t = b.deadline + 0.01
+    assert b.late()
+    free = Budget.starting(0, clock=clock)  # no budget: no share
+    free.begin(timeout=60.0)
+    before = free.deadline
+    free.begin_share()
+    assert free.deadline == before

@@ -36,6 +36,10 @@ RESERVE_SHARE = 0.5
 # of the budget left when the experiments start, theirs where shape fuzzing left sizes for shapes-rest
 # (it stopped at a first failure): the rest is for those sizes, where a second bug may show
 SHARE_WITH_REST = 2 / 3
+# of the budget left when it begins, what a detector that varies the inputs at the default sizes (layout,
+# special, scalars) may take: shape fuzzing and the diagnosis come after them in their processes, and a
+# layout run that took the rest starved fuzzing on the H200 board (mamba-chunk-scan's P401, issue 37)
+VARY_SHARE = 1 / 3
 # shapes-rest does not start with less of the probe's budget left
 REST_MIN_LEFT_S = {"interpreter": 2.0, "gpu": 1.0}
 # shape fuzzing's own time for its sizes, and for shrinking the failures it met
@@ -214,6 +218,13 @@ class Budget:
         self.reserve = reserve
         if self.ends is not None:
             self.deadline = min(self.deadline, self.ends)
+
+    def begin_share(self, share: float = VARY_SHARE) -> None:
+        """The detector now running wraps up by ``share`` of what the budget has left (no budget: unchanged)."""
+        if self.ends is not None:
+            now = self.now()
+            self.deadline = min(self.deadline if self.deadline is not None else float("inf"),
+                                now + share * max(0.0, self.ends - now))
 
     def wrap_up_by(self, wrong: bool = False) -> float:
         """The clock.now() at which ``late()`` turns true as things stand (inf: never). Under a

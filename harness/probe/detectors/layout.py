@@ -247,6 +247,7 @@ def _kept(given: dict) -> dict:
 
 
 def run(ctx) -> list:
+    ctx.budget.begin_share()  # a share of what is left: fuzzing and the diagnosis come after (budget.VARY_SHARE)
     t = ctx.target
     inputs = X.make(t, t.sizes, ctx.seed, ctx.backend)
     ref = X.reference(t, inputs)

@@ -311,6 +311,7 @@ def _skip(ctx) -> str | None:
 
 
 def run(ctx) -> list:
+    ctx.budget.begin_share()  # a share of what is left: fuzzing and the diagnosis come after (budget.VARY_SHARE)
     t = ctx.target
     inputs = X.make(t, t.sizes, ctx.seed, ctx.backend)
     args = arguments(t, inputs, fixed_by_sizes(ctx, inputs))

@@ -214,6 +214,7 @@ def _skip(ctx) -> str | None:
 
 
 def run(ctx) -> list:
+    ctx.budget.begin_share()  # a share of what is left: fuzzing and the diagnosis come after (budget.VARY_SHARE)
     from harness.errors import error_line
 
     t = ctx.target

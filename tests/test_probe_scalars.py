@@ -276,26 +276,45 @@ def test_a_scalar_that_a_size_decides_is_not_varied(monkeypatch):
     assert scalars.values_for(scalars.Arg("block", 16, "tile"), [40]) == [8, 32]  # 40 > 16: not its bound
 
 
-def test_it_stops_at_its_deadline_with_a_note(tmp_path, monkeypatch):
-    monkeypatch.setenv("TRITON_INTERPRET", "1")
-    from harness.probe.budget import Budget, ManualClock
-    from harness.probe.context import Context
-    from harness.probe.detectors import scalars
-    from harness.probe.target import load
+DEADLINE_RUN = r"""
+import json, sys
+from pathlib import Path
+from harness.probe.budget import Budget, ManualClock
+from harness.probe.context import Context
+from harness.probe.detectors import scalars
+from harness.probe.target import load
+
+path = sys.argv[1]
+clock = ManualClock()
+t = load(path, None, "launch", "interpreter", str(Path(path).parent))
+ctx = Context(t, "interpreter", 0, "scalars", budget=Budget(clock=clock))
+ctx.budget.deadline = clock.t + 1.5
+plain = ctx.call
+ctx.call = lambda *a, **k: (clock.sleep(1.0), plain(*a, **k))[1]  # each launch takes a second
+found = scalars.run(ctx)  # the default run, then block_k=32; block_k=128 is past the deadline
+ctx.board.scalars_now = found[:1]
+kept = scalars.partial(ctx) == found[:1] and ctx.board.scalars_now is None
+print(json.dumps({"found": [[f.code, f.severity, f.message] for f in found], "kept": kept}))
+"""
+
+
+def test_it_stops_at_its_deadline_with_a_note(tmp_path):
+    """On a fake clock, in a process of its own (Triton's in-process state left by other tests stays out)."""
+    import json
+    import os
+    import subprocess
+    import sys
 
     path = _file(tmp_path, "user_grouped", GROUPED)
-    clock = ManualClock()
-    t = load(path, None, "launch", "interpreter", str(Path(path).parent))
-    ctx = Context(t, "interpreter", 0, "scalars", budget=Budget(clock=clock))
-    ctx.budget.deadline = clock.t + 1.5
-    plain = ctx.call
-    ctx.call = lambda *a, **k: (clock.sleep(1.0), plain(*a, **k))[1]  # each launch takes a second
-    found = scalars.run(ctx)  # the default run, then block_k=32; block_k=128 is past the deadline
-    assert [f.code for f in found] == ["P208", "P000"], [f.message for f in found]
-    assert "block_k=32" in found[0].message and "scalars stopped" in found[1].message
-    assert found[1].severity == "info"
-    ctx.board.scalars_now = found[:1]
-    assert scalars.partial(ctx) == found[:1] and ctx.board.scalars_now is None
+    root = str(Path(__file__).resolve().parents[1])
+    out = subprocess.run([sys.executable, "-c", DEADLINE_RUN, path], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": root}, cwd=root)
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    found = got["found"]
+    assert [f[0] for f in found] == ["P208", "P000"], found
+    assert "block_k=32" in found[0][2] and "scalars stopped" in found[1][2]
+    assert found[1][1] == "info" and got["kept"]
 
 
 @pytest.mark.parametrize("launcher", ["launch", "launch_fixed"])

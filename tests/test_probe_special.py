@@ -290,25 +290,45 @@ def test_severity_by_ieee_semantics():
     assert special._judge(ctx, c, big, "large", "X", lambda: [], lambda: False).severity == "error"
 
 
-def test_it_stops_at_its_deadline_with_a_note(user, monkeypatch):
-    monkeypatch.setenv("TRITON_INTERPRET", "1")
-    from harness.probe.budget import Budget, ManualClock
-    from harness.probe.context import Context
-    from harness.probe.detectors import special
-    from harness.probe.target import load
+DEADLINE_RUN = r"""
+import json, sys
+from pathlib import Path
+from harness.probe.budget import Budget, ManualClock
+from harness.probe.context import Context
+from harness.probe.detectors import special
+from harness.probe.target import load
 
-    clock = ManualClock()
-    t = load(user["softmax"], None, "softmax_naive", "interpreter", str(Path(user["softmax"]).parent))
-    ctx = Context(t, "interpreter", 0, "special", budget=Budget(clock=clock))
-    ctx.budget.deadline = clock.t + 2.5
-    plain = ctx.call
-    calls = []
-    ctx.call = lambda *a, **k: (clock.sleep(1.0), calls.append(1), plain(*a, **k))[2]  # each launch takes a second
-    found = special.run(ctx)  # the plain run, the zero row, the large row; then past the deadline
-    assert len(calls) == 3 and [f.code for f in found] == ["P207", "P000"], [f.message for f in found]
-    assert found[0].message.startswith("with a row of large finite values") and found[1].severity == "info"
-    ctx.board.special_now = found[:1]
-    assert special.partial(ctx) == found[:1] and ctx.board.special_now is None
+path = sys.argv[1]
+clock = ManualClock()
+t = load(path, None, "softmax_naive", "interpreter", str(Path(path).parent))
+ctx = Context(t, "interpreter", 0, "special", budget=Budget(clock=clock))
+ctx.budget.deadline = clock.t + 2.5
+plain = ctx.call
+calls = []
+ctx.call = lambda *a, **k: (clock.sleep(1.0), calls.append(1), plain(*a, **k))[2]  # each launch takes a second
+found = special.run(ctx)  # the plain run, the zero row, the large row; then past the deadline
+ctx.board.special_now = found[:1]
+kept = special.partial(ctx) == found[:1] and ctx.board.special_now is None
+print(json.dumps({"calls": len(calls), "found": [[f.code, f.severity, f.message] for f in found], "kept": kept}))
+"""
+
+
+def test_it_stops_at_its_deadline_with_a_note(user):
+    """On a fake clock, in a process of its own (Triton's in-process state left by other tests stays out)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    root = str(Path(__file__).resolve().parents[1])
+    out = subprocess.run([sys.executable, "-c", DEADLINE_RUN, user["softmax"]], capture_output=True, text=True,
+                         timeout=600, env={**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": root}, cwd=root)
+    assert out.returncode == 0, out.stderr[-2000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    found = got["found"]
+    assert got["calls"] == 3 and [f[0] for f in found] == ["P207", "P000"], found
+    assert found[0][2].startswith("with a row of large finite values") and found[1][1] == "info"
+    assert got["kept"]
 
 
 @pytest.mark.parametrize("message,defect,case", [

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness import probe
+from test_triton_compat import run_interpreted  # tests/ is on the path
 
 # a dot product with one scale per GROUP columns, tiled by the launcher's block_k: the broken index of the
 # scales counts the groups of a block as BLOCK_K // GROUP, 0 when BLOCK_K < GROUP, so every block then
@@ -277,14 +278,14 @@ def test_a_scalar_that_a_size_decides_is_not_varied(monkeypatch):
 
 
 DEADLINE_RUN = r"""
-import json, sys
+import json
 from pathlib import Path
 from harness.probe.budget import Budget, ManualClock
 from harness.probe.context import Context
 from harness.probe.detectors import scalars
 from harness.probe.target import load
 
-path = sys.argv[1]
+path = PATH
 clock = ManualClock()
 t = load(path, None, "launch", "interpreter", str(Path(path).parent))
 ctx = Context(t, "interpreter", 0, "scalars", budget=Budget(clock=clock))
@@ -294,23 +295,14 @@ ctx.call = lambda *a, **k: (clock.sleep(1.0), plain(*a, **k))[1]  # each launch 
 found = scalars.run(ctx)  # the default run, then block_k=32; block_k=128 is past the deadline
 ctx.board.scalars_now = found[:1]
 kept = scalars.partial(ctx) == found[:1] and ctx.board.scalars_now is None
-print(json.dumps({"found": [[f.code, f.severity, f.message] for f in found], "kept": kept}))
+print("RESULT " + json.dumps({"found": [[f.code, f.severity, f.message] for f in found], "kept": kept}))
 """
 
 
 def test_it_stops_at_its_deadline_with_a_note(tmp_path):
     """On a fake clock, in a process of its own (Triton's in-process state left by other tests stays out)."""
-    import json
-    import os
-    import subprocess
-    import sys
-
     path = _file(tmp_path, "user_grouped", GROUPED)
-    root = str(Path(__file__).resolve().parents[1])
-    out = subprocess.run([sys.executable, "-c", DEADLINE_RUN, path], capture_output=True, text=True, timeout=600,
-                         env={**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": root}, cwd=root)
-    assert out.returncode == 0, out.stderr[-2000:]
-    got = json.loads(out.stdout.strip().splitlines()[-1])
+    got = run_interpreted(DEADLINE_RUN.replace("PATH", repr(path), 1))
     found = got["found"]
     assert [f[0] for f in found] == ["P208", "P000"], found
     assert "block_k=32" in found[0][2] and "scalars stopped" in found[1][2]

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness import probe
+from test_triton_compat import run_interpreted  # tests/ is on the path
 
 # our own small kernels: a row softmax with and without the max subtracted, a row normalisation by the sum
 # of magnitudes with and without a floor on it, a row kernel that does or does not read row 0 for every row
@@ -291,14 +292,14 @@ def test_severity_by_ieee_semantics():
 
 
 DEADLINE_RUN = r"""
-import json, sys
+import json
 from pathlib import Path
 from harness.probe.budget import Budget, ManualClock
 from harness.probe.context import Context
 from harness.probe.detectors import special
 from harness.probe.target import load
 
-path = sys.argv[1]
+path = PATH
 clock = ManualClock()
 t = load(path, None, "softmax_naive", "interpreter", str(Path(path).parent))
 ctx = Context(t, "interpreter", 0, "special", budget=Budget(clock=clock))
@@ -309,22 +310,13 @@ ctx.call = lambda *a, **k: (clock.sleep(1.0), calls.append(1), plain(*a, **k))[2
 found = special.run(ctx)  # the plain run, the zero row, the large row; then past the deadline
 ctx.board.special_now = found[:1]
 kept = special.partial(ctx) == found[:1] and ctx.board.special_now is None
-print(json.dumps({"calls": len(calls), "found": [[f.code, f.severity, f.message] for f in found], "kept": kept}))
+print("RESULT " + json.dumps({"calls": len(calls), "found": [[f.code, f.severity, f.message] for f in found], "kept": kept}))
 """
 
 
 def test_it_stops_at_its_deadline_with_a_note(user):
     """On a fake clock, in a process of its own (Triton's in-process state left by other tests stays out)."""
-    import json
-    import os
-    import subprocess
-    import sys
-
-    root = str(Path(__file__).resolve().parents[1])
-    out = subprocess.run([sys.executable, "-c", DEADLINE_RUN, user["softmax"]], capture_output=True, text=True,
-                         timeout=600, env={**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": root}, cwd=root)
-    assert out.returncode == 0, out.stderr[-2000:]
-    got = json.loads(out.stdout.strip().splitlines()[-1])
+    got = run_interpreted(DEADLINE_RUN.replace("PATH", repr(user["softmax"]), 1))
     found = got["found"]
     assert got["calls"] == 3 and [f[0] for f in found] == ["P207", "P000"], found
     assert found[0][2].startswith("with a row of large finite values") and found[1][1] == "info"

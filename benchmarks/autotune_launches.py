@@ -22,6 +22,7 @@ timing). ``--before REV``: also with the GPU trial counts the case files had at 
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tomllib
@@ -75,8 +76,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cases", help="comma-separated slugs (default: every case with an autotuned variant)")
     p.add_argument("--out", help="also write the Markdown table to this file")
     args = p.parse_args(argv)
-    import os
-
     os.environ["TRITON_INTERPRET"] = "1"
     from harness.core import discovery, fileio
 
@@ -100,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     here = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     lines = [f"Fresh autotunings of `case --all --backend gpu`, counted under TRITON_INTERPRET=1 "
              f"(benchmarks/autotune_launches.py{' --before ' + rev if rev else ''}; code {here}"
-             f"{', uncommitted changes' if _dirty() else ''}).", "",
+             f"{', uncommitted changes' if _dirty() else ''}).", "", "```", _versions(), "```", "",
              "| case | trials from | variants | GPU trials | tuned calls | padding re-runs (each tunes again) | configs benchmarked in the tuned calls | "
              "benchmark launches (interpreter) | GPU s at 0.111 s a config | runs |",
              "|---|---|---|---|---|---|---|---|---|---|"]
@@ -127,6 +126,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         fileio.write_text(Path(args.out), text)
     return 0
+
+
+def _versions() -> str:
+    import datetime
+    import platform
+
+    import torch
+    import triton
+
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return (f"CPU ({platform.machine()}, {os.cpu_count()} CPUs), TRITON_INTERPRET=1; torch {torch.__version__}, "
+            f"triton {triton.__version__}, Python {platform.python_version()}; {when}")
 
 
 def _dirty() -> bool:

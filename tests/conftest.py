@@ -4,6 +4,7 @@ import copy
 import datetime
 import functools
 import json
+import time
 
 import pytest
 
@@ -21,6 +22,19 @@ def cuda_available() -> bool:
 
 _POOL: list = []  # the one thread pool of GPU work started ahead, once a GPU test is selected
 _STARTED: dict = {}  # key -> Future
+_T0 = time.monotonic()  # about when pytest started (conftest is imported before collection)
+_TIMES: dict = {}  # key -> [began, ended] (time.monotonic) of each piece of work started ahead
+
+
+def _timed(key, fn, times: dict, clock=time.monotonic):
+    """``fn``, noting in ``times[key]`` when it began and ended (the suite's summary shows them)."""
+    def run(*args, **kwargs):
+        times[key] = [clock(), None]
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            times[key][1] = clock()
+    return run
 
 
 def _start(key, fn, *args, **kwargs) -> None:
@@ -30,7 +44,28 @@ def _start(key, fn, *args, **kwargs) -> None:
     if key not in _STARTED:
         if not _POOL:
             _POOL.append(ThreadPoolExecutor(max_workers=8, thread_name_prefix="gpu-ahead"))
-        _STARTED[key] = _POOL[0].submit(fn, *args, **kwargs)
+        _STARTED[key] = _POOL[0].submit(_timed(key, fn, _TIMES), *args, **kwargs)
+
+
+def ahead_lines(times: dict, t0: float) -> list[str]:
+    """One line per piece of work started ahead: when it began and ended, in seconds from ``t0``,
+    earliest first (what the GPU suite's wall time is made of: its longest piece)."""
+    def at(t):
+        return "not yet" if t is None else f"{t - t0:.1f} s"
+
+    def name(key):
+        return "/".join(map(str, key)) if isinstance(key, tuple) else str(key)
+
+    rows = sorted(times.items(), key=lambda kv: kv[1][0])
+    return [f"{name(key)}: began at {at(began)}, ended at {at(ended)}"
+            + (f" ({ended - began:.1f} s)" if ended is not None else "") for key, (began, ended) in rows]
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _TIMES:
+        terminalreporter.section("GPU work started ahead (seconds from pytest's start)")
+        for line in ahead_lines(_TIMES, _T0):
+            terminalreporter.write_line(line)
 
 
 def _take(key, fn, *args, **kwargs):

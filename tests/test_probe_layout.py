@@ -504,14 +504,23 @@ SOURCES = {"user": USER, "more": MORE, "cols": COLS, "bias": BIAS}
 
 def _gpu_layout_runs(folder) -> dict:
     """Each (file, launcher) of GPU_RUNS probed on the GPU with the layout detector alone: {launcher: report}.
-    The files are written into ``folder`` (a path, or a TemporaryDirectory kept alive with the runs)."""
+    The files are written into ``folder`` (a path, or a TemporaryDirectory kept alive with the runs). The
+    probes run four at a time (each its own worker process, mostly compiling: one after another they
+    took 21 s on an H200, the GPU suite's longest piece once the case batch was shorter; issue 40)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     root = Path(getattr(folder, "name", folder))
     paths = {}
     for name, src in SOURCES.items():
         paths[name] = root / f"user_{name}.py"
         paths[name].write_text(textwrap.dedent(src))
-    return {launcher: probe(str(paths[name]), launcher=launcher, backends=["gpu"], detectors=["layout"], jobs=1)
-            for name, launcher in GPU_RUNS}
+
+    def one(run):
+        name, launcher = run
+        return launcher, probe(str(paths[name]), launcher=launcher, backends=["gpu"], detectors=["layout"], jobs=1)
+
+    with ThreadPoolExecutor(max_workers=4, thread_name_prefix="layout-gpu") as pool:
+        return dict(pool.map(one, GPU_RUNS))
 
 
 def gpu_ahead(items, start):

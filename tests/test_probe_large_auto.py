@@ -1,0 +1,94 @@
+"""The run past 2**31 elements, decided by the probe from evidence about the launched kernels (issue 37 item 2):
+an int32 offset that grows with a size (lint's TL501 at the launched kernels' lines) makes the large detector
+plan a run for the GPU's memory, and under the interpreter alone it is a warning (P406) at the offset's line,
+never an error; the twin that widens the program id to int64 stays quiet. CPU only here, except the last test
+(marked gpu), which probes the same kernels at the defaults on a GPU."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from harness.probe import int32_offsets, probe
+from harness.probe.detectors import large
+from harness.probe.findings import Finding
+
+FIXTURE = Path(__file__).parent / "probe_fixtures" / "int32" / "row_scale.py"
+ROW_LINES = [i for i, line in enumerate(FIXTURE.read_text().splitlines(), 1)
+             if "row * n_cols" in line and "ptr +" in line][:2]  # the int32 kernel's load and store
+
+
+def _kernels():
+    spec = importlib.util.spec_from_file_location("row_scale_fixture", FIXTURE)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.row_scale_kernel, mod.row_scale_kernel_64
+
+
+def test_the_int32_row_offset_is_evidence_and_the_run_is_planned_for_the_gpus_memory():
+    narrow, _ = _kernels()
+    found = int32_offsets.evidence(int32_offsets.spans([narrow]))
+    assert [(e["kernel"], e["line"], e["expr"], e["pointer"]) for e in found] == [
+        ("row_scale_kernel", ROW_LINES[0], "row * n_cols", "x_ptr"), ("row_scale_kernel", ROW_LINES[1], "row * n_cols",
+                                                                        "out_ptr")]
+    # x (rows x n_cols float32) and the result (rows): rows is scaled until x passes 2**31 elements by 1%
+    tensors = [{"name": "x", "numel": 64 * 1000, "itemsize": 4, "growth": {"rows": 1.0, "n_cols": 1.0}},
+               {"name": "(result)", "numel": 64, "itemsize": 4, "growth": {"rows": 1.0}}]
+    p = large.plan({"rows": 64, "n_cols": 1000}, tensors, free_bytes=80 << 30)
+    assert p["key"] == "rows" and p["tensor"] == "x" and p["numel"] > 2 ** 31
+    assert p["total_bytes"] <= 0.8 * (80 << 30)
+    assert large.plan({"rows": 64, "n_cols": 1000}, tensors, free_bytes=8 << 30) is None  # does not fit: no run
+
+
+def test_the_twin_that_widens_the_program_id_has_no_evidence():
+    _, wide = _kernels()
+    assert int32_offsets.evidence(int32_offsets.spans([wide])) == []
+
+
+def test_only_the_launched_kernels_lines_count(tmp_path):
+    """Another kernel of the same file with the int32 product is not evidence when it was not launched."""
+    narrow, wide = _kernels()
+    assert int32_offsets.evidence(int32_offsets.spans([wide])) == []
+    both = int32_offsets.evidence(int32_offsets.spans([narrow, wide]))
+    assert {e["kernel"] for e in both} == {"row_scale_kernel"}
+
+
+def test_under_the_interpreter_alone_the_evidence_is_a_warning_at_the_offsets_line():
+    r = probe(str(FIXTURE), backends=["interpreter"], detectors=["reference", "large"])
+    (f,) = r.by_code("P406")
+    assert f.severity == "warning" and r.ok and not r.errors, r.text()
+    assert f.line.split(", ")[0].endswith(f"row_scale.py:{ROW_LINES[0]}"), f.line
+    assert f.message.startswith("int32 offset grows with rows; wraps once the tensor at x_ptr passes 2**31 elements")
+    assert f.cases[0]["slug"] == "int32-offset-overflow"  # the lesson: the casebook's int32 overflow case
+    assert r.diagnosis[0]["defect"] == "overflow"
+    fixed = probe(str(FIXTURE), launcher="launch_fixed", backends=["interpreter"], detectors=["reference", "large"])
+    assert not fixed.problems, fixed.text()
+    assert any(d == "large" and s.startswith("skipped: no int32 offset") for _, d, _, s in fixed.ran), fixed.ran
+
+
+def test_the_hazard_is_said_once_and_not_where_the_gpus_run_gave_a_verdict():
+    from harness.probe.runner import one_int32_hazard
+
+    gpu = Finding("P406", "large", "gpu", "int32 offset grows with rows", severity="warning")
+    cpu = Finding("P406", "large", "interpreter", "int32 offset grows with rows", severity="warning")
+    other = Finding("P401", "shapes", "interpreter", "wrong at n=3")
+    assert one_int32_hazard([cpu, other, gpu], {}) == [other, gpu]
+    assert one_int32_hazard([cpu, other], {"interpreter": {}}) == [cpu, other]
+    judged = {"gpu": {"seen": {"large_verdict": "right"}}}
+    assert one_int32_hazard([cpu, other, gpu], judged) == [other]
+
+
+def test_asked_for_with_large_it_keeps_its_own_time_and_decided_on_it_keeps_the_budget():
+    from harness.probe.detectors import registry
+
+    d = registry()["large"]
+    assert d.keeps_budget({}) and not d.keeps_budget({"large": True})
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_at_the_defaults_the_int32_row_offset_is_caught_by_the_run_past_2_31():
+    r = probe(str(FIXTURE), backends=["gpu"])
+    assert [f.severity for f in r.by_code("P404")] == ["error"], r.text()
+    assert not r.by_code("P406"), r.text()  # shown wrong: the hazard is an error now
+    fixed = probe(str(FIXTURE), launcher="launch_fixed", backends=["gpu"])
+    assert not fixed.problems, fixed.text()

@@ -95,6 +95,27 @@ def here(ctx) -> list[dict]:
     return evidence(spans(launched_kernels()))
 
 
+def largest_first(found: list[dict], numels: dict) -> list[dict]:
+    """The offsets, those into the largest tensor first (``numels``: {(kernel, argument): numel} at the defaults,
+    ``launch_tensors``'): that tensor passes 2**31 elements first, so the warning names it."""
+    return sorted(found, key=lambda e: -numels.get((e["kernel"], e["pointer"]), 0))
+
+
+def tensor_sizes(ctx) -> dict:
+    """{(kernel, argument): numel} of the kernels' tensor arguments in one call of the launcher at the default
+    sizes ({} where it raises)."""
+    from harness.probe import execute as X
+    from harness.run.triton_compat import launch_tensors
+    from harness.run.worker import call_with
+
+    try:
+        with launch_tensors() as got:
+            call_with(ctx.target.launcher, X.make(ctx.target, ctx.target.sizes, ctx.seed, ctx.backend))
+    except Exception:  # noqa: BLE001  the launcher's own failure: another detector's finding
+        return {}
+    return {k: n for k, (n, _) in got.items()}
+
+
 def hazard_text(found: list[dict], size: str | None, tensor_fallback: str = "") -> str:
     """The warning's words: the offsets, the size they grow with, and the tensor that has to pass 2**31."""
     first = found[0]

@@ -92,3 +92,51 @@ def test_on_a_gpu_at_the_defaults_the_int32_row_offset_is_caught_by_the_run_past
     assert not r.by_code("P406"), r.text()  # shown wrong: the hazard is an error now
     fixed = probe(str(FIXTURE), launcher="launch_fixed", backends=["gpu"])
     assert not fixed.problems, fixed.text()
+
+
+SIMULATED_GPU = r'''
+import json, torch
+from harness.probe import execute
+from harness.probe.budget import Budget, ManualClock
+from harness.probe.context import Context
+from harness.probe.detectors import large
+from harness.probe.target import load
+from harness.run.triton_compat import patched
+
+execute.device_of = lambda backend: "cpu"  # the GPU's side of the detector, its tensors on the CPU
+torch.cuda.is_available = lambda: True
+torch.cuda.empty_cache = lambda: None
+torch.cuda.synchronize = lambda: None
+out = {}
+with patched(interpreter=True):
+    target = load(FILE, None, "launch", "interpreter", None)
+    for name, free, left in (("no-room", 1 << 30, 60.0), ("no-time", 80 << 30, 0.0)):
+        torch.cuda.mem_get_info = lambda free=free: (free, free)
+        clock = ManualClock()
+        budget = Budget(20.0, ends=clock.t + left, stop=clock.t + left, clock=clock)
+        budget.begin(120.0)
+        ctx = Context(target, "gpu", 0, "large", options={"budget": 20.0}, budget=budget)
+        skipped = large._skip(ctx)
+        found = large.large(ctx)
+        out[name] = {"skip": skipped, "found": [[f.code, f.severity, f.message] for f in found],
+                     "verdict": ctx.board.large_verdict}
+print("RESULT " + json.dumps(out))
+'''
+
+
+def test_on_a_gpu_the_evidence_stands_as_a_warning_where_the_run_cannot_be_made():
+    """The GPU's side, its tensors on the CPU: with 1 GiB free no size fits (a note, and the warning); with the
+    memory and no time left in the budget, the run is not made (a note saying so, and the warning): never a
+    silent skip, never an error."""
+    from tests.test_triton_compat import run_interpreted
+
+    got = run_interpreted(f"FILE = {str(FIXTURE)!r}\n" + SIMULATED_GPU)
+    for name in ("no-room", "no-time"):
+        r = got[name]
+        assert r["skip"] is None and r["verdict"] is None, r
+        assert [(c, s) for c, s, _ in r["found"]][0] == ("P406", "warning"), r
+        assert all(s != "error" for _, s, _ in r["found"]), r
+    assert [c for c, _, _ in got["no-room"]["found"]] == ["P406", "P404"]
+    assert "no size scales a tensor past 2**31" in got["no-room"]["found"][1][2]
+    (note,) = [m for c, _, m in got["no-time"]["found"] if c == "P000"]
+    assert note.startswith("the run past 2**31 elements was not made: the probe's budget had no time left"), note

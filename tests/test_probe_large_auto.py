@@ -140,3 +140,13 @@ def test_on_a_gpu_the_evidence_stands_as_a_warning_where_the_run_cannot_be_made(
     assert "no size scales a tensor past 2**31" in got["no-room"]["found"][1][2]
     (note,) = [m for c, _, m in got["no-time"]["found"] if c == "P000"]
     assert note.startswith("the run past 2**31 elements was not made: the probe's budget had no time left"), note
+
+
+def test_an_offset_into_a_pointer_that_was_none_at_the_launch_is_no_evidence():
+    """An optional scale's offset in a branch a constexpr turns off: its pointer was None at the launch (not among
+    the tensors the launch was given), so it cannot wrap; the largest tensor's offset comes first."""
+    found = [{"kernel": "k", "pointer": "scale_ptr", "line": 5}, {"kernel": "k", "pointer": "x_ptr", "line": 7},
+             {"kernel": "k", "pointer": "out_ptr", "line": 9}, {"kernel": "k", "pointer": "", "line": 11}]
+    numels = {("k", "x_ptr"): 10, ("k", "out_ptr"): 40}
+    assert [e["line"] for e in int32_offsets.addressed(found, numels)] == [9, 7, 11]
+    assert int32_offsets.addressed(found, {}) == found  # the launch not seen: every offset stays

@@ -81,8 +81,9 @@ def _read(path: str) -> str:
 
 
 def here(ctx) -> list[dict]:
-    """The evidence in the kernels launched so far in this process; where none was launched yet, after one
-    call of the launcher at the default sizes ([] where that raises: the reference detector says so)."""
+    """The evidence in the kernels launched so far in this process (where none was launched yet, after one
+    call of the launcher at the default sizes; [] where that raises: the reference detector says so), each
+    offset into a tensor the launch was given (``addressed``), those into the largest tensor first."""
     from harness.probe import execute as X
     from harness.run.triton_compat import launched_kernels
     from harness.run.worker import call_with
@@ -92,7 +93,18 @@ def here(ctx) -> list[dict]:
             call_with(ctx.target.launcher, X.make(ctx.target, ctx.target.sizes, ctx.seed, ctx.backend))
         except Exception:  # noqa: BLE001  the launcher's own failure: another detector's finding
             return []
-    return evidence(spans(launched_kernels()))
+    found = evidence(spans(launched_kernels()))
+    return addressed(found, tensor_sizes(ctx)) if found else []
+
+
+def addressed(found: list[dict], numels: dict) -> list[dict]:
+    """The offsets into a tensor the kernel was given (``numels``: {(kernel, argument): numel} of one launch), the
+    largest tensor's first: an offset whose pointer argument was None there (a branch a constexpr turns off, as
+    an optional scale's) is no evidence. Where the launch was not seen (``numels`` empty), or lint could not
+    name the pointer, the offset stays."""
+    if numels:
+        found = [e for e in found if not e["pointer"] or numels.get((e["kernel"], e["pointer"]), 0) > 0]
+    return largest_first(found, numels)
 
 
 def largest_first(found: list[dict], numels: dict) -> list[dict]:

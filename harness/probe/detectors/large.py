@@ -242,7 +242,6 @@ def hazard(ctx: Context, found: list, tensors: list) -> object:
     """The P406 warning: the int32 offsets, the size that takes the largest tensor past 2**31 cheapest."""
     from harness.probe import int32_offsets
 
-    found = int32_offsets.largest_first(found, int32_offsets.tensor_sizes(ctx))
     first = plans(ctx.target.sizes, tensors, float("inf"))[:1]
     size = first[0]["key"] if first else None
     tensor = f"'{first[0]['tensor']}'" if first else ""

@@ -153,3 +153,13 @@ def test_an_offset_into_a_pointer_that_was_none_at_the_launch_is_no_evidence():
     numels = {("k", "x_ptr"): 10, ("k", "out_ptr"): 40}
     assert [e["line"] for e in int32_offsets.addressed(found, numels)] == [9, 7, 11]
     assert int32_offsets.addressed(found, {}) == found  # the launch not seen: every offset stays
+
+
+def test_running_out_of_gpu_memory_is_the_machines_limit_not_the_kernels_fault():
+    """Two probes on one GPU each plan for the memory free at their start: the allocation that fails is no P404
+    error (a fixed kernel would be flagged for the machine's load)."""
+    import torch
+
+    assert large.out_of_memory(torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 8.00 GiB"))
+    assert large.out_of_memory(RuntimeError("Triton Error [CUDA]: out of memory"))
+    assert not large.out_of_memory(RuntimeError("CUDA error: an illegal memory access was encountered"))

@@ -325,6 +325,9 @@ def run_at(ctx: Context, p: dict, by: str) -> list:
 
         if refused(e) or launch_refused(e):  # the kernel's limits at this size (no block of 2**29 columns, a
             return REFUSED  # grid past CUDA's): scale another size
+        if out_of_memory(e):  # the GPU's memory, not the kernel: another process's tensors took what plan counted on
+            return [ctx.finding("P404", f"the GPU ran out of memory {where}: not checked (information)"[:400],
+                                severity=INFO, sizes=dict(sizes))]
         return [ctx.finding("P404", f"the launcher failed {where}: {error_line(e)}"[:400], line=error_where(e),
                             sizes=dict(sizes))]
     if not isinstance(got, torch.Tensor) or got.dim() == 0:
@@ -343,6 +346,11 @@ def run_at(ctx: Context, p: dict, by: str) -> list:
         return []
     return [ctx.finding("P404", f"{where}: rows {bad} of the result are wrong (compared: "
                                 f"{', '.join(f'{a}-{b - 1}' for a, b in spans)})"[:400], sizes=dict(sizes))]
+
+
+def out_of_memory(e: BaseException) -> bool:
+    """torch's (or Triton's) allocation failed for want of GPU memory: a limit of the machine, not a finding."""
+    return type(e).__name__ == "OutOfMemoryError" or "out of memory" in str(e).lower()
 
 
 def launch_refused(e: BaseException) -> bool:

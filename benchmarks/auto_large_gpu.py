@@ -10,6 +10,12 @@ On the GPU machine, from the repository root (no internet; the bug cache carried
 
     CASEBOOK_BUG_CACHE=/path/.bugcache python benchmarks/auto_large_gpu.py --backend interpreter \\
         --detectors large --entries all-dev
+
+``--cases`` lists, for every case's fixed and broken kernel that runs under the interpreter, the evidence the
+probe reads (``int32_offsets.here``: the int32 offsets of the kernels one call at the defaults launched), in
+this one process (TRITON_INTERPRET=1 is set for it):
+
+    python benchmarks/auto_large_gpu.py --cases
 """
 
 from __future__ import annotations
@@ -72,7 +78,10 @@ def main(argv=None) -> int:
     ap.add_argument("--detectors", default=None, help="comma-separated (default: every detector, as a user runs it)")
     ap.add_argument("--entries", default=",".join(ENTRIES), help="comma-separated bugs/ names, or all-dev")
     ap.add_argument("--no-fixture", action="store_true")
+    ap.add_argument("--cases", action="store_true", help="the evidence in every case's kernels (interpreter)")
     args = ap.parse_args(argv)
+    if args.cases:
+        return cases()
     from harness.run.backends import resolve_backends
 
     backends = list(resolve_backends(args.backend))
@@ -89,6 +98,43 @@ def main(argv=None) -> int:
     print("|---|---|---|---|---|---|---|---|---|")
     for item in todo:
         print(one(*item, backends, detectors), flush=True)
+    return 0
+
+
+def cases() -> int:
+    """The evidence in each case's fixed and broken kernel, one process, the interpreter."""
+    import signal
+
+    from harness.core import discovery
+    from harness.probe import int32_offsets
+    from harness.probe.context import Context
+    from harness.probe.target import load
+    from harness.run.triton_compat import LAUNCHED, patched
+
+    print(f"device: {device()}; interpreter; the int32 offsets the probe reads in each case's launched kernels "
+          f"(int32_offsets.here); {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; commit {_commit()}\n")
+    print("| case | kernel | defect | offsets | where (the first four) |\n|---|---|---|---|---|")
+
+    def stuck(*_):
+        raise TimeoutError("no answer in 120 s (a kernel that spins)")
+
+    signal.signal(signal.SIGALRM, stuck)
+    with patched(interpreter=True):
+        for spec in discovery.load_all()[0]:
+            for variant in ("fixed", "broken"):
+                LAUNCHED.clear()
+                try:
+                    t = load(str(spec.path / f"{variant}.py"), str(spec.path / "case.py"), spec.launcher,
+                             "interpreter", None)
+                    signal.alarm(120)
+                    found = int32_offsets.here(Context(t, "interpreter", 0, "large"))
+                except Exception as e:  # noqa: BLE001  a case the interpreter skips, or one that spins
+                    print(f"| {spec.slug} | {variant} | {spec.defect} | not run | {str(e)[:90]} |", flush=True)
+                    continue
+                finally:
+                    signal.alarm(0)
+                where = ", ".join(f"{Path(e['file']).name}:{e['line']} `{e['expr']}`" for e in found[:4])
+                print(f"| {spec.slug} | {variant} | {spec.defect} | {len(found)} | {where or '-'} |", flush=True)
     return 0
 
 
@@ -110,5 +156,6 @@ def _commit() -> str:
 
 
 if __name__ == "__main__":
-    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    if "--cases" in sys.argv and os.environ.get("TRITON_INTERPRET") != "1":  # the interpreter from the start
+        os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, "TRITON_INTERPRET": "1"})
     sys.exit(main())

@@ -15,8 +15,10 @@ negative, exactly when that tensor passes 2**31 elements. Nothing else about the
 known: the address is wrong there unless the kernel never sees such a tensor, which only a run at
 that size can show. (Where the program id runs over an inner axis, a head index times a head
 stride, the product is bounded by one outer slice and wraps only at a far larger tensor: still an
-int32 product, so still named, and the GPU run says whether it matters at the sizes it reaches.) A kernel that widens first (``tl.program_id(0).to(tl.int64)``, a stride
-declared ``tl.int64``) has no such product and stays quiet. The rule cannot see products built
+int32 product, so still named, and the GPU run says whether it matters at the sizes it reaches.)
+A kernel that widens first (``tl.program_id(0).to(tl.int64)``, a stride declared ``tl.int64``) has no
+such product and stays quiet; nor does an offset into a pointer argument that was None at the
+launch (a branch a constexpr turns off). The rule cannot see products built
 through helper functions or block pointers; it never claims a wrong result (a hazard until the
 GPU run shows one: ``large``'s P404).
 """

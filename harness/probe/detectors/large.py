@@ -200,6 +200,10 @@ def large(ctx: Context) -> list:
     if auto:
         ctx.budget.begin_share(LARGE_SHARE)
     tensors = profile(ctx)
+    if auto:  # said at once: a run the budget's end stops (or a worker ended there) must not take it along
+        said = hazard(ctx, ctx.board.int32_offsets, tensors)
+        if ctx.emit is not None:
+            ctx.emit(event="finding", **said.to_json())  # the runner keeps one P406, none after a verdict
     free, _ = torch.cuda.mem_get_info()
     out, tried, compared = [], set(), False
     for by in ("elements", "bytes"):
@@ -208,14 +212,13 @@ def large(ctx: Context) -> list:
             if key in tried:
                 continue
             if auto and (why := _too_long(ctx, p, by)):
-                return [hazard(ctx, ctx.board.int32_offsets, tensors), _not_run(ctx, why)]
+                return [said, _not_run(ctx, why)]
             tried.add(key)
             found = None
             with (ctx.budget.until_deadline() if auto else contextlib.nullcontext()):
                 found = run_at(ctx, p, by)
             if found is None:  # stopped at its slice's end
-                return [hazard(ctx, ctx.board.int32_offsets, tensors),
-                        _not_run(ctx, f"the run at {_fmt(p['sizes'])} was stopped at the end of its slice of the "
+                return [said, _not_run(ctx, f"the run at {_fmt(p['sizes'])} was stopped at the end of its slice of the "
                                       f"probe's budget")]
             try:
                 torch.cuda.empty_cache()
@@ -234,7 +237,7 @@ def large(ctx: Context) -> list:
     # a verdict: shown wrong, or sampled rows compared and right (not: refused at every size, values not checked)
     ctx.board.large_verdict = "wrong" if any(f.severity == ERROR for f in out) else "right" if compared else None
     if auto and ctx.board.large_verdict is None:  # the evidence stands, unshown either way
-        out.insert(0, hazard(ctx, ctx.board.int32_offsets, tensors))
+        out.insert(0, said)
     return out
 
 

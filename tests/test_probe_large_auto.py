@@ -163,3 +163,16 @@ def test_running_out_of_gpu_memory_is_the_machines_limit_not_the_kernels_fault()
     assert large.out_of_memory(torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 8.00 GiB"))
     assert large.out_of_memory(RuntimeError("Triton Error [CUDA]: out of memory"))
     assert not large.out_of_memory(RuntimeError("CUDA error: an illegal memory access was encountered"))
+
+
+def test_its_own_long_run_killed_at_the_budgets_end_is_a_note_not_a_warning():
+    """A launcher call past 2**31 elements still going at the budget's end is the run's length (its timeout
+    severity: information), where another detector's long call there is a warning (a hang or a slow kernel)."""
+    from types import SimpleNamespace
+
+    from harness.probe import runner
+
+    proc = SimpleNamespace(cut=None, stopped=0, hung=True, silent=12.0, returncode=-9)
+    ev = runner.ProbeEvents()
+    assert runner._ended("large", "gpu", proc, ev, 120.0, 20.0).severity == "info"
+    assert runner._ended("shapes", "gpu", proc, ev, 120.0, 20.0).severity == "warning"

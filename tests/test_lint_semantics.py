@@ -546,3 +546,17 @@ def test_a_kernel_rule_that_reads_the_launch_sees_one_in_another_file(tmp_path):
     assert {(Path(f.path).name, f.severity) for f in found} == {("kernels.py", "bug")}
     assert all("ops.py" in f.reason for f in found)
     assert lint_paths([str(pkg / "kernels.py")], select=["TL101"]).findings == []
+
+
+# ---------------------------------------------------------------- arguments declared 64-bit
+
+def test_a_stride_annotated_int64_makes_the_product_64_bit():
+    """``stride: tl.int64`` makes Triton pass the argument as int64 whatever its value, so ``row * stride`` is an
+    int64 product (TL501 quiet, as torchao's fixed jagged-scales kernel declares its sizes); the same kernel
+    without the annotation fires TL501."""
+    from harness.lint.rules.tl501_int32_pointer_offset import BAD
+
+    annotated = BAD.replace("stride, n_cols", "stride: tl.int64, n_cols")
+    assert annotated != BAD
+    assert [f.code for f in lint_source(annotated, select=["TL501"])] == []
+    assert [f.code for f in lint_source(BAD, select=["TL501"])] == ["TL501"]

@@ -200,7 +200,9 @@ def test_only_budgeted_gpu_processes_get_the_shorter_hang_clock():
     assert _hang_until(w.with_(stop=100.7)) == 100.7  # where the worker stops what still runs: the report's margin
     assert _hang_until(w.with_(backend="interpreter")) is None  # its detectors stop themselves (SIGALRM)
     assert _hang_until(w.with_(ends=None)) is None  # --budget 0: the whole timeout
-    assert _hang_until(w.with_(detectors=["large"])) is None  # --large keeps its own time
+    assert _hang_until(w.with_(detectors=["large"], options={"large": True})) is None  # --large keeps its own time
+    # the run past 2**31 the probe decides on itself (an int32 offset in the kernels) keeps to the budget
+    assert _hang_until(w.with_(detectors=["large"])) == 100.0 + MARGIN_S
 
 
 def test_the_gpu_worker_marks_each_call_of_the_launcher(monkeypatch):
@@ -645,7 +647,7 @@ def test_no_worker_process_starts_past_the_budgets_end(monkeypatch):
 
     monkeypatch.setattr(runner, "_run_worker", fake_worker)
     past = time.monotonic() - 1.0  # already gone, whatever the machine's speed
-    req = runner.ProbeRequest("k.py", options={"budget": 20.0}, ends=past, stop=past + 0.7)
+    req = runner.ProbeRequest("k.py", options={"budget": 20.0, "large": True}, ends=past, stop=past + 0.7)
     results, _ = runner.Batch(req, ["reference", "guards", "large"], "gpu", 30.0, lambda m: None).run()
     assert started == [["large"]]  # (--large keeps to its own time)
     for name in ("reference", "guards"):
@@ -714,7 +716,8 @@ def test_the_parent_ends_workers_at_the_budgets_end_on_both_backends_where_they_
     w = ProbeRequest("f.py", backend="gpu", ends=b.ends, stop=b.stop, detectors=["reference", "shapes"])
     assert runner._kill_at(w) == b.kill_at() == runner._kill_at(w.with_(backend="interpreter"))
     assert runner._kill_at(w.with_(ends=None, stop=None)) is None  # --budget 0
-    assert runner._kill_at(w.with_(detectors=["large"])) is None  # --large keeps its own time
+    assert runner._kill_at(w.with_(detectors=["large"], options={"large": True})) is None  # --large: its own time
+    assert runner._kill_at(w.with_(detectors=["large"])) == b.kill_at()  # decided on by the probe: the budget's
 
 
 def test_a_skipped_detector_says_why_and_costs_nothing():

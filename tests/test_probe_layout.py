@@ -120,10 +120,11 @@ def test_the_case_kernel_read_as_contiguous_is_named_by_the_layout_it_meets(user
 def test_the_default_probe_names_the_stride_assumption_first(user):
     """Every detector at its defaults, as a user runs it: only the layout detector sees anything."""
     r = probe(user, backends=["interpreter"])
-    assert {f.detector for f in r.problems} == {"layout"}, r.text()
+    # (P406: the kernels' int32 row offsets, r * stride, a hazard past 2**31 elements the large detector names)
+    assert {f.detector for f in r.problems if f.code != "P406"} == {"layout"}, r.text()
     assert r.diagnosis[0]["defect"] == "stride-assumption" and r.diagnosis[0]["case"] == "noncontiguous-input"
     fixed = probe(user, launcher="launch_fixed", backends=["interpreter"])
-    assert not fixed.problems and not fixed.diagnosis, fixed.text()
+    assert not [f for f in fixed.problems if f.code != "P406"] and fixed.ok, fixed.text()
 
 
 @pytest.mark.parametrize("launcher", ["launch_fixed", "launch_copies", "launch_rows_ignored"])

@@ -313,10 +313,11 @@ def test_it_stops_at_its_deadline_with_a_note(tmp_path):
 def test_the_default_probe_runs_it(tmp_path, launcher):
     """Every detector at its defaults, as a user runs it: the tile bug is found by this detector alone."""
     r = probe(_file(tmp_path, "user_grouped", GROUPED), launcher=launcher, backends=["interpreter"])
+    problems = [f for f in r.problems if f.code != "P406"]  # (P406: its int32 row offset, row * stride_x)
     if launcher == "launch_fixed":
-        assert not r.problems, r.text()
+        assert not problems, r.text()
         return
-    assert {f.detector for f in r.problems} == {"scalars"}, r.text()
+    assert {f.detector for f in problems} == {"scalars"}, r.text()
     assert r.diagnosis[0]["defect"] == "autotune-config-reuse", r.diagnosis
 
 

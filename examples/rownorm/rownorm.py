@@ -33,7 +33,7 @@ def rownorm_kernel(x_ptr, out_ptr, n_cols, stride, eps, BLOCK: tl.constexpr):
 
 @triton.jit
 def rownorm_fixed_kernel(x_ptr, out_ptr, n_cols, stride, out_stride, eps, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
+    row = tl.program_id(0).to(tl.int64)  # row * stride in int64: right past 2**31 elements too
     cols = tl.arange(0, BLOCK)
     mask = cols < n_cols
     x = tl.load(x_ptr + row * stride + cols, mask=mask, other=0.0)

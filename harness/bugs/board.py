@@ -231,15 +231,15 @@ def switches(entry, prof: dict) -> list:
 def given(entry, backend: str, prof: dict, run: str) -> tuple[dict, dict, dict]:
     """(sizes, options, what was given) for one of the board's runs (bugs/README.md): ``"probe"``,
     the default run, as a user's probe file would hold it (the author's switches pinned, no
-    GPU_SIZES, ``--large`` by the rule: the largest input at FUZZ's tops reaches 2**31 elements);
-    ``"trigger"``, given the trigger (its sizes as the defaults, the GPU's trigger as GPU_SIZES
-    where it differs, the switches free, ``--large`` wherever there is a GPU)."""
+    GPU_SIZES, no ``--large``: the probe decides on the run past 2**31 elements itself, from the
+    launched kernels' int32 offsets, as it does for a user); ``"trigger"``, given the trigger (its
+    sizes as the defaults, the GPU's trigger as GPU_SIZES where it differs, the switches free,
+    ``--large`` wherever there is a GPU)."""
     gpu = "gpu" in parts(backend)
     if run == "probe":
-        large = gpu and bool(prof.get("large"))
-        options = {"pinned": switches(entry, prof), "gpu_sizes": False, "large": large}
-        return {}, options, {"run": "default", "pinned": options["pinned"], "gpu_sizes": False, "large": large,
-                             "largest": prof.get("largest")}
+        options = {"pinned": switches(entry, prof), "gpu_sizes": False}
+        return {}, options, {"run": "default", "pinned": options["pinned"], "gpu_sizes": False,
+                             "large": "decided by the probe", "largest": prof.get("largest")}
     sizes = trigger_sizes(entry, backend)
     options = {"large": gpu}
     on_gpu = {k: v for k, v in entry.verify_sizes("gpu").items() if isinstance(v, int) and not isinstance(v, bool)}

@@ -147,7 +147,9 @@ def register(sub) -> None:
     p.add_argument("--seed", type=seed, default=0, help="seed for inputs, program shuffles and fuzzing (default 0)")
     p.add_argument("--fuzz-trials", type=positive_int, default=24, help="sizes shape fuzzing tries (default 24)")
     p.add_argument("--large", action="store_true",
-                   help="on the GPU, also run sizes past 2**31 elements and bytes (int32 offsets)")
+                   help="on the GPU, run sizes past 2**31 elements and bytes (int32 offsets) even where the "
+                        "launched kernels show no int32 offset (with one, the probe runs them itself), outside "
+                        "the budget")
     p.add_argument("--tools", action="store_true",
                    help="on the GPU, also run the kernel under compute-sanitizer and TRITON_DEBUG=1 (slow: "
                         "a whole process under each; --only NAME runs one)")

@@ -145,6 +145,8 @@ EVIDENCE = {
     "branch-value": "right at the default sizes, wrong at another value of a launcher's flag or integer that the reference takes too (the branch the default does not take)",
     "grid-limit": "a grid axis past CUDA's limit at the sizes a GPU meets",
     "large-only": "wrong only past 2**31 elements or bytes",
+    "int32-offset": "a launched kernel's address holds a program id times a runtime size in int32, never widened "
+                    "(a hazard past 2**31 elements, from the source)",
     "debug-assert": "TRITON_DEBUG's overflow checks (on a GPU, or their emulation under the interpreter) or a device assert fired",
     "hang": "the kernel does not return",
     "crash": "the launcher raised or the process died",

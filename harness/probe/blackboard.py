@@ -36,6 +36,10 @@ class Blackboard:
     # right without it, so the reference detector's P204 warning, not a wrong result
     tf32_only: dict | None = None
     kernel_files: list | None = None  # the files defining the kernels launched (the lint cross-check reads them)
+    # int32 offsets that grow with a size in the launched kernels' addresses (harness.probe.int32_offsets)
+    int32_offsets: list | None = None
+    # the large detector's run past 2**31 elements: "wrong" (P404) or "right" (sampled rows checked); None: no verdict
+    large_verdict: str | None = None
     compared: int | None = None  # sizes shape fuzzing compared with the reference (ProbeReport.checked)
     fuzz: dict | None = None  # shape fuzzing's progress: {"tried", "planned", "seconds", "last"}
     found_at: list | None = None  # sizes where shape fuzzing found each failure (before shrinking)

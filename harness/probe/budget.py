@@ -40,6 +40,10 @@ SHARE_WITH_REST = 2 / 3
 # special, scalars) may take: shape fuzzing and the diagnosis come after them in their processes, and a
 # layout run that took the rest starved fuzzing on the H200 board (mamba-chunk-scan's P401, issue 37)
 VARY_SHARE = 1 / 3
+# of the budget left when it begins, what the run past 2**31 elements the probe decides on takes (the large
+# detector, in a GPU process of its own beside the others; harness/probe/detectors/large.py): its pilot run
+# says whether the whole run fits, else it is not made (a note says so); the rest is the report's
+LARGE_SHARE = 0.85
 # shapes-rest does not start with less of the probe's budget left
 REST_MIN_LEFT_S = {"interpreter": 2.0, "gpu": 1.0}
 # shape fuzzing's own time for its sizes, and for shrinking the failures it met

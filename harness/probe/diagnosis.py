@@ -59,6 +59,8 @@ RULES = (
     _r("out-of-bounds-read", "oob-load-unused", 0.15, "layout"),
     _r("degenerate-size", "grid-limit", 0.9),  # "past a hardware limit" (DEFECTS)
     _r("overflow", "large-only", 0.9),
+    # an int32 offset in the source (a warning: not shown wrong): named only where nothing else is
+    _r("overflow", "int32-offset", 0.1),
     _r("overflow", "debug-assert", 0.8),
     # an overflow that needs the length too is a running sum in too narrow a type: precision (below)
     _r("overflow", "nonfinite magnitude", 0.85, "oob-load oob-store layout length"),
@@ -142,7 +144,7 @@ CODE_EVIDENCE = {
     "P101": "oob-store", "P103": "oob-store", "P111": "oob-store", "P102": "oob-load", "P112": "oob-load",
     "P113": "unwritten", "P114": "uninitialized", "P202": "nonfinite", "P203": "masked-undefined", "P204": "tf32",
     "P206": "layout", "P301": "race", "P302": "order", "P303": "atomic-order", "P501": "atomic-order", "P502": "autotune-first-call",
-    "P402": "empty", "P403": "grid-limit", "P404": "large-only", "P602": "debug-assert", "P002": "hang",
+    "P402": "empty", "P403": "grid-limit", "P404": "large-only", "P406": "int32-offset", "P602": "debug-assert", "P002": "hang",
     "P001": "crash", "P304": "lane-collision", "P305": "cross-lane",
 }
 

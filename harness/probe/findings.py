@@ -54,6 +54,7 @@ CODES = {
     "P403": ("grid past CUDA's limit on an axis", "degenerate-size"),
     "P404": ("wrong past 2**31 elements (int32 offsets)", "overflow"),
     "P405": ("the launcher or Triton raised at a fuzzed size", ""),
+    "P406": ("an int32 offset that grows with a size (a hazard past 2**31 elements)", "overflow"),
     "P501": ("repeat runs differ", "atomic-nondeterminism"),
     "P502": ("first call differs from later calls", "autotune-accumulation"),
     "P601": ("compute-sanitizer reported errors", ""),

@@ -5,6 +5,7 @@ instrumented run saw them (a GPU), the block sizes their launches and configs gi
 
 from __future__ import annotations
 
+import os
 import sys
 
 
@@ -147,3 +148,22 @@ def blocks(ctx) -> list[int]:
     if not ctx.blocks and ctx.backend != "interpreter":
         ctx.blocks = source_blocks(ctx.target)
     return ctx.blocks
+
+
+def source_text(path: str) -> str:
+    """A module's source: its file, or its member of a zip archive on the path (a zipimported module)."""
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    import zipfile
+
+    head, tail = path, []
+    while head and not os.path.isfile(head):
+        head, part = os.path.split(head)
+        if not part:
+            break
+        tail.insert(0, part)
+    if head and tail and zipfile.is_zipfile(head):
+        with zipfile.ZipFile(head) as z:
+            return z.read("/".join(tail)).decode("utf-8")
+    raise OSError(f"{path}: no such file")

@@ -235,10 +235,10 @@ def _seconds(ev: ProbeEvents, name: str, dt: float) -> float:
     return max(0.0, (t1 if t1 is not None else time.time()) - t0)
 
 
-def _budgeted(name: str) -> bool:
-    """Whether the detector keeps to the probe's --budget (``--large`` does not)."""
+def _budgeted(name: str, options: dict) -> bool:
+    """Whether the detector keeps to the probe's --budget with these options (``--large`` asked for does not)."""
     d = registry.registry().get(name)
-    return d is None or d.budgeted
+    return d is None or d.keeps_budget(options)
 
 
 def _tool(name: str):
@@ -300,7 +300,7 @@ def _hang_until(worker: ProbeRequest) -> float | None:
     the budget; else after the whole timeout (as under a GPU tool, whose runs are slow). Each
     detector wraps itself up by then: a call still running has a kernel that does not return (a
     spin lock), and waiting the timeout out (150 s by default) would spend the budget many times over."""
-    if worker.backend != "gpu" or not all(map(_budgeted, worker.detectors)):
+    if worker.backend != "gpu" or not all(_budgeted(d, worker.options) for d in worker.detectors):
         return None
     return worker.budget().hang_until()
 
@@ -310,7 +310,7 @@ def _kill_at(worker: ProbeRequest) -> float | None:
     where all its detectors keep to the budget (None: --budget 0, --large). Its own alarm stops a detector
     at ``stop``, but not in code that does not return to Python: a compilation (Triton's passes, LLVM), a
     CUDA call, an import, a C extension's loop."""
-    if not all(map(_budgeted, worker.detectors)):
+    if not all(_budgeted(d, worker.options) for d in worker.detectors):
         return None
     return worker.budget().kill_at()
 
@@ -344,10 +344,10 @@ class Batch:
     def _spent(self, how: str) -> None:
         """Each detector left that keeps to the budget: not run, as the probe's budget ``how`` (a note)."""
         budget = self.req.options.get("budget", 0)
-        for name in [n for n in self.todo if _budgeted(n)]:
+        for name in [n for n in self.todo if _budgeted(n, self.req.options)]:
             self._not_run(name, f"not run: the probe's --budget ({budget:g}s) {how}; a larger --budget gives it the "
                                 f"time")
-        self.todo = [n for n in self.todo if not _budgeted(n)]
+        self.todo = [n for n in self.todo if not _budgeted(n, self.req.options)]
 
     def run(self) -> tuple[dict, dict]:
         req, backend, timeout = self.req, self.backend, self.timeout
@@ -469,10 +469,12 @@ def _ended(name: str, backend: str, proc, ev: ProbeEvents, timeout: float, budge
     if proc.hung:
         d = registry.registry().get(name)
         if 0 < proc.silent < timeout:  # killed at the budget's end: a long call, not shown to hang
+            # (information for a detector whose own runs are long by design: large's past 2**31 elements)
+            own = d is not None and d.timeout_severity == INFO
             return Finding("P002", name, backend, f"no result after {proc.silent:.0f}s{at}: killed at the end of the "
                                                   f"probe's budget; a call this long is a hang or a slow kernel on "
-                                                  f"a busy device (a warning: --budget 0 waits {timeout:.0f}s to "
-                                                  f"tell)", severity=WARNING)
+                                                  f"a busy device (a {'note' if own else 'warning'}: --budget 0 waits "
+                                                  f"{timeout:.0f}s to tell)", severity=INFO if own else WARNING)
         return Finding("P002", name, backend, f"no result after {proc.silent or timeout:.0f}s{at}: killed",
                        severity=d.timeout_severity if d is not None else ERROR)
     if proc.returncode == -signal.SIGKILL:  # from outside: the out-of-memory killer, not the kernel's own fault
@@ -554,6 +556,7 @@ def probe(file: str, *, inputs: str | None = None, launcher: str = "launch", bac
         report.ran += parts[b].ran
         report.meta.update(parts[b].meta)
     report.findings = merge_repeated(report.findings)
+    report.findings = one_int32_hazard(report.findings, report.meta)
     report.findings += _poison_only(report)
     report.findings += _tf32_only(report)
     report.findings += _backends_differ(report)
@@ -583,6 +586,7 @@ def _lint(file: str, kernel_files: list[str] = ()) -> list:
     shows paths ([] for a file that cannot be read)."""
     from harness.lint import lint_source
     from harness.probe.findings import shown_path
+    from harness.probe.kernels import source_text
 
     out, done = [], set()
     for path, shown in [(str(file), str(file))] + [(k, shown_path(k)) for k in kernel_files]:
@@ -590,29 +594,10 @@ def _lint(file: str, kernel_files: list[str] = ()) -> list:
             continue
         done.add(os.path.abspath(path))
         try:
-            out += [f.as_dict() for f in lint_source(_source_text(path), shown)]
+            out += [f.as_dict() for f in lint_source(source_text(path), shown)]
         except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
             continue
     return out
-
-
-def _source_text(path: str) -> str:
-    """A module's source: its file, or its member of a zip archive on the path (a zipimported module)."""
-    if os.path.isfile(path):
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    import zipfile
-
-    head, tail = path, []
-    while head and not os.path.isfile(head):
-        head, part = os.path.split(head)
-        if not part:
-            break
-        tail.insert(0, part)
-    if head and tail and zipfile.is_zipfile(head):
-        with zipfile.ZipFile(head) as z:
-            return z.read("/".join(tail)).decode("utf-8")
-    raise OSError(f"{path}: no such file")
 
 
 def _kernel_files(report) -> list[str]:
@@ -663,6 +648,19 @@ def _seen(report: ProbeReport, backend: str) -> Blackboard:
     """What the runs on ``backend`` showed (its workers' blackboards, merged)."""
     meta = report.meta.get(backend)
     return Blackboard.from_json((meta.get("seen") if isinstance(meta, dict) else None) or {})
+
+
+def one_int32_hazard(findings: list, meta: dict) -> list:
+    """The int32-offset hazard (P406) once: none where the GPU's run past 2**31 elements gave a verdict (its P404
+    error, or its sampled rows right), the GPU's where both backends read it (its size counts the kernels' own
+    buffers), else the interpreter's."""
+    hazards = [f for f in findings if f.code == "P406"]
+    if not hazards:
+        return findings
+    judged = any((Blackboard.from_json((m.get("seen") if isinstance(m, dict) else None) or {}).large_verdict)
+                 for m in meta.values())
+    keep = [] if judged else [next((f for f in hazards if f.backend == "gpu"), hazards[0])]
+    return [f for f in findings if f.code != "P406" or f in keep]
 
 
 def _poison_only(report: ProbeReport) -> list:

@@ -188,7 +188,7 @@ def run_one(ctx, name: str, emit, timeout: float, reserve: float = 0.0) -> list:
     ctx.name, ctx.trying = name, None
     budget.begin(timeout, reserve)
     det = detectors()[name]
-    stop = budget.stop if det.budgeted else None
+    stop = budget.stop if det.keeps_budget(ctx.options) else None
     if stop is not None and budget.spent():
         why = SPENT
     else:

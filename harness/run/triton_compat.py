@@ -422,6 +422,7 @@ def patched(interpreter: bool, on_compile: Callable[[str], None] | None = None,
 LAUNCHED: dict[int, object] = {}  # id -> each @triton.jit function launched in this process while patched
 WIDE: set = set()  # ids of those launched with a float64 tensor argument (``launched_float64``)
 INTS: list = []  # the sets ``launch_ints`` is filling: every integer argument of each launch goes in each
+TENSORS: list = []  # the dicts ``launch_tensors`` is filling: each launch's tensor arguments by kernel and name
 
 
 def _record_launches(patcher: Patcher) -> None:
@@ -473,6 +474,26 @@ def _note_launch(fn, args: tuple, kwargs: dict) -> None:
         WIDE.add(id(fn))  # a float64 pointer: the kernel computes in float64 there
     for into in INTS:
         into.update(a for a in own if type(a) is int)
+    if TENSORS and names is not None:
+        given = {**dict(zip(names, args)), **{k: v for k, v in kwargs.items() if k in names}}
+        for into in TENSORS:
+            for k, v in given.items():
+                if hasattr(v, "data_ptr") and hasattr(v, "numel"):
+                    key = (getattr(getattr(fn, "fn", fn), "__name__", "?"), k)
+                    into[key] = max(into.get(key, (0, 0)), (int(v.numel()), int(v.element_size())))
+
+
+@contextmanager
+def launch_tensors() -> Iterator[dict]:
+    """The tensor arguments of every kernel launch in the block: {(kernel name, argument name): (numel,
+    itemsize)}, the largest seen for each (the buffers a launcher makes for itself included, which the
+    inputs and the result do not show)."""
+    got: dict = {}
+    TENSORS.append(got)
+    try:
+        yield got
+    finally:
+        TENSORS.remove(got)
 
 
 @contextmanager

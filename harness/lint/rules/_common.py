@@ -162,14 +162,23 @@ def widened(flow: Flow, node: ast.AST) -> bool:
     return False
 
 
+def int64_params(flow: Flow) -> set[str]:
+    """The kernel's arguments annotated 64-bit (``M: tl.int64``): Triton passes them as int64 whatever their value."""
+    fn = flow.k.node
+    return {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs
+            if a.annotation is not None and dotted(a.annotation).rsplit(".", 1)[-1] in INT64}
+
+
 def int32_products(flow: Flow, expr: ast.AST):
     """``a * b`` in ``expr`` (through names) where ``a`` comes from a program id with no 64-bit cast on the way
-    and ``b`` is a runtime (not constexpr) kernel argument that is not a pointer: an int32 product."""
+    and ``b`` is a runtime (not constexpr) kernel argument that is not a pointer and not annotated ``tl.int64``:
+    an int32 product."""
+    wide = int64_params(flow)
     for n in flow.sources(expr, lambda x: widened(flow, x)):
         if not (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)):
             continue
         for side, other in ((n.left, n.right), (n.right, n.left)):
-            runtime = isinstance(other, ast.Name) and other.id in flow.k.params and \
+            runtime = isinstance(other, ast.Name) and other.id in flow.k.params and other.id not in wide and \
                 other.id not in flow.k.constexprs and "ptr" not in other.id.lower() and other.id not in flow.env
             if runtime and any(flow.m.tl_call(s) == "program_id" and not widened(flow, s)
                                for s in flow.sources(side, lambda x: widened(flow, x))):

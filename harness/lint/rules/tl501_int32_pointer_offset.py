@@ -41,12 +41,20 @@ def check(module):
     product: past 2**31 elements it wraps negative and the address lands gigabytes before the tensor. Cast
     before the multiply (``tl.program_id(0).to(tl.int64)``). Preview: almost every kernel has this product,
     and it is only wrong for tensors past 2**31 elements, which lint cannot see."""
+    for flow, n, _ in offsets(module):
+        yield n, (f"{ast.unparse(n)} multiplies a program id (int32) by a runtime argument in int32: it "
+                  f"wraps past 2**31 and the address goes negative; cast the program id to tl.int64 "
+                  f"before the multiply"), "int32-offset-overflow", widen(flow, n)
+
+
+def offsets(module):
+    """Each int32 product of a program id and a runtime argument in a load's or store's address, once:
+    (flow, the product, the pointer expression it is in). The probe reads the launched kernels with it
+    (``harness.probe.int32_offsets``)."""
     for flow in flows(module):
         seen = set()
         for call, kind, pointer, _ in memory_ops(flow):
             for n in int32_products(flow, pointer):
                 if id(n) not in seen:
                     seen.add(id(n))
-                    yield n, (f"{ast.unparse(n)} multiplies a program id (int32) by a runtime argument in int32: it "
-                              f"wraps past 2**31 and the address goes negative; cast the program id to tl.int64 "
-                              f"before the multiply"), "int32-offset-overflow", widen(flow, n)
+                    yield flow, n, pointer

@@ -50,7 +50,9 @@ class Detector:
     skip: Callable | None = None  # (ctx) -> reason it does not apply, or None
     tool: Tool | None = None
     timeout_severity: str = "error"  # a detector stopped at its timeout: the kernel hung (P002), or only slow
-    budgeted: bool = True  # kept to the probe's --budget (False: an opt-in tier that sets its own sizes and time)
+    # kept to the probe's --budget (False, or a function of the request's options saying so: an opt-in tier that
+    # sets its own sizes and time, as ``--large`` asked for)
+    budgeted: bool | Callable = True
     partial: Callable | None = None  # (ctx) -> its findings so far, where the budget's end stopped it
     codes: tuple = ()  # the findings.Code of every code it can emit (generated tables: harness.probe.codes)
     case: tuple = ()  # its case checks (harness.probe.casecheck.CaseCheck): how detect and report judge a casebook
@@ -60,6 +62,10 @@ class Detector:
     def probes(self) -> bool:
         """Whether ``harness probe`` runs it on a user's kernel (a case check only does not)."""
         return bool(self.backends) and (self.run is not None or self.tool is not None)
+
+    def keeps_budget(self, options: dict) -> bool:
+        """Whether it keeps to the probe's --budget, with the request's ``options``."""
+        return bool(self.budgeted(options)) if callable(self.budgeted) else bool(self.budgeted)
 
     def process_on(self, backend: str) -> int:
         return (self.process or {}).get(backend, 0)

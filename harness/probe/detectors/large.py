@@ -1,13 +1,29 @@
-"""``--large`` (opt-in, GPU only): offsets past 2**31 elements, then past 2**31 bytes.
+"""Sizes past 2**31 elements on the GPU (int32 offsets): run by the probe itself where the launched
+kernels show an int32 offset that grows with a size, and always with ``--large``.
 
-An int32 offset (``pid * BLOCK``, ``row * stride``) wraps once a tensor holds more than
-2**31 elements (or bytes, where a kernel computes byte offsets); no size the interpreter can
-run gets there, and a GPU has the memory for it. This detector scales ONE size at a time, the
-one that grows the largest tensor fastest, until the largest input or output passes 2**31
-elements (a second try: 2**31 bytes, where that takes a larger size), as long as every tensor
-fits in the GPU's free memory with 20% of it kept free (``plan``, a pure function, decides).
-It then runs the launcher once on plain inputs (no guard bands: they would double the memory)
-and checks what it can:
+An int32 offset (``pid * BLOCK``, ``row * stride``) wraps once a tensor holds more than 2**31
+elements (or bytes, where a kernel computes byte offsets); no size the interpreter can run gets
+there, and a GPU has the memory for it. No user knows to ask for that run, so the probe decides
+from evidence about the kernel (``harness.probe.int32_offsets``: lint's TL501 on the source of the
+kernels the launcher launched, at their lines; its docstring says why that evidence is enough):
+
+- with the evidence, on a GPU, the run below is made at the defaults, inside the probe's budget: it
+  takes at most ``budget.LARGE_SHARE`` of what the budget has left when it begins, and a pilot run
+  at 1/``PILOT`` of the planned size, timed, says whether the whole run fits that slice. Where it does
+  not (or no size fits the GPU's memory), the P406 warning names the hazard and a P000 note says the
+  run was not made and why; never a silent skip;
+- with the evidence and no GPU (the interpreter), the P406 warning at the offsets' lines: a hazard
+  ("int32 offset grows with <size>; wraps once <tensor> passes 2**31 elements"), never an error,
+  since nothing was shown wrong;
+- without it, nothing runs (a kernel that widens its offsets to int64 stays quiet); ``--large`` runs
+  it anyway, outside the budget (its own time, as before).
+
+The run scales ONE size at a time, the one that grows the largest tensor fastest (the kernels'
+own tensor arguments counted: a buffer the launcher makes for the kernel is often the largest),
+until that tensor passes 2**31 elements (a second try: 2**31 bytes, where that takes a larger
+size), as long as every tensor fits in the GPU's free memory with 20% of it kept free (``plan``, a
+pure function, decides). It then runs the launcher once on plain inputs (no guard bands: they would
+double the memory) and checks what it can:
 
 - a crash or an illegal address: P404;
 - the values of SAMPLED result rows (the first rows, the last rows, and the rows around the
@@ -20,11 +36,13 @@ and checks what it can:
 
 from __future__ import annotations
 
+import contextlib
 import math
 
+from harness.probe.budget import LARGE_SHARE
 from harness.probe.context import Context, fmt as _fmt, int_sizes
 from harness.probe.detectors import Detector
-from harness.probe.findings import ERROR, Code
+from harness.probe.findings import ERROR, INFO, WARNING, Code
 
 LIMIT = 2 ** 31
 KEEP_FREE = 0.2  # of the GPU's free memory
@@ -32,6 +50,7 @@ SAMPLE_ROWS = 64  # rows compared at each place
 HOST_FRACTION = 0.5  # of the host's memory the float64 reference may use
 MARGIN = 1.01  # past 2**31 by 1%: whole rows past it (``row * stride`` wraps only there), not one element
 REFUSED = "refused"  # run_at's answer when the kernel will not build at the planned sizes (a limit, not a bug)
+PILOT = 16  # the pilot run, timed before the run the probe decides on, is at 1/PILOT of the planned tensors
 
 
 def plan(sizes: dict, tensors: list[dict], free_bytes: int, by: str = "elements") -> dict | None:
@@ -71,7 +90,7 @@ def plans(sizes: dict, tensors: list[dict], free_bytes: int, by: str = "elements
         total = sum(int(t["numel"] * scale ** t["growth"].get(key, 0)) * t["itemsize"] for t in tensors)
         numel = int(tensor["numel"] * scale ** tensor["growth"][key])
         cand = {"sizes": {**sizes, key: new}, "key": key, "tensor": tensor["name"], "numel": numel,
-                "bytes": numel * tensor["itemsize"], "total_bytes": total}
+                "bytes": numel * tensor["itemsize"], "total_bytes": total, "growth": tensor["growth"][key]}
         if total <= (1 - KEEP_FREE) * free_bytes:
             found.append(cand)
     order, least = list(ints), min((c["total_bytes"] for c in found), default=1)
@@ -105,39 +124,62 @@ def sample_rows(n_rows: int, boundary_row: int, k: int = SAMPLE_ROWS) -> list[tu
     return out
 
 
+def _explicit(ctx: Context) -> bool:
+    return bool(ctx.options.get("large"))
+
+
 def _skip(ctx: Context) -> str | None:
-    if not ctx.options.get("large"):
-        return "opt-in: --large runs sizes past 2**31 elements on the GPU"
-    return None
+    """Asked for (``--large``, on a GPU), or an int32 offset in the launched kernels (the evidence, kept on the
+    board for the run); else why not."""
+    if ctx.backend == "gpu" and _explicit(ctx):
+        return None
+    from harness.probe import int32_offsets
+
+    ctx.board.int32_offsets = int32_offsets.here(ctx)
+    if ctx.board.int32_offsets:
+        return None
+    return ("no int32 offset that grows with a size in the launched kernels' addresses (a program id times a "
+            "runtime size, not widened to int64); --large runs sizes past 2**31 elements on the GPU anyway")
 
 
-def _tensors(ctx: Context, sizes: dict) -> tuple[list, dict]:
-    """The inputs' and the launcher's result's tensors at ``sizes`` (made on the GPU), and the inputs."""
+def _tensors(ctx: Context, sizes: dict, launch: bool = True) -> tuple[list, dict]:
+    """The inputs' tensors at ``sizes`` (made on the backend), and ``launch``: the launcher's result's and the
+    kernels' own tensor arguments (a buffer the launcher makes for them: "kernel:argument"); and the inputs."""
     import torch
 
     from harness.probe import execute as X
+    from harness.run.triton_compat import launch_tensors
     from harness.run.worker import call_with
 
     inputs = X.make(ctx.target, sizes, ctx.seed, ctx.backend)
-    out = call_with(ctx.target.launcher, X.clone_inputs(inputs))
     found = [(k, v) for k, v in inputs.items() if isinstance(v, torch.Tensor)]
-    if isinstance(out, torch.Tensor) and not any(out.data_ptr() == v.data_ptr() for _, v in found):
-        found.append(("(result)", out))
-    return [{"name": k, "numel": v.numel(), "itemsize": v.element_size()} for k, v in found], inputs
+    out = [{"name": k, "numel": v.numel(), "itemsize": v.element_size()} for k, v in found]
+    if not launch:
+        return out, inputs
+    with launch_tensors() as args:
+        got = call_with(ctx.target.launcher, X.clone_inputs(inputs))
+    if isinstance(got, torch.Tensor) and not any(got.data_ptr() == v.data_ptr() for _, v in found):
+        out.append({"name": "(result)", "numel": got.numel(), "itemsize": got.element_size()})
+    # a kernel's argument that is no input (its numel differs from every input's): the launcher's own buffer
+    numels = {t["numel"] for t in out}
+    out += [{"name": f"{kernel}:{arg}", "numel": n, "itemsize": size} for (kernel, arg), (n, size) in args.items()
+            if n not in numels]
+    return out, inputs
 
 
-def profile(ctx: Context) -> list[dict]:
-    """Each tensor's numel and itemsize at the defaults, and how it grows with each size."""
+def profile(ctx: Context, launch: bool = True) -> list[dict]:
+    """Each tensor's numel and itemsize at the defaults, and how it grows with each size (``launch``: the result
+    and the kernels' own tensor arguments too, from a run at each size; else make_inputs' alone)."""
     sizes = int_sizes(ctx.target.sizes)
-    base, _ = _tensors(ctx, ctx.target.sizes)
+    base, _ = _tensors(ctx, ctx.target.sizes, launch)
     factors, at = {}, {}
     for k, v in sizes.items():
         if v <= 0:
             continue
         factors[k] = 2
         try:
-            grown, _ = _tensors(ctx, {**ctx.target.sizes, k: 2 * v})
-        except Exception:  # noqa: BLE001  make_inputs refuses: this size is not scaled
+            grown, _ = _tensors(ctx, {**ctx.target.sizes, k: 2 * v}, launch)
+        except Exception:  # noqa: BLE001  make_inputs (or the launcher) refuses: this size is not scaled
             continue
         for t in grown:
             at.setdefault(t["name"], {})[k] = t["numel"]
@@ -147,26 +189,44 @@ def profile(ctx: Context) -> list[dict]:
 
 
 def large(ctx: Context) -> list:
+    """The run past 2**31 (asked for, or decided on from the evidence), or the evidence's warning."""
     import torch
 
+    if ctx.backend != "gpu":  # the interpreter: the evidence alone, a warning
+        return [hazard(ctx, ctx.board.int32_offsets, profile(ctx, launch=False))]
     if not torch.cuda.is_available():
         return []
+    auto = not _explicit(ctx)
+    if auto:
+        ctx.budget.begin_share(LARGE_SHARE)
     tensors = profile(ctx)
+    if auto:  # said at once: a run the budget's end stops (or a worker ended there) must not take it along
+        said = hazard(ctx, ctx.board.int32_offsets, tensors)
+        if ctx.emit is not None:
+            ctx.emit(event="finding", **said.to_json())  # the runner keeps one P406, none after a verdict
     free, _ = torch.cuda.mem_get_info()
-    out, tried = [], set()
+    out, tried, compared = [], set(), False
     for by in ("elements", "bytes"):
         for p in plans(ctx.target.sizes, tensors, free, by)[:3]:
             key = tuple(sorted(p["sizes"].items()))
             if key in tried:
                 continue
+            if auto and (why := _too_long(ctx, p, by)):
+                return [said, _not_run(ctx, why)]
             tried.add(key)
-            found = run_at(ctx, p, by)
+            found = None
+            with (ctx.budget.until_deadline() if auto else contextlib.nullcontext()):
+                found = run_at(ctx, p, by)
+            if found is None:  # stopped at its slice's end
+                return [said, _not_run(ctx, f"the run at {_fmt(p['sizes'])} was stopped at the end of its slice of the "
+                                      f"probe's budget")]
             try:
                 torch.cuda.empty_cache()
             except Exception:  # noqa: BLE001  a broken context (an illegal address): the worker starts afresh
                 pass
             if found != REFUSED:
                 out += found
+                compared = compared or not any(f.code == "P404" and f.severity == INFO for f in found)
                 break
         if any(f.severity != "info" for f in out):
             break
@@ -174,7 +234,65 @@ def large(ctx: Context) -> list:
         out.append(ctx.finding("P404", f"no size scales a tensor past 2**31 elements within "
                                        f"{(1 - KEEP_FREE) * free / 2**30:.0f} GiB of free GPU memory (information)",
                                severity="info"))
+    # a verdict: shown wrong, or sampled rows compared and right (not: refused at every size, values not checked)
+    ctx.board.large_verdict = "wrong" if any(f.severity == ERROR for f in out) else "right" if compared else None
+    if auto and ctx.board.large_verdict is None:  # the evidence stands, unshown either way
+        out.insert(0, said)
     return out
+
+
+def hazard(ctx: Context, found: list, tensors: list) -> object:
+    """The P406 warning: the int32 offsets, the size that takes the largest tensor past 2**31 cheapest."""
+    from harness.probe import int32_offsets
+
+    first = plans(ctx.target.sizes, tensors, float("inf"))[:1]
+    size = first[0]["key"] if first else None
+    tensor = f"'{first[0]['tensor']}'" if first else ""
+    return ctx.finding("P406", int32_offsets.hazard_text(found, size, tensor)[:400], severity=WARNING,
+                       line=int32_offsets.where(found))
+
+
+def _not_run(ctx: Context, why: str):
+    return ctx.finding("P000", f"the run past 2**31 elements was not made: {why}; --large makes it outside the "
+                               f"budget"[:400], severity=INFO)
+
+
+def _too_long(ctx: Context, p: dict, by: str) -> str:
+    """Why the planned run does not fit the slice of the budget left ("" where it does): a pilot run at
+    1/PILOT of the planned tensors (make_inputs, the reference where the run computes it, one call), timed,
+    scaled up by PILOT (each step's time grows with the elements it makes, copies or reads)."""
+    import time
+
+    import torch
+
+    from harness.probe import execute as X
+    from harness.run.worker import call_with
+
+    left = ctx.wrap_up_by() - ctx.budget.now()
+    if left <= 0:
+        return "the probe's budget had no time left for it"
+    key, v0, v = p["key"], ctx.target.sizes[p["key"]], p["sizes"][p["key"]]
+    exponent = p.get("growth") or 1.0
+    small = max(v0, int(v / PILOT ** (1.0 / exponent)))
+    t0, inputs = time.monotonic(), None
+    try:
+        with ctx.budget.until_deadline():
+            inputs = X.make(ctx.target, {**ctx.target.sizes, key: small}, ctx.seed, ctx.backend)
+            if _reference_fits(inputs):
+                X.reference(ctx.target, inputs)
+            call_with(ctx.target.launcher, inputs)
+            torch.cuda.synchronize()
+    except Exception:  # noqa: BLE001  the pilot itself failed: the run decides
+        return ""
+    took = time.monotonic() - t0
+    inputs = None
+    torch.cuda.empty_cache()
+    cost = took * (v / small) ** exponent
+    if ctx.late() or cost > left:
+        return (f"the run at {_fmt(p['sizes'])} ('{p['tensor']}' {p['numel']:,} elements) would take about "
+                f"{cost:.0f}s (a pilot at {key}={small} took {took:.1f}s), more than the {max(0.0, left):.0f}s "
+                f"the probe's budget leaves it")
+    return ""
 
 
 def run_at(ctx: Context, p: dict, by: str) -> list:
@@ -210,6 +328,9 @@ def run_at(ctx: Context, p: dict, by: str) -> list:
 
         if refused(e) or launch_refused(e):  # the kernel's limits at this size (no block of 2**29 columns, a
             return REFUSED  # grid past CUDA's): scale another size
+        if out_of_memory(e):  # the GPU's memory, not the kernel: another process's tensors took what plan counted on
+            return [ctx.finding("P404", f"the GPU ran out of memory {where}: not checked (information)"[:400],
+                                severity=INFO, sizes=dict(sizes))]
         return [ctx.finding("P404", f"the launcher failed {where}: {error_line(e)}"[:400], line=error_where(e),
                             sizes=dict(sizes))]
     if not isinstance(got, torch.Tensor) or got.dim() == 0:
@@ -228,6 +349,11 @@ def run_at(ctx: Context, p: dict, by: str) -> list:
         return []
     return [ctx.finding("P404", f"{where}: rows {bad} of the result are wrong (compared: "
                                 f"{', '.join(f'{a}-{b - 1}' for a, b in spans)})"[:400], sizes=dict(sizes))]
+
+
+def out_of_memory(e: BaseException) -> bool:
+    """torch's (or Triton's) allocation failed for want of GPU memory: a limit of the machine, not a finding."""
+    return type(e).__name__ == "OutOfMemoryError" or "out of memory" in str(e).lower()
 
 
 def launch_refused(e: BaseException) -> bool:
@@ -292,9 +418,14 @@ def _compare(ctx: Context, got, ref, spans, inputs: dict, p: dict) -> list | Non
 
 P404 = Code("P404", ERROR, "wrong past 2**31 elements or bytes (int32 offsets): sampled rows against the reference",
             ("int32-offset-overflow", "int32-pid-stride-overflow"), otherwise="info where those sizes could not be run")
+P406 = Code("P406", WARNING, "an int32 offset that grows with a size in a launched kernel's address (a program id "
+                             "times a runtime size, not widened): a hazard past 2**31 elements, not shown wrong",
+            ("int32-offset-overflow", "int32-pid-stride-overflow"))
 
 
-DETECTOR = Detector("large", "--large: sizes past 2**31 elements and bytes on the GPU (int32 offsets), sampled rows "
-                             "checked", large, backends=("gpu",), process={"gpu": 9}, rank=10, skip=_skip,
-                    timeout_severity="info", budgeted=False, codes=(P404,))  # its own work (inputs and a reference past
-# 2**31) is what takes long: opt-in, outside the probe's --budget
+DETECTOR = Detector("large", "sizes past 2**31 elements and bytes on the GPU (int32 offsets), sampled rows checked: "
+                             "where the launched kernels hold an int32 offset, or --large", large,
+                    backends=("gpu", "interpreter"), process={"gpu": 9, "interpreter": 1}, rank=1, skip=_skip,
+                    timeout_severity="info", budgeted=lambda options: not options.get("large"),
+                    codes=(P404, P406))  # asked for with --large, its own work (inputs and a reference past 2**31)
+# keeps its own time, outside the probe's --budget; decided on by the probe, a slice of the budget

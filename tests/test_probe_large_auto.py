@@ -1,0 +1,180 @@
+"""The run past 2**31 elements, decided by the probe from evidence about the launched kernels (issue 37 item 2):
+an int32 offset that grows with a size (lint's TL501 at the launched kernels' lines) makes the large detector
+plan a run for the GPU's memory, and under the interpreter alone it is a warning (P406) at the offset's line,
+never an error; the twin that widens the program id to int64 stays quiet. CPU only here, except the last test
+(marked gpu), which probes the same kernels at the defaults on a GPU."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from harness.probe import int32_offsets, probe
+from harness.probe.detectors import large
+from harness.probe.findings import Finding
+
+FIXTURE = Path(__file__).parent / "probe_fixtures" / "int32" / "row_scale.py"
+ROW_LINES = [i for i, line in enumerate(FIXTURE.read_text().splitlines(), 1)
+             if "row * n_cols" in line and "ptr +" in line][:2]  # the int32 kernel's load and store
+
+
+def _kernels():
+    spec = importlib.util.spec_from_file_location("row_scale_fixture", FIXTURE)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.row_scale_kernel, mod.row_scale_kernel_64
+
+
+def test_the_int32_row_offset_is_evidence_and_the_run_is_planned_for_the_gpus_memory():
+    narrow, _ = _kernels()
+    found = int32_offsets.evidence(int32_offsets.spans([narrow]))
+    assert [(e["kernel"], e["line"], e["expr"], e["pointer"]) for e in found] == [
+        ("row_scale_kernel", ROW_LINES[0], "row * n_cols", "x_ptr"), ("row_scale_kernel", ROW_LINES[1], "row * n_cols",
+                                                                        "out_ptr")]
+    # x (rows x n_cols float32) and the result (rows): rows is scaled until x passes 2**31 elements by 1%
+    tensors = [{"name": "x", "numel": 64 * 1000, "itemsize": 4, "growth": {"rows": 1.0, "n_cols": 1.0}},
+               {"name": "(result)", "numel": 64, "itemsize": 4, "growth": {"rows": 1.0}}]
+    p = large.plan({"rows": 64, "n_cols": 1000}, tensors, free_bytes=80 << 30)
+    assert p["key"] == "rows" and p["tensor"] == "x" and p["numel"] > 2 ** 31
+    assert p["total_bytes"] <= 0.8 * (80 << 30)
+    assert large.plan({"rows": 64, "n_cols": 1000}, tensors, free_bytes=8 << 30) is None  # does not fit: no run
+
+
+def test_the_twin_that_widens_the_program_id_has_no_evidence():
+    _, wide = _kernels()
+    assert int32_offsets.evidence(int32_offsets.spans([wide])) == []
+
+
+def test_only_the_launched_kernels_lines_count(tmp_path):
+    """Another kernel of the same file with the int32 product is not evidence when it was not launched."""
+    narrow, wide = _kernels()
+    assert int32_offsets.evidence(int32_offsets.spans([wide])) == []
+    both = int32_offsets.evidence(int32_offsets.spans([narrow, wide]))
+    assert {e["kernel"] for e in both} == {"row_scale_kernel"}
+
+
+def test_under_the_interpreter_alone_the_evidence_is_a_warning_at_the_offsets_line():
+    r = probe(str(FIXTURE), backends=["interpreter"], detectors=["reference", "large"])
+    (f,) = r.by_code("P406")
+    assert f.severity == "warning" and r.ok and not r.errors, r.text()
+    assert f.line.split(", ")[0].endswith(f"row_scale.py:{ROW_LINES[0]}"), f.line
+    assert f.message.startswith("int32 offset grows with rows; wraps once the tensor at x_ptr passes 2**31 elements")
+    assert f.cases[0]["slug"] == "int32-offset-overflow"  # the lesson: the casebook's int32 overflow case
+    assert r.diagnosis[0]["defect"] == "overflow"
+    fixed = probe(str(FIXTURE), launcher="launch_fixed", backends=["interpreter"], detectors=["reference", "large"])
+    assert not fixed.problems, fixed.text()
+    assert any(d == "large" and s.startswith("skipped: no int32 offset") for _, d, _, s in fixed.ran), fixed.ran
+
+
+def test_the_hazard_is_said_once_and_not_where_the_gpus_run_gave_a_verdict():
+    from harness.probe.runner import one_int32_hazard
+
+    gpu = Finding("P406", "large", "gpu", "int32 offset grows with rows", severity="warning")
+    cpu = Finding("P406", "large", "interpreter", "int32 offset grows with rows", severity="warning")
+    other = Finding("P401", "shapes", "interpreter", "wrong at n=3")
+    assert one_int32_hazard([cpu, other, gpu], {}) == [other, gpu]
+    assert one_int32_hazard([cpu, other], {"interpreter": {}}) == [cpu, other]
+    judged = {"gpu": {"seen": {"large_verdict": "right"}}}
+    assert one_int32_hazard([cpu, other, gpu], judged) == [other]
+
+
+def test_asked_for_with_large_it_keeps_its_own_time_and_decided_on_it_keeps_the_budget():
+    from harness.probe.detectors import registry
+
+    d = registry()["large"]
+    assert d.keeps_budget({}) and not d.keeps_budget({"large": True})
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_at_the_defaults_the_int32_row_offset_is_caught_by_the_run_past_2_31():
+    """No --large: the probe decides on the run from the kernel's int32 offset. The budget is 60 s rather than the
+    GPU's default 20 s so that a loaded test machine does not leave the run out of its slice (the default's own
+    timing is measured by benchmarks/auto_large_gpu.py)."""
+    r = probe(str(FIXTURE), backends=["gpu"], budget=60)
+    assert [f.severity for f in r.by_code("P404")] == ["error"], r.text()
+    assert not r.by_code("P406"), r.text()  # shown wrong: the hazard is an error now
+    fixed = probe(str(FIXTURE), launcher="launch_fixed", backends=["gpu"], budget=60)
+    # (the layout detector's P206 warnings on both: the kernels take the rows as contiguous, n_cols their stride)
+    assert fixed.ok and not fixed.by_code("P406") and not fixed.by_code("P404"), fixed.text()
+    assert any(d == "large" and s.startswith("skipped: no int32 offset") for _, d, _, s in fixed.ran), fixed.ran
+
+
+SIMULATED_GPU = r'''
+import json, torch
+from harness.probe import execute
+from harness.probe.budget import Budget, ManualClock
+from harness.probe.context import Context
+from harness.probe.detectors import large
+from harness.probe.target import load
+from harness.run.triton_compat import patched
+
+execute.device_of = lambda backend: "cpu"  # the GPU's side of the detector, its tensors on the CPU
+torch.cuda.is_available = lambda: True
+torch.cuda.empty_cache = lambda: None
+torch.cuda.synchronize = lambda: None
+out = {}
+with patched(interpreter=True):
+    target = load(FILE, None, "launch", "interpreter", None)
+    for name, free, left in (("no-room", 1 << 30, 60.0), ("no-time", 80 << 30, 0.0)):
+        torch.cuda.mem_get_info = lambda free=free: (free, free)
+        clock = ManualClock()
+        budget = Budget(20.0, ends=clock.t + left, stop=clock.t + left, clock=clock)
+        budget.begin(120.0)
+        ctx = Context(target, "gpu", 0, "large", options={"budget": 20.0}, budget=budget)
+        skipped = large._skip(ctx)
+        found = large.large(ctx)
+        out[name] = {"skip": skipped, "found": [[f.code, f.severity, f.message] for f in found],
+                     "verdict": ctx.board.large_verdict}
+print("RESULT " + json.dumps(out))
+'''
+
+
+def test_on_a_gpu_the_evidence_stands_as_a_warning_where_the_run_cannot_be_made():
+    """The GPU's side, its tensors on the CPU: with 1 GiB free no size fits (a note, and the warning); with the
+    memory and no time left in the budget, the run is not made (a note saying so, and the warning): never a
+    silent skip, never an error."""
+    from tests.test_triton_compat import run_interpreted
+
+    got = run_interpreted(f"FILE = {str(FIXTURE)!r}\n" + SIMULATED_GPU)
+    for name in ("no-room", "no-time"):
+        r = got[name]
+        assert r["skip"] is None and r["verdict"] is None, r
+        assert [(c, s) for c, s, _ in r["found"]][0] == ("P406", "warning"), r
+        assert all(s != "error" for _, s, _ in r["found"]), r
+    assert [c for c, _, _ in got["no-room"]["found"]] == ["P406", "P404"]
+    assert "no size scales a tensor past 2**31" in got["no-room"]["found"][1][2]
+    (note,) = [m for c, _, m in got["no-time"]["found"] if c == "P000"]
+    assert note.startswith("the run past 2**31 elements was not made: the probe's budget had no time left"), note
+
+
+def test_an_offset_into_a_pointer_that_was_none_at_the_launch_is_no_evidence():
+    """An optional scale's offset in a branch a constexpr turns off: its pointer was None at the launch (not among
+    the tensors the launch was given), so it cannot wrap; the largest tensor's offset comes first."""
+    found = [{"kernel": "k", "pointer": "scale_ptr", "line": 5}, {"kernel": "k", "pointer": "x_ptr", "line": 7},
+             {"kernel": "k", "pointer": "out_ptr", "line": 9}, {"kernel": "k", "pointer": "", "line": 11}]
+    numels = {("k", "x_ptr"): 10, ("k", "out_ptr"): 40}
+    assert [e["line"] for e in int32_offsets.addressed(found, numels)] == [9, 7, 11]
+    assert int32_offsets.addressed(found, {}) == found  # the launch not seen: every offset stays
+
+
+def test_running_out_of_gpu_memory_is_the_machines_limit_not_the_kernels_fault():
+    """Two probes on one GPU each plan for the memory free at their start: the allocation that fails is no P404
+    error (a fixed kernel would be flagged for the machine's load)."""
+    import torch
+
+    assert large.out_of_memory(torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 8.00 GiB"))
+    assert large.out_of_memory(RuntimeError("Triton Error [CUDA]: out of memory"))
+    assert not large.out_of_memory(RuntimeError("CUDA error: an illegal memory access was encountered"))
+
+
+def test_its_own_long_run_killed_at_the_budgets_end_is_a_note_not_a_warning():
+    """A launcher call past 2**31 elements still going at the budget's end is the run's length (its timeout
+    severity: information), where another detector's long call there is a warning (a hang or a slow kernel)."""
+    from types import SimpleNamespace
+
+    from harness.probe import runner
+
+    proc = SimpleNamespace(cut=None, stopped=0, hung=True, silent=12.0, returncode=-9)
+    ev = runner.ProbeEvents()
+    assert runner._ended("large", "gpu", proc, ev, 120.0, 20.0).severity == "info"
+    assert runner._ended("shapes", "gpu", proc, ev, 120.0, 20.0).severity == "warning"

@@ -10,11 +10,16 @@ kernels the launcher launched, at their lines; its docstring says why that evide
 - with the evidence, on a GPU, the run below is made at the defaults, inside the probe's budget: it
   takes at most ``budget.LARGE_SHARE`` of what the budget has left when it begins, and a pilot run
   at 1/``PILOT`` of the planned size, timed, says whether the whole run fits that slice. Where it does
-  not (or no size fits the GPU's memory), the P406 warning names the hazard and a P000 note says the
+  not (or no size fits the GPU's memory), the P406 note names the hazard and a P000 note says the
   run was not made and why; never a silent skip;
-- with the evidence and no GPU (the interpreter), the P406 warning at the offsets' lines: a hazard
-  ("int32 offset grows with <size>; wraps once <tensor> passes 2**31 elements"), never an error,
-  since nothing was shown wrong;
+- with the evidence and no GPU (the interpreter), the P406 note at the offsets' lines: a hazard
+  ("int32 offset grows with <size>; wraps once <tensor> passes 2**31 elements"), neither an error,
+  since nothing was shown wrong, nor a warning: a program id times a runtime stride in int32 is in
+  about half the correct kernels of the casebook and of the benchmark's dev half (20 of 39 case
+  kernels, 10 of 22 dev fixed versions: docs/measurements/auto-large/), each wrong only for a tensor
+  past 2**31 elements that many of their users never build; a warning there would be noise that
+  ``--strict`` fails on. The evidence's worth is the GPU run it buys; lint's TL501 (preview) is the
+  rule for whoever wants every such offset flagged;
 - without it, nothing runs (a kernel that widens its offsets to int64 stays quiet); ``--large`` runs
   it anyway, outside the budget (its own time, as before).
 
@@ -42,7 +47,7 @@ import math
 from harness.probe.budget import LARGE_SHARE
 from harness.probe.context import Context, fmt as _fmt, int_sizes
 from harness.probe.detectors import Detector
-from harness.probe.findings import ERROR, INFO, WARNING, Code
+from harness.probe.findings import ERROR, INFO, Code
 
 LIMIT = 2 ** 31
 KEEP_FREE = 0.2  # of the GPU's free memory
@@ -242,13 +247,13 @@ def large(ctx: Context) -> list:
 
 
 def hazard(ctx: Context, found: list, tensors: list) -> object:
-    """The P406 warning: the int32 offsets, the size that takes the largest tensor past 2**31 cheapest."""
+    """The P406 note: the int32 offsets, the size that takes the largest tensor past 2**31 cheapest."""
     from harness.probe import int32_offsets
 
     first = plans(ctx.target.sizes, tensors, float("inf"))[:1]
     size = first[0]["key"] if first else None
     tensor = f"'{first[0]['tensor']}'" if first else ""
-    return ctx.finding("P406", int32_offsets.hazard_text(found, size, tensor)[:400], severity=WARNING,
+    return ctx.finding("P406", int32_offsets.hazard_text(found, size, tensor)[:400], severity=INFO,
                        line=int32_offsets.where(found))
 
 
@@ -418,7 +423,7 @@ def _compare(ctx: Context, got, ref, spans, inputs: dict, p: dict) -> list | Non
 
 P404 = Code("P404", ERROR, "wrong past 2**31 elements or bytes (int32 offsets): sampled rows against the reference",
             ("int32-offset-overflow", "int32-pid-stride-overflow"), otherwise="info where those sizes could not be run")
-P406 = Code("P406", WARNING, "an int32 offset that grows with a size in a launched kernel's address (a program id "
+P406 = Code("P406", INFO, "an int32 offset that grows with a size in a launched kernel's address (a program id "
                              "times a runtime size, not widened): a hazard past 2**31 elements, not shown wrong",
             ("int32-offset-overflow", "int32-pid-stride-overflow"))
 

@@ -186,15 +186,39 @@ def test_a_report_in_pytorchs_own_kernel_is_not_the_cases():
     assert racecheck(e)[0] == D.QUIET
 
 
-def test_memcheck_and_racecheck_findings():
-    memcheck = D.BY_NAME["memcheck"].check
-    flagged = memcheck(ev([trial()], backend="gpu", extra={"memcheck": tool_run(MEMCHECK, "crash", "exit status 99")}))
+def test_memcheck_reads_the_probes_p601(monkeypatch):
+    ran = {"compute-sanitizer": "done"}
+    got = check("memcheck", probed([("P601", "compute-sanitizer", "error")], ran=ran, backend="gpu"))
+    assert got == (D.FLAGGED, "P601 (the probe's compute-sanitizer): P601 said so")
+    assert check("memcheck", probed(ran=ran, backend="gpu")) == (D.QUIET, "no P601 finding")
+    # the interpreter's memcheck detector (P102) is another idea: it does not flag this check
+    assert check("memcheck", probed([("P102", "memcheck", "error")], ran=ran, backend="gpu"))[0] == D.QUIET
+    missing = {"compute-sanitizer": "not run: compute-sanitizer not found (put it on PATH or set CUDA_HOME)"}
+    assert check("memcheck", probed(ran=missing, backend="gpu"))[0] == D.NOT_RUN
+    assert D.BY_NAME["memcheck"].extra_run(SPEC, "gpu") is None  # no run of its own any more
+    # the probe's tool checks only the kernels detect names (the case's, from its main run)
+    from harness.probe import runner
+    from harness.probe.request import ProbeRequest
+    from harness.run import gpu_tools
+
+    monkeypatch.setattr(sanitizer, "compute_sanitizer", lambda: "/x/compute-sanitizer")
+    monkeypatch.setattr(gpu_tools, "filters_kernels", lambda cs: True)
+    req = ProbeRequest("k.py", options={"tool_kernels": ["add_kernel", "?"]})
+    worker, how = runner._worker_request(req, ["compute-sanitizer"], "gpu", 10.0)
+    assert how["wrapper"][:5] == ["/x/compute-sanitizer", "--kernel-name", "kne=add_kernel", "--tool", "memcheck"]
+    assert worker.detectors == ["reference"] and worker.options["pad"] == 0
+    assert runner._worker_request(ProbeRequest("k.py"), ["compute-sanitizer"], "gpu", 10.0)[1]["wrapper"][1] == "--tool"
+
+
+def test_racecheck_findings():
+    racecheck = D.BY_NAME["racecheck"].check
+    flagged = racecheck(ev([trial()], backend="gpu", extra={"racecheck": tool_run(MEMCHECK, "crash", "exit status 99")}))
     assert flagged[0] == D.FLAGGED and flagged[1].startswith("1024 errors; first: Invalid __global__ write")
-    quiet = memcheck(ev([trial()], backend="gpu", extra={"memcheck": tool_run("========= ERROR SUMMARY: 0 errors")}))
+    quiet = racecheck(ev([trial()], backend="gpu", extra={"racecheck": tool_run("========= ERROR SUMMARY: 0 errors")}))
     assert quiet == (D.QUIET, "0 errors")
-    assert memcheck(ev([trial()], backend="gpu", extra={"memcheck": tool_run("Segmentation fault", "crash")}))[0] \
+    assert racecheck(ev([trial()], backend="gpu", extra={"racecheck": tool_run("Segmentation fault", "crash")}))[0] \
         == D.NOT_RUN
-    assert memcheck(ev([trial()], backend="gpu", extra={"memcheck": "not run: compute-sanitizer not found"})) \
+    assert racecheck(ev([trial()], backend="gpu", extra={"racecheck": "not run: compute-sanitizer not found"})) \
         == (D.NOT_RUN, "compute-sanitizer not found")
 
 
@@ -316,16 +340,16 @@ def test_worker_runs_under_a_wrapper_with_overrides(tmp_path, monkeypatch, make_
     assert run.status == "done", run.output_tail
     assert [t.call for t in run.trials] == [0, 1] and run.trials[0].n == 7
     assert run.trials[0].guard == {"wrote_past_end": {}, "unwritten": {}}
-    e = D.Evidence(spec, "gpu", "fixed", run, {"memcheck": run})
-    assert D.BY_NAME["memcheck"].check(e) == (
+    e = D.Evidence(spec, "gpu", "fixed", run, {"racecheck": run})
+    assert D.BY_NAME["racecheck"].check(e) == (
         D.FLAGGED, "1 error; first: Invalid __global__ read of size 4 bytes at k+0x10 in broken.py:3")
 
 
 def test_extra_runs_plan(monkeypatch):
     monkeypatch.setattr(sanitizer, "compute_sanitizer", lambda: None)
     plan = detect.extra_runs(SPEC, "gpu")
-    assert list(plan) == ["memcheck", "racecheck", "triton-debug", "consan", "gsan", "fpsan", "iisan"]
-    assert plan["memcheck"].startswith("not run: compute-sanitizer not found")
+    assert list(plan) == ["racecheck", "triton-debug", "consan", "gsan", "fpsan", "iisan"]  # memcheck reads the probe
+    assert plan["racecheck"].startswith("not run: compute-sanitizer not found")
     assert plan["triton-debug"]["extra_env"] == {"TRITON_DEBUG": "1"}
     monkeypatch.setattr(sanitizer, "compute_sanitizer", lambda: "/x/compute-sanitizer")
     mem = detect.extra_runs(SPEC, "gpu")["racecheck"]
@@ -415,7 +439,7 @@ def test_no_module_outside_a_detectors_own_names_it():
 def test_a_recorded_run_lists_the_detectors_it_lacks(tmp_path):
     run = RunResult("synthetic", "broken", "gpu", "done", trials=[trial(close=False)])
     rec = detect.variant_record(SPEC, run, {n: "not run: not recorded" for n in detect.extra_runs(SPEC, "gpu")}, [])
-    assert rec["findings"]["memcheck"] == {"status": D.NOT_RUN, "reason": "not recorded"}
+    assert rec["findings"]["racecheck"] == {"status": D.NOT_RUN, "reason": "not recorded"}
     assert rec["findings"]["reference"]["status"] == D.FLAGGED
     assert rec["findings"]["triton-viz"] == {"status": D.NA, "reason": "runs on the CPU interpreter only"}
     assert set(detect.failed_record("boom")["findings"]) == {d.name for d in D.DETECTORS if d.check is not None}

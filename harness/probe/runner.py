@@ -258,7 +258,7 @@ def _worker_request(req: ProbeRequest, todo: list, backend: str, timeout: float)
     tool = _tool(todo[0])
     if tool is None:
         return worker, {}
-    how = tool.how()
+    how = tool.how(worker.options)
     if how is None:
         return worker, None
     # padding is valid memory: it would hide accesses from compute-sanitizer

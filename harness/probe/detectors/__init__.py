@@ -20,7 +20,7 @@ a list of ``harness.probe.findings.Finding``.
   runs). A detector with no ``backends`` is a case check only (the GPU against the interpreter, Triton's
   sanitizers, triton-viz): the probe never runs it.
 - ``tool``: a GPU tool (compute-sanitizer, TRITON_DEBUG) that runs the reference detector
-  under itself: ``tool.how()`` says how to start the process (None: the tool is not here),
+  under itself: ``tool.how(options)`` says how to start the process (None: the tool is not here),
   ``tool.findings(output)`` reads what it printed.
 """
 
@@ -35,7 +35,8 @@ from typing import Callable
 
 @dataclass(frozen=True)
 class Tool:
-    how: Callable[[], dict | None]  # {"wrapper": [...], "extra_env": {...}, "log_file": bool, "small": bool}
+    how: Callable[[dict], dict | None]  # (the request's options) -> {"wrapper": [...], "extra_env": {...},
+    # "log_file": bool, "small": bool}, or None: the tool is not here
     findings: Callable[[str, str, str], list]  # (detector name, backend, output) -> findings
 
 

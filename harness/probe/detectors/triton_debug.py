@@ -9,7 +9,7 @@ from harness.probe.findings import ERROR, Code, Finding
 from harness.run.gpu_tools import ASSERTIONS
 
 
-def how() -> dict:
+def how(options: dict) -> dict:
     return {"extra_env": {"TRITON_DEBUG": "1"}, "small": False}
 
 

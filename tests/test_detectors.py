@@ -212,7 +212,8 @@ def test_memcheck_reads_the_probes_p601(monkeypatch):
 
 def test_racecheck_findings():
     racecheck = D.BY_NAME["racecheck"].check
-    flagged = racecheck(ev([trial()], backend="gpu", extra={"racecheck": tool_run(MEMCHECK, "crash", "exit status 99")}))
+    crashed = tool_run(MEMCHECK, "crash", "exit status 99")
+    flagged = racecheck(ev([trial()], backend="gpu", extra={"racecheck": crashed}))
     assert flagged[0] == D.FLAGGED and flagged[1].startswith("1024 errors; first: Invalid __global__ write")
     quiet = racecheck(ev([trial()], backend="gpu", extra={"racecheck": tool_run("========= ERROR SUMMARY: 0 errors")}))
     assert quiet == (D.QUIET, "0 errors")
@@ -222,11 +223,22 @@ def test_racecheck_findings():
         == (D.NOT_RUN, "compute-sanitizer not found")
 
 
-def test_triton_debug_flags_a_device_assert():
+def test_triton_debug_reads_the_probes_p602():
     out = "broken.py:12: block: [3,0,0], thread: [0,0,0] Assertion `int32 overflow detected for operation mul` failed."
-    got = check("triton-debug", ev([trial()], backend="gpu", extra={"triton-debug": tool_run(out, "crash")}))
-    assert got == (D.FLAGGED, "device_assert fired: int32 overflow detected for operation mul")
-    assert check("triton-debug", ev([trial()], backend="gpu", extra={"triton-debug": tool_run("")}))[0] == D.QUIET
+    from harness.probe.detectors import triton_debug
+
+    found = triton_debug.findings("triton-debug", "gpu", out)
+    assert [(f.code, f.message) for f in found] == [
+        ("P602", "device_assert fired: int32 overflow detected for operation mul")]
+    ran = {"triton-debug": "done"}
+    fired = [("P602", "triton-debug", "error")]
+    assert check("triton-debug", probed(fired, ran=ran, backend="gpu"))[0] == D.FLAGGED
+    assert check("triton-debug", probed(ran=ran, backend="gpu")) == (D.QUIET, "no P602 finding")
+    # the launcher raised under TRITON_DEBUG=1 without an assertion: no result to check
+    raised = probed([("P001", "triton-debug", "error")], ran=ran, backend="gpu")
+    assert check("triton-debug", raised)[0] == D.NA
+    assert D.BY_NAME["triton-debug"].extra_run(SPEC, "gpu") is None  # no run of its own any more
+    assert triton_debug.how({}) == {"extra_env": {"TRITON_DEBUG": "1"}, "small": False}  # the GPU sizes
 
 
 def test_triton_viz_reads_the_wrappers_line():
@@ -348,9 +360,8 @@ def test_worker_runs_under_a_wrapper_with_overrides(tmp_path, monkeypatch, make_
 def test_extra_runs_plan(monkeypatch):
     monkeypatch.setattr(sanitizer, "compute_sanitizer", lambda: None)
     plan = detect.extra_runs(SPEC, "gpu")
-    assert list(plan) == ["racecheck", "triton-debug", "consan", "gsan", "fpsan", "iisan"]  # memcheck reads the probe
+    assert list(plan) == ["racecheck", "consan", "gsan", "fpsan", "iisan"]  # memcheck, triton-debug read the probe
     assert plan["racecheck"].startswith("not run: compute-sanitizer not found")
-    assert plan["triton-debug"]["extra_env"] == {"TRITON_DEBUG": "1"}
     monkeypatch.setattr(sanitizer, "compute_sanitizer", lambda: "/x/compute-sanitizer")
     mem = detect.extra_runs(SPEC, "gpu")["racecheck"]
     assert mem["wrapper"][:3] == ["/x/compute-sanitizer", "--tool", "racecheck"]

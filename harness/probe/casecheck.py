@@ -231,24 +231,3 @@ def no_shared_memory(run, name: str) -> str | None:
         return f"n/a: no kernel was compiled (the main run: {run.status}{detail}), so nothing for {name} to check"
     return (f"n/a: the kernel uses no shared memory (0 bytes in {count(len(run.kernels), 'compiled kernel')}), "
             f"the only memory {name} checks")
-
-
-def assertion_finding(ev: Evidence, name: str, patterns, *, fired: str, silent: str, what: str) -> tuple[str, str]:
-    """The finding of a detector whose own run reports by a device-side assertion (TRITON_DEBUG,
-    Triton's sanitizers): ``fired`` (formatted with ``{0}``, the match) when one of ``patterns``
-    matches the run's output, ``silent`` when the run finished without one; ``what`` names the run."""
-    run = ev.extra.get(name)
-    if run is None or isinstance(run, str):
-        return no_result(run, f"{what} run")
-    if run.status in ("skip", "error"):
-        return no_result(run)
-    text = run.output_tail + "\n" + run.message
-    for pat in patterns:
-        if (m := pat.search(text)) is not None:
-            return FLAGGED, fired.format(short(m.group(1), 120))
-    if run.status == "done":
-        return QUIET, silent
-    main = ev.run if ev.run is not None and not isinstance(ev.run, str) else None
-    if main is not None and main.status == run.status:
-        return QUIET, f"{silent} (without {what} the run ends in {run.status} too)"
-    return NOT_RUN, f"the {what} run ended in {run.status} without a report: {run.message}"

@@ -49,23 +49,19 @@ def with_filter(command: list, only: list) -> list:
 
 # --- its case checks (detect, report): how the casebook scores the same idea on its cases ---
 
-class Sanitizer(CaseCheck):
-    """compute-sanitizer with one of its tools; the tool is the detector's name."""
+class Racecheck(CaseCheck):
+    """compute-sanitizer's racecheck: the case's worker under it, one trial at the interpreter's sizes."""
 
+    name = label = tool = "racecheck"
     where = "gpu"
-
-    def __init__(self, tool: str, what: str, yours: str, order: int, shared_only: bool = False):
-        self.name = self.label = self.tool = tool
-        self.shared_only = shared_only  # n/a, without a run, when the main run's kernels use no shared memory
-        self.what, self.yours, self.order = what, yours, order
+    what = "compute-sanitizer --tool racecheck: shared-memory hazards only, not global memory"
+    yours = "compute-sanitizer --tool racecheck python your_test.py"
+    order = 90
 
     def sizes(self, spec, backend: str) -> dict:
-        """memcheck: the case's small sizes (big enough for separate allocations). A shared-memory
-        tool: the interpreter's, the smallest the case has (a hazard lies within one program, and
-        racecheck tracks every shared access: at 8,200 keys an attention kernel outlives its timeout)."""
-        if self.shared_only and spec.sizes.get("interpreter"):
-            return spec.sizes["interpreter"]
-        return small_sizes(spec, backend)
+        """The interpreter's, the smallest the case has (a hazard lies within one program, and racecheck
+        tracks every shared access: at 8,200 keys an attention kernel outlives its timeout)."""
+        return spec.sizes.get("interpreter") or small_sizes(spec, backend)
 
     def extra_run(self, spec, backend: str) -> dict | str:
         cs = compute_sanitizer()
@@ -76,9 +72,9 @@ class Sanitizer(CaseCheck):
                 "overrides": {"pad": 0, "sizes": self.sizes(spec, backend), "calls": spec.calls}}
 
     def refine(self, plan: dict, run) -> dict | str:
-        """Only the kernels the main run compiled are checked (``kernel_filter``); a shared-memory
-        tool has nothing to check where they use none."""
-        if self.shared_only and (why := no_shared_memory(run, self.name)) is not None:
+        """Only the kernels the main run compiled are checked (``kernel_filter``); nothing to check where
+        they use no shared memory."""
+        if (why := no_shared_memory(run, self.name)) is not None:
             return why
         plan["wrapper"] = with_filter(plan["wrapper"], kernel_filter(plan["wrapper"][0], run.kernels))
         return plan
@@ -122,8 +118,7 @@ class Memcheck(ProbeCheck):
 
 
 MEMCHECK = Memcheck()
-RACECHECK = Sanitizer("racecheck", "compute-sanitizer --tool racecheck: shared-memory hazards only, not global memory",
-                      "compute-sanitizer --tool racecheck python your_test.py", 90, shared_only=True)
+RACECHECK = Racecheck()
 
 
 DETECTOR = Detector("compute-sanitizer", "compute-sanitizer memcheck, no caching allocator", None, backends=("gpu",),

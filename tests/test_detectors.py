@@ -241,34 +241,41 @@ def test_triton_debug_reads_the_probes_p602():
     assert triton_debug.how({}) == {"extra_env": {"TRITON_DEBUG": "1"}, "small": False}  # the GPU sizes
 
 
-def test_triton_viz_reads_the_wrappers_line():
-    def viz(output):
-        return check("triton-viz", ev([trial()], extra={"triton-viz": tool_run(output)}))
-
+def test_triton_viz_reads_the_probes_p603():
     line = f"{triton_viz.MARK} 3 out-of-bounds accesses; first: load of x_ptr in add_kernel at broken.py:22"
-    assert viz(line) == (D.FLAGGED, "3 out-of-bounds accesses; first: load of x_ptr in add_kernel at broken.py:22")
-    assert viz(f"{triton_viz.MARK} 0 out-of-bounds accesses")[0] == D.QUIET
-    assert viz(f"{triton_viz.UNAVAILABLE} ImportError")[0] == D.NOT_RUN
-    # a launcher that raises on its own (empty-input's broken one) is not triton-viz failing
-    why = "ZeroDivisionError: integer division or modulo by zero"
-    crashed = RunResult("synthetic", "broken", "interpreter", "crash", message=why)
-    e = ev([trial()], extra={"triton-viz": tool_run("", "crash", why)})
-    e.run = crashed
-    assert check("triton-viz", e)[0] == D.NA
-    e.extra = {"triton-viz": tool_run("", "crash", "AssertionError: input and other must have equal ranks")}
-    assert check("triton-viz", e)[0] == D.NOT_RUN  # triton-viz's own crash on a kernel that runs
+    found = triton_viz.findings("triton-viz", "interpreter", line)
+    assert [(f.code, f.severity, f.message) for f in found] == [
+        ("P603", "warning", "3 out-of-bounds accesses; first: load of x_ptr in add_kernel at broken.py:22")]
+    assert triton_viz.findings("triton-viz", "interpreter", f"{triton_viz.MARK} 0 out-of-bounds accesses") == []
+    ran = {"triton-viz": "done"}
+    assert check("triton-viz", probed([("P603", "triton-viz", "warning")], ran=ran))[0] == D.FLAGGED
+    assert check("triton-viz", probed(ran=ran)) == (D.QUIET, "no P603 finding")
+    # triton-viz that cannot wrap the kernels is not run, not quiet and not n/a
+    gone = triton_viz.findings("triton-viz", "interpreter", f"{triton_viz.UNAVAILABLE} ImportError: z3")
+    e = probed(ran={"triton-viz": "crash"})
+    e.probe["findings"] = [dict(gone[0].to_json(), detector="triton-viz")]
+    assert check("triton-viz", e) == (D.NOT_RUN, "triton-viz unavailable: ImportError: z3")
+    # a launcher that raises on its own (empty-input's broken one) is not triton-viz failing: no result
+    raised = probed([("P001", "triton-viz", "error")], ran=ran)
+    assert check("triton-viz", raised)[0] == D.NA
+    assert D.BY_NAME["triton-viz"].extra_run(SPEC, "interpreter") is None  # no run of its own any more
 
 
-def test_triton_viz_runs_on_plain_tensors(monkeypatch):
-    """triton-viz 3.0 counts a padded view's storage offset twice: its run has guard padding off."""
+def test_triton_viz_wraps_the_probes_worker_with_padding_off(monkeypatch):
+    """triton-viz 3.0 counts a padded view's storage offset twice: the tool's run has guard padding off."""
     import importlib.util
+
+    from harness.probe import runner
+    from harness.probe.request import ProbeRequest
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "triton_viz" else real(name, *a))
-    plan = triton_viz.DETECTOR.case[0].extra_run(SPEC, "interpreter")
-    assert plan["overrides"] == {"pad": 0} and plan["wrapper"][1:] == ["-m", "harness.run.viz_worker"]
+    worker, how = runner._worker_request(ProbeRequest("k.py"), ["triton-viz"], "interpreter", 10.0)
+    assert how["wrapper"][1:] == ["-m", "harness.run.viz_worker"] and worker.options["pad"] == 0
+    assert worker.detectors == ["reference"] and not worker.options["small"]
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "triton_viz" else real(name, *a))
-    assert triton_viz.DETECTOR.case[0].extra_run(SPEC, "interpreter").startswith("not run: triton-viz is not installed")
+    assert runner._worker_request(ProbeRequest("k.py"), ["triton-viz"], "interpreter", 10.0)[1] is None
+    assert triton_viz.DETECTOR.tool.missing.startswith("triton-viz is not installed")
 
 
 def test_divergence_compares_behaviour_classes():
@@ -300,8 +307,8 @@ def test_evaluate_covers_every_detector_and_survives_a_broken_one(monkeypatch):
     assert D.evaluate(ev([trial()]), skip=frozenset({"canary"}))["canary"] == D.DetectorResult(D.NOT_RUN, "skipped (--skip)")
     monkeypatch.setattr(D, "DETECTORS", D.DETECTORS + [Boom()])
     assert D.evaluate(ev([trial()]))["boom"] == D.DetectorResult(D.NOT_RUN, "detector failed: ValueError: bad")
-    plans = detect.extra_runs(SPEC, "interpreter")  # one detector's broken plan costs its own run only
-    assert plans["boom"] == "not run: detector failed: RuntimeError: no plan" and "triton-viz" in plans
+    plans = detect.extra_runs(SPEC, "gpu")  # one detector's broken plan costs its own run only
+    assert plans["boom"] == "not run: detector failed: RuntimeError: no plan" and "racecheck" in plans
 
 
 def test_score_counts_like_a_benchmark():
@@ -366,7 +373,7 @@ def test_extra_runs_plan(monkeypatch):
     mem = detect.extra_runs(SPEC, "gpu")["racecheck"]
     assert mem["wrapper"][:3] == ["/x/compute-sanitizer", "--tool", "racecheck"]
     assert mem["extra_env"] == {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"} and mem["overrides"]["pad"] == 0
-    assert list(detect.extra_runs(SPEC, "interpreter")) == ["triton-viz"]  # first-call reads the probe
+    assert list(detect.extra_runs(SPEC, "interpreter")) == []  # first-call and triton-viz read the probe
 
 
 @pytest.mark.skipif(not os.path.isdir(discovery.cases_dir() / "add-missing-mask"), reason="case not present")
@@ -387,7 +394,7 @@ def test_every_case_check_comes_from_the_one_registry_in_order():
     assert {type(c).__module__ for c in D.DETECTORS} == set(owners)
     assert all(m == f"harness.probe.detectors.{d.name.replace('-', '_')}" for m, d in owners.items())
     case_only = sorted(d.name for d in registry().values() if not d.probes)
-    assert case_only == ["divergence", "triton-sanitizers", "triton-viz"] and not set(case_only) & set(names())
+    assert case_only == ["divergence", "triton-sanitizers"] and not set(case_only) & set(names())
     assert [d.name for d in D.DETECTORS] == ["reference", "repeat", "first-call", "poison", "canary", "nan-scan",
                                              "divergence", "memcheck", "racecheck", "triton-debug", "consan", "gsan",
                                              "fpsan", "iisan", "triton-viz"]

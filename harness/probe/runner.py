@@ -242,7 +242,7 @@ def _budgeted(name: str) -> bool:
 
 
 def _tool(name: str):
-    """The GPU tool a detector is (compute-sanitizer, TRITON_DEBUG), or None."""
+    """The tool a detector is (on a GPU: compute-sanitizer, TRITON_DEBUG; on the interpreter: triton-viz), or None."""
     d = registry.registry().get(name)
     return d.tool if d is not None else None
 
@@ -362,7 +362,7 @@ class Batch:
             worker, extra = _worker_request(req, self.todo, backend, timeout)
             if extra is None:
                 name = self.todo.pop(0)
-                self._not_run(name, f"{name} not found (put it on PATH or set CUDA_HOME)")
+                self._not_run(name, _tool(name).missing or f"{name} not found (put it on PATH or set CUDA_HOME)")
                 continue
             proc = _run_worker(worker, backend, timeout, extra, self.say, self.hung)
             ev = _events(proc)
@@ -407,7 +407,8 @@ class Batch:
         """The detector the process died or hung in; after a hang the rest are not run (a kernel that
         never returns makes each of them wait as long)."""
         name = self.todo.pop(0)
-        partial = _kept(name, ev.findings.get("reference" if _tool(name) else name, []))
+        own = _tool_findings(name, self.backend, proc)  # a tool's report of what it saw before the process ended
+        partial = _kept(name, ev.findings.get("reference" if _tool(name) else name, []), own) + own
         dt = _seconds(ev, name, dt)
         status = Status.HANG if proc.hung else Status.STOPPED if proc.stopped else Status.CUT if proc.cut else \
             Status.CRASH
@@ -485,7 +486,7 @@ def _ended(name: str, backend: str, proc, ev: ProbeEvents, timeout: float, budge
 
 
 def _tool_findings(detector: str, backend: str, proc) -> list:
-    """What a GPU tool (compute-sanitizer, TRITON_DEBUG) printed, as findings."""
+    """What a tool (compute-sanitizer, TRITON_DEBUG, triton-viz) printed, as findings."""
     tool = _tool(detector)
     return tool.findings(detector, backend, proc.output_tail) if tool is not None else []
 
@@ -747,9 +748,9 @@ def _backends_differ(report: ProbeReport) -> list:
                     + "; ".join(diffs), severity=INFO)]
 
 
-TOOLS_OPT_IN = ("opt-in: --tools runs the kernel under compute-sanitizer and TRITON_DEBUG=1 (a whole process "
-                "under each, 20 to 130 s a kernel); memcheck, guard bands and shape fuzzing cover out-of-bounds "
-                "accesses without them")
+TOOLS_OPT_IN = ("opt-in: --tools runs the kernel under compute-sanitizer and TRITON_DEBUG=1 on the GPU, triton-viz "
+                "under the interpreter (a whole process under each, 20 to 130 s a kernel); memcheck, guard bands and "
+                "shape fuzzing cover out-of-bounds accesses without them")
 
 
 def _wanted(name: str, detectors, options: dict) -> bool:

@@ -554,3 +554,23 @@ def test_a_probe_that_fails_costs_only_the_checks_that_read_it(monkeypatch):
     assert rec["findings"]["canary"] == \
         {"status": D.NOT_RUN, "reason": "the probe failed: RuntimeError: no probe today"}
     assert rec["findings"]["reference"]["status"] == D.FLAGGED and rec["status"] == "done"
+
+
+def test_a_tools_report_is_kept_where_its_process_dies():
+    """compute-sanitizer (or triton-viz) may report before the process it wraps dies: the report is the finding,
+    beside the death, as the case checks' own runs read it (memcheck flagged a crashed run by its summary)."""
+    from types import SimpleNamespace
+
+    from harness.probe import runner
+    from harness.probe.request import ProbeRequest
+
+    batch = runner.Batch(ProbeRequest("k.py"), ["compute-sanitizer"], "gpu", 10.0, say=lambda _m: None)
+    proc = SimpleNamespace(hung=False, stopped=0, cut=None, returncode=99, output_tail=MEMCHECK, silent=0)
+    batch.died(runner.ProbeEvents(), proc, 1.0)
+    run = batch.results["compute-sanitizer"]
+    assert [f.code for f in run.findings] == ["P601", "P001"] and run.status is runner.Status.CRASH
+    rec = {"detectors": ["compute-sanitizer"], "ran": {"compute-sanitizer": run.label},
+           "findings": [dict(f.to_json(), detector="compute-sanitizer") for f in run.findings]}
+    e = ev([trial()], backend="gpu")
+    e.probe = rec
+    assert check("memcheck", e)[0] == D.FLAGGED

@@ -18,7 +18,7 @@ a list of ``harness.probe.findings.Finding``.
 - ``case``: its case checks (``harness.probe.casecheck``): how ``detect`` and ``report`` judge a casebook
   case's recorded runs by the same idea (``harness.probe.cases`` collects them; ``case_runs`` makes the
   runs). A detector with no ``backends`` is a case check only (the GPU against the interpreter, Triton's
-  sanitizers, triton-viz): the probe never runs it.
+  sanitizers): the probe never runs it.
 - ``tool``: a tool (on a GPU compute-sanitizer and TRITON_DEBUG; on the interpreter triton-viz) that runs the
   reference detector under itself: ``tool.how(options)`` says how to start the process (None: the tool is not here),
   ``tool.findings(output)`` reads what it printed.

@@ -73,7 +73,7 @@ PROBE_COLUMNS = (
 # of "not run" in every row would say nothing. They get columns once `python examples/probe_cases.py --record`
 # has remade the records with them (each case's fixed kernel was measured quiet under both: docs/measurements/
 # special-values-cases-cpu.md, scalars-cpu.txt); P603 (triton-viz, an optional tool the case records of the probe
-# do not run) is the question of the case checks' "triton-viz" column, which reads it from detect's probe runs
+# do not run) is the question of the triton-viz case check's column, which reads it from detect's probe runs
 NOT_A_COLUMN = ("P205", "P207", "P208", "P603")
 
 

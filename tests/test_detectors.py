@@ -262,6 +262,14 @@ def test_triton_viz_reads_the_probes_p603():
     # raised under triton-viz only (its 3.0 fails on some ops): triton-viz failed, the kernel did not
     raised.run.status = "done"
     assert check("triton-viz", raised) == (D.NOT_RUN, "triton-viz failed (the case's main run did not): P001 said so")
+    # a kernel triton-viz's loop rewriting leaves uncompilable (dropout-repeated-mask): kept from the tool's run
+    from harness.probe import runner
+    from harness.probe.findings import Finding
+
+    p003 = Finding("P003", "reference", "interpreter", "Triton could not compile the kernel: NameError")
+    assert runner._kept("triton-viz", [p003, Finding("P201", "reference", "interpreter", "wrong")]) == [p003]
+    uncompiled = probed([("P003", "triton-viz", "error")], ran=ran)
+    assert check("triton-viz", uncompiled)[0] == D.NOT_RUN
     assert D.BY_NAME["triton-viz"].extra_run(SPEC, "interpreter") is None  # no run of its own any more
 
 

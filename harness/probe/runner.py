@@ -448,11 +448,12 @@ class Batch:
 
 
 def _kept(label: str, found: list, own: list | None = None) -> list:
-    """A GPU tool's run of the reference detector keeps only a crash or a hang, and only when the
-    tool itself reported nothing (the reference detector reports the rest already)."""
+    """A tool's run of the reference detector keeps only a crash, a kernel that did not compile (under the tool:
+    triton-viz rewrites it) or a hang, and only when the tool itself reported nothing (the reference detector
+    reports the rest already)."""
     if _tool(label) is None:
         return found
-    return [] if own else [f for f in found if f.code in ("P001", "P002", "P403")]
+    return [] if own else [f for f in found if f.code in ("P001", "P002", "P003", "P403")]
 
 
 def _ended(name: str, backend: str, proc, ev: ProbeEvents, timeout: float, budget: float = 0.0) -> Finding:

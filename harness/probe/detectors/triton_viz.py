@@ -16,7 +16,7 @@ import importlib.util
 import re
 import sys
 
-from harness.probe.casecheck import NOT_RUN, Evidence, ProbeCheck, count
+from harness.probe.casecheck import DEAD, NOT_RUN, Evidence, ProbeCheck, count
 from harness.probe.detectors import Detector, Tool
 from harness.probe.findings import WARNING, Code, Finding
 from harness.run import viz_worker
@@ -63,15 +63,16 @@ class TritonViz(ProbeCheck):
 
     def check(self, ev: Evidence) -> tuple[str, str]:
         """As every check that reads the probe, but for triton-viz's own failures: where it could not wrap the
-        kernels, or where the launcher raised under it and not in the case's main run (triton-viz 3.0 fails on
-        some ops: ``tl.dot`` of 1-D blocks, ``atomic_rmw``, loops it rewrites), it is ``not run``, not n/a."""
+        kernels, or where the launcher raised, the kernel did not compile or hung under it and not in the case's
+        main run (triton-viz 3.0 fails on ``tl.dot`` of 1-D blocks, ``atomic_rmw``, loops it rewrites), it is
+        ``not run``, not n/a."""
         p = ev.probe
         mine = [f for f in p.get("findings", []) if f.get("detector") == self.name] if isinstance(p, dict) else []
         gone = [f for f in mine if f.get("code") == "P000"
                 and f.get("message", "").startswith("triton-viz unavailable")]
         if gone:
             return NOT_RUN, gone[0]["message"]
-        raised = [f for f in mine if f.get("code") == "P001" and f.get("severity") != "info"]
+        raised = [f for f in mine if f.get("code") in DEAD and f.get("severity") != "info"]
         main = ev.run if ev.run is not None and not isinstance(ev.run, str) else None
         if raised and not any(f.get("code") in self.codes for f in mine) and getattr(main, "status", "") == "done":
             return NOT_RUN, f"triton-viz failed (the case's main run did not): {raised[0].get('message', '')}"

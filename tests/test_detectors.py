@@ -61,6 +61,9 @@ def test_repeat_reads_the_probes_p501():
     # skipped, where the launcher raised in another detector: no result, not quiet
     raised = probed([("P001", "reference", "error")], ran={"reference": "done", "repeat": why})
     assert check("repeat", raised)[0] == D.NA and "P001" in check("repeat", raised)[1]
+    # raised under a tool only (triton-viz 3.0 failing on the kernel): nothing said of the kernel without it
+    viz = probed([("P003", "triton-viz", "error")], ran={"reference": "done", "repeat": why, "triton-viz": "done"})
+    assert check("repeat", viz) == (D.QUIET, f"no P501 finding (the probe's repeat detector {why})")
 
 
 def test_first_call_reads_the_probes_p502():

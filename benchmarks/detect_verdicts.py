@@ -123,6 +123,8 @@ def counts(sources: list, labels: list, slugs: list, ignore=()) -> list:
 def rejudge(src: str, dst: str) -> None:
     """``src`` (a ``detect --json`` output) with every check that reads the probe judged again, by the code as
     it is now, from the probe runs the output kept (no new run): ``dst``."""
+    from types import SimpleNamespace
+
     from harness.probe.casecheck import Evidence, ProbeCheck, short
 
     data = json.loads(Path(src).read_text())
@@ -132,7 +134,8 @@ def rejudge(src: str, dst: str) -> None:
             for variant, v in rec["variants"].items():
                 if "probe" not in v:
                     continue
-                ev = Evidence(spec, backend, variant, None, {}, v["probe"])
+                main = SimpleNamespace(status=v.get("status", ""), message=v.get("message", ""))  # the main run
+                ev = Evidence(spec, backend, variant, main, {}, v["probe"])
                 for c in D.DETECTORS:
                     if isinstance(c, ProbeCheck) and c.applies(backend) and c.name in v["findings"]:
                         status, why = c.check(ev)

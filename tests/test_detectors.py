@@ -61,6 +61,9 @@ def test_repeat_reads_the_probes_p501():
     # skipped, where the launcher raised in another detector: no result, not quiet
     raised = probed([("P001", "reference", "error")], ran={"reference": "done", "repeat": why})
     assert check("repeat", raised)[0] == D.NA and "P001" in check("repeat", raised)[1]
+    # raised under a tool only (triton-viz 3.0 failing on the kernel): nothing said of the kernel without it
+    viz = probed([("P003", "triton-viz", "error")], ran={"reference": "done", "repeat": why, "triton-viz": "done"})
+    assert check("repeat", viz) == (D.QUIET, f"no P501 finding (the probe's repeat detector {why})")
 
 
 def test_first_call_reads_the_probes_p502():
@@ -186,53 +189,108 @@ def test_a_report_in_pytorchs_own_kernel_is_not_the_cases():
     assert racecheck(e)[0] == D.QUIET
 
 
-def test_memcheck_and_racecheck_findings():
-    memcheck = D.BY_NAME["memcheck"].check
-    flagged = memcheck(ev([trial()], backend="gpu", extra={"memcheck": tool_run(MEMCHECK, "crash", "exit status 99")}))
+def test_memcheck_reads_the_probes_p601(monkeypatch):
+    ran = {"compute-sanitizer": "done"}
+    got = check("memcheck", probed([("P601", "compute-sanitizer", "error")], ran=ran, backend="gpu"))
+    assert got == (D.FLAGGED, "P601 (the probe's compute-sanitizer): P601 said so")
+    assert check("memcheck", probed(ran=ran, backend="gpu")) == (D.QUIET, "no P601 finding")
+    # the interpreter's memcheck detector (P102) is another idea: it does not flag this check
+    assert check("memcheck", probed([("P102", "memcheck", "error")], ran=ran, backend="gpu"))[0] == D.QUIET
+    missing = {"compute-sanitizer": "not run: compute-sanitizer not found (put it on PATH or set CUDA_HOME)"}
+    assert check("memcheck", probed(ran=missing, backend="gpu"))[0] == D.NOT_RUN
+    assert D.BY_NAME["memcheck"].extra_run(SPEC, "gpu") is None  # no run of its own any more
+    # the probe's tool checks only the kernels detect names (the case's, from its main run)
+    from harness.probe import runner
+    from harness.probe.request import ProbeRequest
+    from harness.run import gpu_tools
+
+    monkeypatch.setattr(sanitizer, "compute_sanitizer", lambda: "/x/compute-sanitizer")
+    monkeypatch.setattr(gpu_tools, "filters_kernels", lambda cs: True)
+    req = ProbeRequest("k.py", options={"tool_kernels": ["add_kernel", "?"]})
+    worker, how = runner._worker_request(req, ["compute-sanitizer"], "gpu", 10.0)
+    assert how["wrapper"][:5] == ["/x/compute-sanitizer", "--kernel-name", "kne=add_kernel", "--tool", "memcheck"]
+    assert worker.detectors == ["reference"] and worker.options["pad"] == 0
+    assert runner._worker_request(ProbeRequest("k.py"), ["compute-sanitizer"], "gpu", 10.0)[1]["wrapper"][1] == "--tool"
+
+
+def test_racecheck_findings():
+    racecheck = D.BY_NAME["racecheck"].check
+    crashed = tool_run(MEMCHECK, "crash", "exit status 99")
+    flagged = racecheck(ev([trial()], backend="gpu", extra={"racecheck": crashed}))
     assert flagged[0] == D.FLAGGED and flagged[1].startswith("1024 errors; first: Invalid __global__ write")
-    quiet = memcheck(ev([trial()], backend="gpu", extra={"memcheck": tool_run("========= ERROR SUMMARY: 0 errors")}))
+    quiet = racecheck(ev([trial()], backend="gpu", extra={"racecheck": tool_run("========= ERROR SUMMARY: 0 errors")}))
     assert quiet == (D.QUIET, "0 errors")
-    assert memcheck(ev([trial()], backend="gpu", extra={"memcheck": tool_run("Segmentation fault", "crash")}))[0] \
+    assert racecheck(ev([trial()], backend="gpu", extra={"racecheck": tool_run("Segmentation fault", "crash")}))[0] \
         == D.NOT_RUN
-    assert memcheck(ev([trial()], backend="gpu", extra={"memcheck": "not run: compute-sanitizer not found"})) \
+    assert racecheck(ev([trial()], backend="gpu", extra={"racecheck": "not run: compute-sanitizer not found"})) \
         == (D.NOT_RUN, "compute-sanitizer not found")
 
 
-def test_triton_debug_flags_a_device_assert():
+def test_triton_debug_reads_the_probes_p602():
     out = "broken.py:12: block: [3,0,0], thread: [0,0,0] Assertion `int32 overflow detected for operation mul` failed."
-    got = check("triton-debug", ev([trial()], backend="gpu", extra={"triton-debug": tool_run(out, "crash")}))
-    assert got == (D.FLAGGED, "device_assert fired: int32 overflow detected for operation mul")
-    assert check("triton-debug", ev([trial()], backend="gpu", extra={"triton-debug": tool_run("")}))[0] == D.QUIET
+    from harness.probe.detectors import triton_debug
+
+    found = triton_debug.findings("triton-debug", "gpu", out)
+    assert [(f.code, f.message) for f in found] == [
+        ("P602", "device_assert fired: int32 overflow detected for operation mul")]
+    ran = {"triton-debug": "done"}
+    fired = [("P602", "triton-debug", "error")]
+    assert check("triton-debug", probed(fired, ran=ran, backend="gpu"))[0] == D.FLAGGED
+    assert check("triton-debug", probed(ran=ran, backend="gpu")) == (D.QUIET, "no P602 finding")
+    # the launcher raised under TRITON_DEBUG=1 without an assertion: no result to check
+    raised = probed([("P001", "triton-debug", "error")], ran=ran, backend="gpu")
+    assert check("triton-debug", raised)[0] == D.NA
+    assert D.BY_NAME["triton-debug"].extra_run(SPEC, "gpu") is None  # no run of its own any more
+    assert triton_debug.how({}) == {"extra_env": {"TRITON_DEBUG": "1"}, "small": False}  # the GPU sizes
 
 
-def test_triton_viz_reads_the_wrappers_line():
-    def viz(output):
-        return check("triton-viz", ev([trial()], extra={"triton-viz": tool_run(output)}))
-
+def test_triton_viz_reads_the_probes_p603():
     line = f"{triton_viz.MARK} 3 out-of-bounds accesses; first: load of x_ptr in add_kernel at broken.py:22"
-    assert viz(line) == (D.FLAGGED, "3 out-of-bounds accesses; first: load of x_ptr in add_kernel at broken.py:22")
-    assert viz(f"{triton_viz.MARK} 0 out-of-bounds accesses")[0] == D.QUIET
-    assert viz(f"{triton_viz.UNAVAILABLE} ImportError")[0] == D.NOT_RUN
-    # a launcher that raises on its own (empty-input's broken one) is not triton-viz failing
-    why = "ZeroDivisionError: integer division or modulo by zero"
-    crashed = RunResult("synthetic", "broken", "interpreter", "crash", message=why)
-    e = ev([trial()], extra={"triton-viz": tool_run("", "crash", why)})
-    e.run = crashed
-    assert check("triton-viz", e)[0] == D.NA
-    e.extra = {"triton-viz": tool_run("", "crash", "AssertionError: input and other must have equal ranks")}
-    assert check("triton-viz", e)[0] == D.NOT_RUN  # triton-viz's own crash on a kernel that runs
+    found = triton_viz.findings("triton-viz", "interpreter", line)
+    assert [(f.code, f.severity, f.message) for f in found] == [
+        ("P603", "warning", "3 out-of-bounds accesses; first: load of x_ptr in add_kernel at broken.py:22")]
+    assert triton_viz.findings("triton-viz", "interpreter", f"{triton_viz.MARK} 0 out-of-bounds accesses") == []
+    ran = {"triton-viz": "done"}
+    assert check("triton-viz", probed([("P603", "triton-viz", "warning")], ran=ran))[0] == D.FLAGGED
+    assert check("triton-viz", probed(ran=ran)) == (D.QUIET, "no P603 finding")
+    # triton-viz that cannot wrap the kernels is not run, not quiet and not n/a
+    gone = triton_viz.findings("triton-viz", "interpreter", f"{triton_viz.UNAVAILABLE} ImportError: z3")
+    e = probed(ran={"triton-viz": "crash"})
+    e.probe["findings"] = [dict(gone[0].to_json(), detector="triton-viz")]
+    assert check("triton-viz", e) == (D.NOT_RUN, "triton-viz unavailable: ImportError: z3")
+    # a launcher that raises on its own (empty-input's broken one) is not triton-viz failing: no result
+    raised = probed([("P001", "triton-viz", "error")], ran=ran)
+    raised.run.status = "crash"
+    assert check("triton-viz", raised)[0] == D.NA
+    # raised under triton-viz only (its 3.0 fails on some ops): triton-viz failed, the kernel did not
+    raised.run.status = "done"
+    assert check("triton-viz", raised) == (D.NOT_RUN, "triton-viz failed (the case's main run did not): P001 said so")
+    # a kernel triton-viz's loop rewriting leaves uncompilable (dropout-repeated-mask): kept from the tool's run
+    from harness.probe import runner
+    from harness.probe.findings import Finding
+
+    p003 = Finding("P003", "reference", "interpreter", "Triton could not compile the kernel: NameError")
+    assert runner._kept("triton-viz", [p003, Finding("P201", "reference", "interpreter", "wrong")]) == [p003]
+    uncompiled = probed([("P003", "triton-viz", "error")], ran=ran)
+    assert check("triton-viz", uncompiled)[0] == D.NOT_RUN
+    assert D.BY_NAME["triton-viz"].extra_run(SPEC, "interpreter") is None  # no run of its own any more
 
 
-def test_triton_viz_runs_on_plain_tensors(monkeypatch):
-    """triton-viz 3.0 counts a padded view's storage offset twice: its run has guard padding off."""
+def test_triton_viz_wraps_the_probes_worker_with_padding_off(monkeypatch):
+    """triton-viz 3.0 counts a padded view's storage offset twice: the tool's run has guard padding off."""
     import importlib.util
+
+    from harness.probe import runner
+    from harness.probe.request import ProbeRequest
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "triton_viz" else real(name, *a))
-    plan = triton_viz.DETECTOR.case[0].extra_run(SPEC, "interpreter")
-    assert plan["overrides"] == {"pad": 0} and plan["wrapper"][1:] == ["-m", "harness.run.viz_worker"]
+    worker, how = runner._worker_request(ProbeRequest("k.py"), ["triton-viz"], "interpreter", 10.0)
+    assert how["wrapper"][1:] == ["-m", "harness.run.viz_worker"] and worker.options["pad"] == 0
+    assert worker.detectors == ["reference"] and not worker.options["small"]
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "triton_viz" else real(name, *a))
-    assert triton_viz.DETECTOR.case[0].extra_run(SPEC, "interpreter").startswith("not run: triton-viz is not installed")
+    assert runner._worker_request(ProbeRequest("k.py"), ["triton-viz"], "interpreter", 10.0)[1] is None
+    assert triton_viz.DETECTOR.tool.missing.startswith("triton-viz is not installed")
 
 
 def test_divergence_compares_behaviour_classes():
@@ -264,8 +322,8 @@ def test_evaluate_covers_every_detector_and_survives_a_broken_one(monkeypatch):
     assert D.evaluate(ev([trial()]), skip=frozenset({"canary"}))["canary"] == D.DetectorResult(D.NOT_RUN, "skipped (--skip)")
     monkeypatch.setattr(D, "DETECTORS", D.DETECTORS + [Boom()])
     assert D.evaluate(ev([trial()]))["boom"] == D.DetectorResult(D.NOT_RUN, "detector failed: ValueError: bad")
-    plans = detect.extra_runs(SPEC, "interpreter")  # one detector's broken plan costs its own run only
-    assert plans["boom"] == "not run: detector failed: RuntimeError: no plan" and "triton-viz" in plans
+    plans = detect.extra_runs(SPEC, "gpu")  # one detector's broken plan costs its own run only
+    assert plans["boom"] == "not run: detector failed: RuntimeError: no plan" and "racecheck" in plans
 
 
 def test_score_counts_like_a_benchmark():
@@ -316,22 +374,21 @@ def test_worker_runs_under_a_wrapper_with_overrides(tmp_path, monkeypatch, make_
     assert run.status == "done", run.output_tail
     assert [t.call for t in run.trials] == [0, 1] and run.trials[0].n == 7
     assert run.trials[0].guard == {"wrote_past_end": {}, "unwritten": {}}
-    e = D.Evidence(spec, "gpu", "fixed", run, {"memcheck": run})
-    assert D.BY_NAME["memcheck"].check(e) == (
+    e = D.Evidence(spec, "gpu", "fixed", run, {"racecheck": run})
+    assert D.BY_NAME["racecheck"].check(e) == (
         D.FLAGGED, "1 error; first: Invalid __global__ read of size 4 bytes at k+0x10 in broken.py:3")
 
 
 def test_extra_runs_plan(monkeypatch):
     monkeypatch.setattr(sanitizer, "compute_sanitizer", lambda: None)
     plan = detect.extra_runs(SPEC, "gpu")
-    assert list(plan) == ["memcheck", "racecheck", "triton-debug", "consan", "gsan", "fpsan", "iisan"]
-    assert plan["memcheck"].startswith("not run: compute-sanitizer not found")
-    assert plan["triton-debug"]["extra_env"] == {"TRITON_DEBUG": "1"}
+    assert list(plan) == ["racecheck", "consan", "gsan", "fpsan", "iisan"]  # memcheck, triton-debug read the probe
+    assert plan["racecheck"].startswith("not run: compute-sanitizer not found")
     monkeypatch.setattr(sanitizer, "compute_sanitizer", lambda: "/x/compute-sanitizer")
     mem = detect.extra_runs(SPEC, "gpu")["racecheck"]
     assert mem["wrapper"][:3] == ["/x/compute-sanitizer", "--tool", "racecheck"]
     assert mem["extra_env"] == {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"} and mem["overrides"]["pad"] == 0
-    assert list(detect.extra_runs(SPEC, "interpreter")) == ["triton-viz"]  # first-call reads the probe
+    assert list(detect.extra_runs(SPEC, "interpreter")) == []  # first-call and triton-viz read the probe
 
 
 @pytest.mark.skipif(not os.path.isdir(discovery.cases_dir() / "add-missing-mask"), reason="case not present")
@@ -352,7 +409,7 @@ def test_every_case_check_comes_from_the_one_registry_in_order():
     assert {type(c).__module__ for c in D.DETECTORS} == set(owners)
     assert all(m == f"harness.probe.detectors.{d.name.replace('-', '_')}" for m, d in owners.items())
     case_only = sorted(d.name for d in registry().values() if not d.probes)
-    assert case_only == ["divergence", "triton-sanitizers", "triton-viz"] and not set(case_only) & set(names())
+    assert case_only == ["divergence", "triton-sanitizers"] and not set(case_only) & set(names())
     assert [d.name for d in D.DETECTORS] == ["reference", "repeat", "first-call", "poison", "canary", "nan-scan",
                                              "divergence", "memcheck", "racecheck", "triton-debug", "consan", "gsan",
                                              "fpsan", "iisan", "triton-viz"]
@@ -415,7 +472,7 @@ def test_no_module_outside_a_detectors_own_names_it():
 def test_a_recorded_run_lists_the_detectors_it_lacks(tmp_path):
     run = RunResult("synthetic", "broken", "gpu", "done", trials=[trial(close=False)])
     rec = detect.variant_record(SPEC, run, {n: "not run: not recorded" for n in detect.extra_runs(SPEC, "gpu")}, [])
-    assert rec["findings"]["memcheck"] == {"status": D.NOT_RUN, "reason": "not recorded"}
+    assert rec["findings"]["racecheck"] == {"status": D.NOT_RUN, "reason": "not recorded"}
     assert rec["findings"]["reference"]["status"] == D.FLAGGED
     assert rec["findings"]["triton-viz"] == {"status": D.NA, "reason": "runs on the CPU interpreter only"}
     assert set(detect.failed_record("boom")["findings"]) == {d.name for d in D.DETECTORS if d.check is not None}
@@ -512,3 +569,23 @@ def test_a_probe_that_fails_costs_only_the_checks_that_read_it(monkeypatch):
     assert rec["findings"]["canary"] == \
         {"status": D.NOT_RUN, "reason": "the probe failed: RuntimeError: no probe today"}
     assert rec["findings"]["reference"]["status"] == D.FLAGGED and rec["status"] == "done"
+
+
+def test_a_tools_report_is_kept_where_its_process_dies():
+    """compute-sanitizer (or triton-viz) may report before the process it wraps dies: the report is the finding,
+    beside the death, as the case checks' own runs read it (memcheck flagged a crashed run by its summary)."""
+    from types import SimpleNamespace
+
+    from harness.probe import runner
+    from harness.probe.request import ProbeRequest
+
+    batch = runner.Batch(ProbeRequest("k.py"), ["compute-sanitizer"], "gpu", 10.0, say=lambda _m: None)
+    proc = SimpleNamespace(hung=False, stopped=0, cut=None, returncode=99, output_tail=MEMCHECK, silent=0)
+    batch.died(runner.ProbeEvents(), proc, 1.0)
+    run = batch.results["compute-sanitizer"]
+    assert [f.code for f in run.findings] == ["P601", "P001"] and run.status is runner.Status.CRASH
+    rec = {"detectors": ["compute-sanitizer"], "ran": {"compute-sanitizer": run.label},
+           "findings": [dict(f.to_json(), detector="compute-sanitizer") for f in run.findings]}
+    e = ev([trial()], backend="gpu")
+    e.probe = rec
+    assert check("memcheck", e)[0] == D.FLAGGED

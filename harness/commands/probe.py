@@ -151,8 +151,9 @@ def register(sub) -> None:
                         "launched kernels show no int32 offset (with one, the probe runs them itself), outside "
                         "the budget")
     p.add_argument("--tools", action="store_true",
-                   help="on the GPU, also run the kernel under compute-sanitizer and TRITON_DEBUG=1 (slow: "
-                        "a whole process under each; --only NAME runs one)")
+                   help="also run the kernel under the tools: compute-sanitizer and TRITON_DEBUG=1 on the GPU, "
+                        "triton-viz under the interpreter where it is installed (slow: a whole process under each; "
+                        "--only NAME runs one)")
     p.add_argument("--no-tf32", action="store_true", help="do not round fp32 tl.dot like TF32 in the interpreter")
     p.add_argument("--no-poison", action="store_true",
                    help="leave masked lanes of a tl.load without other= at 0 in the interpreter")

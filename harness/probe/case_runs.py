@@ -121,17 +121,19 @@ def probe_detectors(backend: str, skip: frozenset = frozenset()) -> list[str]:
 PROBE_KEYS = ("code", "detector", "severity", "message", "line")  # what a record keeps of a probe finding
 
 
-def probe_run(spec, variant: str, backend: str, names: list[str], *, seed: int) -> dict | str:
+def probe_run(spec, variant: str, backend: str, names: list[str], *, seed: int, kernels=None) -> dict | str:
     """The probe's ``names`` on one variant of the case folder on ``backend``, as a record keeps it:
     {"detectors", "ran": {detector: how its run ended}, "findings": [...], "seconds"}, or why it was
     not run ("not run: ..." / "n/a: ..."). One process (``jobs=1``), no budget (a loaded machine
-    must not cut a detector short), each detector given the case's timeout (at most EXTRA_TIMEOUT)."""
+    must not cut a detector short), each detector given the case's timeout (at most EXTRA_TIMEOUT).
+    ``kernels``: the main run's compiled kernels, the only ones a GPU tool checks (``tool_kernels``)."""
     from harness.probe.runner import ProbeInputError, probe
 
+    only = [k["name"] for k in kernels or [] if k.get("name")]  # kernel_filter keeps the real names
     try:
         rep = probe(str(spec.path / f"{variant}.py"), inputs=str(spec.path / "case.py"), launcher=spec.launcher,
                     backends=[backend], detectors=list(names), seed=seed, jobs=1, budget=0,
-                    timeout=min(spec.timeout[backend], EXTRA_TIMEOUT))
+                    timeout=min(spec.timeout[backend], EXTRA_TIMEOUT), options={"tool_kernels": only} if only else None)
     except ProbeInputError as e:
         return f"not run: the probe could not load the case: {e}"
     except Exception as e:  # the probe's own failure costs the checks that read it, not the variant's record
@@ -180,7 +182,7 @@ def _probe(spec, backend: str, run, seed: int, skip: frozenset):
     if run.status == "error":
         return f"not run: the case failed to set up ({run.message})"
     with purpose_of("probe"):  # for CASEBOOK_TIMINGS: whose run this is
-        return probe_run(spec, run.variant, backend, names, seed=seed)
+        return probe_run(spec, run.variant, backend, names, seed=seed, kernels=run.kernels)
 
 
 def _extra(spec, backend: str, run, seed: int, skip: frozenset) -> dict:

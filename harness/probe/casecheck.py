@@ -161,6 +161,15 @@ def _by(f: dict, detector: str) -> bool:
     return detector in [d.strip() for d in str(f.get("detector", "")).split(",")]
 
 
+def _tools_only(f: dict) -> bool:
+    """Whether only tools (a run of the reference detector under triton-viz, compute-sanitizer...) reported ``f``:
+    a launcher that raised under a tool says nothing of the kernel without it."""
+    from harness.probe.detectors import registry
+
+    by = [d.strip() for d in str(f.get("detector", "")).split(",")]
+    return all(registry().get(d) is not None and registry()[d].tool is not None for d in by)
+
+
 def probe_finding(ev: Evidence, detectors: tuple, codes: tuple) -> tuple[str, str]:
     """(status, reason) of a ``ProbeCheck`` from ``ev.probe``: flagged by a problem of ``codes`` that
     one of ``detectors`` reported."""
@@ -176,10 +185,11 @@ def probe_finding(ev: Evidence, detectors: tuple, codes: tuple) -> tuple[str, st
         at = f" at {f['line']}" if f.get("line") else ""
         return FLAGGED, f"{f['code']} (the probe's {f['detector']}){at}: {f.get('message', '')}{more}"
     notes = []
-    died = [f for f in findings if f.get("code") in DEAD and f.get("severity") != "info"]
+    raised = [f for f in findings if f.get("code") in DEAD and f.get("severity") != "info"]
+    died = [f for f in raised if not _tools_only(f)]  # the launcher raised without a tool around it
     for d in detectors:
         status = p.get("ran", {}).get(d)
-        dead = [f for f in died if _by(f, d)]
+        dead = [f for f in raised if _by(f, d)]
         if status is None:
             return NOT_RUN, f"the probe did not run its {d} detector"
         if dead or status in NO_RESULT_STATUS:
@@ -231,24 +241,3 @@ def no_shared_memory(run, name: str) -> str | None:
         return f"n/a: no kernel was compiled (the main run: {run.status}{detail}), so nothing for {name} to check"
     return (f"n/a: the kernel uses no shared memory (0 bytes in {count(len(run.kernels), 'compiled kernel')}), "
             f"the only memory {name} checks")
-
-
-def assertion_finding(ev: Evidence, name: str, patterns, *, fired: str, silent: str, what: str) -> tuple[str, str]:
-    """The finding of a detector whose own run reports by a device-side assertion (TRITON_DEBUG,
-    Triton's sanitizers): ``fired`` (formatted with ``{0}``, the match) when one of ``patterns``
-    matches the run's output, ``silent`` when the run finished without one; ``what`` names the run."""
-    run = ev.extra.get(name)
-    if run is None or isinstance(run, str):
-        return no_result(run, f"{what} run")
-    if run.status in ("skip", "error"):
-        return no_result(run)
-    text = run.output_tail + "\n" + run.message
-    for pat in patterns:
-        if (m := pat.search(text)) is not None:
-            return FLAGGED, fired.format(short(m.group(1), 120))
-    if run.status == "done":
-        return QUIET, silent
-    main = ev.run if ev.run is not None and not isinstance(ev.run, str) else None
-    if main is not None and main.status == run.status:
-        return QUIET, f"{silent} (without {what} the run ends in {run.status} too)"
-    return NOT_RUN, f"the {what} run ended in {run.status} without a report: {run.message}"

@@ -59,6 +59,7 @@ CODES = {
     "P502": ("first call differs from later calls", "autotune-accumulation"),
     "P601": ("compute-sanitizer reported errors", ""),
     "P602": ("TRITON_DEBUG assertion fired", "overflow"),
+    "P603": ("triton-viz found an access that can leave its tensor", ""),
 }
 
 

@@ -22,7 +22,7 @@ class ProbeRequest:
     # tf32, poison_masked, fuzz_trials, blocks, large, tools, empty; budget (--budget's seconds, 0: none);
     # pinned (sizes shape fuzzing keeps at their defaults); gpu_sizes (the GPU's sizes: a dict over the
     # file's GPU_SIZES, or False for none);
-    # pad and small for a GPU tool's run
+    # pad and small for a GPU tool's run; tool_kernels (names: the only kernels a GPU tool checks)
     options: dict = field(default_factory=dict)
     timeout: float = TIMEOUT_S  # each detector's own limit (--timeout)
     ends: float | None = None  # the budget's window (``Budget``): by which the detectors wrap up, or None

@@ -242,7 +242,7 @@ def _budgeted(name: str, options: dict) -> bool:
 
 
 def _tool(name: str):
-    """The GPU tool a detector is (compute-sanitizer, TRITON_DEBUG), or None."""
+    """The tool a detector is (on a GPU: compute-sanitizer, TRITON_DEBUG; on the interpreter: triton-viz), or None."""
     d = registry.registry().get(name)
     return d.tool if d is not None else None
 
@@ -258,7 +258,7 @@ def _worker_request(req: ProbeRequest, todo: list, backend: str, timeout: float)
     tool = _tool(todo[0])
     if tool is None:
         return worker, {}
-    how = tool.how()
+    how = tool.how(worker.options)
     if how is None:
         return worker, None
     # padding is valid memory: it would hide accesses from compute-sanitizer
@@ -362,7 +362,7 @@ class Batch:
             worker, extra = _worker_request(req, self.todo, backend, timeout)
             if extra is None:
                 name = self.todo.pop(0)
-                self._not_run(name, f"{name} not found (put it on PATH or set CUDA_HOME)")
+                self._not_run(name, _tool(name).missing or f"{name} not found (put it on PATH or set CUDA_HOME)")
                 continue
             proc = _run_worker(worker, backend, timeout, extra, self.say, self.hung)
             ev = _events(proc)
@@ -407,7 +407,8 @@ class Batch:
         """The detector the process died or hung in; after a hang the rest are not run (a kernel that
         never returns makes each of them wait as long)."""
         name = self.todo.pop(0)
-        partial = _kept(name, ev.findings.get("reference" if _tool(name) else name, []))
+        own = _tool_findings(name, self.backend, proc)  # a tool's report of what it saw before the process ended
+        partial = _kept(name, ev.findings.get("reference" if _tool(name) else name, []), own) + own
         dt = _seconds(ev, name, dt)
         status = Status.HANG if proc.hung else Status.STOPPED if proc.stopped else Status.CUT if proc.cut else \
             Status.CRASH
@@ -447,11 +448,12 @@ class Batch:
 
 
 def _kept(label: str, found: list, own: list | None = None) -> list:
-    """A GPU tool's run of the reference detector keeps only a crash or a hang, and only when the
-    tool itself reported nothing (the reference detector reports the rest already)."""
+    """A tool's run of the reference detector keeps only a crash, a kernel that did not compile (under the tool:
+    triton-viz rewrites it) or a hang, and only when the tool itself reported nothing (the reference detector
+    reports the rest already)."""
     if _tool(label) is None:
         return found
-    return [] if own else [f for f in found if f.code in ("P001", "P002", "P403")]
+    return [] if own else [f for f in found if f.code in ("P001", "P002", "P003", "P403")]
 
 
 def _ended(name: str, backend: str, proc, ev: ProbeEvents, timeout: float, budget: float = 0.0) -> Finding:
@@ -487,7 +489,7 @@ def _ended(name: str, backend: str, proc, ev: ProbeEvents, timeout: float, budge
 
 
 def _tool_findings(detector: str, backend: str, proc) -> list:
-    """What a GPU tool (compute-sanitizer, TRITON_DEBUG) printed, as findings."""
+    """What a tool (compute-sanitizer, TRITON_DEBUG, triton-viz) printed, as findings."""
     tool = _tool(detector)
     return tool.findings(detector, backend, proc.output_tail) if tool is not None else []
 
@@ -745,9 +747,9 @@ def _backends_differ(report: ProbeReport) -> list:
                     + "; ".join(diffs), severity=INFO)]
 
 
-TOOLS_OPT_IN = ("opt-in: --tools runs the kernel under compute-sanitizer and TRITON_DEBUG=1 (a whole process "
-                "under each, 20 to 130 s a kernel); memcheck, guard bands and shape fuzzing cover out-of-bounds "
-                "accesses without them")
+TOOLS_OPT_IN = ("opt-in: --tools runs the kernel under compute-sanitizer and TRITON_DEBUG=1 on the GPU, triton-viz "
+                "under the interpreter (a whole process under each, 20 to 130 s a kernel); memcheck, guard bands and "
+                "shape fuzzing cover out-of-bounds accesses without them")
 
 
 def _wanted(name: str, detectors, options: dict) -> bool:

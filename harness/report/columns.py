@@ -72,8 +72,9 @@ PROBE_COLUMNS = (
 # P208 (the launcher's own arguments at other values) are new detectors that no case record has run yet: a column
 # of "not run" in every row would say nothing. They get columns once `python examples/probe_cases.py --record`
 # has remade the records with them (each case's fixed kernel was measured quiet under both: docs/measurements/
-# special-values-cases-cpu.md, scalars-cpu.txt)
-NOT_A_COLUMN = ("P205", "P207", "P208")
+# special-values-cases-cpu.md, scalars-cpu.txt); P603 (triton-viz, an optional tool the case records of the probe
+# do not run) is the question of the triton-viz case check's column, which reads it from detect's probe runs
+NOT_A_COLUMN = ("P205", "P207", "P208", "P603")
 
 
 def columns(probe_backends: list[str]) -> list[Column]:

@@ -1,9 +1,9 @@
 """Run the worker with triton-viz's sanitizer around every ``@triton.jit`` kernel.
 
-The triton-viz detector's case check (``harness.probe.detectors.triton_viz``) runs it as a command prefix
-(``run_isolated(wrapper=...)``)::
+The probe's triton-viz detector (``harness.probe.detectors.triton_viz``, a tool) runs it as a command prefix
+of the probe's worker (``run_process(wrapper=...)``), which then runs its reference detector::
 
-    python -m harness.run.viz_worker python -m harness.run.worker '{...}'
+    python -m harness.run.viz_worker python -m harness.probe.worker '{...}'
 
 triton-viz (``pip install triton-viz``, optional) traces each kernel launch on the CPU
 and asks z3 whether any load or store can leave the tensors it was given. This module
@@ -18,7 +18,7 @@ reads::
 If triton-viz is missing or fails to wrap the kernels it prints
 ``TRITON-VIZ UNAVAILABLE: why`` and exits 97.
 
-The detector runs it with guard padding off (``"overrides": {"pad": 0}``): triton-viz 3.0
+The detector runs it with guard padding off (the probe's ``pad`` 0, as for every tool): triton-viz 3.0
 adds a padded view's storage offset twice, so a kernel reading a guarded tensor would be
 reported out of bounds (or a real overrun hidden) by the padding alone.
 """
@@ -29,6 +29,7 @@ import json
 import sys
 
 MARK, UNAVAILABLE, EXIT_UNAVAILABLE = "TRITON-VIZ SANITIZER:", "TRITON-VIZ UNAVAILABLE:", 97
+WORKERS = ("harness.probe.worker",)  # what it wraps (named by the command after it)
 
 
 def _describe(record) -> str:
@@ -69,9 +70,13 @@ def main(argv: list[str]) -> int:
         print(f"{UNAVAILABLE} {error_line(e)}", flush=True)
         return EXIT_UNAVAILABLE
 
-    from harness.run import worker
+    import importlib
 
-    rc = worker.run(json.loads(argv[-1]))
+    module = argv[argv.index("-m") + 1] if "-m" in argv else ""
+    if module not in WORKERS:
+        print(f"{UNAVAILABLE} viz_worker wraps {', '.join(WORKERS)}, not {module or 'nothing'}", flush=True)
+        return EXIT_UNAVAILABLE
+    rc = importlib.import_module(module).run(json.loads(argv[-1]))
     records = [r for c in clients for r in getattr(c, "records", [])]
     first = f"; first: {_describe(records[0])}" if records else ""
     print(f"{MARK} {len(records)} out-of-bounds accesses{first}", flush=True)

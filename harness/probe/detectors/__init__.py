@@ -18,9 +18,9 @@ a list of ``harness.probe.findings.Finding``.
 - ``case``: its case checks (``harness.probe.casecheck``): how ``detect`` and ``report`` judge a casebook
   case's recorded runs by the same idea (``harness.probe.cases`` collects them; ``case_runs`` makes the
   runs). A detector with no ``backends`` is a case check only (the GPU against the interpreter, Triton's
-  sanitizers, triton-viz): the probe never runs it.
-- ``tool``: a GPU tool (compute-sanitizer, TRITON_DEBUG) that runs the reference detector
-  under itself: ``tool.how()`` says how to start the process (None: the tool is not here),
+  sanitizers): the probe never runs it.
+- ``tool``: a tool (on a GPU compute-sanitizer and TRITON_DEBUG; on the interpreter triton-viz) that runs the
+  reference detector under itself: ``tool.how(options)`` says how to start the process (None: the tool is not here),
   ``tool.findings(output)`` reads what it printed.
 """
 
@@ -35,8 +35,10 @@ from typing import Callable
 
 @dataclass(frozen=True)
 class Tool:
-    how: Callable[[], dict | None]  # {"wrapper": [...], "extra_env": {...}, "log_file": bool, "small": bool}
+    how: Callable[[dict], dict | None]  # (the request's options) -> {"wrapper": [...], "extra_env": {...},
+    # "log_file": bool, "small": bool}, or None: the tool is not here
     findings: Callable[[str, str, str], list]  # (detector name, backend, output) -> findings
+    missing: str = ""  # the note where ``how`` says the tool is not here (else: "<name> not found (put it on PATH...)")
 
 
 @dataclass(frozen=True)

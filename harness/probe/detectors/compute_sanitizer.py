@@ -1,30 +1,32 @@
 """compute-sanitizer memcheck around the reference detector, at the small sizes (GPU).
 
-Run as its case checks run it: its own log file, guard padding off (padding is valid memory and
-would hide an access), ``PYTORCH_NO_CUDA_MEMORY_CACHING=1``.
+Its own log file, guard padding off (padding is valid memory and would hide an access),
+``PYTORCH_NO_CUDA_MEMORY_CACHING=1``; given the option ``tool_kernels`` (names), only those kernels are checked
+(``--kernel-name kne=...``): PyTorch's run unchecked, and their reports stay out.
 
-Its case checks, ``memcheck`` and ``racecheck`` (``detect``): the case's worker under compute-sanitizer
-with that tool, one trial at small sizes. Only the case's own kernels are checked, by name
-(``--kernel-name kne=...``, the names the main run compiled): PyTorch's kernels run unchecked, and their
-reports stay out. compute-sanitizer writes its report to a log file, whose start (the first report) and
-end (the summary) ``case_runs`` puts in front of the run's output.
+Its case checks (``detect``): ``memcheck`` reads this detector's P601 from the probe run on the case folder
+(``casecheck.ProbeCheck``; ``detect`` names the kernels the case's main run compiled, as ``tool_kernels``);
+``racecheck`` runs the case's worker under compute-sanitizer's racecheck, one trial at small sizes, the
+case's own kernels only. compute-sanitizer writes its report to a log file, whose start (the first report)
+and end (the summary) is put in front of the run's output.
 """
 
 from __future__ import annotations
 
-from harness.probe.casecheck import (FLAGGED, NA, NOT_RUN, QUIET, CaseCheck, Evidence, count, no_result,
-                                    no_shared_memory, short, small_sizes)
+from harness.probe.casecheck import (FLAGGED, NA, NOT_RUN, QUIET, CaseCheck, Evidence, ProbeCheck, count,
+                                    no_result, no_shared_memory, short, small_sizes)
 from harness.probe.detectors import Detector, Tool
 from harness.probe.findings import ERROR, Code, Finding
 from harness.run.gpu_tools import (NOT_FOUND, compute_sanitizer, in_case_kernels, kernel_filter,
                                    sanitizer_summary, wrapper)
 
 
-def how() -> dict | None:
+def how(options: dict) -> dict | None:
     cs = compute_sanitizer()
     if cs is None:
         return None
-    return {"wrapper": wrapper(cs, "memcheck"), "extra_env": {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"},
+    only = kernel_filter(cs, [{"name": n} for n in options.get("tool_kernels") or []])
+    return {"wrapper": with_filter(wrapper(cs, "memcheck"), only), "extra_env": {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"},
             "log_file": True, "small": True}
 
 
@@ -40,25 +42,26 @@ P601 = Code("P601", ERROR, "compute-sanitizer (memcheck) reported errors in the 
                            "small sizes")
 
 
+def with_filter(command: list, only: list) -> list:
+    """compute-sanitizer's command line with ``only`` (``kernel_filter``'s options) after the binary."""
+    return command[:1] + only + command[1:]
+
+
 # --- its case checks (detect, report): how the casebook scores the same idea on its cases ---
 
-class Sanitizer(CaseCheck):
-    """compute-sanitizer with one of its tools; the tool is the detector's name."""
+class Racecheck(CaseCheck):
+    """compute-sanitizer's racecheck: the case's worker under it, one trial at the interpreter's sizes."""
 
+    name = label = tool = "racecheck"
     where = "gpu"
-
-    def __init__(self, tool: str, what: str, yours: str, order: int, shared_only: bool = False):
-        self.name = self.label = self.tool = tool
-        self.shared_only = shared_only  # n/a, without a run, when the main run's kernels use no shared memory
-        self.what, self.yours, self.order = what, yours, order
+    what = "compute-sanitizer --tool racecheck: shared-memory hazards only, not global memory"
+    yours = "compute-sanitizer --tool racecheck python your_test.py"
+    order = 90
 
     def sizes(self, spec, backend: str) -> dict:
-        """memcheck: the case's small sizes (big enough for separate allocations). A shared-memory
-        tool: the interpreter's, the smallest the case has (a hazard lies within one program, and
-        racecheck tracks every shared access: at 8,200 keys an attention kernel outlives its timeout)."""
-        if self.shared_only and spec.sizes.get("interpreter"):
-            return spec.sizes["interpreter"]
-        return small_sizes(spec, backend)
+        """The interpreter's, the smallest the case has (a hazard lies within one program, and racecheck
+        tracks every shared access: at 8,200 keys an attention kernel outlives its timeout)."""
+        return spec.sizes.get("interpreter") or small_sizes(spec, backend)
 
     def extra_run(self, spec, backend: str) -> dict | str:
         cs = compute_sanitizer()
@@ -69,11 +72,11 @@ class Sanitizer(CaseCheck):
                 "overrides": {"pad": 0, "sizes": self.sizes(spec, backend), "calls": spec.calls}}
 
     def refine(self, plan: dict, run) -> dict | str:
-        """Only the kernels the main run compiled are checked (``kernel_filter``); a shared-memory
-        tool has nothing to check where they use none."""
-        if self.shared_only and (why := no_shared_memory(run, self.name)) is not None:
+        """Only the kernels the main run compiled are checked (``kernel_filter``); nothing to check where
+        they use no shared memory."""
+        if (why := no_shared_memory(run, self.name)) is not None:
             return why
-        plan["wrapper"] = plan["wrapper"][:1] + kernel_filter(plan["wrapper"][0], run.kernels) + plan["wrapper"][1:]
+        plan["wrapper"] = with_filter(plan["wrapper"], kernel_filter(plan["wrapper"][0], run.kernels))
         return plan
 
     def check(self, ev: Evidence) -> tuple[str, str]:
@@ -101,11 +104,21 @@ class Sanitizer(CaseCheck):
         return QUIET, f"0 errors{extra}{crashed}"
 
 
-MEMCHECK = Sanitizer("memcheck", "compute-sanitizer --tool memcheck, guard padding off and "
-                                 "PYTORCH_NO_CUDA_MEMORY_CACHING=1",
-                     "PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck python your_test.py", 80)
-RACECHECK = Sanitizer("racecheck", "compute-sanitizer --tool racecheck: shared-memory hazards only, not global memory",
-                      "compute-sanitizer --tool racecheck python your_test.py", 90, shared_only=True)
+class Memcheck(ProbeCheck):
+    """The probe's compute-sanitizer detector (memcheck around its reference detector, at the small sizes),
+    run on the case folder: the case's own kernels only (``detect`` passes the main run's as ``tool_kernels``)."""
+
+    name = label = "memcheck"
+    where = "gpu"
+    what = "compute-sanitizer --tool memcheck, guard padding off and PYTORCH_NO_CUDA_MEMORY_CACHING=1"
+    yours = "PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck python your_test.py"
+    order = 80
+    reads = ("compute-sanitizer",)
+    codes = ("P601",)
+
+
+MEMCHECK = Memcheck()
+RACECHECK = Racecheck()
 
 
 DETECTOR = Detector("compute-sanitizer", "compute-sanitizer memcheck, no caching allocator", None, backends=("gpu",),

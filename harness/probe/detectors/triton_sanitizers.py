@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import re
 
-from harness.probe.casecheck import CaseCheck, Evidence, assertion_finding, no_shared_memory, small_sizes
+from harness.probe.casecheck import (FLAGGED, NOT_RUN, QUIET, CaseCheck, Evidence, no_result, no_shared_memory, short,
+                                    small_sizes)
 from harness.probe.detectors import Detector
 
 _REPORT = [re.compile(p) for p in (r"Assertion `([^`]*)` failed", r"((?:ConSan|GSan|FpSan|IISan)[^\n]*)",
@@ -65,8 +66,24 @@ class TritonSanitizer(CaseCheck):
         return plan
 
     def check(self, ev: Evidence) -> tuple[str, str]:
-        return assertion_finding(ev, self.name, _REPORT, fired=f"{self.label} reported: {{0}}",
-                                 silent=f"no {self.label} report", what=self.label)
+        """Flagged where the run's output holds a sanitizer's report (a device-side assertion); quiet where the
+        run finished without one, or ended as the main run does without the sanitizer."""
+        run, what = ev.extra.get(self.name), self.label
+        if run is None or isinstance(run, str):
+            return no_result(run, f"{what} run")
+        if run.status in ("skip", "error"):
+            return no_result(run)
+        text = run.output_tail + "\n" + run.message
+        for pat in _REPORT:
+            if (m := pat.search(text)) is not None:
+                return FLAGGED, f"{what} reported: {short(m.group(1), 120)}"
+        silent = f"no {what} report"
+        if run.status == "done":
+            return QUIET, silent
+        main = ev.run if ev.run is not None and not isinstance(ev.run, str) else None
+        if main is not None and main.status == run.status:
+            return QUIET, f"{silent} (without {what} the run ends in {run.status} too)"
+        return NOT_RUN, f"the {what} run ended in {run.status} without a report: {run.message}"
 
 # case checks only (detect, on a GPU): the probe does not run them on a user's kernel yet
 DETECTOR = Detector("triton-sanitizers", "TRITON_INSTRUMENTATION_MODE: ConSan, GSan, FpSan, IISan", None, backends=(),

@@ -57,8 +57,9 @@ PROBE_COLUMNS = (
     Column("probe-order", "probe: order", "interpreter", "the grid run in other program orders (P302; P303 float "
            "atomics)", YOURS, ("P302", "P303"), "order"),
     Column("probe-shapes", "probe: shape fuzz", "both", "seeded shape fuzzing, shrunk to the smallest failure "
-           "(P401; P402 empty input; P403 a grid past CUDA's limit; P404 past 2**31 elements, --large; P405 the "
-           "launcher raised at a fuzzed size)", YOURS, ("P401", "P402", "P403", "P404", "P405"),
+           "(P401; P402 empty input; P403 a grid past CUDA's limit; P404 past 2**31 elements, where an int32 offset "
+           "(P406, a note) or --large asks; P405 the launcher raised at a fuzzed size)", YOURS,
+           ("P401", "P402", "P403", "P404", "P405", "P406"),
            "shapes shapes-rest large"),
     Column("probe-calls", "probe: repeat / first call", "both", "identical runs bitwise (P501), the first call "
            "against the second (P502)", YOURS, ("P501", "P502"), "repeat first-call"),

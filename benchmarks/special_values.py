@@ -3,6 +3,7 @@
     python benchmarks/special_values.py cases [--variants fixed,fast,broken] [--backend gpu]   # special alone
     python benchmarks/special_values.py dev --rows ROWS.jsonl    # the default probe on the 22 dev entries
     python benchmarks/special_values.py dev --rows ROWS.jsonl --no-run   # the table from rows already run
+    python benchmarks/special_values.py devspecial [--rows ROWS.jsonl]   # special alone on the 22 dev entries
 
 ``cases``: ``harness.probe`` with the special detector alone on each case's kernels (the interpreter, or a GPU
 once the detector declares that backend); one line per kernel with its P207 findings, then the counts
@@ -84,6 +85,45 @@ def _run_dev(rows: Path) -> None:
                 row = {"error": repr(e)[:300]}
             with rows.open("a") as f:
                 f.write(json.dumps({"entry": name, "v": v, **row}) + "\n")
+
+
+def devspecial(rows: Path | None) -> int:
+    """The special detector alone on both versions of each dev entry (the interpreter): one line each with its
+    P207 findings; an error on a buggy version counts as caught, on a fixed version as a false alarm. Rows
+    already in ROWS are not run again (a sweep stopped part way goes on)."""
+    from harness.bugs import board, manifest
+
+    done = {(d["entry"], d["v"]): d for d in _read(rows)} if rows else {}
+    print("\n".join(_header("python benchmarks/special_values.py devspecial")))
+    print("| entry | version | P207 findings (severity: start of the message) | seconds |")
+    print("|---|---|---|---|")
+    tot = {"buggy": [0, 0], "fixed": [0, 0]}  # [ran, with a P207 error]
+    for name in tomllib.loads((ROOT / "bugs" / "split.toml").read_text())["dev"]:
+        entry = manifest.read(ROOT / "bugs" / name)
+        for v in ("buggy", "fixed"):
+            row = done.get((name, v))
+            if row is None:
+                try:
+                    row = board.probe_variant(entry, v, "interpreter", detectors=["special"], jobs=1)
+                except Exception as e:  # noqa: BLE001  one entry failing leaves the others
+                    row = {"error": repr(e)[:300]}
+                row = {"entry": name, "v": v, **row}
+                if rows:
+                    with rows.open("a") as f:
+                        f.write(json.dumps(row) + "\n")
+            if row.get("error"):
+                print(f"| {name} | {v} | {row['error'][:120]} | |", flush=True)
+                continue
+            mine = [p for p in row["problems"] if p["code"] == "P207"]
+            ran = next((r["status"][:60] for r in row.get("ran", []) if r["detector"] == "special"), "not run")
+            said = "; ".join(f"{p['severity']}: {p['message'][:150]}" for p in mine) or f"none ({ran})"
+            print(f"| {name} | {v} | {said} | {row.get('seconds')} |", flush=True)
+            tot[v][0] += 1
+            tot[v][1] += any(p["severity"] == "error" for p in mine)
+    print()
+    print(f"buggy versions with a P207 error: {tot['buggy'][1]} of {tot['buggy'][0]}; fixed versions with a P207 "
+          f"error (false alarms): {tot['fixed'][1]} of {tot['fixed'][0]}")
+    return 0
 
 
 def _read(rows: Path) -> list[dict]:
@@ -176,7 +216,11 @@ def main(argv=None) -> int:
     d = sub.add_parser("dev")
     d.add_argument("--rows", type=Path, required=True)
     d.add_argument("--no-run", action="store_true")
+    ds = sub.add_parser("devspecial")
+    ds.add_argument("--rows", type=Path)
     args = ap.parse_args(argv)
+    if args.what == "devspecial":
+        return devspecial(args.rows)
     if args.what == "cases":
         return cases(args.variants.split(","), args.backend)
     return dev(args.rows, not args.no_run)

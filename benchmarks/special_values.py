@@ -3,7 +3,7 @@
     python benchmarks/special_values.py cases [--variants fixed,fast,broken] [--backend gpu]   # special alone
     python benchmarks/special_values.py dev --rows ROWS.jsonl    # the default probe on the 22 dev entries
     python benchmarks/special_values.py dev --rows ROWS.jsonl --no-run   # the table from rows already run
-    python benchmarks/special_values.py devspecial [--rows ROWS.jsonl]   # special alone on the 22 dev entries
+    python benchmarks/special_values.py devspecial [--rows ROWS.jsonl] [--budget 0]   # special alone, dev entries
 
 ``cases``: ``harness.probe`` with the special detector alone on each case's kernels (the interpreter, or a GPU
 once the detector declares that backend); one line per kernel with its P207 findings, then the counts
@@ -87,14 +87,30 @@ def _run_dev(rows: Path) -> None:
                 f.write(json.dumps({"entry": name, "v": v, **row}) + "\n")
 
 
-def devspecial(rows: Path | None) -> int:
+def _special_alone(entry, v: str, budget: float | None) -> dict:
+    """The special detector alone on one version of a dev entry (the interpreter), with ``budget`` (None: the
+    default), as a row: its findings, notes included (a budget's end is one), and its status."""
+    from harness.probe.runner import ProbeInputError, probe
+
+    try:
+        r = probe(str(entry.glue), launcher=entry.launcher(v), backends=["interpreter"], detectors=["special"],
+                  jobs=1, budget=budget)
+    except ProbeInputError as e:
+        return {"error": f"could not run: {' '.join(str(e).split())}"[:300]}
+    return {"problems": [{"code": f.code, "severity": f.severity, "message": f.message} for f in r.findings],
+            "ran": [{"detector": d, "status": st} for _, d, _, st in r.ran], "seconds": round(r.seconds, 1)}
+
+
+def devspecial(rows: Path | None, budget: float | None = None) -> int:
     """The special detector alone on both versions of each dev entry (the interpreter): one line each with its
     P207 findings; an error on a buggy version counts as caught, on a fixed version as a false alarm. Rows
-    already in ROWS are not run again (a sweep stopped part way goes on)."""
-    from harness.bugs import board, manifest
+    already in ROWS are not run again (a sweep stopped part way goes on). ``budget``: the probe's --budget
+    (0: none, every special value tried whatever the machine's load)."""
+    from harness.bugs import manifest
 
     done = {(d["entry"], d["v"]): d for d in _read(rows)} if rows else {}
-    print("\n".join(_header("python benchmarks/special_values.py devspecial")))
+    said_budget = "" if budget is None else f" --budget {budget:g}"
+    print("\n".join(_header(f"python benchmarks/special_values.py devspecial{said_budget}")))
     print("| entry | version | P207 findings (severity: start of the message) | seconds |")
     print("|---|---|---|---|")
     tot = {"buggy": [0, 0], "fixed": [0, 0]}  # [ran, with a P207 error]
@@ -104,7 +120,7 @@ def devspecial(rows: Path | None) -> int:
             row = done.get((name, v))
             if row is None:
                 try:
-                    row = board.probe_variant(entry, v, "interpreter", detectors=["special"], jobs=1)
+                    row = _special_alone(entry, v, budget)
                 except Exception as e:  # noqa: BLE001  one entry failing leaves the others
                     row = {"error": repr(e)[:300]}
                 row = {"entry": name, "v": v, **row}
@@ -114,9 +130,11 @@ def devspecial(rows: Path | None) -> int:
             if row.get("error"):
                 print(f"| {name} | {v} | {row['error'][:120]} | |", flush=True)
                 continue
-            mine = [p for p in row["problems"] if p["code"] == "P207"]
+            mine = [p for p in row["problems"] if p["code"] == "P207" and p["severity"] != "info"]
             ran = next((r["status"][:60] for r in row.get("ran", []) if r["detector"] == "special"), "not run")
             said = "; ".join(f"{p['severity']}: {p['message'][:150]}" for p in mine) or f"none ({ran})"
+            if any(p["code"] == "P000" and "budget" in p["message"] for p in row["problems"]):
+                said += " (stopped at the budget's end)"
             print(f"| {name} | {v} | {said} | {row.get('seconds')} |", flush=True)
             tot[v][0] += 1
             tot[v][1] += any(p["severity"] == "error" for p in mine)
@@ -218,9 +236,10 @@ def main(argv=None) -> int:
     d.add_argument("--no-run", action="store_true")
     ds = sub.add_parser("devspecial")
     ds.add_argument("--rows", type=Path)
+    ds.add_argument("--budget", type=float, help="the probe's --budget in seconds (0: none); default: its default")
     args = ap.parse_args(argv)
     if args.what == "devspecial":
-        return devspecial(args.rows)
+        return devspecial(args.rows, args.budget)
     if args.what == "cases":
         return cases(args.variants.split(","), args.backend)
     return dev(args.rows, not args.no_run)

@@ -87,46 +87,43 @@ def double(x):
 
 
 @triton.jit
-def fakequant_kernel(x_ptr, out_ptr, n_cols, EPS: tl.constexpr, LEAK: tl.constexpr, BLOCK: tl.constexpr):
+def load_row(x_ptr, n_cols, BLOCK: tl.constexpr):  # this program's row: its columns, their mask, its values
+    c = tl.arange(0, BLOCK)
+    return c, c < n_cols, tl.load(x_ptr + tl.program_id(0) * n_cols + c, mask=c < n_cols, other=0.0)
+
+
+@triton.jit
+def fakequant_kernel(x_ptr, out_ptr, n_cols, eps, LEAK: tl.constexpr, BLOCK: tl.constexpr):
     # an int8-style quantize-dequantize with the row's absmax as its scale: an Inf in the row makes the scale
     # Inf, x / scale 0 and 0 * scale NaN for every element of the row, where an unquantized reference is finite
-    r = tl.program_id(0)
-    c = tl.arange(0, BLOCK)
-    m = c < n_cols
-    x = tl.load(x_ptr + r * n_cols + c, mask=m, other=0.0)
-    amax = tl.max(tl.abs(x), axis=0)
-    if EPS:
-        amax = tl.maximum(amax, 1e-12)
-    scale = amax / 127.0
+    c, m, x = load_row(x_ptr, n_cols, BLOCK)
+    scale = tl.maximum(tl.max(tl.abs(x), axis=0), eps) / 127.0  # eps = 0: no floor
     if LEAK:  # the padding lanes read row 0 (a wrong index) times 0: 0 for a finite row 0, NaN for every row else
         pad = tl.load(x_ptr + (c % n_cols), mask=c >= n_cols, other=0.0)
         scale = scale + 0.0 * tl.sum(pad, axis=0)
     q = tl.floor(x / scale + 0.5)
-    tl.store(out_ptr + r * n_cols + c, q * scale, mask=m)
+    tl.store(out_ptr + tl.program_id(0) * n_cols + c, q * scale, mask=m)
 
 
 def fakequant(x):
-    return _rows(fakequant_kernel, x, EPS=True, LEAK=False)
+    return _rows(fakequant_kernel, x, 1e-12, LEAK=False)
 
 
 def fakequant_no_eps(x):  # a zero row: 0 / 0
-    return _rows(fakequant_kernel, x, EPS=False, LEAK=False)
+    return _rows(fakequant_kernel, x, 0.0, LEAK=False)
 
 
 def fakequant_leaky(x):
-    return _rows(fakequant_kernel, x, EPS=True, LEAK=True)
+    return _rows(fakequant_kernel, x, 1e-12, LEAK=True)
 
 
 @triton.jit
 def softplus_kernel(x_ptr, out_ptr, n_cols, THRESHOLD: tl.constexpr, BLOCK: tl.constexpr):
-    r = tl.program_id(0)
-    c = tl.arange(0, BLOCK)
-    m = c < n_cols
-    x = tl.load(x_ptr + r * n_cols + c, mask=m, other=0.0)
+    c, m, x = load_row(x_ptr, n_cols, BLOCK)
     y = tl.log(1.0 + tl.exp(x))
     if THRESHOLD:  # as torch's softplus: x itself above 20, where log(1 + exp(x)) = x in float32
         y = tl.where(x > 20.0, x, tl.log(1.0 + tl.exp(tl.minimum(x, 20.0))))
-    tl.store(out_ptr + r * n_cols + c, y, mask=m)
+    tl.store(out_ptr + tl.program_id(0) * n_cols + c, y, mask=m)
 
 
 def softplus_naive(x):
@@ -140,10 +137,8 @@ def softplus(x):
 @triton.jit
 def l2norm_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
     # each row's Euclidean norm, sqrt(x . x): the dot product in float32, as any plain kernel forms it
-    r = tl.program_id(0)
-    c = tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + r * n_cols + c, mask=c < n_cols, other=0.0)
-    tl.store(out_ptr + r, tl.sqrt(tl.sum(x * x, axis=0)))
+    c, m, x = load_row(x_ptr, n_cols, BLOCK)
+    tl.store(out_ptr + tl.program_id(0), tl.sqrt(tl.sum(x * x, axis=0)))
 
 
 def l2norm(x):

@@ -297,6 +297,7 @@ def run(ctx) -> list:
     names = candidates(t, inputs, base.changed)
     formats = formats_of(inputs)
     found, notes = [], []
+    moved = {}  # input -> kernel_moves of its element (the same element for NaN, +inf and -inf: run once)
     ctx.board.special_now = found  # what the budget's end keeps (partial)
     cut = False
     for name, variant in plan(names):
@@ -316,7 +317,7 @@ def run(ctx) -> list:
             c = ctx.call(X.clone_inputs(given), ref=r)
         got = _judge(ctx, c, r, variant, said, lambda g=given: [in_kernel_formats(t, g, d) for d in formats],
                      lambda g=given: meets_nan(t, g), base=base.ref,
-                     moves=lambda n=name: kernel_moves(ctx, inputs, n, base))
+                     moves=lambda n=name: _once(moved, n, lambda: kernel_moves(ctx, inputs, n, base)))
         if isinstance(got, str):
             notes.append(got)
         elif got is not None:
@@ -326,6 +327,13 @@ def run(ctx) -> list:
     if notes and not any(f.severity != INFO for f in out):
         out.append(ctx.finding("P207", f"information: {'; '.join(notes[:2])}"[:500], severity=INFO))
     return out + ([budget_cut(ctx, 'the special values not yet tried')] if cut else [])
+
+
+def _once(memo: dict, key, make):
+    """``memo[key]``, made by ``make()`` the first time."""
+    if key not in memo:
+        memo[key] = make()
+    return memo[key]
 
 
 def _at(i: int, c) -> str:

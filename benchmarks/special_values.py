@@ -40,11 +40,12 @@ def _header(command: str, backend: str = "interpreter") -> list[str]:
             f"command: {command}", ""]
 
 
-def cases(variants: list[str], backend: str = "interpreter") -> int:
+def cases(variants: list[str], backend: str = "interpreter", budget: float | None = None) -> int:
     from harness import probe
 
+    said_budget = "" if budget is None else f" --budget {budget:g}"
     print("\n".join(_header(f"python benchmarks/special_values.py cases --variants {','.join(variants)} "
-                            f"--backend {backend}", backend)))
+                            f"--backend {backend}{said_budget}", backend)))
     print("| case | kernel | P207 findings (severity: start of the message) |")
     print("|---|---|---|")
     counts = {}
@@ -54,7 +55,7 @@ def cases(variants: list[str], backend: str = "interpreter") -> int:
             if not (folder / f"{v}.py").is_file():
                 continue
             r = probe(str(folder / f"{v}.py"), inputs=str(folder / "case.py"), launcher=spec["launcher"],
-                      backends=[backend], detectors=["special"], jobs=1)
+                      backends=[backend], detectors=["special"], jobs=1, budget=budget)
             found = r.by_code("P207")
             ran = next((st for _, d, _, st in r.ran if d == "special"), "not run")
             said = "; ".join(f"{f.severity}: {f.message[:160]}" for f in found) or f"none ({ran[:80]})"
@@ -231,6 +232,7 @@ def main(argv=None) -> int:
     c = sub.add_parser("cases")
     c.add_argument("--variants", default="fixed,fast")
     c.add_argument("--backend", choices=("interpreter", "gpu"), default="interpreter")
+    c.add_argument("--budget", type=float, help="the probe's --budget in seconds (0: none); default: its default")
     d = sub.add_parser("dev")
     d.add_argument("--rows", type=Path, required=True)
     d.add_argument("--no-run", action="store_true")
@@ -241,7 +243,7 @@ def main(argv=None) -> int:
     if args.what == "devspecial":
         return devspecial(args.rows, args.budget)
     if args.what == "cases":
-        return cases(args.variants.split(","), args.backend)
+        return cases(args.variants.split(","), args.backend, args.budget)
     return dev(args.rows, not args.no_run)
 
 

@@ -316,7 +316,7 @@ def test_special_values_go_where_the_rule_says():
     x = {"x": torch.ones(3, 5), "v": torch.ones(4), "i": torch.arange(3)}
     assert special._place(x, "x", "zero") == "x[0, :]" and x["x"][0].abs().sum() == 0 and x["x"][1:].eq(1).all()
     assert special._place(x, "v", "nan") == "v[2]" and torch.isnan(x["v"]).sum() == 1
-    big = special.large_value(torch.float32)
+    big = special.large_value(torch.float32, 8)
     y = {"x": torch.randn(2, 8)}
     assert "largest magnitude" in special._place(y, "x", "large")
     assert float(y["x"][0].abs().max()) == pytest.approx(big, rel=1e-6) and y["x"][1].abs().max() < 10
@@ -328,20 +328,27 @@ def test_special_values_go_where_the_rule_says():
     assert special.formats_of({"x": y["x"].double()}) == []
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64])
-def test_the_large_rows_magnitude_overflows_exp_and_keeps_squares_and_sums(dtype):
-    """The rule in the module's docstring, for each dtype: exp of the large row's magnitude overflows the
-    accumulator format; its square fits the input's own format; a sum of 2**31 squares fits the accumulator."""
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.float8_e4m3fn])
+@pytest.mark.parametrize("n", [1, 40, 128, 4096, 2 ** 31])
+def test_the_large_rows_magnitude_overflows_exp_and_keeps_sums_of_squares(dtype, n):
+    """The rule in the module's docstring, for each dtype and longest sum n: exp of the large row's magnitude
+    overflows the narrowest format the kernel may compute in, and a sum of n of its squares fits it; where no
+    magnitude does both, there is no large row."""
+    import math
+
     from harness.probe.detectors import special
 
-    v = float(torch.tensor(special.large_value(dtype)).to(dtype))  # as the row holds it
-    acc = special.accumulator_of(dtype)
-    assert torch.isinf(torch.exp(torch.tensor(v, dtype=acc)))
-    assert v * v <= torch.finfo(dtype).max
-    assert v * v * 2 ** 31 < torch.finfo(acc).max
+    fmt = special.narrowest_of(dtype)
+    top = torch.finfo(fmt).max
+    v = special.large_value(dtype, n)
+    if v is None:
+        assert math.sqrt(top / n) <= math.log(top)  # a value whose exp overflows has n squares that do too
+        return
+    assert v > math.log(top)  # exp(v) > top
+    assert v * v * n <= top
     if dtype != torch.float64:  # a float64 reference of a naive exp formula stays finite
-        assert torch.isfinite(torch.exp(torch.tensor(2 * v, dtype=torch.float64)))
-    assert v < 0.25 * torch.finfo(dtype).max ** 0.5 or dtype == torch.float16  # below the old rule's
+        assert math.isfinite(math.exp(2 * v))
+    assert v < 0.25 * torch.finfo(dtype).max ** 0.5 or torch.finfo(dtype).bits <= 16  # the old rule's was larger
 
 
 def test_a_dependence_shown_in_one_element_of_an_output_row_covers_the_row():

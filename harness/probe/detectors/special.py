@@ -13,22 +13,30 @@ very inputs:
   in softplus, a logsumexp) overflows in one that is not;
 - +inf, -inf and NaN, each in one element (the middle of that row).
 
-How large the large row is comes from what it must show and what it must not break. It must make ``exp``
-overflow in the format a correct kernel accumulates in (float32 for fp32, bf16, fp16 and fp8 data, whose
-``tl.dot``, ``tl.sum`` and math functions widen to it; float64 for float64 data): exp(v) > max means
-v > ln(max) = 88.72 in float32 (709.78 in float64). It must not make a correct kernel's squares, products
-and sums over the row overflow: sum(x*x) over n elements stays below float32's 3.4e38 while v*v*n does,
-i.e. v < sqrt(3.4e38 / n), 4e14 even at n = 2**31 elements; and the product of two stays in the input's
-own format, which a kernel may keep intermediates in (v*v <= the dtype's max: 65504 for fp16, so v <= 256).
-So v = 3 * ln(the accumulator format's max), at most half the square root of the input dtype's max: 266
-for float32 and bf16 (exp overflows float32 for every element of the row above a third of its largest
-magnitude, so a row whose largest positive element is a third of its largest magnitude still overflows; and
-exp(2 * 266) still fits float64, so a float64 reference of a naive formula stays finite and is judged), 128
-for fp16 (exp overflows fp16's own range above 11.1 and float32's above 88.7; 128 * 128 = 16384 fits
-fp16), 2129 for float64. At v = 266 a sum of squares of a 2**31-element row is 1.5e14: a correct float32
-kernel computes a norm, a variance, a dot product there exactly as well as at magnitude 1 (the quarter of
-sqrt(max) this replaced, 4.6e18, overflowed float32 in v*v*n for any n >= 17: a correct RMS norm called
-wrong), while a softplus without its threshold or a logsumexp without the max subtracted gives Inf.
+How large the large row is comes from what it must show and what it must not break. Let M be the largest
+value of the narrowest format a correct kernel of that input may hold intermediates in: its accumulator
+(float32 for fp32, bf16, fp16 and fp8 data, whose ``tl.dot``, ``tl.sum`` and math functions widen to it;
+float64 for float64 data) or the input's own dtype where that holds less (fp16: 65504; an fp16 kernel may
+keep a product in fp16 before it applies a scale). The row must make ``exp`` overflow there: exp(v) > M,
+v > ln(M) (88.72 in float32 and bf16, 11.09 in fp16, 709.78 in float64). It must not make a correct
+kernel's squares, products and sums over a row overflow: a sum of n terms of v*v stays below M for the
+largest dimension n of the floating inputs (the longest sum a kernel of them forms): v <= sqrt(M / n). So
+v = 3 ln(M), at most sqrt(M / n):
+
+- float32 and bf16: 266 at any size (sqrt(3.4e38 / n) is 4e14 even at n = 2**31): exp overflows for every
+  element of the row above a third of its largest magnitude, so a row whose largest positive element is a
+  third of its largest magnitude still overflows; exp(2 * 266) still fits float64, so a float64 reference of
+  a naive formula stays finite and is judged; a sum of squares of a 2**31-element row is 1.5e14, so a correct
+  float32 norm, variance or dot product is exact there as at magnitude 1. (The quarter of sqrt(max) this
+  replaced, 4.6e18, overflowed float32 in v*v*n for any n >= 17: a correct row norm was called wrong.)
+- fp16: 33.3 up to n = 59, sqrt(65504 / n) above (22.6 at n = 128: an fp16 product of the row and an int8
+  weight before its scale, summed over 128, stays in fp16; 128, tried before, called a correct a16w8 GEMM
+  wrong there); from n = 533 on no magnitude both overflows fp16's exp and keeps n squares in fp16, and the
+  row is not put in (fp8 likewise: e4m3 from n = 13).
+- float64: 2129.
+
+A softplus without its threshold, a logsumexp or softmax without the max subtracted gives Inf at these
+values; a correct kernel gives what the float64 reference gives.
 
 The largest input gets all five; the next three matrices (largest first: a vector beside the data is mostly
 a weight, a bias or a codebook, whose all-zero value makes ties IEEE does not order) a zero row and a large
@@ -95,8 +103,7 @@ MAX_OTHERS = 3  # matrices beyond the largest input given a zero row and a large
 MAX_FINDINGS = 3
 # PROPAGATES: the words that name a NaN/Inf carried along a data path the kernel has (a warning, never an
 # error); the diagnosis takes no evidence of a defect from a finding that says them
-EXP_SHARE = 3.0  # times ln(the accumulator format's max): the large row's largest magnitude (``large_value``)
-SQUARE_SHARE = 0.5  # of sqrt(the input dtype's max): the most the large row's largest magnitude may be
+EXP_SHARE = 3.0  # times ln(the narrowest format's max): the large row's largest magnitude (``large_value``)
 # variant -> (what it is in words, how a finite result off beyond the floor is taken); the words start each
 # finding's message (the diagnosis reads them: harness.probe.diagnosis.SPECIAL_EVIDENCE)
 VARIANTS = {
@@ -146,17 +153,36 @@ def accumulator_of(dtype):
     return torch.float64 if dtype == torch.float64 else torch.float32
 
 
-def large_value(dtype) -> float:
-    """The large row's largest magnitude (the module's docstring says why): ``EXP_SHARE`` times the natural log
-    of the accumulator format's largest value (``exp`` overflows there above 88.7 in float32, 709.8 in float64),
-    at most ``SQUARE_SHARE`` times the square root of the input dtype's largest value (the product of two such
-    values fits the input's own format); 266 for float32 and bf16, 128 for fp16, 2129 for float64."""
+def narrowest_of(dtype):
+    """Of the input dtype and its accumulator, the format with the smaller largest value: a correct kernel may
+    keep intermediates in either (an fp16 kernel's fp16 products before its scale), so both must hold them."""
+    import torch
+
+    acc = accumulator_of(dtype)
+    return dtype if torch.finfo(dtype).max < torch.finfo(acc).max else acc
+
+
+def large_value(dtype, n: int = 1) -> float | None:
+    """The large row's largest magnitude (the module's docstring says why): ``EXP_SHARE`` times ln(M), at most
+    sqrt(M / n), where M is the largest value of ``narrowest_of(dtype)`` and ``n`` the largest dimension of the
+    floating inputs (a sum of n squares of it stays below M); None where that bound leaves it at or below
+    ln(M) (no magnitude then makes ``exp`` overflow while sums stay representable: no large row). 266 for
+    float32 and bf16, 2129 for float64; fp16: 33 up to n = 59, 22.6 at n = 128, None from n = 533."""
     import math
 
     import torch
 
-    return min(EXP_SHARE * math.log(float(torch.finfo(accumulator_of(dtype)).max)),
-               SQUARE_SHARE * float(torch.finfo(dtype).max) ** 0.5)
+    top = float(torch.finfo(narrowest_of(dtype)).max)
+    v = min(EXP_SHARE * math.log(top), (top / max(n, 1)) ** 0.5)
+    return v if v > math.log(top) else None
+
+
+def largest_dim(inputs: dict) -> int:
+    """The largest dimension of the floating-point tensor inputs: the longest sum a kernel of them forms."""
+    import torch
+
+    return max((d for v in inputs.values() if isinstance(v, torch.Tensor) and v.is_floating_point()
+                for d in v.shape), default=1)
 
 
 def _row(t):
@@ -168,7 +194,7 @@ def _row(t):
 
 def _place(inputs: dict, name: str, variant: str) -> str | None:
     """Put ``variant`` into ``inputs[name]`` (a copy: changed in place); where, in words (None: the dtype has
-    no such value)."""
+    no such value, or no large value fits its rule: ``large_value``)."""
     import torch
 
     t = inputs[name]
@@ -181,7 +207,9 @@ def _place(inputs: dict, name: str, variant: str) -> str | None:
         row.zero_()
         return whole
     if variant == "large":
-        big = large_value(t.dtype)
+        big = large_value(t.dtype, largest_dim(inputs))
+        if big is None:
+            return None
         r = row.double()
         m = float(r.abs().max())
         row.copy_((r / m * big) if m > 0 and m == m and m != float("inf") else torch.full_like(r, big))

@@ -4,6 +4,7 @@
     python benchmarks/special_values.py dev --rows ROWS.jsonl    # the default probe on the 22 dev entries
     python benchmarks/special_values.py dev --rows ROWS.jsonl --no-run   # the table from rows already run
     python benchmarks/special_values.py devspecial [--rows ROWS.jsonl] [--budget 0]   # special alone, dev entries
+    python benchmarks/special_values.py devboard --before A.jsonl --after B.jsonl   # the board's rows, special swapped
 
 ``cases``: ``harness.probe`` with the special detector alone on each case's kernels (the interpreter, or a GPU
 once the detector declares that backend); one line per kernel with its P207 findings, then the counts
@@ -145,6 +146,66 @@ def devspecial(rows: Path | None, budget: float | None = None) -> int:
     return 0
 
 
+def devboard(board_dir: Path, before: Path, after: Path) -> int:
+    """The default probe's verdicts on the dev entries with the special detector's findings swapped: each dev
+    row of the interpreter board (``board_dir``: docs/bugs/rows/interpreter, every detector as it ran there)
+    less its special findings, plus the special detector alone as ``devspecial`` ran it before and after a
+    change (ROWS files), re-diagnosed from the findings and the experiments' evidence (special runs in a
+    process of its own and changes no other detector's findings). Caught, false alarms (an error on the fixed
+    version not in its ``[[fixed_known]]``) and the right class first, before and after."""
+    from harness.bugs import manifest
+
+    runs = {k: {(d["entry"], d["v"]): d for d in _read(p)} for k, p in (("before", before), ("after", after))}
+    print("\n".join(_header(f"python benchmarks/special_values.py devboard --board {board_dir} --before "
+                            f"{before.name} --after {after.name}")))
+    print("Each board row's other detectors' findings, with the special detector's from the run named. Class "
+          "first: the diagnosis's first defect class.\n")
+    print("| entry | defect | buggy before | buggy after | class first before | after | fixed before | fixed after |")
+    print("|---|---|---|---|---|---|---|---|")
+    tot = dict.fromkeys(("n", "b_caught", "a_caught", "b_fa", "a_fa", "b_first", "a_first"), 0)
+    for name in tomllib.loads((ROOT / "bugs" / "split.toml").read_text())["dev"]:
+        entry = manifest.read(ROOT / "bugs" / name)
+        path = board_dir / f"{name}.json"
+        line = json.loads(path.read_text()) if path.is_file() else {}
+        got = {}
+        for k in ("before", "after"):
+            for v in ("buggy", "fixed"):
+                row = (line.get(v) or {}).get("probe") or {}
+                mine = runs[k].get((name, v)) or {}
+                if not row or row.get("error") or mine.get("error") or "problems" not in mine:
+                    got[k, v] = None
+                    continue
+                special = [{**p, "detector": "special", "backend": "interpreter"} for p in mine["problems"]
+                           if p["code"] == "P207" and p["severity"] != "info"]
+                merged = {**row, "problems": [p for p in row["problems"] if p["detector"] != "special"] + special}
+                got[k, v] = _judged(entry, merged, lambda p: True)
+        if any(x is None for x in got.values()):
+            print(f"| {name} | {entry.defect} | not run on both sides | | | | | |")
+            continue
+        tot["n"] += 1
+        for k, s in (("b", "before"), ("a", "after")):
+            tot[f"{k}_caught"] += got[s, "buggy"]["caught"]
+            tot[f"{k}_fa"] += bool(got[s, "fixed"]["errors"] and not got[s, "fixed"]["known"])
+            tot[f"{k}_first"] += bool(got[s, "buggy"]["caught"] and got[s, "buggy"]["first"] == entry.defect)
+
+        def caught(x):
+            return f"caught ({', '.join(x['codes'])})" if x["caught"] else "missed"
+
+        def fixed(x):
+            if not x["errors"]:
+                return "quiet" + (f" (warnings: {', '.join(x['codes'])})" if x["codes"] else "")
+            return f"{'known true' if x['known'] else 'FALSE ALARM'} ({', '.join(x['codes'])})"
+
+        print(f"| {name} | {entry.defect} | {caught(got['before', 'buggy'])} | {caught(got['after', 'buggy'])} | "
+              f"{got['before', 'buggy']['first']} | {got['after', 'buggy']['first']} | "
+              f"{fixed(got['before', 'fixed'])} | {fixed(got['after', 'fixed'])} |")
+    print()
+    print(f"entries: {tot['n']}; caught before {tot['b_caught']}, after {tot['a_caught']}; false alarms (fixed "
+          f"versions) before {tot['b_fa']}, after {tot['a_fa']}; right class first before {tot['b_first']}, after "
+          f"{tot['a_first']}")
+    return 0
+
+
 def _read(rows: Path) -> list[dict]:
     return [json.loads(line) for line in rows.read_text().splitlines() if line.strip()] if rows.exists() else []
 
@@ -239,7 +300,13 @@ def main(argv=None) -> int:
     ds = sub.add_parser("devspecial")
     ds.add_argument("--rows", type=Path)
     ds.add_argument("--budget", type=float, help="the probe's --budget in seconds (0: none); default: its default")
+    db = sub.add_parser("devboard")
+    db.add_argument("--board", type=Path, default=ROOT / "docs" / "bugs" / "rows" / "interpreter")
+    db.add_argument("--before", type=Path, required=True)
+    db.add_argument("--after", type=Path, required=True)
     args = ap.parse_args(argv)
+    if args.what == "devboard":
+        return devboard(args.board, args.before, args.after)
     if args.what == "devspecial":
         return devspecial(args.rows, args.budget)
     if args.what == "cases":

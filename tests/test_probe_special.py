@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import torch
 
 from harness import probe
 from test_triton_compat import run_interpreted  # tests/ is on the path
@@ -86,16 +87,63 @@ def double(x):
 
 
 @triton.jit
-def sumsq_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
-    r = tl.program_id(0)
+def load_row(x_ptr, n_cols, BLOCK: tl.constexpr):  # this program's row: its columns, their mask, its values
     c = tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + r * n_cols + c, mask=c < n_cols, other=0.0)
-    tl.store(out_ptr + r, tl.sum(x * x, axis=0))
+    return c, c < n_cols, tl.load(x_ptr + tl.program_id(0) * n_cols + c, mask=c < n_cols, other=0.0)
 
 
-def sumsq(x):  # a plain float32 sum of squares: it overflows at large values, as torch's does
+@triton.jit
+def fakequant_kernel(x_ptr, out_ptr, n_cols, eps, LEAK: tl.constexpr, BLOCK: tl.constexpr):
+    # an int8-style quantize-dequantize with the row's absmax as its scale: an Inf in the row makes the scale
+    # Inf, x / scale 0 and 0 * scale NaN for every element of the row, where an unquantized reference is finite
+    c, m, x = load_row(x_ptr, n_cols, BLOCK)
+    scale = tl.maximum(tl.max(tl.abs(x), axis=0), eps) / 127.0  # eps = 0: no floor
+    if LEAK:  # the padding lanes read row 0 (a wrong index) times 0: 0 for a finite row 0, NaN for every row else
+        pad = tl.load(x_ptr + (c % n_cols), mask=c >= n_cols, other=0.0)
+        scale = scale + 0.0 * tl.sum(pad, axis=0)
+    q = tl.floor(x / scale + 0.5)
+    tl.store(out_ptr + tl.program_id(0) * n_cols + c, q * scale, mask=m)
+
+
+def fakequant(x):
+    return _rows(fakequant_kernel, x, 1e-12, LEAK=False)
+
+
+def fakequant_no_eps(x):  # a zero row: 0 / 0
+    return _rows(fakequant_kernel, x, 0.0, LEAK=False)
+
+
+def fakequant_leaky(x):
+    return _rows(fakequant_kernel, x, 1e-12, LEAK=True)
+
+
+@triton.jit
+def softplus_kernel(x_ptr, out_ptr, n_cols, THRESHOLD: tl.constexpr, BLOCK: tl.constexpr):
+    c, m, x = load_row(x_ptr, n_cols, BLOCK)
+    y = tl.log(1.0 + tl.exp(x))
+    if THRESHOLD:  # as torch's softplus: x itself above 20, where log(1 + exp(x)) = x in float32
+        y = tl.where(x > 20.0, x, tl.log(1.0 + tl.exp(tl.minimum(x, 20.0))))
+    tl.store(out_ptr + tl.program_id(0) * n_cols + c, y, mask=m)
+
+
+def softplus_naive(x):
+    return _rows(softplus_kernel, x, THRESHOLD=False)
+
+
+def softplus(x):
+    return _rows(softplus_kernel, x, THRESHOLD=True)
+
+
+@triton.jit
+def l2norm_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    # each row's Euclidean norm, sqrt(x . x): the dot product in float32, as any plain kernel forms it
+    c, m, x = load_row(x_ptr, n_cols, BLOCK)
+    tl.store(out_ptr + tl.program_id(0), tl.sqrt(tl.sum(x * x, axis=0)))
+
+
+def l2norm(x):
     out = torch.empty(x.shape[0], device=x.device, dtype=x.dtype)
-    sumsq_kernel[(x.shape[0],)](x, out, x.shape[1], BLOCK=64)
+    l2norm_kernel[(x.shape[0],)](x, out, x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1]))
     return out
 
 
@@ -108,10 +156,20 @@ REFERENCES = {
     # the reference guards a zero row (its clamp), as F.normalize does
     "rownorm": "def reference(x):\n    x = x.double()\n    return x / x.abs().sum(-1, keepdim=True).clamp_min(1e-12)\n",
     "rows": "def reference(x):\n    return x.double() * 2\n",
-    "sumsq": "def reference(x):\n    return x.double().pow(2).sum(-1)\n",
     # clamps its input first (as a quantizer clamps to its format's range): finite at an inf input
     "clamped": "def reference(x):\n    x = x.double().clamp(-1e4, 1e4)\n"
                "    return x / x.abs().sum(-1, keepdim=True).clamp_min(1e-12)\n",
+    # unquantized: the kernel's int8 roundtrip is within half a step (the row's absmax / 254, below 0.02 here)
+    "fakequant": "TOLERANCE = {'rtol': 0.0, 'atol': 0.03}\n\n\ndef reference(x):\n    return x.double()\n",
+    "softplus": "def reference(x):\n    return torch.nn.functional.softplus(x.double())\n",
+    # the reference's own formula has no threshold: in float32 it overflows as the kernel does
+    "softplus_naive_ref": "def reference(x):\n    return torch.log1p(torch.exp(x.double()))\n",
+    # the norm of the row scaled by its absmax first: its own formula never overflows, in float32 either
+    # (rows of 256: at the old large row, 4.6e18, their sum of squares passed float32's 3.4e38)
+    "l2norm": "def reference(x):\n    x = x.double()\n    m = x.abs().amax(-1, keepdim=True).clamp_min(1e-300)\n"
+              "    return (m * (x / m).pow(2).sum(-1, keepdim=True).sqrt()).squeeze(-1)\n\n\n"
+              "def make_inputs(*, device, gen, rows=4, cols=256):\n"
+              "    return {'x': torch.randn(rows, cols, generator=gen).to(device)}\n",
 }
 
 
@@ -155,8 +213,10 @@ def test_a_nan_in_row_0_that_leaks_into_the_other_rows_is_an_error(user):
     r = _special(user["rows"], "double_leaky")
     errors = [f for f in r.by_code("P207") if f.severity == "error"]
     assert errors, r.text()
-    assert any(f.message.startswith("with NaN in one element in 'x' (x[0, 20])") and "239 of 240" in f.message
-               for f in errors), [f.message for f in errors]  # the reference is NaN at that element alone
+    # the rows other than row 0: neither the reference nor the kernel's result there moves with x[0, 20] (row 0's
+    # own elements do in the kernel, through the row sum it reads: IEEE propagation along a path it has)
+    assert any(f.message.startswith("with NaN in one element in 'x' (x[0, 20])") and "200 of 240" in f.message
+               and "it leaked" in f.message for f in errors), [f.message for f in errors]
 
 
 @pytest.mark.parametrize("which,launcher", [("softmax", "softmax_stable"), ("rownorm", "rownorm_eps"),
@@ -168,10 +228,66 @@ def test_the_correct_twins_are_quiet(user, which, launcher):
 
 
 def test_an_overflow_the_references_own_formula_has_in_float32_is_not_the_kernels_fault(user):
-    """sum(x * x) in float32 overflows at a quarter of sqrt(max) with 40 columns, the kernel's as the
-    reference's formula evaluated in float32: no correct float32 kernel does better (quiet)."""
-    r = _special(user["sumsq"], "sumsq")
+    """A softplus without its threshold against a reference written the same way, log1p(exp(x)): at the large
+    row exp overflows float32 in both (the reference's formula evaluated in float32 is Inf there), where the
+    float64 reference is finite: no float32 kernel of that formula does better (quiet). The excuse covers the
+    large row as every special value."""
+    r = _special(user["softplus_naive_ref"], "softplus_naive")
     assert not r.problems, r.text()
+    assert [d for d, st in ((d, st) for _, d, _, st in r.ran) if d == "special" and st.startswith("done")], r.ran
+
+
+def test_a_softplus_without_its_threshold_overflows_at_the_large_row_and_is_an_error(user):
+    """exp(x) overflows float32 above 88.7: the large row (266 at its largest) gives Inf where torch's softplus,
+    in float64 and in float32 alike, is finite (its threshold). The thresholded twin is quiet."""
+    r = _special(user["softplus"], "softplus_naive")
+    found = [f for f in r.by_code("P207") if f.severity == "error"]
+    assert any(f.message.startswith("with a row of large finite values in 'x' (x[0, :], largest magnitude 266)")
+               and "NaN/Inf where the float64 reference is finite" in f.message for f in found), r.text()
+    assert r.diagnosis[0]["defect"] == "overflow", r.diagnosis
+    quiet = _special(user["softplus"], "softplus")
+    assert not quiet.problems, quiet.text()
+
+
+def test_a_dot_product_over_a_wide_row_is_quiet_at_the_large_row(user):
+    """A plain float32 row norm, sqrt(x . x), over rows of 256 against a reference that scales the row by its
+    absmax first (its own formula never overflows, in float32 either): at the large row's magnitude the dot
+    product fits float32 with room to spare, so a correct kernel is quiet (at 4.6e18, the magnitude before,
+    it overflowed to Inf and was called wrong)."""
+    r = _special(user["l2norm"], "l2norm")
+    assert not r.problems, r.text()
+    assert [d for d, st in ((d, st) for _, d, _, st in r.ran) if d == "special" and st.startswith("done")], r.ran
+
+
+def test_a_quantizer_whose_scale_is_its_rows_absmax_carries_an_inf_into_its_row_a_warning(user):
+    """An int8-style quantize-dequantize whose scale is its row's absmax: +inf (or -inf) in x[0, 20] makes the
+    scale Inf and every element of row 0 NaN (0 * inf), where the unquantized reference is finite and does not
+    depend on x[0, 20]. The kernel's own row 0 does (it moves when x[0, 20] is given a larger finite value):
+    IEEE propagation through a shared row value, a warning, never an error; the diagnosis takes no defect
+    from it."""
+    r = _special(user["fakequant"], "fakequant")
+    found = r.by_code("P207")
+    assert not [f for f in found if f.severity == "error"], r.text()
+    warned = [f for f in found if f.severity == "warning" and f.message.startswith("with +inf in one element in 'x' "
+                                                                                   "(x[0, 20])")]
+    assert warned and "propagates through a shared row/group value such as a scale" in warned[0].message, r.text()
+    assert "39 of 240 result elements NaN/Inf" in warned[0].message, warned[0].message  # row 0 but x[0, 20] itself
+    assert not [d for d in r.diagnosis if d.get("defect")], r.diagnosis
+    assert r.ok
+
+
+@pytest.mark.parametrize("launcher,start,count", [
+    # its padding lanes read row 0 times 0: the NaN in every other row, which neither depends on x[0, 20]
+    ("fakequant_leaky", "with NaN in one element in 'x' (x[0, 20])", "200 of 240"),
+    # no floor on the scale: a row of zeros gives 0 / 0 where the reference is 0 (a finite value put in)
+    ("fakequant_no_eps", "with a row of zeros in 'x' (x[0, :])", "40 of 240"),
+])
+def test_the_quantizers_broken_twins_stay_errors(user, launcher, start, count):
+    r = _special(user["fakequant"], launcher)
+    errors = [f for f in r.by_code("P207") if f.severity == "error"]
+    assert any(f.message.startswith(start) and f"{count} result elements NaN/Inf" in f.message for f in errors), \
+        r.text()
+    assert not r.ok
 
 
 def test_the_narrowed_reference_keeps_float64_tensors_in_float32():
@@ -200,17 +316,59 @@ def test_special_values_go_where_the_rule_says():
     x = {"x": torch.ones(3, 5), "v": torch.ones(4), "i": torch.arange(3)}
     assert special._place(x, "x", "zero") == "x[0, :]" and x["x"][0].abs().sum() == 0 and x["x"][1:].eq(1).all()
     assert special._place(x, "v", "nan") == "v[2]" and torch.isnan(x["v"]).sum() == 1
-    big = 0.25 * torch.finfo(torch.float32).max ** 0.5
+    big = special.large_value(torch.float32, 8)
     y = {"x": torch.randn(2, 8)}
     assert "largest magnitude" in special._place(y, "x", "large")
     assert float(y["x"][0].abs().max()) == pytest.approx(big, rel=1e-6) and y["x"][1].abs().max() < 10
     assert special._place({"x": torch.ones(3).to(torch.float8_e4m3fn)}, "x", "+inf") is None  # it has no inf
-    # the product of two fits the input's own format (an fp16 kernel may compute in fp16)
-    assert special.large_value(torch.float16) == pytest.approx(0.25 * 65504 ** 0.5)
-    assert special.large_value(torch.bfloat16) == pytest.approx(0.25 * torch.finfo(torch.bfloat16).max ** 0.5)
-    assert special.large_value(torch.float64) == pytest.approx(0.25 * torch.finfo(torch.float64).max ** 0.5)
+    v = {"x": torch.tensor([[1.0, -3.0, 2.0], [9.0, 9.0, 9.0]])}
+    assert special.moving_value(v["x"]) == 19.0  # twice the largest finite magnitude, plus one
+    assert special._row(v["x"])[1] == 1 and special._place(v, "x", "nan") == "x[0, 1]"
     assert special.formats_of({"x": y["x"].half(), "w": y["x"]}) == [torch.float32, torch.float16]
     assert special.formats_of({"x": y["x"].double()}) == []
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.float8_e4m3fn])
+@pytest.mark.parametrize("n", [1, 40, 128, 4096, 2 ** 31])
+def test_the_large_rows_magnitude_overflows_exp_and_keeps_sums_of_squares(dtype, n):
+    """The rule in the module's docstring, for each dtype and longest sum n: exp of the large row's magnitude
+    overflows the narrowest format the kernel may compute in, and a sum of n of its squares fits it; where no
+    magnitude does both, there is no large row."""
+    import math
+
+    from harness.probe.detectors import special
+
+    fmt = special.narrowest_of(dtype)
+    top = torch.finfo(fmt).max
+    v = special.large_value(dtype, n)
+    if v is None:
+        assert math.sqrt(top / n) <= math.log(top)  # a value whose exp overflows has n squares that do too
+        return
+    assert v > math.log(top)  # exp(v) > top
+    assert v * v * n <= top
+    if dtype != torch.float64:  # a float64 reference of a naive exp formula stays finite
+        assert math.isfinite(math.exp(2 * v))
+    assert v < 0.25 * torch.finfo(dtype).max ** 0.5 or torch.finfo(dtype).bits <= 16  # the old rule's was larger
+
+
+def test_a_dependence_shown_in_one_element_of_an_output_row_covers_the_row():
+    """``_rows_of``: a 2-D output's row counts where one of its elements moved (a shared value multiplies the
+    row's zeros too); a 1-D output (a scale per row) element by element."""
+    from harness.probe.detectors import special
+    from harness.probe.execute import Call
+
+    c = Call(out=torch.zeros(3, 4))
+    m = torch.zeros(12, dtype=torch.bool)
+    m[5] = True
+    assert special._rows_of(c, m).reshape(3, 4).tolist() == [[False] * 4, [True] * 4, [False] * 4]
+    c = Call(out=torch.zeros(16), parts=[("q", (3, 4)), ("scale", (4,))])
+    m = torch.zeros(16, dtype=torch.bool)
+    m[0] = m[13] = True
+    got = special._rows_of(c, m)
+    assert got[:4].all() and not got[4:12].any() and got.tolist()[12:] == [False, True, False, False]
+    # a move is beyond the dtype's own tolerance, or finite in one run and not the other
+    a, b = torch.tensor([1.0, 1.0, 1.0, 5.0]), torch.tensor([1.0 + 1e-7, 2.0, float("nan"), 5.0])
+    assert special._moved(Call(out=torch.zeros(4)), a, b).tolist() == [False, True, True, False]
 
 
 def test_only_float_inputs_the_reference_reads_are_candidates():
@@ -324,7 +482,7 @@ def test_it_stops_at_its_deadline_with_a_note(user):
 
 
 @pytest.mark.parametrize("message,defect,case", [
-    ("with a row of large finite values in 'x' (x[0, :], largest magnitude 4.61e+18) at rows=6, cols=40: 23 of 240 "
+    ("with a row of large finite values in 'x' (x[0, :], largest magnitude 266) at rows=6, cols=40: 23 of 240 "
      "result elements NaN/Inf where the float64 reference is finite, first output[0,4] = nan (reference 0)",
      "overflow", "softmax-no-max-subtraction"),
     ("with a row of zeros in 'x' (x[0, :]) at rows=6, cols=40: 40 of 240 result elements NaN/Inf where the float64 "
@@ -355,3 +513,17 @@ def test_nan_where_the_result_depends_on_an_inf_put_in_is_a_warning_not_an_error
     assert not [f for f in found if f.severity == "error"], r.text()
     assert any(f.severity == "warning" and f.message.startswith("with +inf in one element in 'x' (x[0, 20])")
                and "depend on the non-finite value" in f.message for f in found), r.text()
+
+
+def test_a_nan_carried_along_the_kernels_own_data_path_is_no_evidence_of_a_defect():
+    """The propagation warning names no defect: the diagnosis takes no evidence from it (a leak's error does)."""
+    from harness.probe.detectors import special
+    from harness.probe.diagnosis import evidence_of
+    from harness.probe.findings import Finding
+
+    said = ("with +inf in one element in 'x' (x[0, 20]) at rows=6, cols=40: 39 of 240 result elements NaN/Inf where "
+            "the float64 reference is finite, first output[0,0] = nan (reference -0.5)")
+    f = Finding("P207", "special", "interpreter", f"{said} (a warning: {special.PROPAGATES}: ...)", severity="warning")
+    assert evidence_of([f]) == {}
+    leak = Finding("P207", "special", "interpreter", said + ", elements whose result ...: it leaked", severity="error")
+    assert set(evidence_of([leak])) == {"nonfinite", "nonfinite-input"}

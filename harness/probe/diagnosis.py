@@ -153,6 +153,9 @@ CODE_EVIDENCE = {
 SPECIAL_EVIDENCE = {"with a row of zeros": "zero-row", "with a row of large finite values": "magnitude",
                     "with +inf": "nonfinite-input", "with -inf": "nonfinite-input", "with NaN": "nonfinite-input"}
 
+# the words of a P207 warning for a NaN/Inf carried along a path the kernel has (detectors/special.py's PROPAGATES)
+SPECIAL_PROPAGATES = "propagates through a shared row/group value such as a scale"
+
 # what shape fuzzing's P401 can be evidence of (its message names which)
 P401_EVIDENCE = frozenset({"oob-store", "unwritten", "nonfinite", "crash", "empty"})
 
@@ -183,6 +186,8 @@ def evidence_of(findings: list, observed: dict | None = None) -> dict[str, list[
         elif f.code == "P207":  # the special value named first, then what it did
             name = "nonfinite" if "NaN/Inf where the float64 reference is finite" in f.message else ""
             kind = next((e for start, e in SPECIAL_EVIDENCE.items() if f.message.startswith(start)), "")
+            if SPECIAL_PROPAGATES in f.message:  # IEEE propagation along the kernel's own data path: no defect
+                name = kind = ""
             if kind and f.severity != "info":
                 out.setdefault(kind, []).append(f"{f.detector}: {f.message}"[:300])
         elif f.code == "P601":

@@ -8,11 +8,35 @@ very inputs:
 - a row of zeros (the first last-dim row of a matrix; the whole of a vector): a norm, a sum, an absmax
   of zero, what a padded or empty row holds. A reference that turns it into 0/0 = NaN is matched by a
   kernel that does so too (quiet); a reference that guards it (an ``eps``, a ``where``) must be matched;
-- a row of large finite values (the row rescaled to a quarter of the square root of the input dtype's
-  largest value: the product of two still fits the input's own format, which a correct kernel may
-  compute in; their sums and ``exp`` do not): an intermediate that a stable formula keeps in range (the
-  row max subtracted before ``exp``, a threshold in softplus) overflows in one that is not;
+- a row of large finite values (the row rescaled so that its largest magnitude is ``large_value``, below):
+  an intermediate that a stable formula keeps in range (the row max subtracted before ``exp``, a threshold
+  in softplus, a logsumexp) overflows in one that is not;
 - +inf, -inf and NaN, each in one element (the middle of that row).
+
+How large the large row is comes from what it must show and what it must not break. Let M be the largest
+value of the narrowest format a correct kernel of that input may hold intermediates in: its accumulator
+(float32 for fp32, bf16, fp16 and fp8 data, whose ``tl.dot``, ``tl.sum`` and math functions widen to it;
+float64 for float64 data) or the input's own dtype where that holds less (fp16: 65504; an fp16 kernel may
+keep a product in fp16 before it applies a scale). The row must make ``exp`` overflow there: exp(v) > M,
+v > ln(M) (88.72 in float32 and bf16, 11.09 in fp16, 709.78 in float64). It must not make a correct
+kernel's squares, products and sums over a row overflow: a sum of n terms of v*v stays below M for the
+largest dimension n of the floating inputs (the longest sum a kernel of them forms): v <= sqrt(M / n). So
+v = 3 ln(M), at most sqrt(M / n):
+
+- float32 and bf16: 266 at any size (sqrt(3.4e38 / n) is 4e14 even at n = 2**31): exp overflows for every
+  element of the row above a third of its largest magnitude, so a row whose largest positive element is a
+  third of its largest magnitude still overflows; exp(2 * 266) still fits float64, so a float64 reference of
+  a naive formula stays finite and is judged; a sum of squares of a 2**31-element row is 1.5e14, so a correct
+  float32 norm, variance or dot product is exact there as at magnitude 1. (The quarter of sqrt(max) this
+  replaced, 4.6e18, overflowed float32 in v*v*n for any n >= 17: a correct row norm was called wrong.)
+- fp16: 33.3 up to n = 59, sqrt(65504 / n) above (22.6 at n = 128: an fp16 product of the row and an int8
+  weight before its scale, summed over 128, stays in fp16; 128, tried before, called a correct a16w8 GEMM
+  wrong there); from n = 533 on no magnitude both overflows fp16's exp and keeps n squares in fp16, and the
+  row is not put in (fp8 likewise: e4m3 from n = 13).
+- float64: 2129.
+
+A softplus without its threshold, a logsumexp or softmax without the max subtracted gives Inf at these
+values; a correct kernel gives what the float64 reference gives.
 
 The largest input gets all five; the next three matrices (largest first: a vector beside the data is mostly
 a weight, a bias or a codebook, whose all-zero value makes ties IEEE does not order) a zero row and a large
@@ -20,7 +44,23 @@ row, the first of them a NaN; twelve runs at most, the most telling first, each 
 budget. What IEEE 754 fixes decides, element by element:
 
 - the reference finite, the kernel NaN or Inf: wrong (an error), the input, the element and both values
-  shown; this is also how a NaN or Inf in one row that leaks into rows the reference keeps finite shows;
+  shown; this is also how a NaN or Inf in one row that leaks into rows the reference keeps finite shows.
+  Except, for a value put in that is itself non-finite (+inf, -inf, NaN), at elements whose result depends
+  on the element given it, in the reference (its value moved from the plain run's) or in the KERNEL's own
+  computation: there the NaN/Inf is IEEE propagation along a data path the kernel has, a warning ("propagates
+  through a shared row/group value such as a scale"), never an error. A quantizer whose scale is its row's
+  or group's absmax (absmax = inf, then x / inf * inf = 0 * inf = NaN for every element of the row) is right
+  against a reference that never forms that scale (an unquantized x): IEEE 754 defines no finite result for a
+  formula that reads an infinite value, and mathematically equal formulas give NaN in one and a number in the
+  other. The kernel's dependence is shown, not assumed: it runs again with that element at +V and at -V
+  (``moving_value``: twice the tensor's largest finite magnitude plus one, which changes any max, min,
+  absmax or sum it enters and keeps the data's order of magnitude), and the elements that moved beyond the
+  output dtype's tolerance depend on it; so does every element of an output row where one moved (a value
+  shared across a row multiplies its zeros too, and 0 times a finite value shows nothing where 0 times Inf
+  is NaN). A NaN where neither the reference nor the kernel depends on that element (masked lanes reading it
+  times 0, a wrong index, another row's program) is the value leaking where it was never read: an error,
+  as before. A finite value put in (a row of zeros, a large row) gets no such excuse: 0/0 in a kernel where
+  the reference guards a zero row is wrong;
 - the reference finite, the kernel finite and off by more than the tolerance and the error floor
   (``harness.probe.floor``, the comparison every detector makes): an error at a row of zeros; a warning
   at an Inf or a NaN input (IEEE fixes no result for a selection among them: which element a max, an
@@ -40,9 +80,12 @@ the reference runs again with every float64 tensor it makes kept in float32 (``.
 ``.to(torch.float64)`` do nothing: its own formula in the kernel's accumulator format), and again in each
 floating input dtype narrower than that (fp16, bf16: a kernel of fp16 inputs may keep intermediates in
 fp16); an element where one of these runs is non-finite too, or where the kernel is within ``floor.K``
-times that run's distance from the float64 result, is not the kernel's fault: a sum of squares that
-overflows float32 in the reference's own formula (an RMS norm at large values) overflows in any float32
-kernel. Nor is Inf where the output's own dtype cannot hold the reference's value (1e5 in an fp16 output).
+times that run's distance from the float64 result, is not the kernel's fault: an ``exp`` that overflows
+float32 in the reference's own formula (a softplus the reference writes as log1p(exp(x)), without a
+threshold) overflows in any float32 kernel of that formula, and a sum of squares in an fp16 kernel's own
+fp16 overflows as that formula in fp16 does. This holds for the large row as for every special value
+(the formats' runs are made of the very inputs that run was given). Nor is Inf where the output's own dtype
+cannot hold the reference's value (1e5 in an fp16 output).
 A kernel that overflows where the reference's formula in those formats does not (``torch.softmax``
 subtracts the max; ``torch.tanh`` saturates) is wrong: the softmax-no-max-subtraction lesson.
 """
@@ -52,12 +95,15 @@ from __future__ import annotations
 from harness.probe import execute as X
 from harness.probe.context import fmt
 from harness.probe.detectors import Detector, budget_cut, kept_so_far, no_inputs_to_vary
+from harness.probe.diagnosis import SPECIAL_PROPAGATES as PROPAGATES
 from harness.probe.findings import ERROR, INFO, WARNING, Code
 
 MAX_RUNS = 12
 MAX_OTHERS = 3  # matrices beyond the largest input given a zero row and a large row, the first of them a NaN
 MAX_FINDINGS = 3
-LARGE_SHARE = 0.25  # of sqrt(the input dtype's max): the large row's largest magnitude (``large_value``)
+# PROPAGATES: the words that name a NaN/Inf carried along a data path the kernel has (a warning, never an
+# error); the diagnosis takes no evidence of a defect from a finding that says them
+EXP_SHARE = 3.0  # times ln(the narrowest format's max): the large row's largest magnitude (``large_value``)
 # variant -> (what it is in words, how a finite result off beyond the floor is taken); the words start each
 # finding's message (the diagnosis reads them: harness.probe.diagnosis.SPECIAL_EVIDENCE)
 VARIANTS = {
@@ -99,39 +145,91 @@ def _holds_inf(dtype) -> bool:
     return bool(torch.isinf(torch.tensor(float("inf")).to(dtype).float()))
 
 
-def large_value(dtype) -> float:
-    """The large row's largest magnitude: a quarter of the square root of the input dtype's largest value. The
-    product of two such values still fits the input's own format, which a correct kernel may compute in (an
-    fp16 kernel's intermediates); a sum of a row of their squares, or an ``exp`` of one, does not (fp32,
-    bf16: 4.6e18; fp16: 64)."""
+def accumulator_of(dtype):
+    """The format a correct kernel of ``dtype`` inputs accumulates in: float64 for float64, float32 otherwise
+    (fp16, bf16 and fp8 data are widened to float32 for ``tl.dot``, ``tl.sum`` and the math functions)."""
     import torch
 
-    return LARGE_SHARE * float(torch.finfo(dtype).max) ** 0.5
+    return torch.float64 if dtype == torch.float64 else torch.float32
+
+
+def narrowest_of(dtype):
+    """Of the input dtype and its accumulator, the format with the smaller largest value: a correct kernel may
+    keep intermediates in either (an fp16 kernel's fp16 products before its scale), so both must hold them."""
+    import torch
+
+    acc = accumulator_of(dtype)
+    return dtype if torch.finfo(dtype).max < torch.finfo(acc).max else acc
+
+
+def large_value(dtype, n: int = 1) -> float | None:
+    """The large row's largest magnitude (the module's docstring says why): ``EXP_SHARE`` times ln(M), at most
+    sqrt(M / n), where M is the largest value of ``narrowest_of(dtype)`` and ``n`` the largest dimension of the
+    floating inputs (a sum of n squares of it stays below M); None where that bound leaves it at or below
+    ln(M) (no magnitude then makes ``exp`` overflow while sums stay representable: no large row). 266 for
+    float32 and bf16, 2129 for float64; fp16: 33 up to n = 59, 22.6 at n = 128, None from n = 533."""
+    import math
+
+    import torch
+
+    top = float(torch.finfo(narrowest_of(dtype)).max)
+    v = min(EXP_SHARE * math.log(top), (top / max(n, 1)) ** 0.5)
+    return v if v > math.log(top) else None
+
+
+def largest_dim(inputs: dict) -> int:
+    """The largest dimension of the floating-point tensor inputs: the longest sum a kernel of them forms."""
+    import torch
+
+    return max((d for v in inputs.values() if isinstance(v, torch.Tensor) and v.is_floating_point()
+                for d in v.shape), default=1)
+
+
+def _row(t):
+    """The row ``_place`` changes (a view of ``t``: the first last-dim row of a matrix, the whole of a vector) and
+    the index of the element one value goes into (its middle)."""
+    row = t[(0,) * (t.dim() - 1)] if t.dim() >= 2 else t.reshape(1) if t.dim() == 0 else t
+    return row, row.shape[0] // 2
 
 
 def _place(inputs: dict, name: str, variant: str) -> str | None:
     """Put ``variant`` into ``inputs[name]`` (a copy: changed in place); where, in words (None: the dtype has
-    no such value)."""
+    no such value, or no large value fits its rule: ``large_value``)."""
     import torch
 
     t = inputs[name]
     if variant in ("+inf", "-inf") and not _holds_inf(t.dtype):
         return None
-    row = t[(0,) * (t.dim() - 1)] if t.dim() >= 2 else t.reshape(1) if t.dim() == 0 else t
+    row, j = _row(t)
     lead = "0, " * (t.dim() - 1)
     whole = f"{name}[{lead}:]" if t.dim() >= 2 else f"all of {name}"
     if variant == "zero":
         row.zero_()
         return whole
     if variant == "large":
-        big = large_value(t.dtype)
+        big = large_value(t.dtype, largest_dim(inputs))
+        if big is None:
+            return None
         r = row.double()
         m = float(r.abs().max())
         row.copy_((r / m * big) if m > 0 and m == m and m != float("inf") else torch.full_like(r, big))
         return f"{whole}, largest magnitude {big:.3g}"
-    j = row.shape[0] // 2
     row[j] = {"+inf": float("inf"), "-inf": float("-inf"), "nan": float("nan")}[variant]
     return f"{name}[{lead}{j}]"
+
+
+def moving_value(t) -> float:
+    """The finite value the kernel's dependence on the element a non-finite value goes into is shown with
+    (``kernel_moves``): twice the tensor's largest finite magnitude plus one, at most the dtype's largest value.
+    It beats every element, so it changes any max (given with +), min (with -), absmax or sum it enters by more
+    than its other terms' rounding; it stays of the data's order, so a product by 0 (a masked lane, a padded
+    operand) stays 0 and shows no dependence that is not there."""
+    import torch
+
+    x = t.detach().double()
+    x = x[torch.isfinite(x)]
+    m = float(x.abs().max()) if x.numel() else 0.0
+    return min(2.0 * m + 1.0, float(torch.finfo(t.dtype).max))
 
 
 def formats_of(inputs: dict) -> list:
@@ -227,6 +325,7 @@ def run(ctx) -> list:
     names = candidates(t, inputs, base.changed)
     formats = formats_of(inputs)
     found, notes = [], []
+    moved = {}  # input -> kernel_moves of its element (the same element for NaN, +inf and -inf: run once)
     ctx.board.special_now = found  # what the budget's end keeps (partial)
     cut = False
     for name, variant in plan(names):
@@ -245,7 +344,8 @@ def run(ctx) -> list:
         with ctx.instrument(poison_masked=False):
             c = ctx.call(X.clone_inputs(given), ref=r)
         got = _judge(ctx, c, r, variant, said, lambda g=given: [in_kernel_formats(t, g, d) for d in formats],
-                     lambda g=given: meets_nan(t, g), base=base.ref)
+                     lambda g=given: meets_nan(t, g), base=base.ref,
+                     moves=lambda n=name: _once(moved, n, lambda: kernel_moves(ctx, inputs, n, base)))
         if isinstance(got, str):
             notes.append(got)
         elif got is not None:
@@ -255,6 +355,13 @@ def run(ctx) -> list:
     if notes and not any(f.severity != INFO for f in out):
         out.append(ctx.finding("P207", f"information: {'; '.join(notes[:2])}"[:500], severity=INFO))
     return out + ([budget_cut(ctx, 'the special values not yet tried')] if cut else [])
+
+
+def _once(memo: dict, key, make):
+    """``memo[key]``, made by ``make()`` the first time."""
+    if key not in memo:
+        memo[key] = make()
+    return memo[key]
 
 
 def _at(i: int, c) -> str:
@@ -336,11 +443,7 @@ def _excused(formats, o, r, nonfinite, finite_off):
 
 def reads_it(variant: str, r, base):
     """For a non-finite value put in: the result elements whose reference value moved from the default run's
-    (``base``), i.e. that depend on the element given it; None for the finite variants (or no base to compare).
-    Where an element depends on an Inf or NaN input, IEEE arithmetic gives mathematically equal formulas
-    different answers (a scale max|x| = inf, then x / scale, against a reference that clamps first): NaN there
-    where the reference is finite is a warning. Where it does not depend on it (another row, a masked slot),
-    NaN is the value leaking where it was never read: an error."""
+    (``base``), i.e. that depend on the element given it; None for the finite variants (or no base to compare)."""
     import torch
 
     if VARIANTS[variant][1] == ERROR or variant == "large" or base is None or base.numel() != r.numel():
@@ -349,29 +452,103 @@ def reads_it(variant: str, r, base):
     return ~((r == b) | (torch.isnan(r) & torch.isnan(b)))
 
 
-def _nonfinite_finding(ctx, c, o, r, nonfinite, variant: str, said: str, base):
-    """NaN/Inf out where the reference is finite: an error where it leaked (``reads_it``), else a warning."""
+def kernel_moves(ctx, inputs: dict, name: str, base):
+    """The result elements whose KERNEL value depends on the element of ``inputs[name]`` that a non-finite value
+    goes into, shown by running the kernel with that element at +``moving_value`` and at -``moving_value`` (a
+    finite value that changes any max, min, absmax or sum it enters) against the plain run ``base``: the
+    elements that moved beyond the tolerance (``_moved``), closed over the rows of each output (``_rows_of``).
+    None where nothing could be run (the budget's end, the launcher raising)."""
+    if base is None or base.out is None:
+        return None
+    seen = None
+    for sign in (1.0, -1.0):
+        if ctx.late():
+            break
+        given = X.clone_inputs(inputs)
+        row, j = _row(given[name])
+        row[j] = sign * moving_value(inputs[name])
+        with ctx.instrument(poison_masked=False):
+            c = ctx.call(given, ref=base.ref)
+        if c.error is not None or c.out is None or c.out.numel() != base.out.numel():
+            continue
+        m = _moved(base, c.out.reshape(-1).double(), base.out.reshape(-1).double())
+        seen = m if seen is None else seen | m
+    return None if seen is None else _rows_of(base, seen)
+
+
+def _moved(c, a, b):
+    """Elements of the flat results ``a`` (another run) and ``b`` (``c``'s) that differ: finite in one and not
+    the other, or both finite and apart by more than the output dtype's own tolerance (``DTYPE_TOLERANCE``, not
+    a TOLERANCE the file declares for its accuracy: a GPU's atomics reorder a sum within the dtype's, and a
+    quantizer's declared step would hide the moves that show a dependence)."""
+    import torch
+
+    from harness.probe.target import DEFAULT_TOLERANCE, DTYPE_TOLERANCE, magnitude
+
+    fa, fb = torch.isfinite(a), torch.isfinite(b)
+    out = fa != fb
+    for lo, hi, dt in _spans(c, b.numel()):
+        both = fa[lo:hi] & fb[lo:hi]
+        if not dt.is_floating_point:
+            out[lo:hi] |= both & (a[lo:hi] != b[lo:hi])
+            continue
+        rtol, atol = DTYPE_TOLERANCE.get(str(dt).replace("torch.", ""), DEFAULT_TOLERANCE)
+        atol *= magnitude(b[lo:hi])
+        out[lo:hi] |= both & ((a[lo:hi] - b[lo:hi]).abs() > atol + rtol * b[lo:hi].abs())
+    return out
+
+
+def _rows_of(c, mask):
+    """``mask`` closed over the last-dim rows of each output of two or more dimensions: an element counts where
+    any element of its output row does. A value the kernel shares across a row (a scale, an absmax, a norm)
+    multiplies even the row's zeros, where 0 times any finite value shows no dependence and 0 times Inf or
+    NaN is NaN. Outputs of one dimension (a scale per row, a loss per token) are kept element by element."""
+    out = mask.clone()
+    shapes = c.parts if c.parts else [("", tuple(c.out.shape))]
+    at = 0
+    for _, shape in shapes:
+        size = 1
+        for d in shape:
+            size *= d
+        if len(shape) >= 2 and shape[-1] > 0 and size:
+            rows = mask[at:at + size].reshape(-1, shape[-1])
+            out[at:at + size] = rows.any(dim=1, keepdim=True).expand_as(rows).reshape(-1)
+        at += size
+    return out
+
+
+def _nonfinite_finding(ctx, c, o, r, nonfinite, variant: str, said: str, base, moves=None):
+    """NaN/Inf out where the reference is finite. For a non-finite value put in: an error only at elements
+    where neither the reference (``reads_it``) nor the kernel's own result (``moves()``: ``kernel_moves``)
+    depends on the element given it (it leaked there), else a warning (IEEE propagation along a path the
+    kernel has: a shared row or group value such as a scale). For a finite one (a zero row, a large row): an
+    error."""
     dep = reads_it(variant, r, base)
+    if dep is not None and bool((nonfinite & ~dep).any()) and moves is not None:
+        if (mine := moves()) is not None and mine.numel() == r.numel():
+            dep = dep | mine
     leaked = nonfinite if dep is None else nonfinite & ~dep
     shown = leaked if bool(leaked.any()) else nonfinite
     i = int(shown.nonzero()[0])
     what = (f"with {said}: {int(shown.sum())} of {r.numel()} result elements NaN/Inf where the float64 "
             f"reference is finite, first {_at(i, c)} = {float(o[i]):.7g} (reference {float(r[i]):.7g})")
     if bool(leaked.any()):
-        return ctx.finding("P207", (what + ("" if dep is None else ", elements whose reference does not depend "
-                                            "on the value put in: it leaked"))[:500], severity=ERROR,
-                           sizes=dict(ctx.target.sizes))
-    return ctx.finding("P207", f"{what} (a warning: these elements depend on the non-finite value put in, where "
-                               f"IEEE arithmetic lets equal formulas differ: a reference that clamps before it "
-                               f"divides, a kernel that divides by an infinite scale)"[:500], severity=WARNING,
+        return ctx.finding("P207", (what + ("" if dep is None else ", elements whose result depends on the value "
+                                            "put in neither in the reference nor in the kernel (it does not move "
+                                            "when that element is given another finite value): it leaked"))[:500],
+                           severity=ERROR, sizes=dict(ctx.target.sizes))
+    return ctx.finding("P207", f"{what} (a warning: {PROPAGATES}: these elements depend on the non-finite value "
+                               f"put in, in the reference or in the kernel's own result, and IEEE arithmetic lets "
+                               f"equal formulas differ there: inf / inf, 0 * inf)"[:500], severity=WARNING,
                        sizes=dict(ctx.target.sizes))
 
 
-def _judge(ctx, c, ref, variant: str, said: str, formats, nan_met, base=None):
+def _judge(ctx, c, ref, variant: str, said: str, formats, nan_met, base=None, moves=None):
     """The finding of one run with a special value (``said``), a note's text, or None (right). ``formats()``:
     the reference's own formula in the kernel's formats (``in_kernel_formats``, or None); ``nan_met()``: whether
     the reference computes a NaN on its way (``meets_nan``); ``base``: the default run's reference, flat
-    (``reads_it``)."""
+    (``reads_it``); ``moves()``: the elements the kernel's own result depends on the element given a non-finite
+    value at (``kernel_moves``), asked only where the reference does not explain a NaN."""
     import torch
 
     from harness.errors import error_line
@@ -394,7 +571,7 @@ def _judge(ctx, c, ref, variant: str, said: str, formats, nan_met, base=None):
     if bool(nonfinite.any() or finite_off.any()):
         nonfinite, finite_off = _excused(formats, o, r, nonfinite, finite_off)
     if bool(nonfinite.any()):
-        return _nonfinite_finding(ctx, c, o, r, nonfinite, variant, said, base)
+        return _nonfinite_finding(ctx, c, o, r, nonfinite, variant, said, base, moves)
     if bool(finite_off.any()):
         i = int(torch.where(finite_off, (o - r).abs(), torch.full_like(r, -1.0)).argmax())
         what = (f"{int(finite_off.sum())} of {r.numel()} result elements off by more than the tolerance and the "
@@ -433,10 +610,12 @@ P207 = Code("P207", ERROR, "wrong with special values put into an input the refe
                            "NaN that leaks into other rows), or finite values beyond the error floor",
             ("softmax-no-max-subtraction", "padding-division-by-zero"),
             otherwise="a warning for finite values off at a NaN or Inf input (IEEE fixes no result for a selection "
-                      "among them) and for NaN/Inf at elements whose reference depends on the NaN or Inf put in "
-                      "(equal formulas may differ there: a clamp before a division); info for finite values off at large values or where the reference computes a NaN "
-                      "on its way, where the kernel is finite and the reference not, where they differ in which "
-                      "non-finite value, and where the reference or the launcher raises on the value (its domain)")
+                      "among them) and for NaN/Inf at elements whose reference or whose kernel result depends on the "
+                      "NaN or Inf put in (it propagates through a shared row/group value such as a scale: a "
+                      "quantizer's absmax); info for finite values off at large values or where the reference "
+                      "computes a NaN on its way, where the kernel is finite and the reference not, where they differ "
+                      "in which non-finite value, and where the reference or the launcher raises on the value (its "
+                      "domain)")
 
 # The interpreter's side only, for now: it has not been run on a GPU yet. A probe on a GPU machine runs both
 # backends at once (gpu+interpreter), so its interpreter side still puts the special values in.

@@ -12,13 +12,15 @@ the same values, in a layout torch code produces (the last dim contiguous unless
   ``cols + 16`` elements apart, each row contiguous;
 - "transposed": a column-major view, ``w.t()`` of a (cols, rows + 16) buffer's first rows columns (the
   padding makes its column stride a number no size equals);
-- "strided" (1-D): every third element of a buffer (``buf[::3]``, a column ``x[:, j]``);
+- "strided" (1-D): every third element of a buffer (``buf[::3]``, a column ``x[:, j]``; the step an odd
+  prime: 3, 5, 7, ...);
 - "permuted" (3-D and more): the two dims before the last swapped in memory, ``x.transpose(-3, -2)``
   of a contiguous buffer: a (batch, seq, hidden) tensor stored seq-major, attention's
   (batch, heads, seq, dim) from a (batch, seq, heads, dim) projection; the buffer's rows padded, so
   each of its strides is a number the contiguous launch was not given;
 - "interleaved": a packed buffer's every third column from the second, ``packed[..., 1::3]``
-  (interleaved real/imaginary parts, gate/up projections, rotary halves): the last dim strided;
+  (interleaved real/imaginary parts, gate/up projections, rotary halves): the last dim strided (the step an
+  odd prime);
 - "broadcast": a matrix the launch only reads given as its first row expanded over dim 0
   (``bias.expand(rows, -1)``, a mask or positions expanded over the batch: stride 0). Fair for an input
   only: torch refuses writes into an expanded tensor, so a tensor the plain launch wrote is never
@@ -57,7 +59,23 @@ How wrong is wrong depends on what the launcher promised, which its own launch s
   the column stride of the transposed and interleaved ones; the strides of both permuted dims; for a
   broadcast, whose stride 0 is no number a launch can be seen given, the stride of dim 0 in the
   row-padded run: the same launcher code, now given 0), and the result is still wrong: an error
-  (P206). It was told where every element is and read another;
+  (P206). It was told where every element is and read another. Shown twice: that a stride's value is
+  among the integers the launch got and the contiguous launch did not is evidence only where the number
+  follows the stride; a launch gets other numbers that change with the layout (a count it derives from
+  the row stride, a block count, another tensor's stride) and one may equal a small stride by chance
+  (an interleave step of 5 and a count of 5). So before an error, a second launch gives the tensor the
+  same layout with other strides (the next padding or step whose strides are none of the integers either
+  launch got, nor the first view's; for a broadcast, the row-padded view again): a stride counts as passed
+  only where its value is among the new integers of both launches, and the second launch must be wrong
+  too (or fault). An integer that equals the stride in both, the stride being a number no integer of the
+  first launch was, follows it; one that does not was a coincidence, and the strides count as not passed
+  (the rules below: a note or a warning). One launch more, only where an error would be reported. The
+  strides are picked distinct to begin with, so the second launch is rarely needed and a coincidence
+  rarely repeats: paddings of 16 elements a row that make no stride a power of two (Triton's block sizes,
+  what next_power_of_2 makes of a size) nor an integer of the contiguous launch; steps that are odd primes
+  (no product of a block size and a count); the interleaved second view's packed rows padded by at least a
+  row, so that its row stride is no multiple of the step and nothing derived from the row stride follows
+  the step;
 - it passes the row stride and not the others of a layout that breaks what a row stride assumes:
   a transposed or interleaved view (Triton's convention: rows strided, the last dim contiguous), a
   permuted or 3-D broadcast view (the leading dims taken as one row index with that stride, which is

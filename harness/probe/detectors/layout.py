@@ -472,7 +472,7 @@ def _again(ctx, st: dict, given: dict, k: str, lay: str, c, ref) -> tuple | None
     distinct (``_distinct``) from every integer the contiguous launch and the first launch got, and from the
     first view's; for a broadcast, whose stride 0 no launch shows, the row-padded view again (its first launch,
     ``st["rows"]``, said which strides the launcher passes). (kind, view, its new integers), or None where the
-    budget's end leaves no time for it or no such view is found."""
+    budget's end leaves no time for it (or a broadcast's tensor had no row-padded run)."""
     if ctx.late():
         return None
     own = "row-padded" if lay == "broadcast" else lay
@@ -483,12 +483,10 @@ def _again(ctx, st: dict, given: dict, k: str, lay: str, c, ref) -> tuple | None
     dims = range(first.dim() - 1) if lay == "broadcast" else spec.dims
     avoid = {abs(x) for x in st["base"] | ints} | {abs(first.stride(d)) for d in dims}
     values = given[k].contiguous()  # the same values (a broadcast's: its rows repeated, materialized)
-    for j in range(16):
+    for j in range(16):  # (none distinct: the last, whose strides the first view's are not either)
         v = (spec.again or spec.make)(values, j)
         if _distinct(v, [d for d in dims if first.stride(d) > 1], avoid):
             break
-    else:
-        return None
     kind, c2 = _outcome(ctx, {**given, k: v}, ref)
     return kind, v, {abs(x) for x in c2.ints - st["base"]}
 
@@ -518,7 +516,7 @@ def _judge(ctx, st: dict, kind: str, c, given: dict, done: list, ref, base: dict
         if how[k] == "all":
             proof = f", wrong again at stride {tuple(again[1].stride())}"
         elif again is None:
-            proof = "; not tried again (the budget's end): no proof that it passes them"
+            proof = "; not tried again with other strides: no proof that it passes them"
         else:
             proof = (f"; a number the launch got equalled its stride by chance (not at stride "
                      f"{tuple(again[1].stride())}{'' if shown else ', ' + again[0] + ' there'})")

@@ -547,10 +547,10 @@ def test_on_a_gpu_the_layouts_are_judged_alike(ahead, tmp_path):
     assert not r["launch_bias_right"].problems
 
 
-def _fault_finding(monkeypatch, passed_stride: bool, again: bool = True):
+def _fault_finding(monkeypatch, passed_stride: bool, again: bool = True, then: str = "fault"):
     """The layout detector's judgement of one launch that faulted with a strided 1-D index vector given
     (an illegal memory access, as a gather through the misread gaps gives on a GPU); ``again``: whether the
-    second launch (the same layout, another step) is given its stride too."""
+    second launch (the same layout, another step) is given its stride too; ``then``: how that launch ends."""
     import types
 
     import torch
@@ -565,9 +565,9 @@ def _fault_finding(monkeypatch, passed_stride: bool, again: bool = True):
     fault = RuntimeError("CUDA error: an illegal memory access was encountered")
     c = types.SimpleNamespace(ints={3} if passed_stride else set(), guard={}, cmp={}, error=fault)
 
-    def second(ctx, given, ref):  # the second launch faults as well
+    def second(ctx, given, ref):
         seen.append(given["x"].stride())
-        return "fault", types.SimpleNamespace(ints={given["x"].stride(0)} if again else {3}, error=fault)
+        return then, types.SimpleNamespace(ints={given["x"].stride(0)} if again else {3}, error=fault)
 
     monkeypatch.setattr(layout, "_outcome", second)
     layout._judge(ctx, st, "fault", c, {"x": x}, [("x", "strided")], None, {"x": x.contiguous()})
@@ -586,6 +586,8 @@ def test_a_fault_from_a_view_read_as_contiguous_follows_the_stride_rule(monkeypa
     assert seen == [(5,)] and "wrong again at stride (5,)" in text, (seen, text)  # the next odd prime
     ((code, severity, text),), seen = _fault_finding(monkeypatch, passed_stride=True, again=False)
     assert severity == "info" and "equalled its stride by chance (not at stride (5,))" in text, text
+    ((code, severity, text),), seen = _fault_finding(monkeypatch, passed_stride=True, then="right")
+    assert severity == "info" and "by chance (not at stride (5,), right there)" in text, text
 
 
 # The launcher's integers are evidence that it passes a layout's strides only where they follow the strides: a

@@ -468,9 +468,9 @@ def _passes(st: dict, new: set, k: str, lay: str, v, again=None) -> str:
 
 def _again(ctx, st: dict, given: dict, k: str, lay: str, c, ref) -> tuple | None:
     """The second launch an error rests on: ``given`` with ``k`` in the same layout again (the layout's
-    ``again``, else ``make``), its values the same and its strides other numbers: the layout's own strides
-    distinct (``_distinct``) from every integer the contiguous launch and the first launch got, and from the
-    first view's; for a broadcast, whose stride 0 no launch shows, the row-padded view again (its first launch,
+    ``again``, else ``make``), its values the same and its strides other numbers: every stride above 1 (the
+    layout's own, and the row stride the note's rule reads) distinct (``_distinct``) from every integer the
+    contiguous launch and the first launch got, and from the first view's; for a broadcast, whose stride 0 no launch shows, the row-padded view again (its first launch,
     ``st["rows"]``, said which strides the launcher passes). (kind, view, its new integers), or None where the
     budget's end leaves no time for it (or a broadcast's tensor had no row-padded run)."""
     if ctx.late():
@@ -480,12 +480,12 @@ def _again(ctx, st: dict, given: dict, k: str, lay: str, c, ref) -> tuple | None
     first, ints = st["rows"].get(k, (None, set())) if lay == "broadcast" else (given[k], c.ints)
     if first is None:
         return None
-    dims = range(first.dim() - 1) if lay == "broadcast" else spec.dims
+    dims = [d for d in range(first.dim()) if first.stride(d) > 1]  # the layout's own, and the row stride
     avoid = {abs(x) for x in st["base"] | ints} | {abs(first.stride(d)) for d in dims}
     values = given[k].contiguous()  # the same values (a broadcast's: its rows repeated, materialized)
     for j in range(16):  # (none distinct: the last, whose strides the first view's are not either)
         v = (spec.again or spec.make)(values, j)
-        if _distinct(v, [d for d in dims if first.stride(d) > 1], avoid):
+        if _distinct(v, dims, avoid):
             break
     kind, c2 = _outcome(ctx, {**given, k: v}, ref)
     return kind, v, {abs(x) for x in c2.ints - st["base"]}

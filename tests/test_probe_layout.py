@@ -460,6 +460,8 @@ def test_a_broadcast_input_misread_with_its_row_stride_given_is_an_error_and_its
     wrong = _layout(bias, "launch_bias_wrong")
     assert len(wrong.errors) == 1 and not wrong.warnings, wrong.text()
     assert "'b' is an expanded (broadcast) view, its first row repeated: stride (0, 1)" in wrong.errors[0].message
+    assert "passes the kernel the strides of that layout, as again in a row-padded run at stride (" in \
+        wrong.errors[0].message, wrong.errors[0].message  # b's row stride passed in both row-padded runs
     right = _layout(bias, "launch_bias_right")  # x expanded too: read right by its stride 0
     assert not right.problems and not [f for f in right.findings if "broadcast" in f.message], right.text()
     refused = _layout(bias, "launch_bias_asserts")
@@ -585,7 +587,7 @@ def test_a_fault_from_a_view_read_as_contiguous_follows_the_stride_rule(monkeypa
     assert code == "P206" and severity == "error" and "outside memory" in text
     assert seen == [(5,)] and "wrong again at stride (5,)" in text, (seen, text)  # the next odd prime
     ((code, severity, text),), seen = _fault_finding(monkeypatch, passed_stride=True, again=False)
-    assert severity == "info" and "equalled its stride by chance (not at stride (5,))" in text, text
+    assert severity == "info" and "equalled a stride by chance (not at stride (5,))" in text, text
     ((code, severity, text),), seen = _fault_finding(monkeypatch, passed_stride=True, then="right")
     assert severity == "info" and "by chance (not at stride (5,), right there)" in text, text
 
@@ -663,4 +665,4 @@ def test_a_count_that_equals_a_packed_views_column_step_by_chance_is_no_proof_it
     assert note.severity == "info" and "'x' is a column slice of a packed buffer (packed[..., 1::k]): stride " \
         "(120, 3)" in note.message, note.message
     assert "passes the row stride of 'x' and not its column stride" in note.message, note.message
-    assert "a number the launch got equalled its stride by chance (not at stride (" in note.message, note.message
+    assert "a number the launch got equalled a stride by chance (not at stride (" in note.message, note.message

@@ -470,9 +470,10 @@ def _again(ctx, st: dict, given: dict, k: str, lay: str, c, ref) -> tuple | None
     """The second launch an error rests on: ``given`` with ``k`` in the same layout again (the layout's
     ``again``, else ``make``), its values the same and its strides other numbers: every stride above 1 (the
     layout's own, and the row stride the note's rule reads) distinct (``_distinct``) from every integer the
-    contiguous launch and the first launch got, and from the first view's; for a broadcast, whose stride 0 no launch shows, the row-padded view again (its first launch,
-    ``st["rows"]``, said which strides the launcher passes). (kind, view, its new integers), or None where the
-    budget's end leaves no time for it (or a broadcast's tensor had no row-padded run)."""
+    contiguous launch and the first launch got, and from the first view's. For a broadcast, whose stride 0 no
+    launch shows, the row-padded view again (its first launch, ``st["rows"]``, said which strides the launcher
+    passes). (kind, view, its new integers), or None where the budget's end leaves no time for it (or a
+    broadcast's tensor had no row-padded run)."""
     if ctx.late():
         return None
     own = "row-padded" if lay == "broadcast" else lay
@@ -513,12 +514,14 @@ def _judge(ctx, st: dict, kind: str, c, given: dict, done: list, ref, base: dict
         again = _again(ctx, st, given, k, lay, c, ref)
         shown = again is not None and (lay == "broadcast" or again[0] in ("wrong", "fault"))
         how[k] = _passes(st, new, k, lay, given[k], (again[1], again[2]) if shown else False)
-        if how[k] == "all":
+        if how[k] == "all" and lay == "broadcast":
+            proof = f", as again in a row-padded run at stride {tuple(again[1].stride())}"
+        elif how[k] == "all":
             proof = f", wrong again at stride {tuple(again[1].stride())}"
         elif again is None:
             proof = "; not tried again with other strides: no proof that it passes them"
         else:
-            proof = (f"; a number the launch got equalled its stride by chance (not at stride "
+            proof = (f"; a number the launch got equalled a stride by chance (not at stride "
                      f"{tuple(again[1].stride())}{'' if shown else ', ' + again[0] + ' there'})")
     for n, lay_n in done:
         if lay_n == "row-padded":

@@ -503,95 +503,6 @@ def test_the_guard_bands_keep_a_broadcast_view_broadcast_with_a_contiguous_tenso
     assert kept["b"].stride() == (0, 1) and torch.equal(kept["b"], t) and kept["n"] == 3
 
 
-GPU_RUNS = (("user", "launch"), ("user", "launch_fixed"), ("user", "launch_rows_ignored"),
-            ("more", "launch_permuted_wrong"), ("more", "launch_permuted_right"), ("cols", "launch_cols_wrong"),
-            ("cols", "launch_cols_right"), ("bias", "launch_bias_wrong"), ("bias", "launch_bias_right"))
-SOURCES = {"user": USER, "more": MORE, "cols": COLS, "bias": BIAS}
-
-
-def _gpu_layout_runs(folder) -> dict:
-    """Each (file, launcher) of GPU_RUNS probed on the GPU with the layout detector alone: {launcher: report}.
-    The files are written into ``folder`` (a path, or a TemporaryDirectory kept alive with the runs)."""
-    root = Path(getattr(folder, "name", folder))
-    paths = {}
-    for name, src in SOURCES.items():
-        paths[name] = root / f"user_{name}.py"
-        paths[name].write_text(textwrap.dedent(src))
-    return {launcher: probe(str(paths[name]), launcher=launcher, backends=["gpu"], detectors=["layout"], jobs=1)
-            for name, launcher in GPU_RUNS}
-
-
-def gpu_ahead(items, start):
-    """With a GPU, the GPU layout runs start at collection, beside the suite's other GPU work."""
-    import tempfile
-
-    if any(item.name.startswith("test_on_a_gpu_the_layouts") for item in items):
-        start(("layout-gpu",), _gpu_layout_runs, tempfile.TemporaryDirectory(prefix="casebook-layout-gpu-"))
-
-
-@pytest.mark.gpu
-def test_on_a_gpu_the_layouts_are_judged_alike(ahead, tmp_path):
-    """The interpreter's severities on a GPU (the strides a launch is given are read there too; an access
-    outside a view reads the guard bands' poison)."""
-    r = ahead(("layout-gpu",), _gpu_layout_runs, tmp_path)
-    assert [f.severity for f in r["launch"].by_code("P206")] == ["warning", "warning"], r["launch"].text()
-    assert r["launch_fixed"].findings == []
-    ignored = r["launch_rows_ignored"]
-    assert len(ignored.errors) == 1 and "slice of a wider buffer" in ignored.errors[0].message, ignored.text()
-    permuted = r["launch_permuted_wrong"]
-    assert [f for f in permuted.errors if "permuted" in f.message], permuted.text()
-    assert not r["launch_permuted_right"].problems
-    interleaved = r["launch_cols_wrong"]
-    assert [f.severity for f in interleaved.by_code("P206")] == ["error"], interleaved.text()
-    assert r["launch_cols_right"].findings == []
-    broadcast = r["launch_bias_wrong"]
-    assert len(broadcast.errors) == 1 and "broadcast" in broadcast.errors[0].message, broadcast.text()
-    assert not r["launch_bias_right"].problems
-
-
-def _fault_finding(monkeypatch, passed_stride: bool, again: bool = True, then: str = "fault"):
-    """The layout detector's judgement of one launch that faulted with a strided 1-D index vector given
-    (an illegal memory access, as a gather through the misread gaps gives on a GPU); ``again``: whether the
-    second launch (the same layout, another step) is given its stride too; ``then``: how that launch ends."""
-    import types
-
-    import torch
-
-    from harness.probe.detectors import layout
-
-    found, seen = [], []
-    ctx = types.SimpleNamespace(target=types.SimpleNamespace(sizes={"n": 30}), late=lambda: False,
-                                finding=lambda code, text, severity, sizes: (code, severity, text))
-    x = torch.arange(90, dtype=torch.int32)[::3]
-    st = {"base": set(), "row_stride": set(), "dims": {}, "rows": {}, "refused": [], "wrong": {}, "found": found}
-    fault = RuntimeError("CUDA error: an illegal memory access was encountered")
-    c = types.SimpleNamespace(ints={3} if passed_stride else set(), guard={}, cmp={}, error=fault)
-
-    def second(ctx, given, ref):
-        seen.append(given["x"].stride())
-        return then, types.SimpleNamespace(ints={given["x"].stride(0)} if again else {3}, error=fault)
-
-    monkeypatch.setattr(layout, "_outcome", second)
-    layout._judge(ctx, st, "fault", c, {"x": x}, [("x", "strided")], None, {"x": x.contiguous()})
-    return found, seen
-
-
-def test_a_fault_from_a_view_read_as_contiguous_follows_the_stride_rule(monkeypatch):
-    """cases/histogram-lost-updates' correct kernel, given a strided index vector its launcher takes as
-    contiguous, faulted on an H200 (docs/measurements/layout-gpu-h200.log): the fault is the contiguity
-    assumption's doing, a note for a 1-D tensor as a wrong result would be; an error only where the
-    launcher passes that layout's stride and still faults, shown by a second launch at another step."""
-    ((code, severity, text),), seen = _fault_finding(monkeypatch, passed_stride=False)
-    assert code == "P206" and severity == "info" and "illegal memory access" in text and seen == []
-    ((code, severity, text),), seen = _fault_finding(monkeypatch, passed_stride=True)
-    assert code == "P206" and severity == "error" and "outside memory" in text
-    assert seen == [(5,)] and "wrong again at stride (5,)" in text, (seen, text)  # the next odd prime
-    ((code, severity, text),), seen = _fault_finding(monkeypatch, passed_stride=True, again=False)
-    assert severity == "info" and "equalled a stride by chance (not at stride (5,))" in text, text
-    ((code, severity, text),), seen = _fault_finding(monkeypatch, passed_stride=True, then="right")
-    assert severity == "info" and "by chance (not at stride (5,), right there)" in text, text
-
-
 # The launcher's integers are evidence that it passes a layout's strides only where they follow the strides: a
 # number the launch got may equal a stride by chance (a count it derives from the row stride, a block count).
 # An error rests on a second launch of the same layout with other strides (layout._again). Two kernels of ours:
@@ -641,6 +552,100 @@ def make_inputs(*, device, gen, rows=12, cols=40):
 def reference(x):
     return x.double() + 3.0
 """
+
+
+GPU_RUNS = (("user", "launch"), ("user", "launch_fixed"), ("user", "launch_rows_ignored"),
+            ("more", "launch_permuted_wrong"), ("more", "launch_permuted_right"), ("cols", "launch_cols_wrong"),
+            ("cols", "launch_cols_right"), ("bias", "launch_bias_wrong"), ("bias", "launch_bias_right"),
+            ("steps", "launch_twice"), ("steps", "launch_counted"))
+SOURCES = {"user": USER, "more": MORE, "cols": COLS, "bias": BIAS, "steps": STEPS}
+
+
+def _gpu_layout_runs(folder) -> dict:
+    """Each (file, launcher) of GPU_RUNS probed on the GPU with the layout detector alone: {launcher: report}.
+    The files are written into ``folder`` (a path, or a TemporaryDirectory kept alive with the runs)."""
+    root = Path(getattr(folder, "name", folder))
+    paths = {}
+    for name, src in SOURCES.items():
+        paths[name] = root / f"user_{name}.py"
+        paths[name].write_text(textwrap.dedent(src))
+    return {launcher: probe(str(paths[name]), launcher=launcher, backends=["gpu"], detectors=["layout"], jobs=1)
+            for name, launcher in GPU_RUNS}
+
+
+def gpu_ahead(items, start):
+    """With a GPU, the GPU layout runs start at collection, beside the suite's other GPU work."""
+    import tempfile
+
+    if any(item.name.startswith("test_on_a_gpu_the_layouts") for item in items):
+        start(("layout-gpu",), _gpu_layout_runs, tempfile.TemporaryDirectory(prefix="casebook-layout-gpu-"))
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_the_layouts_are_judged_alike(ahead, tmp_path):
+    """The interpreter's severities on a GPU (the strides a launch is given are read there too; an access
+    outside a view reads the guard bands' poison)."""
+    r = ahead(("layout-gpu",), _gpu_layout_runs, tmp_path)
+    assert [f.severity for f in r["launch"].by_code("P206")] == ["warning", "warning"], r["launch"].text()
+    assert r["launch_fixed"].findings == []
+    ignored = r["launch_rows_ignored"]
+    assert len(ignored.errors) == 1 and "slice of a wider buffer" in ignored.errors[0].message, ignored.text()
+    permuted = r["launch_permuted_wrong"]
+    assert [f for f in permuted.errors if "permuted" in f.message], permuted.text()
+    assert not r["launch_permuted_right"].problems
+    interleaved = r["launch_cols_wrong"]
+    assert [f.severity for f in interleaved.by_code("P206")] == ["error"], interleaved.text()
+    assert r["launch_cols_right"].findings == []
+    broadcast = r["launch_bias_wrong"]
+    assert len(broadcast.errors) == 1 and "broadcast" in broadcast.errors[0].message, broadcast.text()
+    assert not r["launch_bias_right"].problems
+    twice = r["launch_twice"]  # the column stride passed and misread: an error, shown by a second launch
+    assert len(twice.errors) == 1 and "wrong again at stride" in twice.errors[0].message, twice.text()
+    counted = r["launch_counted"]  # a count equal to the packed view's step by chance: the convention's note
+    assert not counted.problems and [f.severity for f in counted.by_code("P206")] == ["info"], counted.text()
+
+
+def _fault_finding(monkeypatch, passed_stride: bool, again: bool = True, then: str = "fault"):
+    """The layout detector's judgement of one launch that faulted with a strided 1-D index vector given
+    (an illegal memory access, as a gather through the misread gaps gives on a GPU); ``again``: whether the
+    second launch (the same layout, another step) is given its stride too; ``then``: how that launch ends."""
+    import types
+
+    import torch
+
+    from harness.probe.detectors import layout
+
+    found, seen = [], []
+    ctx = types.SimpleNamespace(target=types.SimpleNamespace(sizes={"n": 30}), late=lambda: False,
+                                finding=lambda code, text, severity, sizes: (code, severity, text))
+    x = torch.arange(90, dtype=torch.int32)[::3]
+    st = {"base": set(), "row_stride": set(), "dims": {}, "rows": {}, "refused": [], "wrong": {}, "found": found}
+    fault = RuntimeError("CUDA error: an illegal memory access was encountered")
+    c = types.SimpleNamespace(ints={3} if passed_stride else set(), guard={}, cmp={}, error=fault)
+
+    def second(ctx, given, ref):
+        seen.append(given["x"].stride())
+        return then, types.SimpleNamespace(ints={given["x"].stride(0)} if again else {3}, error=fault)
+
+    monkeypatch.setattr(layout, "_outcome", second)
+    layout._judge(ctx, st, "fault", c, {"x": x}, [("x", "strided")], None, {"x": x.contiguous()})
+    return found, seen
+
+
+def test_a_fault_from_a_view_read_as_contiguous_follows_the_stride_rule(monkeypatch):
+    """cases/histogram-lost-updates' correct kernel, given a strided index vector its launcher takes as
+    contiguous, faulted on an H200 (docs/measurements/layout-gpu-h200.log): the fault is the contiguity
+    assumption's doing, a note for a 1-D tensor as a wrong result would be; an error only where the
+    launcher passes that layout's stride and still faults, shown by a second launch at another step."""
+    ((code, severity, text),), seen = _fault_finding(monkeypatch, passed_stride=False)
+    assert code == "P206" and severity == "info" and "illegal memory access" in text and seen == []
+    ((code, severity, text),), seen = _fault_finding(monkeypatch, passed_stride=True)
+    assert code == "P206" and severity == "error" and "outside memory" in text
+    assert seen == [(5,)] and "wrong again at stride (5,)" in text, (seen, text)  # the next odd prime
+    ((code, severity, text),), seen = _fault_finding(monkeypatch, passed_stride=True, again=False)
+    assert severity == "info" and "equalled a stride by chance (not at stride (5,))" in text, text
+    ((code, severity, text),), seen = _fault_finding(monkeypatch, passed_stride=True, then="right")
+    assert severity == "info" and "by chance (not at stride (5,), right there)" in text, text
 
 
 @pytest.fixture

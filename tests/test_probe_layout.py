@@ -176,10 +176,15 @@ def test_an_output_buffer_the_reference_never_reads_is_left_as_made(user, monkey
     assert layout.candidates(T, inputs) == ["x", "idx"]
     given, done = layout._relaid(inputs, ["x", "idx"], ("row-padded", "strided"))
     assert done == [("x", "row-padded"), ("idx", "strided")]
-    assert given["x"].stride() == (21, 1) and given["idx"].stride() == (4,) and given["out"] is inputs["out"]
+    assert given["x"].stride() == (21, 1) and given["idx"].stride() == (5,) and given["out"] is inputs["out"]
     assert torch.equal(given["x"], inputs["x"])  # the same values
     t, _ = layout._relaid({"w": torch.randn(6, 3)}, ["w"], ("transposed",))
     assert t["w"].stride() == (1, 22) and not t["w"].is_contiguous()
+    # a row stride that would be a power of two (48 + 16: a block size's number) or an integer the contiguous
+    # launch got is passed over for the next padding
+    w = torch.randn(4, 48)
+    assert layout._relaid({"w": w}, ["w"], ("row-padded",))[0]["w"].stride() == (80, 1)
+    assert layout._relaid({"w": w}, ["w"], ("row-padded",), frozenset({80}))[0]["w"].stride() == (96, 1)
 
 
 def test_it_stops_at_its_deadline_with_a_note(user, monkeypatch):
@@ -456,6 +461,8 @@ def test_a_broadcast_input_misread_with_its_row_stride_given_is_an_error_and_its
     wrong = _layout(bias, "launch_bias_wrong")
     assert len(wrong.errors) == 1 and not wrong.warnings, wrong.text()
     assert "'b' is an expanded (broadcast) view, its first row repeated: stride (0, 1)" in wrong.errors[0].message
+    assert "passes the kernel the strides of that layout, as again in a row-padded run at stride (" in \
+        wrong.errors[0].message, wrong.errors[0].message  # b's row stride passed in both row-padded runs
     right = _layout(bias, "launch_bias_right")  # x expanded too: read right by its stride 0
     assert not right.problems and not [f for f in right.findings if "broadcast" in f.message], right.text()
     refused = _layout(bias, "launch_bias_asserts")
@@ -497,10 +504,62 @@ def test_the_guard_bands_keep_a_broadcast_view_broadcast_with_a_contiguous_tenso
     assert kept["b"].stride() == (0, 1) and torch.equal(kept["b"], t) and kept["n"] == 3
 
 
+# The launcher's integers are evidence that it passes a layout's strides only where they follow the strides: a
+# number the launch got may equal a stride by chance (a count it derives from the row stride, a block count).
+# An error rests on a second launch of the same layout with other strides (layout._again). Two kernels of ours:
+# one given the row and column strides that misreads the column stride (an error, shown twice), one given the
+# row stride only, taking the last dim as contiguous, that also gets a count equal to the packed view's column
+# step at these sizes (the row stride's blocks of 48: 120 elements for packed[..., 1::3] at 40 columns, 3
+# blocks): the convention's note, as for any launcher that passes the row stride alone, not an error.
+STEPS = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def twice_kernel(x_ptr, out_ptr, n_cols, sxr, sxc, so, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    c = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + r * sxr * sxc + c * sxc, mask=c < n_cols)  # the row offset scaled by the column stride too
+    tl.store(out_ptr + r * so + c, v + 3.0, mask=c < n_cols)
+
+
+@triton.jit
+def counted_kernel(x_ptr, out_ptr, n_cols, sxr, so, n_chunks, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    c = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + r * sxr + c, mask=c < n_cols)  # the last dim taken as contiguous
+    tl.store(out_ptr + r * so + c, v + 3.0 + 0.0 * n_chunks, mask=c < n_cols)
+
+
+def launch_twice(x, out):
+    twice_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), x.stride(1), out.stride(0), BLOCK=64)
+    return out
+
+
+def launch_counted(x, out):
+    if x.stride(0) == 1:  # a column-major view copied; any other taken as last-dim contiguous
+        x = x.contiguous()
+    counted_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), out.stride(0), triton.cdiv(x.stride(0), 48),
+                                  BLOCK=64)
+    return out
+
+
+def make_inputs(*, device, gen, rows=12, cols=40):
+    return {"x": torch.randn(rows, cols, generator=gen).to(device), "out": torch.empty(rows, cols, device=device)}
+
+
+def reference(x):
+    return x.double() + 3.0
+"""
+
+
 GPU_RUNS = (("user", "launch"), ("user", "launch_fixed"), ("user", "launch_rows_ignored"),
             ("more", "launch_permuted_wrong"), ("more", "launch_permuted_right"), ("cols", "launch_cols_wrong"),
-            ("cols", "launch_cols_right"), ("bias", "launch_bias_wrong"), ("bias", "launch_bias_right"))
-SOURCES = {"user": USER, "more": MORE, "cols": COLS, "bias": BIAS}
+            ("cols", "launch_cols_right"), ("bias", "launch_bias_wrong"), ("bias", "launch_bias_right"),
+            ("steps", "launch_twice"), ("steps", "launch_counted"))
+SOURCES = {"user": USER, "more": MORE, "cols": COLS, "bias": BIAS, "steps": STEPS}
 
 
 def _gpu_layout_runs(folder) -> dict:
@@ -550,34 +609,75 @@ def test_on_a_gpu_the_layouts_are_judged_alike(ahead, tmp_path):
     broadcast = r["launch_bias_wrong"]
     assert len(broadcast.errors) == 1 and "broadcast" in broadcast.errors[0].message, broadcast.text()
     assert not r["launch_bias_right"].problems
+    twice = r["launch_twice"]  # the column stride passed and misread: an error, shown by a second launch
+    assert len(twice.errors) == 1 and "wrong again at stride" in twice.errors[0].message, twice.text()
+    counted = r["launch_counted"]  # a count equal to the packed view's step by chance: the convention's note
+    assert not counted.problems and [f.severity for f in counted.by_code("P206")] == ["info"], counted.text()
 
 
-def _fault_finding(passed_stride: bool):
+def _fault_finding(monkeypatch, passed_stride: bool, again: bool = True, then: str = "fault"):
     """The layout detector's judgement of one launch that faulted with a strided 1-D index vector given
-    (an illegal memory access, as a gather through the misread gaps gives on a GPU)."""
+    (an illegal memory access, as a gather through the misread gaps gives on a GPU); ``again``: whether the
+    second launch (the same layout, another step) is given its stride too; ``then``: how that launch ends."""
     import types
 
     import torch
 
     from harness.probe.detectors import layout
 
-    found = []
-    ctx = types.SimpleNamespace(target=types.SimpleNamespace(sizes={"n": 30}),
+    found, seen = [], []
+    ctx = types.SimpleNamespace(target=types.SimpleNamespace(sizes={"n": 30}), late=lambda: False,
                                 finding=lambda code, text, severity, sizes: (code, severity, text))
     x = torch.arange(90, dtype=torch.int32)[::3]
-    st = {"base": set(), "row_stride": set(), "dims": {}, "refused": [], "wrong": {}, "found": found}
-    c = types.SimpleNamespace(ints={3} if passed_stride else set(), guard={}, cmp={},
-                              error=RuntimeError("CUDA error: an illegal memory access was encountered"))
-    layout._judge(ctx, st, "fault", c, {"x": x}, [("x", "strided")])
-    return found
+    st = {"base": set(), "row_stride": set(), "dims": {}, "rows": {}, "refused": [], "wrong": {}, "found": found}
+    fault = RuntimeError("CUDA error: an illegal memory access was encountered")
+    c = types.SimpleNamespace(ints={3} if passed_stride else set(), guard={}, cmp={}, error=fault)
+
+    def second(ctx, given, ref):
+        seen.append(given["x"].stride())
+        return then, types.SimpleNamespace(ints={given["x"].stride(0)} if again else {3}, error=fault)
+
+    monkeypatch.setattr(layout, "_outcome", second)
+    layout._judge(ctx, st, "fault", c, {"x": x}, [("x", "strided")], None, {"x": x.contiguous()})
+    return found, seen
 
 
-def test_a_fault_from_a_view_read_as_contiguous_follows_the_stride_rule():
+def test_a_fault_from_a_view_read_as_contiguous_follows_the_stride_rule(monkeypatch):
     """cases/histogram-lost-updates' correct kernel, given a strided index vector its launcher takes as
     contiguous, faulted on an H200 (docs/measurements/layout-gpu-h200.log): the fault is the contiguity
     assumption's doing, a note for a 1-D tensor as a wrong result would be; an error only where the
-    launcher passes that layout's stride and still faults."""
-    (code, severity, text), = _fault_finding(passed_stride=False)
-    assert code == "P206" and severity == "info" and "illegal memory access" in text
-    (code, severity, text), = _fault_finding(passed_stride=True)
+    launcher passes that layout's stride and still faults, shown by a second launch at another step."""
+    ((code, severity, text),), seen = _fault_finding(monkeypatch, passed_stride=False)
+    assert code == "P206" and severity == "info" and "illegal memory access" in text and seen == []
+    ((code, severity, text),), seen = _fault_finding(monkeypatch, passed_stride=True)
     assert code == "P206" and severity == "error" and "outside memory" in text
+    assert seen == [(5,)] and "wrong again at stride (5,)" in text, (seen, text)  # the next odd prime
+    ((code, severity, text),), seen = _fault_finding(monkeypatch, passed_stride=True, again=False)
+    assert severity == "info" and "equalled a stride by chance (not at stride (5,))" in text, text
+    ((code, severity, text),), seen = _fault_finding(monkeypatch, passed_stride=True, then="right")
+    assert severity == "info" and "by chance (not at stride (5,), right there)" in text, text
+
+
+@pytest.fixture
+def steps(tmp_path):
+    path = tmp_path / "user_steps.py"
+    path.write_text(textwrap.dedent(STEPS))
+    return str(path)
+
+
+def test_a_column_stride_passed_and_misread_is_an_error_shown_by_a_second_launch(steps):
+    r = _layout(steps, "launch_twice")
+    assert len(r.errors) == 1 and not r.warnings, r.text()
+    error = r.errors[0].message
+    assert "'x' is a transposed (column-major) view: stride (1, 28)" in error, error
+    assert "passes the kernel the strides of that layout, wrong again at stride (1, " in error, error
+
+
+def test_a_count_that_equals_a_packed_views_column_step_by_chance_is_no_proof_it_is_passed(steps):
+    r = _layout(steps, "launch_counted")
+    assert not r.problems, r.text()  # right row-padded (its row stride passed) and transposed (copied)
+    note, = r.by_code("P206")
+    assert note.severity == "info" and "'x' is a column slice of a packed buffer (packed[..., 1::k]): stride " \
+        "(120, 3)" in note.message, note.message
+    assert "passes the row stride of 'x' and not its column stride" in note.message, note.message
+    assert "a number the launch got equalled a stride by chance (not at stride (" in note.message, note.message

@@ -12,13 +12,15 @@ the same values, in a layout torch code produces (the last dim contiguous unless
   ``cols + 16`` elements apart, each row contiguous;
 - "transposed": a column-major view, ``w.t()`` of a (cols, rows + 16) buffer's first rows columns (the
   padding makes its column stride a number no size equals);
-- "strided" (1-D): every third element of a buffer (``buf[::3]``, a column ``x[:, j]``);
+- "strided" (1-D): every third element of a buffer (``buf[::3]``, a column ``x[:, j]``; the step an odd
+  prime: 3, 5, 7, ...);
 - "permuted" (3-D and more): the two dims before the last swapped in memory, ``x.transpose(-3, -2)``
   of a contiguous buffer: a (batch, seq, hidden) tensor stored seq-major, attention's
   (batch, heads, seq, dim) from a (batch, seq, heads, dim) projection; the buffer's rows padded, so
   each of its strides is a number the contiguous launch was not given;
 - "interleaved": a packed buffer's every third column from the second, ``packed[..., 1::3]``
-  (interleaved real/imaginary parts, gate/up projections, rotary halves): the last dim strided;
+  (interleaved real/imaginary parts, gate/up projections, rotary halves): the last dim strided (the step an
+  odd prime);
 - "broadcast": a matrix the launch only reads given as its first row expanded over dim 0
   (``bias.expand(rows, -1)``, a mask or positions expanded over the batch: stride 0). Fair for an input
   only: torch refuses writes into an expanded tensor, so a tensor the plain launch wrote is never
@@ -57,7 +59,23 @@ How wrong is wrong depends on what the launcher promised, which its own launch s
   the column stride of the transposed and interleaved ones; the strides of both permuted dims; for a
   broadcast, whose stride 0 is no number a launch can be seen given, the stride of dim 0 in the
   row-padded run: the same launcher code, now given 0), and the result is still wrong: an error
-  (P206). It was told where every element is and read another;
+  (P206). It was told where every element is and read another. Shown twice: that a stride's value is
+  among the integers the launch got and the contiguous launch did not is evidence only where the number
+  follows the stride; a launch gets other numbers that change with the layout (a count it derives from
+  the row stride, a block count, another tensor's stride) and one may equal a small stride by chance
+  (an interleave step of 5 and a count of 5). So before an error, a second launch gives the tensor the
+  same layout with other strides (the next padding or step whose strides are none of the integers either
+  launch got, nor the first view's; for a broadcast, the row-padded view again): a stride counts as passed
+  only where its value is among the new integers of both launches, and the second launch must be wrong
+  too (or fault). An integer that equals the stride in both, the stride being a number no integer of the
+  first launch was, follows it; one that does not was a coincidence, and the strides count as not passed
+  (the rules below: a note or a warning). One launch more, only where an error would be reported. The
+  strides are picked distinct to begin with, so the second launch is rarely needed and a coincidence
+  rarely repeats: paddings of 16 elements a row that make no stride a power of two (Triton's block sizes,
+  what next_power_of_2 makes of a size) nor an integer of the contiguous launch; steps that are odd primes
+  (no product of a block size and a count); the interleaved second view's packed rows padded by at least a
+  row, so that its row stride is no multiple of the step and nothing derived from the row stride follows
+  the step;
 - it passes the row stride and not the others of a layout that breaks what a row stride assumes:
   a transposed or interleaved view (Triton's convention: rows strided, the last dim contiguous), a
   permuted or 3-D broadcast view (the leading dims taken as one row index with that stride, which is
@@ -112,8 +130,18 @@ def transposed(t, i: int = 0):
     return t.new_empty((*t.shape[:-2], t.shape[-1], rows + pad))[..., :rows].mT.copy_(t)
 
 
+def odd_prime(i: int) -> int:
+    """The ``i``-th odd prime (3, 5, 7, 11, ...): the steps of the strided and interleaved layouts. A prime is
+    no product of a block size and a count, and no two of them divide one another."""
+    n, seen = 1, -1
+    while seen < i:
+        n += 2
+        seen += all(n % p for p in range(3, int(n ** 0.5) + 1, 2))
+    return n
+
+
 def strided(t, i: int = 0):
-    step = 3 + i
+    step = odd_prime(i)
     return t.new_empty(step * t.shape[0])[::step].copy_(t)
 
 
@@ -127,11 +155,19 @@ def permuted(t, i: int = 0):
     return t.new_empty((*lead, t.shape[-1] + pad))[..., :t.shape[-1]].transpose(-3, -2).copy_(t)
 
 
-def interleaved(t, i: int = 0):
+def interleaved(t, i: int = 0, pad: int = 0):
     """Every ``step``-th column of a packed buffer from the second on, ``packed[..., 1::step]`` (real and
-    imaginary parts, gate and up projections, rotary halves stored interleaved): the last dim strided."""
-    step = 3 + i
-    return t.new_empty((*t.shape[:-1], t.shape[-1] * step))[..., 1::step].copy_(t)
+    imaginary parts, gate and up projections, rotary halves stored interleaved): the last dim strided;
+    ``pad``: the packed buffer's rows that many elements wider (a slice of a wider buffer)."""
+    step = odd_prime(i)
+    return t.new_empty((*t.shape[:-1], t.shape[-1] * step + pad))[..., 1:t.shape[-1] * step:step].copy_(t)
+
+
+def interleaved_again(t, i: int = 0):
+    """``interleaved`` with the packed buffer's rows padded by a multiple of ``ROW_PAD`` at least one row of
+    ``t`` wide: its row stride is then no multiple of the step times the columns (no number the launcher derives
+    from the row stride, its quotient by the columns, follows the step from one launch to the other)."""
+    return interleaved(t, i, pad=ROW_PAD * -(-t.shape[-1] // ROW_PAD))
 
 
 def broadcast(t, i: int = 0):
@@ -149,6 +185,7 @@ class Layout:
     dims: tuple  # the dims whose strides only this layout gives: a launch given them all passes its strides
     convention: str = ""  # the stride a launch given the row stride only leaves out, and what it assumes (a note)
     after: tuple = ()  # earlier layouts whose misread this one repeats: a tensor wrong there is not tried here
+    again: Callable | None = None  # the second launch's view (``_again``), where not ``make`` with another place
 
 
 LEADING = ("the strides of the dims before: its leading dims taken as one row index with that stride, as "
@@ -166,7 +203,7 @@ LAYOUTS = {
     "interleaved": Layout(interleaved, "a column slice of a packed buffer (packed[..., 1::k])",
                           lambda t: t.dim() >= 2 and t.shape[-1] > 1, (-1,),
                           "its column stride: Triton's convention, the last dim contiguous",
-                          ("row-padded", "transposed")),
+                          ("row-padded", "transposed"), interleaved_again),
     "broadcast": Layout(broadcast, "an expanded (broadcast) view, its first row repeated",
                         lambda t: t.dim() >= 2 and t.shape[0] > 1, (0,), LEADING, ("row-padded",)),
 }
@@ -207,10 +244,10 @@ def _relaid(inputs: dict, names: list, layouts: tuple, avoid: frozenset = frozen
             same: bool = False) -> tuple[dict, list]:
     """``inputs`` with each of ``names`` in the first of ``layouts`` it takes (same values); (name, layout)
     of each changed (a layout that gives a contiguous tensor again, a (n, 1) transposed, is left out). The
-    padding (or step) of each is the first of its place's that gives the strides the layout is judged by
-    numbers outside ``avoid`` (the contiguous launch's integers: a launch given them is then seen given them,
-    whatever the sizes multiply to); ``same``: every one the padding of the first place (tensors of one shape
-    then have one set of strides, as views of one packed buffer do)."""
+    padding (or step) of each is the first of its place's that makes the strides the layout is judged by
+    distinct (``_distinct``: outside ``avoid``, the contiguous launch's integers, and no power of two);
+    ``same``: every one the padding of the first place (tensors of one shape then have one set of strides, as
+    views of one packed buffer do)."""
     out, done = dict(inputs), []
     for i, k in enumerate(names):
         for lay in layouts:
@@ -218,13 +255,20 @@ def _relaid(inputs: dict, names: list, layouts: tuple, avoid: frozenset = frozen
             if spec.takes(inputs[k]):
                 for j in (range(8) if same else range(i, i + 8 * len(names), len(names))):
                     v = spec.make(inputs[k], j)
-                    if not {abs(v.stride(d)) for d in spec.dims} & avoid:
+                    if _distinct(v, spec.dims, avoid):
                         break
                 if not v.is_contiguous():
                     out[k] = v
                     done.append((k, lay))
                 break
     return out, done
+
+
+def _distinct(v, dims, avoid) -> bool:
+    """Whether the strides ``dims`` of ``v`` are numbers a launch is seen given only where it is given them: none
+    among ``avoid`` (the integers the contiguous launch got, or the first of two launches got) and none a power
+    of two (Triton's block sizes and warp counts, what next_power_of_2 makes of any size)."""
+    return not any((s := abs(v.stride(d))) in avoid or s & (s - 1) == 0 for d in dims)
 
 
 def _said(lay: str, v) -> str:
@@ -259,7 +303,7 @@ def run(ctx) -> list:
     # tensors the launch wrote are then taken for outputs
     names = [k for k in candidates(t, inputs) if not (anything and k in plain.changed)]
     names.sort(key=lambda k: -inputs[k].numel())
-    st = {"found": [], "refused": [], "base": plain.ints, "row_stride": set(), "dims": {}, "wrong": {},
+    st = {"found": [], "refused": [], "base": plain.ints, "row_stride": set(), "dims": {}, "rows": {}, "wrong": {},
           "written": set(plain.changed), "names": names}
     ctx.board.layout_now = st["found"]  # what the budget's end keeps (partial)
     cut = False
@@ -297,28 +341,27 @@ def _launches(ctx, st: dict, given: dict, done: list, ref, base: dict, seen: tup
         return True
     kind, c = seen or _outcome(ctx, given, ref)
     if kind == "right" or kind == "fault" or len(done) == 1:
-        _judge(ctx, st, kind, c, given, done, _shared(ctx, st, kind, c, given, done, ref, base))
+        _judge(ctx, st, kind, c, given, done, ref, base)
         return False
     for k, lay in done[:MAX_ALONE]:  # which one (the largest first)
         if ctx.late():
             return True
         alone = {**base, k: given[k]}
         kind, c = _outcome(ctx, alone, ref)
-        _judge(ctx, st, kind, c, alone, [(k, lay)], _shared(ctx, st, kind, c, alone, [(k, lay)], ref, base))
+        _judge(ctx, st, kind, c, alone, [(k, lay)], ref, base)
     return False
 
 
-def _shared(ctx, st: dict, kind: str, c, given: dict, done: list, ref, base: dict) -> list:
-    """The tensors of the same shape as the one laid out, where a launch given its strides is wrong with
-    them as made and right with them all in its layout, with its very strides (two views of one packed
-    buffer: ``packed[..., :n]``, ``packed[..., n:2n]``, a fused QKV's heads, a quantized weight's scales and
-    zeros): the launcher reads them by the one tensor's strides. [] otherwise (one launch more, only then)."""
+def _shared(ctx, st: dict, kind: str, given: dict, done: list, ref, base: dict) -> list:
+    """The tensors of the same shape as the one laid out, where a launch given its strides (``_passes``: "all",
+    the caller's word) is wrong with them as made and right with them all in its layout, with its very strides
+    (two views of one packed buffer: ``packed[..., :n]``, ``packed[..., n:2n]``, a fused QKV's heads, a
+    quantized weight's scales and zeros): the launcher reads them by the one tensor's strides. [] otherwise
+    (one launch more, only then)."""
     if kind != "wrong" or len(done) != 1 or done[0][1] == "broadcast" or ctx.late():
         return []
     k, lay = done[0]
     v = given[k]
-    if _passes(st, {abs(x) for x in c.ints - st["base"]}, k, lay, v) != "all":
-        return []
     group = [n for n in st["names"] if n != k and tuple(base[n].shape) == tuple(v.shape) and n in base]
     if not group:
         return []
@@ -356,7 +399,7 @@ def _broadcast_run(ctx, st: dict, inputs: dict, names: list) -> bool:
         return True
     kind, c = _outcome(ctx, wide, ref)
     if kind == "right":
-        _judge(ctx, st, kind, c, wide, [(k, "broadcast") for k in names])
+        _judge(ctx, st, kind, c, wide, [(k, "broadcast") for k in names], ref, same)
         return False
     if ctx.late():
         return True
@@ -382,20 +425,38 @@ def _outcome(ctx, given: dict, ref, changed: bool = False) -> tuple[str, object]
     return "right", c
 
 
-def _passes(st: dict, new: set, k: str, lay: str, v) -> str:
+def _given(v, new: set) -> set:
+    """The dims of ``v`` whose stride (above 1) is among ``new``, a launch's integers."""
+    return {d for d in range(v.dim()) if v.stride(d) > 1 and v.stride(d) in new}
+
+
+def _passes(st: dict, new: set, k: str, lay: str, v, again=None) -> str:
     """What the launch was given of ``v``'s strides in this layout: "all" (every stride only this layout has:
     it passes the strides for it), "row" (the row stride and not the others: the convention the layout names),
     "some" or "none". A broadcast's stride 0 is no number a launch can be seen given: it passes it where it
-    passed that dim's stride in the row-padded run (the same launcher code, now given 0)."""
+    passed that dim's stride in the row-padded run (the same launcher code, now given 0).
+    ``again``: the second launch's (view, its new integers) (``_again``): a stride counts as passed only where
+    its value is among the new integers of both launches (the integers follow the stride); False where that
+    launch showed nothing (it was right, raised, or not made): the layout's own strides count as not passed."""
     dims = LAYOUTS[lay].dims
+    own = {d % v.dim() for d in dims}
     if lay == "broadcast":
-        seen = st["dims"].get(k, set())
-        if {d % v.dim() for d in dims} <= seen:
+        seen = set(st["dims"].get(k, set()))
+        if again is False:
+            seen -= own
+        elif again is not None:
+            seen &= _given(*again)
+        if own <= seen:
             return "all"
         return "row" if v.dim() - 2 in seen else ("some" if seen else "none")
+    shown = _given(v, new)
+    if again is False:
+        shown -= own
+    elif again is not None:
+        shown &= _given(*again)
 
     def passed(d: int) -> bool:
-        return v.stride(d) > 1 and v.stride(d) in new
+        return d % v.dim() in shown
 
     if all(passed(d) for d in dims):
         return "all"
@@ -405,60 +466,105 @@ def _passes(st: dict, new: set, k: str, lay: str, v) -> str:
     return "some" if row or any(passed(d) for d in range(v.dim())) else "none"
 
 
-def _judge(ctx, st: dict, kind: str, c, given: dict, done: list, shared: list = ()) -> None:
+def _again(ctx, st: dict, given: dict, k: str, lay: str, c, ref) -> tuple | None:
+    """The second launch an error rests on: ``given`` with ``k`` in the same layout again (the layout's
+    ``again``, else ``make``), its values the same and its strides other numbers: every stride above 1 (the
+    layout's own, and the row stride the note's rule reads) distinct (``_distinct``) from every integer the
+    contiguous launch and the first launch got, and from the first view's. For a broadcast, whose stride 0 no
+    launch shows, the row-padded view again (its first launch, ``st["rows"]``, said which strides the launcher
+    passes). (kind, view, its new integers), or None where the budget's end leaves no time for it (or a
+    broadcast's tensor had no row-padded run)."""
+    if ctx.late():
+        return None
+    own = "row-padded" if lay == "broadcast" else lay
+    spec = LAYOUTS[own]
+    first, ints = st["rows"].get(k, (None, set())) if lay == "broadcast" else (given[k], c.ints)
+    if first is None:
+        return None
+    dims = [d for d in range(first.dim()) if first.stride(d) > 1]  # the layout's own, and the row stride
+    avoid = {abs(x) for x in st["base"] | ints} | {abs(first.stride(d)) for d in dims}
+    values = given[k].contiguous()  # the same values (a broadcast's: its rows repeated, materialized)
+    for j in range(16):  # (none distinct: the last, whose strides the first view's are not either)
+        v = (spec.again or spec.make)(values, j)
+        if _distinct(v, dims, avoid):
+            break
+    kind, c2 = _outcome(ctx, {**given, k: v}, ref)
+    return kind, v, {abs(x) for x in c2.ints - st["base"]}
+
+
+def _judge(ctx, st: dict, kind: str, c, given: dict, done: list, ref, base: dict) -> None:
     """The finding of one run with ``done`` (name, layout) laid out otherwise, by what the launch was given
     (``_passes``): every stride only that layout has (wrong is an error), the row stride only where the layout
     breaks what a row stride assumes (the last dim contiguous, the leading dims one row index: a note), or
     none of them (it takes the tensor as contiguous without saying so and neither copies nor refuses a view:
     a warning for a matrix, whose views are everyday torch; a note for a 1-D tensor, whose strided views are
     rare). An access outside memory is an error only where the launcher passes that layout's strides; where it
-    takes the tensor as contiguous the fault is that assumption's doing, judged as above."""
+    takes the tensor as contiguous the fault is that assumption's doing, judged as above. An error rests on a
+    second launch (``_again``): the same layout with other strides, wrong too, its integers holding the new
+    strides; where it is right, raises or gets other numbers, the launch's integers held the first strides by
+    chance, and the strides count as not passed (the warning or the note above)."""
     from harness.errors import error_line
     from harness.probe.context import label
 
     new = {abs(x) for x in c.ints - st["base"]}
-    how = {k: _passes(st, new, k, lay, given[k]) for k, lay in done}
-    for k, lay in done:
-        if lay == "row-padded":
-            v = given[k]
-            if how[k] == "all":
-                st["row_stride"].add(k)
-            st["dims"][k] = {d for d in range(v.dim() - 1) if v.stride(d) > 1 and v.stride(d) in new}
+    how = {n: _passes(st, new, n, lay, given[n]) for n, lay in done}
+    k, lay = done[0]
+    proof = ""
+    if kind in ("wrong", "fault") and how[k] == "all":
+        again = _again(ctx, st, given, k, lay, c, ref)
+        shown = again is not None and (lay == "broadcast" or again[0] in ("wrong", "fault"))
+        how[k] = _passes(st, new, k, lay, given[k], (again[1], again[2]) if shown else False)
+        if how[k] == "all" and lay == "broadcast":
+            proof = f", as again in a row-padded run at stride {tuple(again[1].stride())}"
+        elif how[k] == "all":
+            proof = f", wrong again at stride {tuple(again[1].stride())}"
+        elif again is None:
+            proof = "; not tried again with other strides: no proof that it passes them"
+        else:
+            proof = (f"; a number the launch got equalled a stride by chance (not at stride "
+                     f"{tuple(again[1].stride())}{'' if shown else ', ' + again[0] + ' there'})")
+    for n, lay_n in done:
+        if lay_n == "row-padded":
+            v = given[n]
+            if how[n] == "all":
+                st["row_stride"].add(n)
+            st["dims"][n] = _given(v, new) - {v.dim() - 1}
+            st["rows"][n] = (v, c.ints)
     if kind == "right":
         return
-    when = " and ".join(f"'{k}' is {_said(lay, given[k])}" for k, lay in done)
+    when = " and ".join(f"'{n}' is {_said(lay_n, given[n])}" for n, lay_n in done)
     if kind == "raised":
         st["refused"].append(f"{when}: {error_line(c.error)}"[:200])
         return
-    for k, lay in done:
-        st["wrong"].setdefault(k, set()).add(lay)
+    for n, lay_n in done:
+        st["wrong"].setdefault(n, set()).add(lay_n)
     if kind == "fault":
         what = f"raised {error_line(c.error)}"
     elif past := c.guard.get("wrote_past_end"):
         what = f"wrote outside {', '.join(label(n) for n in past)}"
     else:
         what = wrong(c.cmp)
-    k, lay = done[0]
+    shared = _shared(ctx, st, kind, given, done, ref, base) if how[k] == "all" else []
     if kind == "fault" and lay != "broadcast" and how[k] == "all":
-        severity, why = ERROR, "an access outside memory, with the strides of that layout passed"
+        severity, why = ERROR, f"an access outside memory, with the strides of that layout passed{proof}"
     elif how[k] == "all" and shared:
         them = ", ".join(f"'{n}'" for n in shared)
         severity, why = WARNING, (f"the launcher passes the strides of '{k}' and reads {them} by them: right when they "
                                   f"share them, as views of one packed buffer do (packed[..., :n], packed[..., n:2n]), "
                                   f"wrong when they differ; pass each tensor's own strides, or assert they are equal")
     elif how[k] == "all":
-        severity, why = ERROR, "the launcher passes the kernel the strides of that layout"
+        severity, why = ERROR, f"the launcher passes the kernel the strides of that layout{proof}"
     elif how[k] == "row":
         severity, why = INFO, (f"information: the launcher passes the row stride of '{k}' and not "
-                               f"{LAYOUTS[lay].convention}; {k}.contiguous() or an assert in the launcher "
-                               f"makes this view safe")
+                               f"{LAYOUTS[lay].convention}{proof}; {k}.contiguous() or an assert in the "
+                               f"launcher makes this view safe")
     else:
         severity = WARNING if given[k].dim() >= 2 else INFO
         said = f"none of the strides of '{k}'" if how[k] == "none" else \
             f"some strides of '{k}', not those of that layout,"
         why = (f"{'information: ' if severity == INFO else ''}the launcher passes {said} and "
-               f"neither copies nor refuses a view: a caller's view gives this silently; {k}.contiguous() or an "
-               f"assert in the launcher makes it safe")
+               f"neither copies nor refuses a view: a caller's view gives this silently{proof}; {k}.contiguous() "
+               f"or an assert in the launcher makes it safe")
     st["found"].append(ctx.finding("P206", f"wrong when {when}, at {fmt(ctx.target.sizes)} (right when contiguous, "
                                            f"the same values): {what} ({why})"[:500], severity=severity,
                                    sizes=dict(ctx.target.sizes)))

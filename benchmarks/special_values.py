@@ -31,6 +31,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+
+def _caught(x) -> str:
+    """A buggy version's cell: caught, with its codes, or missed."""
+    return f"caught ({', '.join(x['codes'])})" if x["caught"] else "missed"
+
+
+def _fixed(x) -> str:
+    """A fixed version's cell: quiet (with any warnings), a known true finding, or a false alarm."""
+    if not x["errors"]:
+        return "quiet" + (f" (warnings: {', '.join(x['codes'])})" if x["codes"] else "")
+    return f"{'known true' if x['known'] else 'FALSE ALARM'} ({', '.join(x['codes'])})"
+
 def _header(command: str, backend: str = "interpreter") -> list[str]:
     import torch
     import triton
@@ -188,17 +200,9 @@ def devboard(board_dir: Path, before: Path, after: Path) -> int:
             tot[f"{k}_fa"] += bool(got[s, "fixed"]["errors"] and not got[s, "fixed"]["known"])
             tot[f"{k}_first"] += bool(got[s, "buggy"]["caught"] and got[s, "buggy"]["first"] == entry.defect)
 
-        def caught(x):
-            return f"caught ({', '.join(x['codes'])})" if x["caught"] else "missed"
-
-        def fixed(x):
-            if not x["errors"]:
-                return "quiet" + (f" (warnings: {', '.join(x['codes'])})" if x["codes"] else "")
-            return f"{'known true' if x['known'] else 'FALSE ALARM'} ({', '.join(x['codes'])})"
-
-        print(f"| {name} | {entry.defect} | {caught(got['before', 'buggy'])} | {caught(got['after', 'buggy'])} | "
+        print(f"| {name} | {entry.defect} | {_caught(got['before', 'buggy'])} | {_caught(got['after', 'buggy'])} | "
               f"{got['before', 'buggy']['first']} | {got['after', 'buggy']['first']} | "
-              f"{fixed(got['before', 'fixed'])} | {fixed(got['after', 'fixed'])} |")
+              f"{_fixed(got['before', 'fixed'])} | {_fixed(got['after', 'fixed'])} |")
     print()
     print(f"entries: {tot['n']}; caught before {tot['b_caught']}, after {tot['a_caught']}; false alarms (fixed "
           f"versions) before {tot['b_fa']}, after {tot['a_fa']}; right class first before {tot['b_first']}, after "
@@ -250,14 +254,6 @@ def dev(rows: Path, run: bool) -> int:
     print("|---|---|---|---|---|---|---|---|---|---|")
     tot = dict.fromkeys(("n", "b_caught", "a_caught", "b_fa", "a_fa", "b_first", "a_first"), 0)
 
-    def caught(x):
-        return f"caught ({', '.join(x['codes'])})" if x["caught"] else "missed"
-
-    def fixed(x):
-        if not x["errors"]:
-            return "quiet" + (f" (warnings: {', '.join(x['codes'])})" if x["codes"] else "")
-        return f"{'known true' if x['known'] else 'FALSE ALARM'} ({', '.join(x['codes'])})"
-
     for name, vs in by.items():
         entry = manifest.read(ROOT / "bugs" / name)
         before = {v: _judged(entry, vs[v], lambda p: p["detector"] != "special") for v in vs}
@@ -277,9 +273,9 @@ def dev(rows: Path, run: bool) -> int:
                for v in vs}
         if any(not s.startswith("done") for s in ran.values()):
             mine += f" (special: buggy {ran['buggy']}; fixed {ran['fixed']})"
-        print(f"| {name} | {entry.defect} | {caught(before['buggy'])} | {caught(after['buggy'])} | "
-              f"{before['buggy']['first']} | {after['buggy']['first']} | {fixed(before['fixed'])} | "
-              f"{fixed(after['fixed'])} | {vs['buggy'].get('seconds')}, {vs['fixed'].get('seconds')} | {mine} |")
+        print(f"| {name} | {entry.defect} | {_caught(before['buggy'])} | {_caught(after['buggy'])} | "
+              f"{before['buggy']['first']} | {after['buggy']['first']} | {_fixed(before['fixed'])} | "
+              f"{_fixed(after['fixed'])} | {vs['buggy'].get('seconds')}, {vs['fixed'].get('seconds')} | {mine} |")
     print()
     print(f"entries that ran: {tot['n']}; caught before {tot['b_caught']}, after {tot['a_caught']}; false alarms "
           f"(fixed versions) before {tot['b_fa']}, after {tot['a_fa']}; right class first before {tot['b_first']}, "

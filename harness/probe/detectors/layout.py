@@ -492,20 +492,21 @@ def _again(ctx, st: dict, given: dict, k: str, lay: str, c, ref) -> tuple | None
     return kind, v, {abs(x) for x in c2.ints - st["base"]}
 
 
-def _prove(ctx, st: dict, given: dict, k: str, lay: str, c, ref, new: set, how: dict) -> str:
-    """The second launch behind an error (``_again``): ``how[k]`` stays "all" only where the same layout with
-    other strides is wrong too and the launch's integers hold the new strides; the words that say so."""
+def _prove(ctx, st: dict, given: dict, k: str, lay: str, c, ref, new: set) -> tuple[str, str]:
+    """The second launch behind an error (``_again``): what ``k``'s strides count as (``_passes``: "all" only where
+    the same layout with other strides is wrong too and the launch's integers hold the new strides), and the
+    words that say so."""
     again = _again(ctx, st, given, k, lay, c, ref)
     shown = again is not None and (lay == "broadcast" or again[0] in ("wrong", "fault"))
-    how[k] = _passes(st, new, k, lay, given[k], (again[1], again[2]) if shown else False)
-    if how[k] == "all" and lay == "broadcast":
-        return f", as again in a row-padded run at stride {tuple(again[1].stride())}"
-    if how[k] == "all":
-        return f", wrong again at stride {tuple(again[1].stride())}"
+    how = _passes(st, new, k, lay, given[k], (again[1], again[2]) if shown else False)
+    if how == "all" and lay == "broadcast":
+        return how, f", as again in a row-padded run at stride {tuple(again[1].stride())}"
+    if how == "all":
+        return how, f", wrong again at stride {tuple(again[1].stride())}"
     if again is None:
-        return "; not tried again with other strides: no proof that it passes them"
-    return (f"; a number the launch got equalled a stride by chance (not at stride "
-            f"{tuple(again[1].stride())}{'' if shown else ', ' + again[0] + ' there'})")
+        return how, "; not tried again with other strides: no proof that it passes them"
+    return how, (f"; a number the launch got equalled a stride by chance (not at stride "
+                 f"{tuple(again[1].stride())}{'' if shown else ', ' + again[0] + ' there'})")
 
 
 def _note_rows(st: dict, done: list, given: dict, how: dict, new: set, c) -> None:
@@ -536,7 +537,9 @@ def _judge(ctx, st: dict, kind: str, c, given: dict, done: list, ref, base: dict
     new = {abs(x) for x in c.ints - st["base"]}
     how = {n: _passes(st, new, n, lay, given[n]) for n, lay in done}
     k, lay = done[0]
-    proof = _prove(ctx, st, given, k, lay, c, ref, new, how) if kind in ("wrong", "fault") and how[k] == "all" else ""
+    proof = ""
+    if kind in ("wrong", "fault") and how[k] == "all":
+        how[k], proof = _prove(ctx, st, given, k, lay, c, ref, new)
     _note_rows(st, done, given, how, new, c)
     if kind == "right":
         return

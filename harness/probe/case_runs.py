@@ -108,13 +108,14 @@ def variant_record(spec, run, extra: dict, profiles: list, skip: frozenset = fro
     return rec
 
 
-def probe_detectors(backend: str, skip: frozenset = frozenset()) -> list[str]:
+def probe_detectors(backend: str, skip: frozenset = frozenset(), run=None) -> list[str]:
     """The probe's detectors that the checks reading the probe need on ``backend`` (those not
-    skipped), in the registry's order."""
+    skipped, nor dropped by their check for the variant's main run ``run``: ``ProbeCheck.drop``),
+    in the registry's order."""
     from harness.probe.detectors import registry
 
     wanted = {d for c in R.DETECTORS if isinstance(c, ProbeCheck) and c.applies(backend) and c.name not in skip
-              for d in c.reads}
+              and (run is None or c.drop(run) is None) for d in c.reads}
     return [n for n in registry() if n in wanted]
 
 
@@ -173,7 +174,7 @@ def finish(spec, backend: str, run, profiles: list, *, seed: int, skip: frozense
 def _probe(spec, backend: str, run, seed: int, skip: frozenset):
     """``probe_run`` after the main run, where some check reads it (else None); why not, where the
     main run shows there is nothing to probe."""
-    if not (names := probe_detectors(backend, skip)):
+    if not (names := probe_detectors(backend, skip, run)):
         return None
     if run.status == "skip":
         return f"n/a: {run.message}"

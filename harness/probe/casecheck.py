@@ -112,8 +112,23 @@ class ProbeCheck(CaseCheck):
     reads: tuple = ()  # the probe's detectors it reads (their names in harness.probe.detectors)
     codes: tuple = ()  # the P-codes that flag
 
+    def drop(self, run) -> str | None:
+        """``"n/a: why"`` where the variant's main run (``run``: the kernels it compiled) shows there is
+        nothing for the probe's ``reads`` to check: ``detect`` then leaves them out of its probe run (a
+        sanitizer's run is slow), and the check is n/a with that reason. None (as is) by default."""
+        return None
+
     def check(self, ev: Evidence) -> tuple[str, str]:
+        if (why := self.dropped(ev)) is not None:
+            return no_result(why)
         return probe_finding(ev, self.reads, self.codes)
+
+    def dropped(self, ev: Evidence) -> str | None:
+        """``drop``'s reason for ``ev``'s main run, where there is one (a run that ended without one, a
+        hang, has the probe's own reason)."""
+        if ev.run is None or isinstance(ev.run, str) or isinstance(ev.probe, str):
+            return None
+        return self.drop(ev.run)
 
 
 class AcrossCheck(CaseCheck):

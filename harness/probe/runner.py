@@ -250,7 +250,7 @@ def _tool(name: str):
 def _worker_request(req: ProbeRequest, todo: list, backend: str, timeout: float) -> tuple[ProbeRequest, dict | None]:
     """The worker's request for the detectors ``todo``, and how to run it: a GPU tool runs the
     reference detector alone under the tool, at the small sizes where it asks for them (None: the
-    tool is not here)."""
+    tool is not here; a str: why it does not apply here, as a detector's skip)."""
     import itertools
 
     worker = req.with_(detectors=list(itertools.takewhile(lambda d: _tool(d) is None, todo)), backend=backend,
@@ -259,10 +259,10 @@ def _worker_request(req: ProbeRequest, todo: list, backend: str, timeout: float)
     if tool is None:
         return worker, {}
     how = tool.how(worker.options)
-    if how is None:
-        return worker, None
+    if how is None or isinstance(how, str):  # not here, or why it does not apply here (a skip)
+        return worker, how
     # padding is valid memory: it would hide accesses from compute-sanitizer
-    options = {**worker.options, "pad": 0, "small": bool(how.get("small"))}
+    options = {**worker.options, "pad": 0, "small": how.get("small") or False}
     worker = worker.with_(detectors=["reference"], options=options)
     return worker, {k: v for k, v in how.items() if k != "small"}
 
@@ -363,6 +363,9 @@ class Batch:
             if extra is None:
                 name = self.todo.pop(0)
                 self._not_run(name, _tool(name).missing or f"{name} not found (put it on PATH or set CUDA_HOME)")
+                continue
+            if isinstance(extra, str):  # the tool does not apply here (a sanitizer this Triton lacks)
+                self.results[self.todo.pop(0)] = DetectorRun([], Status.SKIPPED, why=extra)
                 continue
             proc = _run_worker(worker, backend, timeout, extra, self.say, self.hung)
             ev = _events(proc)

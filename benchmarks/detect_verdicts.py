@@ -135,7 +135,7 @@ def rejudge(src: str, dst: str) -> None:
                 if "probe" not in v:
                     continue
                 main = SimpleNamespace(status=v.get("status", ""), message=v.get("message", ""))  # the main run
-                ev = Evidence(spec, backend, variant, main, {}, v["probe"])
+                ev = Evidence(spec, backend, variant, main, v["probe"])
                 for c in D.DETECTORS:
                     if isinstance(c, ProbeCheck) and c.applies(backend) and c.name in v["findings"]:
                         status, why = c.check(ev)

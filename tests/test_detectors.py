@@ -34,10 +34,10 @@ SPEC_TABLE = {"title": "t", "category": "bounds", "defect": "out-of-bounds-write
 SPEC = parse_spec("synthetic", None, SPEC_TABLE)
 
 
-def ev(trials, probes=(), status="done", backend="interpreter", extra=None, message=""):
+def ev(trials, probes=(), status="done", backend="interpreter", message=""):
     run = RunResult("synthetic", "broken", backend, status, message=message, trials=list(trials),
                     probes=list(probes), requested_trials=max(1, len(trials)))
-    return D.Evidence(SPEC, backend, "broken", run, extra or {})
+    return D.Evidence(SPEC, backend, "broken", run)
 
 
 def check(name, evidence):
@@ -71,8 +71,6 @@ def test_first_call_reads_the_probes_p502():
     assert check("first-call", probed([("P501", "first-call", "error")]))[0] == D.QUIET
     why = "skipped: no atomics and no autotune in the kernels: identical runs give identical results"
     assert check("first-call", probed(ran={"first-call": why}))[0] == D.QUIET
-    # no run of its own any more: the probe's first-call detector is its evidence
-    assert D.BY_NAME["first-call"].extra_run(SPEC, "interpreter") is None
 
 
 def probed(findings=(), ran=None, backend="interpreter"):
@@ -194,7 +192,6 @@ def test_memcheck_reads_the_probes_p601(monkeypatch):
     assert check("memcheck", probed([("P102", "memcheck", "error")], ran=ran, backend="gpu"))[0] == D.QUIET
     missing = {"compute-sanitizer": "not run: compute-sanitizer not found (put it on PATH or set CUDA_HOME)"}
     assert check("memcheck", probed(ran=missing, backend="gpu"))[0] == D.NOT_RUN
-    assert D.BY_NAME["memcheck"].extra_run(SPEC, "gpu") is None  # no run of its own any more
     # the probe's tool checks only the kernels detect names (the case's, from its main run)
     from harness.probe import runner
     from harness.probe.request import ProbeRequest
@@ -229,7 +226,6 @@ def test_racecheck_reads_the_probes_p604():
         == D.NA
     missing = {"racecheck": "not run"}
     assert check("racecheck", probed(ran=missing, backend="gpu"))[0] == D.NOT_RUN
-    assert D.BY_NAME["racecheck"].extra_run(SPEC, "gpu") is None  # no run of its own any more
 
 
 def test_racecheck_runs_at_the_interpreters_sizes(monkeypatch):
@@ -307,7 +303,6 @@ def test_triton_sanitizer_checks_read_the_probe():
         assert check(mode, e) == (D.NA, why)
         # the launcher raised under the sanitizer without a report: no result to check
         assert check(mode, probed([("P001", mode, "error")], ran={mode: "crash"}, backend="gpu"))[0] == D.NA
-        assert D.BY_NAME[mode].extra_run(SPEC, "gpu") is None  # no run of its own any more
     # ConSan, as racecheck, checks shared memory only: n/a where the main run's kernels use none
     none = RunResult("synthetic", "broken", "gpu", "done", kernels=[{"name": "k", "shared": 0}])
     e = probed(ran={}, backend="gpu")
@@ -333,7 +328,6 @@ def test_triton_debug_reads_the_probes_p602():
     # the launcher raised under TRITON_DEBUG=1 without an assertion: no result to check
     raised = probed([("P001", "triton-debug", "error")], ran=ran, backend="gpu")
     assert check("triton-debug", raised)[0] == D.NA
-    assert D.BY_NAME["triton-debug"].extra_run(SPEC, "gpu") is None  # no run of its own any more
     assert triton_debug.how({}) == {"extra_env": {"TRITON_DEBUG": "1"}, "small": False}  # the GPU sizes
 
 
@@ -366,7 +360,6 @@ def test_triton_viz_reads_the_probes_p603():
     assert runner._kept("triton-viz", [p003, Finding("P201", "reference", "interpreter", "wrong")]) == [p003]
     uncompiled = probed([("P003", "triton-viz", "error")], ran=ran)
     assert check("triton-viz", uncompiled)[0] == D.NOT_RUN
-    assert D.BY_NAME["triton-viz"].extra_run(SPEC, "interpreter") is None  # no run of its own any more
 
 
 def test_triton_viz_wraps_the_probes_worker_with_padding_off(monkeypatch):
@@ -399,9 +392,6 @@ class Boom(CaseCheck):
     name = label = "boom"
     order = 1000
 
-    def extra_run(self, spec, backend):
-        raise RuntimeError("no plan")
-
     def check(self, ev):
         raise ValueError("bad")
 
@@ -415,8 +405,6 @@ def test_evaluate_covers_every_detector_and_survives_a_broken_one(monkeypatch):
     assert D.evaluate(ev([trial()]), skip=frozenset({"canary"}))["canary"] == D.DetectorResult(D.NOT_RUN, "skipped (--skip)")
     monkeypatch.setattr(D, "DETECTORS", D.DETECTORS + [Boom()])
     assert D.evaluate(ev([trial()]))["boom"] == D.DetectorResult(D.NOT_RUN, "detector failed: ValueError: bad")
-    plans = detect.extra_runs(SPEC, "gpu")  # one detector's broken plan costs its own run only
-    assert plans == {"boom": "not run: detector failed: RuntimeError: no plan"}
 
 
 def test_score_counts_like_a_benchmark():
@@ -438,7 +426,7 @@ def test_merge_keeps_old_findings_for_detectors_that_could_not_run():
     assert got["reference"] == {"status": D.QUIET, "reason": "ok"}
 
 
-# ------------------------------------------------ the extra runs: a fake compute-sanitizer
+# ------------------------------------------------ the probe's tools: a fake compute-sanitizer
 
 FAKE_SANITIZER = """#!/bin/sh
 # read compute-sanitizer's --log-file, drop its other options, run the command, log a report
@@ -553,7 +541,7 @@ def test_no_module_outside_a_detectors_own_names_it():
 
 def test_a_recorded_run_lists_the_detectors_it_lacks(tmp_path):
     run = RunResult("synthetic", "broken", "gpu", "done", trials=[trial(close=False)])
-    rec = detect.variant_record(SPEC, run, {}, [], probe="not run: not recorded")
+    rec = detect.variant_record(SPEC, run, [], probe="not run: not recorded")
     assert rec["findings"]["racecheck"] == {"status": D.NOT_RUN, "reason": "not recorded"}
     assert rec["findings"]["reference"]["status"] == D.FLAGGED
     assert rec["findings"]["triton-viz"] == {"status": D.NA, "reason": "runs on the CPU interpreter only"}
@@ -596,7 +584,7 @@ def test_detect_runs_the_probe_on_the_case_folder():
     # the reference check reads the main run, as before
     assert broken["findings"]["reference"] == {"status": D.QUIET, "reason": "all 1 results match the reference"}
     # a record made from `harness record`'s run has no probe run in it
-    got = detect.variant_record(spec, detect.main_run(spec, "interpreter", "fixed", trials=1, seed=0)[0], {}, [],
+    got = detect.variant_record(spec, detect.main_run(spec, "interpreter", "fixed", trials=1, seed=0)[0], [],
                                 probe="not run: not in this recorded run (python -m harness detect --record)")
     assert got["findings"]["canary"]["status"] == D.NOT_RUN
 

@@ -750,7 +750,8 @@ def _backends_differ(report: ProbeReport) -> list:
                     + "; ".join(diffs), severity=INFO)]
 
 
-TOOLS_OPT_IN = ("opt-in: --tools runs the kernel under compute-sanitizer and TRITON_DEBUG=1 on the GPU, triton-viz "
+TOOLS_OPT_IN = ("opt-in: --tools runs the kernel under compute-sanitizer, TRITON_DEBUG=1 and Triton's sanitizers on "
+                "the GPU, triton-viz "
                 "under the interpreter (a whole process under each, 20 to 130 s a kernel); memcheck, guard bands and "
                 "shape fuzzing cover out-of-bounds accesses without them")
 

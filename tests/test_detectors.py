@@ -657,3 +657,21 @@ def test_a_tools_report_is_kept_where_its_process_dies():
     e = ev([trial()], backend="gpu")
     e.probe = rec
     assert check("memcheck", e)[0] == D.FLAGGED
+
+
+@pytest.mark.skipif(not os.path.isdir(discovery.cases_dir() / "add-missing-mask"), reason="case not present")
+def test_rejudging_a_gpu_record_reads_the_main_runs_kernels(tmp_path):
+    """detect_verdicts --rejudge judges the checks that read the probe again: racecheck and ConSan ask the main
+    run's kernels (ProbeCheck.drop), which the record keeps."""
+    dv = _detect_verdicts()
+    ran = {"compute-sanitizer": "done", "racecheck": "done", "consan": "done"}
+    v = {"status": "done", "message": "", "kernels": [{"name": "add_kernel", "shared": 0}],
+         "probe": {"detectors": list(ran), "ran": ran, "findings": [], "seconds": 1.0},
+         "findings": {"racecheck": {"status": D.QUIET, "reason": "old"}, "consan": {"status": D.QUIET, "reason": "x"},
+                      "memcheck": {"status": D.QUIET, "reason": "old"}}}
+    src, dst = tmp_path / "in.json", tmp_path / "out.json"
+    src.write_text(json.dumps([{"case": "add-missing-mask", "records": {"gpu": {"variants": {"broken": v}}}}]))
+    dv.rejudge(str(src), str(dst))
+    got = json.loads(dst.read_text())[0]["records"]["gpu"]["variants"]["broken"]["findings"]
+    assert got["racecheck"]["status"] == got["consan"]["status"] == D.NA
+    assert got["memcheck"] == {"status": D.QUIET, "reason": "no P601 finding"}

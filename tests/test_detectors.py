@@ -249,11 +249,20 @@ def test_racecheck_runs_at_the_interpreters_sizes(monkeypatch):
 
 
 def test_the_smallest_sizes_take_the_interpreters_first(tmp_path, make_case):
+    """racecheck's run (the worker's option small="interpreter") at the case's [sizes.interpreter]; memcheck's and
+    the sanitizers' (small=True) at its [sizes.sanitizer]; the backend's own sizes otherwise."""
+    from harness.probe import worker
+    from harness.probe.request import ProbeRequest
     from harness.probe.target import load
 
     folder = make_case(fields={"sizes": {"sanitizer": {"rows": 5}}})
     t = load(str(folder / "fixed.py"), str(folder / "case.py"), "row_mean", "interpreter")
     assert t.small_sizes == {"rows": 5, "cols": 100} and t.smallest_sizes == {"rows": 8, "cols": 100}
+    for small, rows in (("interpreter", 8), (True, 5), (False, 8)):
+        req = ProbeRequest(str(folder / "fixed.py"), inputs=str(folder / "case.py"), launcher="row_mean",
+                           options={"small": small})
+        loaded = worker._load(req, lambda **e: None, req.budget())
+        assert loaded.sizes["rows"] == rows, (small, loaded.sizes)
 
 
 CONSAN = "x.py:3: block: [0,0,0] Assertion `ConSan: buffer overlap between TMA load and wgmma` failed.\n"

@@ -7,8 +7,9 @@ still run (on the GPU an illegal address is an exception, a P001 finding, and th
 worker ends after that detector, as its CUDA context is broken; after a GPU hang the
 rest of that process's detectors are not run, each would hang as long). The GPU tools
 run the reference detector: compute-sanitizer memcheck at the small sizes
-(``target.Target.small_sizes``) as the ``memcheck`` case check runs it (its log file,
-guard padding off, ``PYTORCH_NO_CUDA_MEMORY_CACHING=1``), and ``TRITON_DEBUG=1`` at the
+(``target.Target.small_sizes``; its log file, guard padding off, ``PYTORCH_NO_CUDA_MEMORY_CACHING=1``),
+racecheck the same way at the smallest (``Target.smallest_sizes``), Triton's sanitizers
+(``TRITON_INSTRUMENTATION_MODE``) at the small sizes, and ``TRITON_DEBUG=1`` at the
 full sizes (its int32 overflow checks need them). A
 case folder that needs more GPUs than the machine has is one note (not run), not a failure.
 A file that cannot be loaded (missing, raises at import, lacks the launcher,

@@ -134,8 +134,9 @@ def rejudge(src: str, dst: str) -> None:
             for variant, v in rec["variants"].items():
                 if "probe" not in v:
                     continue
-                main = SimpleNamespace(status=v.get("status", ""), message=v.get("message", ""))  # the main run
-                ev = Evidence(spec, backend, variant, main, {}, v["probe"])
+                main = SimpleNamespace(status=v.get("status", ""), message=v.get("message", ""),
+                                       kernels=v.get("kernels"))  # the main run (its kernels: ProbeCheck.drop)
+                ev = Evidence(spec, backend, variant, main, v["probe"])
                 for c in D.DETECTORS:
                     if isinstance(c, ProbeCheck) and c.applies(backend) and c.name in v["findings"]:
                         status, why = c.check(ev)

@@ -34,10 +34,10 @@ SPEC_TABLE = {"title": "t", "category": "bounds", "defect": "out-of-bounds-write
 SPEC = parse_spec("synthetic", None, SPEC_TABLE)
 
 
-def ev(trials, probes=(), status="done", backend="interpreter", extra=None, message=""):
+def ev(trials, probes=(), status="done", backend="interpreter", message=""):
     run = RunResult("synthetic", "broken", backend, status, message=message, trials=list(trials),
                     probes=list(probes), requested_trials=max(1, len(trials)))
-    return D.Evidence(SPEC, backend, "broken", run, extra or {})
+    return D.Evidence(SPEC, backend, "broken", run)
 
 
 def check(name, evidence):
@@ -71,8 +71,6 @@ def test_first_call_reads_the_probes_p502():
     assert check("first-call", probed([("P501", "first-call", "error")]))[0] == D.QUIET
     why = "skipped: no atomics and no autotune in the kernels: identical runs give identical results"
     assert check("first-call", probed(ran={"first-call": why}))[0] == D.QUIET
-    # no run of its own any more: the probe's first-call detector is its evidence
-    assert D.BY_NAME["first-call"].extra_run(SPEC, "interpreter") is None
 
 
 def probed(findings=(), ran=None, backend="interpreter"):
@@ -167,26 +165,22 @@ def test_sanitizer_summary_parsing():
     assert sanitizer.sanitizer_summary("Traceback ...") is None
 
 
-def test_a_report_in_pytorchs_own_kernel_is_not_the_cases():
+def test_a_report_in_pytorchs_own_kernel_is_not_the_kernels():
     """racecheck on fp16-accumulation (H100) reported a race in at::native::reduce_kernel, the
-    reference's reduction: not the Triton kernel's."""
+    reference's reduction: not the Triton kernel's (a note, which leaves the racecheck check quiet)."""
+    from harness.probe.detectors import racecheck
+
     log = ("========= Error: Race reported between Read access at void at::native::reduce_kernel<(int)512, "
            "(int)1>(T3)+0x1c0\n=========     and Write access at void at::native::reduce_kernel<(int)512>+0x2a0\n"
            "========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)\n")
-    racecheck = D.BY_NAME["racecheck"].check
-    main = RunResult("synthetic", "broken", "gpu", "done", kernels=[{"name": "sum_kernel", "shared": 64}])
-    e = ev([trial()], backend="gpu", extra={"racecheck": tool_run(log)})
-    e.run = main
-    status, reason = racecheck(e)
-    assert status == D.QUIET and reason.startswith("0 errors in the case's kernels (1 error in PyTorch's own")
-    ours = log.replace("at::native::reduce_kernel", "sum_kernel")
-    e = ev([trial()], backend="gpu", extra={"racecheck": tool_run(ours)})
-    e.run = main
-    assert racecheck(e)[0] == D.FLAGGED
-    e.run = RunResult("synthetic", "broken", "gpu", "done")  # kernels unknown: PyTorch's are told by name
-    assert racecheck(e)[0] == D.FLAGGED
-    e.extra = {"racecheck": tool_run(log)}
-    assert racecheck(e)[0] == D.QUIET
+    (note,) = racecheck.findings("racecheck", "gpu", log)
+    assert (note.code, note.severity) == ("P604", "info")
+    assert note.message.startswith("0 hazards in the kernel's own (1 error in PyTorch's: Error: Race reported")
+    (ours,) = racecheck.findings("racecheck", "gpu", log.replace("at::native::reduce_kernel", "sum_kernel"))
+    assert (ours.code, ours.severity) == ("P604", "error") and ours.message.startswith("1 error; first: Error: Race")
+    ran = {"racecheck": "done"}
+    quiet = check("racecheck", probed([("P604", "racecheck", "info")], ran=ran, backend="gpu"))
+    assert quiet == (D.QUIET, "no P604 finding (information only: P604 P604 said so)")
 
 
 def test_memcheck_reads_the_probes_p601(monkeypatch):
@@ -198,7 +192,6 @@ def test_memcheck_reads_the_probes_p601(monkeypatch):
     assert check("memcheck", probed([("P102", "memcheck", "error")], ran=ran, backend="gpu"))[0] == D.QUIET
     missing = {"compute-sanitizer": "not run: compute-sanitizer not found (put it on PATH or set CUDA_HOME)"}
     assert check("memcheck", probed(ran=missing, backend="gpu"))[0] == D.NOT_RUN
-    assert D.BY_NAME["memcheck"].extra_run(SPEC, "gpu") is None  # no run of its own any more
     # the probe's tool checks only the kernels detect names (the case's, from its main run)
     from harness.probe import runner
     from harness.probe.request import ProbeRequest
@@ -213,17 +206,121 @@ def test_memcheck_reads_the_probes_p601(monkeypatch):
     assert runner._worker_request(ProbeRequest("k.py"), ["compute-sanitizer"], "gpu", 10.0)[1]["wrapper"][1] == "--tool"
 
 
-def test_racecheck_findings():
-    racecheck = D.BY_NAME["racecheck"].check
-    crashed = tool_run(MEMCHECK, "crash", "exit status 99")
-    flagged = racecheck(ev([trial()], backend="gpu", extra={"racecheck": crashed}))
-    assert flagged[0] == D.FLAGGED and flagged[1].startswith("1024 errors; first: Invalid __global__ write")
-    quiet = racecheck(ev([trial()], backend="gpu", extra={"racecheck": tool_run("========= ERROR SUMMARY: 0 errors")}))
-    assert quiet == (D.QUIET, "0 errors")
-    assert racecheck(ev([trial()], backend="gpu", extra={"racecheck": tool_run("Segmentation fault", "crash")}))[0] \
-        == D.NOT_RUN
-    assert racecheck(ev([trial()], backend="gpu", extra={"racecheck": "not run: compute-sanitizer not found"})) \
-        == (D.NOT_RUN, "compute-sanitizer not found")
+def test_racecheck_reads_the_probes_p604():
+    from harness.probe.detectors import racecheck
+
+    (f,) = racecheck.findings("racecheck", "gpu", MEMCHECK)
+    assert f.code == "P604" and f.message.startswith("1024 errors; first: Invalid __global__ write")
+    assert racecheck.findings("racecheck", "gpu", "========= ERROR SUMMARY: 0 errors") == []
+    assert racecheck.findings("racecheck", "gpu", "Segmentation fault") == []
+    ran = {"racecheck": "done"}
+    shared = RunResult("synthetic", "broken", "gpu", "done", kernels=[{"name": "sum_kernel", "shared": 64}])
+    e = probed([("P604", "racecheck", "error")], ran=ran, backend="gpu")
+    e.run = shared
+    assert check("racecheck", e) == (D.FLAGGED, "P604 (the probe's racecheck): P604 said so")
+    e = probed(ran=ran, backend="gpu")
+    e.run = shared
+    assert check("racecheck", e) == (D.QUIET, "no P604 finding")
+    # a crash under racecheck (empty-input's broken launcher raising) has no result to check
+    assert check("racecheck", probed([("P001", "racecheck", "error")], ran={"racecheck": "crash"}, backend="gpu"))[0] \
+        == D.NA
+    missing = {"racecheck": "not run"}
+    assert check("racecheck", probed(ran=missing, backend="gpu"))[0] == D.NOT_RUN
+
+
+def test_racecheck_runs_at_the_interpreters_sizes(monkeypatch):
+    """racecheck tracks every shared access: the probe's tool asks for the smallest sizes (the case's interpreter
+    sizes before [sizes.sanitizer], which memcheck's small sizes take first), the case's kernels only."""
+    from harness.probe import runner
+    from harness.probe.detectors import racecheck
+    from harness.probe.request import ProbeRequest
+    from harness.run import gpu_tools
+
+    monkeypatch.setattr(racecheck, "compute_sanitizer", lambda: "/x/compute-sanitizer")
+    monkeypatch.setattr(gpu_tools, "filters_kernels", lambda cs: True)
+    req = ProbeRequest("k.py", options={"tool_kernels": ["sum_kernel"]})
+    worker, how = runner._worker_request(req, ["racecheck"], "gpu", 10.0)
+    assert how["wrapper"][:5] == ["/x/compute-sanitizer", "--kernel-name", "kne=sum_kernel", "--tool", "racecheck"]
+    assert how["extra_env"] == {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"} and how["log_file"]
+    assert worker.detectors == ["reference"] and worker.options["pad"] == 0
+    assert worker.options["small"] == "interpreter"
+    monkeypatch.setattr(racecheck, "compute_sanitizer", lambda: None)
+    assert runner._worker_request(req, ["racecheck"], "gpu", 10.0)[1] is None  # not here: not run
+
+
+def test_the_smallest_sizes_take_the_interpreters_first(tmp_path, make_case):
+    """racecheck's run (the worker's option small="interpreter") at the case's [sizes.interpreter]; memcheck's and
+    the sanitizers' (small=True) at its [sizes.sanitizer]; the backend's own sizes otherwise."""
+    from harness.probe import worker
+    from harness.probe.request import ProbeRequest
+    from harness.probe.target import load
+
+    folder = make_case(fields={"sizes": {"sanitizer": {"rows": 5}}})
+    t = load(str(folder / "fixed.py"), str(folder / "case.py"), "row_mean", "interpreter")
+    assert t.small_sizes == {"rows": 5, "cols": 100} and t.smallest_sizes == {"rows": 8, "cols": 100}
+    for small, rows in (("interpreter", 8), (True, 5), (False, 8)):
+        req = ProbeRequest(str(folder / "fixed.py"), inputs=str(folder / "case.py"), launcher="row_mean",
+                           options={"small": small})
+        loaded = worker._load(req, lambda **e: None, req.budget())
+        assert loaded.sizes["rows"] == rows, (small, loaded.sizes)
+
+
+CONSAN = "x.py:3: block: [0,0,0] Assertion `ConSan: buffer overlap between TMA load and wgmma` failed.\n"
+
+
+def test_triton_sanitizers_are_probe_tools(monkeypatch):
+    """Each of Triton's sanitizers runs the reference detector at the small sizes with its mode set; a report (a
+    device-side assertion, which ends the process) is its code beside the crash; a mode this Triton lacks is a
+    skip, with no process started."""
+    from harness.probe import runner
+    from harness.probe.detectors import consan, gsan
+    from harness.probe.request import ProbeRequest
+    from harness.run import isolate, triton_compat
+
+    monkeypatch.setattr(triton_compat, "instrumentation_modes", lambda: ("consan",))
+    started = []
+
+    def fake(module, args, *, backend, timeout, extra_env=None, **kw):
+        started.append((args["detectors"], args["options"]["small"], extra_env))
+        events = [{"event": "start", "detector": "reference"}]
+        return isolate.Process(returncode=1, events=events, output_tail=CONSAN)
+
+    monkeypatch.setattr(runner, "run_process", fake)
+    results, _ = runner.Batch(ProbeRequest("k.py"), ["consan", "gsan"], "gpu", 10.0, say=lambda _m: None).run()
+    assert started == [(["reference"], True, {"TRITON_INSTRUMENTATION_MODE": "consan"})]  # gsan: no process
+    assert [(f.code, f.severity) for f in results["consan"].findings] == [("P605", "error"), ("P001", "error")]
+    assert results["consan"].findings[0].message == \
+        "ConSan reported: ConSan: buffer overlap between TMA load and wgmma"
+    assert results["gsan"].label == "skipped: " + gsan.DETECTOR.tool.how({}) and not results["gsan"].findings
+    assert gsan.DETECTOR.tool.how({}).startswith("not available with triton ")
+    assert [f.severity for f in gsan.DETECTOR.tool.findings("gsan", "gpu", CONSAN)] == ["warning"]
+    assert consan.DETECTOR.tool.findings("consan", "gpu", "all good") == []
+
+
+def test_triton_sanitizer_checks_read_the_probe():
+    shared = RunResult("synthetic", "broken", "gpu", "done", kernels=[{"name": "k", "shared": 1024}])
+    for mode, code in (("consan", "P605"), ("gsan", "P606"), ("fpsan", "P607"), ("iisan", "P608")):
+        e = probed([(code, mode, "warning")], ran={mode: "crash"}, backend="gpu")
+        e.run = shared
+        assert check(mode, e)[0] == D.FLAGGED, mode
+        e = probed(ran={mode: "done"}, backend="gpu")
+        e.run = shared
+        assert check(mode, e) == (D.QUIET, f"no {code} finding")
+        # a mode this Triton lacks: n/a, not "not run"
+        why = f"not available with triton 3.6.0 (its NVIDIA backend has no {mode})"
+        e = probed(ran={mode: f"skipped: {why}"}, backend="gpu")
+        assert check(mode, e) == (D.NA, why)
+        # the launcher raised under the sanitizer without a report: no result to check
+        assert check(mode, probed([("P001", mode, "error")], ran={mode: "crash"}, backend="gpu"))[0] == D.NA
+    # ConSan, as racecheck, checks shared memory only: n/a where the main run's kernels use none
+    none = RunResult("synthetic", "broken", "gpu", "done", kernels=[{"name": "k", "shared": 0}])
+    e = probed(ran={}, backend="gpu")
+    e.run = none
+    for mode in ("consan", "racecheck"):
+        assert check(mode, e) == (D.NA, f"the kernel uses no shared memory (0 bytes in 1 compiled kernel), the only "
+                                        f"memory {mode} checks")
+    e.probe = {"detectors": ["gsan"], "ran": {"gsan": "done"}, "findings": [], "seconds": 1.0}
+    assert check("gsan", e) == (D.QUIET, "no P606 finding")  # GSan checks global memory
 
 
 def test_triton_debug_reads_the_probes_p602():
@@ -240,7 +337,6 @@ def test_triton_debug_reads_the_probes_p602():
     # the launcher raised under TRITON_DEBUG=1 without an assertion: no result to check
     raised = probed([("P001", "triton-debug", "error")], ran=ran, backend="gpu")
     assert check("triton-debug", raised)[0] == D.NA
-    assert D.BY_NAME["triton-debug"].extra_run(SPEC, "gpu") is None  # no run of its own any more
     assert triton_debug.how({}) == {"extra_env": {"TRITON_DEBUG": "1"}, "small": False}  # the GPU sizes
 
 
@@ -273,7 +369,6 @@ def test_triton_viz_reads_the_probes_p603():
     assert runner._kept("triton-viz", [p003, Finding("P201", "reference", "interpreter", "wrong")]) == [p003]
     uncompiled = probed([("P003", "triton-viz", "error")], ran=ran)
     assert check("triton-viz", uncompiled)[0] == D.NOT_RUN
-    assert D.BY_NAME["triton-viz"].extra_run(SPEC, "interpreter") is None  # no run of its own any more
 
 
 def test_triton_viz_wraps_the_probes_worker_with_padding_off(monkeypatch):
@@ -306,9 +401,6 @@ class Boom(CaseCheck):
     name = label = "boom"
     order = 1000
 
-    def extra_run(self, spec, backend):
-        raise RuntimeError("no plan")
-
     def check(self, ev):
         raise ValueError("bad")
 
@@ -322,8 +414,6 @@ def test_evaluate_covers_every_detector_and_survives_a_broken_one(monkeypatch):
     assert D.evaluate(ev([trial()]), skip=frozenset({"canary"}))["canary"] == D.DetectorResult(D.NOT_RUN, "skipped (--skip)")
     monkeypatch.setattr(D, "DETECTORS", D.DETECTORS + [Boom()])
     assert D.evaluate(ev([trial()]))["boom"] == D.DetectorResult(D.NOT_RUN, "detector failed: ValueError: bad")
-    plans = detect.extra_runs(SPEC, "gpu")  # one detector's broken plan costs its own run only
-    assert plans["boom"] == "not run: detector failed: RuntimeError: no plan" and "racecheck" in plans
 
 
 def test_score_counts_like_a_benchmark():
@@ -345,7 +435,7 @@ def test_merge_keeps_old_findings_for_detectors_that_could_not_run():
     assert got["reference"] == {"status": D.QUIET, "reason": "ok"}
 
 
-# ------------------------------------------------ the extra runs: a fake compute-sanitizer
+# ------------------------------------------------ the probe's tools: a fake compute-sanitizer
 
 FAKE_SANITIZER = """#!/bin/sh
 # read compute-sanitizer's --log-file, drop its other options, run the command, log a report
@@ -360,35 +450,24 @@ echo "========= ERROR SUMMARY: 1 error" >> "$log"
 """
 
 
-def test_worker_runs_under_a_wrapper_with_overrides(tmp_path, monkeypatch, make_case):
-    """make_case's Triton row mean (its fixed kernel) under the interpreter, inside a fake compute-sanitizer."""
-    monkeypatch.setenv("CASEBOOK_CASES", str(tmp_path / "cases"))
-    slug = make_case().name
+def test_the_probes_racecheck_runs_the_worker_under_the_tool(tmp_path, monkeypatch, make_case):
+    """make_case's row mean (its fixed kernel) probed under the interpreter inside a fake compute-sanitizer: the
+    probe's racecheck tool wraps the real worker, reads the tool's log file and reports P604 from it."""
+    from harness.probe import runner
+    from harness.probe.detectors import racecheck
+    from harness.probe.request import ProbeRequest
+
+    folder = make_case()
     fake = tmp_path / "compute-sanitizer"
     fake.write_text(FAKE_SANITIZER.replace("{python}", sys.executable))
     fake.chmod(0o755)
-    spec = discovery.load(slug)
-    plan = {"trials": 1, "wrapper": [str(fake), "--tool", "memcheck"], "log_file": True,
-            "overrides": {"pad": 0, "sizes": {"rows": 7, "cols": 100}, "calls": 2}}
-    run = detect._extra_run(spec, "fixed", "interpreter", 0, plan)
-    assert run.status == "done", run.output_tail
-    assert [t.call for t in run.trials] == [0, 1] and run.trials[0].n == 7
-    assert run.trials[0].guard == {"wrote_past_end": {}, "unwritten": {}}
-    e = D.Evidence(spec, "gpu", "fixed", run, {"racecheck": run})
-    assert D.BY_NAME["racecheck"].check(e) == (
-        D.FLAGGED, "1 error; first: Invalid __global__ read of size 4 bytes at k+0x10 in broken.py:3")
-
-
-def test_extra_runs_plan(monkeypatch):
-    monkeypatch.setattr(sanitizer, "compute_sanitizer", lambda: None)
-    plan = detect.extra_runs(SPEC, "gpu")
-    assert list(plan) == ["racecheck", "consan", "gsan", "fpsan", "iisan"]  # memcheck, triton-debug read the probe
-    assert plan["racecheck"].startswith("not run: compute-sanitizer not found")
-    monkeypatch.setattr(sanitizer, "compute_sanitizer", lambda: "/x/compute-sanitizer")
-    mem = detect.extra_runs(SPEC, "gpu")["racecheck"]
-    assert mem["wrapper"][:3] == ["/x/compute-sanitizer", "--tool", "racecheck"]
-    assert mem["extra_env"] == {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"} and mem["overrides"]["pad"] == 0
-    assert list(detect.extra_runs(SPEC, "interpreter")) == []  # first-call and triton-viz read the probe
+    monkeypatch.setattr(racecheck, "compute_sanitizer", lambda: str(fake))
+    req = ProbeRequest(str(folder / "fixed.py"), inputs=str(folder / "case.py"), launcher="row_mean")
+    results, _ = runner.Batch(req, ["racecheck"], "interpreter", 60.0, say=lambda _m: None).run()
+    run = results["racecheck"]
+    assert run.status is runner.Status.DONE, run.findings
+    assert [(f.code, f.message) for f in run.findings] == [
+        ("P604", "1 error; first: Invalid __global__ read of size 4 bytes at k+0x10 in broken.py:3")]
 
 
 @pytest.mark.skipif(not os.path.isdir(discovery.cases_dir() / "add-missing-mask"), reason="case not present")
@@ -409,7 +488,7 @@ def test_every_case_check_comes_from_the_one_registry_in_order():
     assert {type(c).__module__ for c in D.DETECTORS} == set(owners)
     assert all(m == f"harness.probe.detectors.{d.name.replace('-', '_')}" for m, d in owners.items())
     case_only = sorted(d.name for d in registry().values() if not d.probes)
-    assert case_only == ["divergence", "triton-sanitizers"] and not set(case_only) & set(names())
+    assert case_only == ["divergence"] and not set(case_only) & set(names())
     assert [d.name for d in D.DETECTORS] == ["reference", "repeat", "first-call", "poison", "canary", "nan-scan",
                                              "divergence", "memcheck", "racecheck", "triton-debug", "consan", "gsan",
                                              "fpsan", "iisan", "triton-viz"]
@@ -471,7 +550,7 @@ def test_no_module_outside_a_detectors_own_names_it():
 
 def test_a_recorded_run_lists_the_detectors_it_lacks(tmp_path):
     run = RunResult("synthetic", "broken", "gpu", "done", trials=[trial(close=False)])
-    rec = detect.variant_record(SPEC, run, {n: "not run: not recorded" for n in detect.extra_runs(SPEC, "gpu")}, [])
+    rec = detect.variant_record(SPEC, run, [], probe="not run: not recorded")
     assert rec["findings"]["racecheck"] == {"status": D.NOT_RUN, "reason": "not recorded"}
     assert rec["findings"]["reference"]["status"] == D.FLAGGED
     assert rec["findings"]["triton-viz"] == {"status": D.NA, "reason": "runs on the CPU interpreter only"}
@@ -480,13 +559,11 @@ def test_a_recorded_run_lists_the_detectors_it_lacks(tmp_path):
 
 def test_shared_memory_tools_are_na_without_a_run_where_the_kernels_use_none(monkeypatch):
     """racecheck and ConSan only see shared memory: when every kernel the main run compiled
-    uses none (the worker reports Triton's metadata), they are n/a with that reason, unrun."""
-    from harness.run import triton_compat
-
-    monkeypatch.setattr(sanitizer, "compute_sanitizer", lambda: "/usr/bin/compute-sanitizer")
-    monkeypatch.setattr(triton_compat, "instrumentation_modes", lambda: ("consan",))
-    started = []
-    monkeypatch.setattr(detect, "_extra_run", lambda *a, **k: started.append(a) or "not run: test")
+    uses none (the worker reports Triton's metadata), detect leaves them out of its probe run
+    (``ProbeCheck.drop``) and their checks are n/a with that reason."""
+    probed_with = []
+    monkeypatch.setattr(detect, "probe_run", lambda spec, variant, backend, names, **kw: probed_with.append(names)
+                        or "not run: test")
     keep = {"racecheck", "consan"}
     skip = frozenset(d.name for d in D.DETECTORS if d.name not in keep)
     run = RunResult("synthetic", "broken", "gpu", "done", trials=[trial()], requested_trials=1,
@@ -495,10 +572,10 @@ def test_shared_memory_tools_are_na_without_a_run_where_the_kernels_use_none(mon
     for name in keep:
         assert rec["findings"][name]["status"] == D.NA
         assert rec["findings"][name]["reason"].startswith("the kernel uses no shared memory (0 bytes in 1 compiled")
-    assert not started and rec["kernels"] == run.kernels
+    assert not probed_with and rec["kernels"] == run.kernels
     run.kernels = [{"name": "sum_kernel", "shared": 1024, "num_warps": 4}]  # some shared memory: both run
-    detect.finish(SPEC, "gpu", run, [], seed=0, skip=skip)
-    assert len(started) == 2
+    rec = detect.finish(SPEC, "gpu", run, [], seed=0, skip=skip)
+    assert probed_with == [["racecheck", "consan"]] and rec["findings"]["consan"]["status"] == D.NOT_RUN
 
 
 @pytest.mark.skipif(not os.path.isdir(discovery.cases_dir() / "add-missing-mask"), reason="case not present")
@@ -516,7 +593,7 @@ def test_detect_runs_the_probe_on_the_case_folder():
     # the reference check reads the main run, as before
     assert broken["findings"]["reference"] == {"status": D.QUIET, "reason": "all 1 results match the reference"}
     # a record made from `harness record`'s run has no probe run in it
-    got = detect.variant_record(spec, detect.main_run(spec, "interpreter", "fixed", trials=1, seed=0)[0], {}, [],
+    got = detect.variant_record(spec, detect.main_run(spec, "interpreter", "fixed", trials=1, seed=0)[0], [],
                                 probe="not run: not in this recorded run (python -m harness detect --record)")
     assert got["findings"]["canary"]["status"] == D.NOT_RUN
 
@@ -589,3 +666,21 @@ def test_a_tools_report_is_kept_where_its_process_dies():
     e = ev([trial()], backend="gpu")
     e.probe = rec
     assert check("memcheck", e)[0] == D.FLAGGED
+
+
+@pytest.mark.skipif(not os.path.isdir(discovery.cases_dir() / "add-missing-mask"), reason="case not present")
+def test_rejudging_a_gpu_record_reads_the_main_runs_kernels(tmp_path):
+    """detect_verdicts --rejudge judges the checks that read the probe again: racecheck and ConSan ask the main
+    run's kernels (ProbeCheck.drop), which the record keeps."""
+    dv = _detect_verdicts()
+    ran = {"compute-sanitizer": "done", "racecheck": "done", "consan": "done"}
+    v = {"status": "done", "message": "", "kernels": [{"name": "add_kernel", "shared": 0}],
+         "probe": {"detectors": list(ran), "ran": ran, "findings": [], "seconds": 1.0},
+         "findings": {"racecheck": {"status": D.QUIET, "reason": "old"}, "consan": {"status": D.QUIET, "reason": "x"},
+                      "memcheck": {"status": D.QUIET, "reason": "old"}}}
+    src, dst = tmp_path / "in.json", tmp_path / "out.json"
+    src.write_text(json.dumps([{"case": "add-missing-mask", "records": {"gpu": {"variants": {"broken": v}}}}]))
+    dv.rejudge(str(src), str(dst))
+    got = json.loads(dst.read_text())[0]["records"]["gpu"]["variants"]["broken"]["findings"]
+    assert got["racecheck"]["status"] == got["consan"]["status"] == D.NA
+    assert got["memcheck"] == {"status": D.QUIET, "reason": "no P601 finding"}

@@ -151,7 +151,8 @@ def register(sub) -> None:
                         "launched kernels show no int32 offset (with one, the probe runs them itself), outside "
                         "the budget")
     p.add_argument("--tools", action="store_true",
-                   help="also run the kernel under the tools: compute-sanitizer and TRITON_DEBUG=1 on the GPU, "
+                   help="also run the kernel under the tools: compute-sanitizer (memcheck, racecheck), TRITON_DEBUG=1 and "
+                        "Triton's sanitizers (those this Triton has) on the GPU, "
                         "triton-viz under the interpreter where it is installed (slow: a whole process under each; "
                         "--only NAME runs one)")
     p.add_argument("--no-tf32", action="store_true", help="do not round fp32 tl.dot like TF32 in the interpreter")

@@ -4,13 +4,11 @@ For each (case, backend, variant) it runs
 
 1. the main run, exactly as ``python -m harness case`` does (the case's trials, sizes
    and calls), saving the broken kernel's first outputs for the error map;
-2. the detectors' own runs (``extra_runs``), one process each: every detector that
-   applies on the backend says what run it needs, if any (``Detector.extra_run``:
-   sizes, calls, a wrapper such as a sanitizer, environment variables), or why it
-   cannot have one here;
-3. the probe on the case folder (``probe_run``): the variant's file with ``case.py`` as its
+2. the probe on the case folder (``probe_run``): the variant's file with ``case.py`` as its
    inputs, as ``examples/probe_cases.py`` probes it, with the probe's detectors that the
-   checks reading the probe (``casecheck.ProbeCheck``) name, in one process, with no budget.
+   checks reading the probe (``casecheck.ProbeCheck``) name, in one process, with no budget;
+   a check whose main run shows nothing for its detectors to check (``ProbeCheck.drop``: no
+   shared memory for racecheck and ConSan) leaves them out.
 
 Then ``harness.probe.cases`` judges the evidence.
 
@@ -40,24 +38,9 @@ from harness.probe.casecheck import NOT_RUN, Evidence, ProbeCheck
 from harness.errors import UsageError, error_line
 from harness.run.timings import purpose_of
 
-EXTRA_TIMEOUT = 240  # seconds for each detector's own run (a sanitizer is slow to start)
+PROBE_TIMEOUT = 240  # the most seconds each of the probe's detectors has on a case (a sanitizer is slow to start)
 TRIAL_KEYS = ("trial", "call", "close", "n", "n_bad", "max_abs", "max_rel", "nonfinite", "result", "reference",
               "fingerprint", "guard", "bench_calls")
-
-
-def extra_runs(spec, backend: str) -> dict:
-    """Each detector's own run on ``backend``: keyword arguments for run_isolated, or why it is not run."""
-    out: dict = {}
-    for det in R.DETECTORS:
-        if det.check is None or not det.applies(backend):
-            continue
-        try:
-            plan = det.extra_run(spec, backend)
-        except Exception as e:  # a detector's own bug costs its run only
-            plan = f"not run: detector failed: {type(e).__name__}: {e}"
-        if plan is not None:
-            out[det.name] = plan
-    return out
 
 
 def _profiles(spec, folder: Path) -> list[dict]:
@@ -87,34 +70,30 @@ def _compact(t) -> dict:
     return c
 
 
-def _extra_line(r) -> str:
-    return r if isinstance(r, str) else f"{r.status}: {r.message}".rstrip(": ")
-
-
-def variant_record(spec, run, extra: dict, profiles: list, skip: frozenset = frozenset(), probe=None) -> dict:
+def variant_record(spec, run, profiles: list, skip: frozenset = frozenset(), probe=None) -> dict:
     """What one variant did on one backend, and what each detector said: JSON for the record
     (``probe``: ``probe_run``'s, kept whole: the checks that read it say why from it)."""
     from harness.core.verdict import judge
 
-    ev = Evidence(spec, run.backend, run.variant, run, extra, probe)
+    ev = Evidence(spec, run.backend, run.variant, run, probe)
     rec = {"status": run.status, "message": run.message, "env": run.env,
            "verdicts": [v.to_json() for v in judge(spec, run)],
            "trials": [_compact(t) for t in run.trials], "probes": [p.to_json() for p in run.probes],
            "findings": {k: f.to_json() for k, f in R.evaluate(ev, skip).items()},
-           "profiles": profiles, "extra": {k: _extra_line(r) for k, r in extra.items()},
-           "kernels": run.kernels}
+           "profiles": profiles, "kernels": run.kernels}
     if probe is not None:
         rec["probe"] = probe
     return rec
 
 
-def probe_detectors(backend: str, skip: frozenset = frozenset()) -> list[str]:
+def probe_detectors(backend: str, skip: frozenset = frozenset(), run=None) -> list[str]:
     """The probe's detectors that the checks reading the probe need on ``backend`` (those not
-    skipped), in the registry's order."""
+    skipped, nor dropped by their check for the variant's main run ``run``: ``ProbeCheck.drop``),
+    in the registry's order."""
     from harness.probe.detectors import registry
 
     wanted = {d for c in R.DETECTORS if isinstance(c, ProbeCheck) and c.applies(backend) and c.name not in skip
-              for d in c.reads}
+              and (run is None or c.drop(run) is None) for d in c.reads}
     return [n for n in registry() if n in wanted]
 
 
@@ -125,7 +104,7 @@ def probe_run(spec, variant: str, backend: str, names: list[str], *, seed: int, 
     """The probe's ``names`` on one variant of the case folder on ``backend``, as a record keeps it:
     {"detectors", "ran": {detector: how its run ended}, "findings": [...], "seconds"}, or why it was
     not run ("not run: ..." / "n/a: ..."). One process (``jobs=1``), no budget (a loaded machine
-    must not cut a detector short), each detector given the case's timeout (at most EXTRA_TIMEOUT).
+    must not cut a detector short), each detector given the case's timeout (at most PROBE_TIMEOUT).
     ``kernels``: the main run's compiled kernels, the only ones a GPU tool checks (``tool_kernels``)."""
     from harness.probe.runner import ProbeInputError, probe
 
@@ -133,7 +112,7 @@ def probe_run(spec, variant: str, backend: str, names: list[str], *, seed: int, 
     try:
         rep = probe(str(spec.path / f"{variant}.py"), inputs=str(spec.path / "case.py"), launcher=spec.launcher,
                     backends=[backend], detectors=list(names), seed=seed, jobs=1, budget=0,
-                    timeout=min(spec.timeout[backend], EXTRA_TIMEOUT), options={"tool_kernels": only} if only else None)
+                    timeout=min(spec.timeout[backend], PROBE_TIMEOUT), options={"tool_kernels": only} if only else None)
     except ProbeInputError as e:
         return f"not run: the probe could not load the case: {e}"
     except Exception as e:  # the probe's own failure costs the checks that read it, not the variant's record
@@ -149,7 +128,7 @@ def failed_record(message: str) -> dict:
     """A variant the harness itself could not run: every detector 'not run', one line why."""
     return {"status": "error", "message": message, "env": {}, "verdicts": [], "trials": [], "probes": [],
             "findings": {d.name: {"status": NOT_RUN, "reason": message} for d in R.DETECTORS if d.check is not None},
-            "profiles": [], "extra": {}}
+            "profiles": []}
 
 
 def main_run(spec, backend: str, variant: str, *, trials, seed: int):
@@ -165,15 +144,14 @@ def main_run(spec, backend: str, variant: str, *, trials, seed: int):
 
 
 def finish(spec, backend: str, run, profiles: list, *, seed: int, skip: frozenset = frozenset()) -> dict:
-    """The detectors' own runs and the probe after the main run, then every detector's finding."""
-    return variant_record(spec, run, _extra(spec, backend, run, seed, skip), profiles, skip,
-                          _probe(spec, backend, run, seed, skip))
+    """The probe after the main run, then every detector's finding."""
+    return variant_record(spec, run, profiles, skip, _probe(spec, backend, run, seed, skip))
 
 
 def _probe(spec, backend: str, run, seed: int, skip: frozenset):
     """``probe_run`` after the main run, where some check reads it (else None); why not, where the
     main run shows there is nothing to probe."""
-    if not (names := probe_detectors(backend, skip)):
+    if not (names := probe_detectors(backend, skip, run)):
         return None
     if run.status == "skip":
         return f"n/a: {run.message}"
@@ -185,52 +163,6 @@ def _probe(spec, backend: str, run, seed: int, skip: frozenset):
         return probe_run(spec, run.variant, backend, names, seed=seed, kernels=run.kernels)
 
 
-def _extra(spec, backend: str, run, seed: int, skip: frozenset) -> dict:
-    """The detectors' own runs after the main run (``extra_runs``), or why each was not made."""
-    extra = {}
-    for name, plan in extra_runs(spec, backend).items():
-        if name in skip:
-            extra[name] = "not run: skipped (--skip)"
-        elif isinstance(plan, str):
-            extra[name] = plan
-        elif run.status == "skip":
-            extra[name] = f"n/a: {run.message}"
-        elif run.status == "hang":
-            extra[name] = "n/a: the kernel hangs (its main run timed out), so there is no run of its own to make"
-        elif run.status == "error":
-            extra[name] = f"not run: the case failed to set up ({run.message})"
-        elif isinstance(plan := R.BY_NAME[name].refine(dict(plan), run), str):
-            extra[name] = plan  # the main run shows nothing for it to check
-        else:
-            with purpose_of(name):  # for CASEBOOK_TIMINGS: whose run this is
-                extra[name] = _extra_run(spec, run.variant, backend, seed, plan)
-    return extra
-
-
-def _extra_run(spec, variant: str, backend: str, seed: int, plan: dict):
-    """One detector's own run. A wrapper with a log file of its own (``log_file`` in the plan:
-    it takes ``--log-file PATH``) has the log's start (the first report) and end (the
-    summary) put in front of the result's output."""
-    from harness.run.isolate import run_isolated
-
-    # a tool that wraps the worker (a sanitizer) slows the kernel many times over: its own timeout
-    timeout = EXTRA_TIMEOUT if plan.get("wrapper") else min(spec.timeout[backend], EXTRA_TIMEOUT)
-    if not plan.pop("log_file", False):
-        return run_isolated(spec, variant, backend, seed=seed, timeout=timeout, **plan)
-    with tempfile.TemporaryDirectory(prefix="casebook-sanitizer-") as tmp:
-        log = Path(tmp) / "sanitizer.log"
-        plan["wrapper"] = plan["wrapper"] + ["--log-file", str(log)]
-        run = run_isolated(spec, variant, backend, seed=seed, timeout=timeout, **plan)
-        try:
-            text = log.read_text(errors="replace")
-        except OSError:
-            text = ""
-    if text:
-        head = text[:4000] + ("\n[...]\n" + text[-2000:] if len(text) > 6000 else text[4000:])
-        run.output_tail = head + "\n" + run.output_tail
-    return run
-
-
 def _one_line(e: Exception) -> str:
     return f"harness error: {error_line(e)}"
 
@@ -239,8 +171,8 @@ def detect_cases(specs, backends, *, trials=None, seed=0, jobs=2, gpu_jobs=2, sk
                  progress=None, on_done=None) -> dict:
     """Every (case, backend, variant) through every detector: {slug: {backend: record}}.
 
-    At most ``gpu_jobs`` main GPU runs go at once; interpreter runs and the detectors'
-    own runs (sanitizers, mostly CPU-bound) share ``jobs`` other workers, and
+    At most ``gpu_jobs`` main GPU runs go at once; interpreter runs and the probe's runs
+    on the case folder (its GPU tools mostly CPU-bound) share ``jobs`` other workers, and
     start as soon as their main run is done. One failing case never stops the others.
     ``on_done(spec, record)`` sees each (case, backend) as soon as both its variants
     are done (to write it at once) and returns the record to keep.
@@ -362,9 +294,7 @@ def from_case_record(spec, backend: str) -> dict | None:
         for r in data.get("runs", []):
             run = RunResult(**{k: v for k, v in r.items() if k in fields})
             why = "not run: not in this recorded run (python -m harness detect --record)"
-            extra = {name: why for name in extra_runs(spec, backend)}
-            out["variants"][run.variant] = variant_record(spec, run, extra, [],
-                                                          probe=why if probe_detectors(backend) else None)
+            out["variants"][run.variant] = variant_record(spec, run, [], probe=why if probe_detectors(backend) else None)
             out["env"] = out["env"] or run.env
     except (TypeError, KeyError):
         return None

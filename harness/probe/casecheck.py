@@ -2,8 +2,8 @@
 
 A probe detector (``harness.probe.detectors.Detector``) runs on a user's kernel; where the casebook scores the
 same idea on its cases, the detector also carries one or more ``CaseCheck`` (``Detector.case``) that look
-at what one variant did on one backend (its ``Evidence``: the main run's events, for some checks one
-extra run of their own, and for a ``ProbeCheck`` the probe's own detectors run on the case folder) and
+at what one variant did on one backend (its ``Evidence``: the main run's events, and for a ``ProbeCheck``
+the probe's own detectors run on the case folder) and
 return a ``DetectorResult``: ``flagged``, ``quiet``, ``n/a`` (it does not apply there) or ``not run`` (it
 could not run here: no GPU, tool missing), with a one-line reason.
 
@@ -16,7 +16,7 @@ tools. A check that compares the two backends instead of judging one is an ``Acr
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 FLAGGED, QUIET, NA, NOT_RUN = "flagged", "quiet", "n/a", "not run"
 MAX_REASON = 160
@@ -42,13 +42,12 @@ class DetectorResult:
 
 @dataclass
 class Evidence:
-    """What one variant did on one backend: the main run, and the detectors' extra runs."""
+    """What one variant did on one backend: the main run, and the probe's run on the case folder."""
 
     spec: object  # CaseSpec
     backend: str
     variant: str
     run: object = None  # RunResult of the main run
-    extra: dict = field(default_factory=dict)  # detector name -> RunResult, or a str: why it was not run
     probe: object = None  # the probe's run of this variant here (``ProbeCheck``'s evidence: a dict, see
     # ``harness.probe.case_runs.probe_run``), or a str "n/a: why" / "not run: why", or None (no probe run)
 
@@ -77,20 +76,6 @@ class CaseCheck:
             return None
         return f"runs on {'a GPU' if self.where == 'gpu' else 'the CPU interpreter'} only"
 
-    def extra_run(self, spec, backend: str) -> dict | str | None:
-        """Its own run on ``backend`` (where it applies): keyword arguments for
-        ``harness.run.isolate.run_isolated`` (``overrides``, ``wrapper``, ``extra_env``,
-        ``trials``; ``log_file: True`` when the wrapper takes ``--log-file PATH``), a string
-        ``"not run: why"`` or ``"n/a: why"``, or None when it needs no run of its own.
-        Its result reaches ``check`` as ``evidence.extra[self.name]``."""
-        return None
-
-    def refine(self, plan: dict, run) -> dict | str:
-        """``extra_run``'s plan, given the variant's main run (``run``: its compiled kernels,
-        say), just before it starts; or ``"n/a: why"`` when that run shows there is nothing
-        for this detector to check. As is, by default."""
-        return plan
-
     def check(self, ev: Evidence) -> tuple[str, str]:
         """(status, reason) for one variant on one backend."""
         raise NotImplementedError
@@ -112,8 +97,23 @@ class ProbeCheck(CaseCheck):
     reads: tuple = ()  # the probe's detectors it reads (their names in harness.probe.detectors)
     codes: tuple = ()  # the P-codes that flag
 
+    def drop(self, run) -> str | None:
+        """``"n/a: why"`` where the variant's main run (``run``: the kernels it compiled) shows there is
+        nothing for the probe's ``reads`` to check: ``detect`` then leaves them out of its probe run (a
+        sanitizer's run is slow), and the check is n/a with that reason. None (as is) by default."""
+        return None
+
     def check(self, ev: Evidence) -> tuple[str, str]:
+        if (why := self.dropped(ev)) is not None:
+            return no_result(why)
         return probe_finding(ev, self.reads, self.codes)
+
+    def dropped(self, ev: Evidence) -> str | None:
+        """``drop``'s reason for ``ev``'s main run, where there is one (a run that ended without one, a
+        hang, has the probe's own reason)."""
+        if ev.run is None or isinstance(ev.run, str) or isinstance(ev.probe, str):
+            return None
+        return self.drop(ev.run)
 
 
 class AcrossCheck(CaseCheck):
@@ -131,11 +131,6 @@ class AcrossCheck(CaseCheck):
 
 
 # --- helpers for checks -----------------------------------------------------------------
-
-def small_sizes(spec, backend: str) -> dict:
-    """Sizes for a slow extra run: the case's small sizes on the GPU, its own sizes elsewhere."""
-    return spec.small_sizes() if backend == "gpu" else spec.sizes[backend]
-
 
 def no_result(run, what: str = "run") -> tuple[str, str] | None:
     """The finding when ``run`` (a RunResult, a str saying why not, or None) gave no result to judge."""

@@ -11,7 +11,7 @@ Codes are stable, like a linter's: the first digit is the family.
 - P3xx programs: races, order dependence
 - P4xx sizes: shape fuzzing, CUDA's grid limits at the GPU's sizes
 - P5xx calls: repeat runs, first call against later calls (autotune)
-- P6xx GPU tools: compute-sanitizer, TRITON_DEBUG
+- P6xx tools: compute-sanitizer (memcheck, racecheck), TRITON_DEBUG, triton-viz, Triton's sanitizers
 """
 
 from __future__ import annotations
@@ -60,6 +60,11 @@ CODES = {
     "P601": ("compute-sanitizer reported errors", ""),
     "P602": ("TRITON_DEBUG assertion fired", "overflow"),
     "P603": ("triton-viz found an access that can leave its tensor", ""),
+    "P604": ("compute-sanitizer's racecheck reported a shared-memory hazard", ""),
+    "P605": ("Triton's ConSan reported a hazard between asynchronous operations", ""),
+    "P606": ("Triton's GSan reported a race on global memory", "store-race"),
+    "P607": ("Triton's FpSan reported a floating-point exception", ""),
+    "P608": ("Triton's IISan reported integer overflow", "overflow"),
 }
 
 

@@ -7,8 +7,9 @@ still run (on the GPU an illegal address is an exception, a P001 finding, and th
 worker ends after that detector, as its CUDA context is broken; after a GPU hang the
 rest of that process's detectors are not run, each would hang as long). The GPU tools
 run the reference detector: compute-sanitizer memcheck at the small sizes
-(``target.Target.small_sizes``) as the ``memcheck`` case check runs it (its log file,
-guard padding off, ``PYTORCH_NO_CUDA_MEMORY_CACHING=1``), and ``TRITON_DEBUG=1`` at the
+(``target.Target.small_sizes``; its log file, guard padding off, ``PYTORCH_NO_CUDA_MEMORY_CACHING=1``),
+racecheck the same way at the smallest (``Target.smallest_sizes``), Triton's sanitizers
+(``TRITON_INSTRUMENTATION_MODE``) at the small sizes, and ``TRITON_DEBUG=1`` at the
 full sizes (its int32 overflow checks need them). A
 case folder that needs more GPUs than the machine has is one note (not run), not a failure.
 A file that cannot be loaded (missing, raises at import, lacks the launcher,
@@ -250,7 +251,7 @@ def _tool(name: str):
 def _worker_request(req: ProbeRequest, todo: list, backend: str, timeout: float) -> tuple[ProbeRequest, dict | None]:
     """The worker's request for the detectors ``todo``, and how to run it: a GPU tool runs the
     reference detector alone under the tool, at the small sizes where it asks for them (None: the
-    tool is not here)."""
+    tool is not here; a str: why it does not apply here, as a detector's skip)."""
     import itertools
 
     worker = req.with_(detectors=list(itertools.takewhile(lambda d: _tool(d) is None, todo)), backend=backend,
@@ -259,10 +260,10 @@ def _worker_request(req: ProbeRequest, todo: list, backend: str, timeout: float)
     if tool is None:
         return worker, {}
     how = tool.how(worker.options)
-    if how is None:
-        return worker, None
+    if how is None or isinstance(how, str):  # not here, or why it does not apply here (a skip)
+        return worker, how
     # padding is valid memory: it would hide accesses from compute-sanitizer
-    options = {**worker.options, "pad": 0, "small": bool(how.get("small"))}
+    options = {**worker.options, "pad": 0, "small": how.get("small") or False}
     worker = worker.with_(detectors=["reference"], options=options)
     return worker, {k: v for k, v in how.items() if k != "small"}
 
@@ -363,6 +364,9 @@ class Batch:
             if extra is None:
                 name = self.todo.pop(0)
                 self._not_run(name, _tool(name).missing or f"{name} not found (put it on PATH or set CUDA_HOME)")
+                continue
+            if isinstance(extra, str):  # the tool does not apply here (a sanitizer this Triton lacks)
+                self.results[self.todo.pop(0)] = DetectorRun([], Status.SKIPPED, why=extra)
                 continue
             proc = _run_worker(worker, backend, timeout, extra, self.say, self.hung)
             ev = _events(proc)
@@ -747,7 +751,8 @@ def _backends_differ(report: ProbeReport) -> list:
                     + "; ".join(diffs), severity=INFO)]
 
 
-TOOLS_OPT_IN = ("opt-in: --tools runs the kernel under compute-sanitizer and TRITON_DEBUG=1 on the GPU, triton-viz "
+TOOLS_OPT_IN = ("opt-in: --tools runs the kernel under compute-sanitizer, TRITON_DEBUG=1 and Triton's sanitizers on "
+                "the GPU, triton-viz "
                 "under the interpreter (a whole process under each, 20 to 130 s a kernel); memcheck, guard bands and "
                 "shape fuzzing cover out-of-bounds accesses without them")
 

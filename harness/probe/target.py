@@ -32,8 +32,8 @@ case's kernel. Optional declarations, looked up in the inputs file, then the ker
   folder's ``[sizes.gpu]``): under the interpreter, shape fuzzing checks each launch's
   grid at these sizes against CUDA's limits without running a program;
 - ``SMALL_SIZES = {...}``: the sizes for the slow GPU tools, compute-sanitizer and
-  TRITON_DEBUG (else a case folder's ``[sizes.sanitizer]`` or ``[sizes.interpreter]``,
-  else the default sizes).
+  Triton's sanitizers (else a case folder's ``[sizes.sanitizer]`` or ``[sizes.interpreter]``,
+  else the default sizes; racecheck, the slowest, takes ``[sizes.interpreter]`` first).
 
 A case folder's ``[run] gpus = 2`` makes the GPU backend unavailable (``Unavailable``,
 not a failure) on a machine with fewer GPUs, and its ``[expect] <backend> = "skip"``
@@ -89,6 +89,7 @@ class Target:
     case_dir: Path | None = None
     gpu_sizes: dict | None = None  # GPU_SIZES, else [sizes.gpu]: the grid-limit check's sizes
     small_sizes: dict | None = None  # SMALL_SIZES, else [sizes.sanitizer] / [sizes.interpreter]
+    smallest_sizes: dict | None = None  # SMALL_SIZES, else [sizes.interpreter] / [sizes.sanitizer] (racecheck)
 
     def tolerance_for(self, dtype, ref=None) -> tuple:
         """(rtol, atol) for an output of ``dtype`` against the reference ``ref``: the declared
@@ -217,7 +218,8 @@ def load(path: str, inputs: str | None = None, launcher: str = "launch", backend
                   _tolerance(tol), det,
                   ipath.resolve().parent if meta else None,
                   _other_sizes("GPU_SIZES", ("gpu",), sizes, meta, mod, kernel),
-                  _other_sizes("SMALL_SIZES", ("sanitizer", "interpreter"), sizes, meta, mod, kernel))
+                  _other_sizes("SMALL_SIZES", ("sanitizer", "interpreter"), sizes, meta, mod, kernel),
+                  _other_sizes("SMALL_SIZES", ("interpreter", "sanitizer"), sizes, meta, mod, kernel))
 
 
 MAX_SIZE = 1 << 40  # the largest size FUZZ may name: past it, make_inputs could never allocate

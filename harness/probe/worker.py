@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 
 from harness.probe.blackboard import Declared, Meta
@@ -65,8 +66,10 @@ def _load(req: ProbeRequest, emit, budget: Budget):
     try:
         with budget.limit(timeout, DetectorTimeout), within:
             t = load(req.file, req.inputs, req.launcher, req.backend, req.cwd)
-            if req.options.get("small") and t.small_sizes:
-                t.sizes = dict(t.small_sizes)  # a slow GPU tool's run
+            small = t.smallest_sizes if req.options.get("small") == "interpreter" else \
+                t.small_sizes if req.options.get("small") else None
+            if small:
+                t.sizes = dict(small)  # a slow GPU tool's run
             if req.sizes:
                 check_sizes(t.make_inputs, req.sizes)
                 t.sizes = {**t.sizes, **req.sizes}
@@ -114,7 +117,7 @@ def run(args: dict) -> int:
     try:
         from harness.probe.context import Context
         from harness.probe.execute import Watch
-        from harness.run.triton_compat import patched
+        from harness.run.triton_compat import install_scratch_allocator, patched
 
         # autotune: each config benchmarked in two calls (a warm-up and one timed), not do_bench's
         # eight or more (interpreter) or 125 ms of runs (GPU, each config at each new key: most of an
@@ -124,6 +127,8 @@ def run(args: dict) -> int:
         # does not return, not a long compilation inside it (an autotuned kernel's configs)
         with patched(interpreter=not gpu, bench_calls=BENCH_CALLS,
                      on_compile=(lambda kind: emit(event=kind)) if gpu else None) as counter:
+            if gpu and os.environ.get("TRITON_INSTRUMENTATION_MODE"):
+                install_scratch_allocator()  # Triton's sanitizers (a tool's run) keep their state in global scratch
             budget = req.budget()
             target = _load(req, emit, budget)
             if target is None:

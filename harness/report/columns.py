@@ -74,8 +74,10 @@ PROBE_COLUMNS = (
 # of "not run" in every row would say nothing. They get columns once `python examples/probe_cases.py --record`
 # has remade the records with them (each case's fixed kernel was measured quiet under both: docs/measurements/
 # special-values-cases-cpu.md, scalars-cpu.txt); P603 (triton-viz, an optional tool the case records of the probe
-# do not run) is the question of the triton-viz case check's column, which reads it from detect's probe runs
-NOT_A_COLUMN = ("P205", "P207", "P208", "P603")
+# do not run) is the question of the triton-viz case check's column, which reads it from detect's probe runs, and
+# P604-P608 (racecheck and Triton's four sanitizers, GPU tools the case records of the probe do not run) the
+# questions of their case checks' columns, read the same way
+NOT_A_COLUMN = ("P205", "P207", "P208", "P603", "P604", "P605", "P606", "P607", "P608")
 
 
 def columns(probe_backends: list[str]) -> list[Column]:

@@ -1,5 +1,5 @@
 """The GPU tools the harness runs a worker under, shared by the probe's detectors (``probe.detectors.compute_sanitizer``,
-``triton_debug``: their probe runs and their case checks) and
+``racecheck``, ``triton_debug``: their probe runs and their case checks) and
 ``sanitize --backend gpu``: NVIDIA's compute-sanitizer (where it is, its command line, its summary) and
 what a fired ``device_assert`` or TRITON_DEBUG overflow check prints."""
 
@@ -56,6 +56,11 @@ def wrapper(cs: str, tool: str) -> list[str]:
     errors exit 99, at most 10 reports, CUDA API errors left out (PyTorch and Triton probe
     the driver on purpose)."""
     return [cs, "--tool", tool, "--error-exitcode", "99", "--print-limit", "10", "--report-api-errors", "no"]
+
+
+def with_filter(command: list, only: list) -> list:
+    """compute-sanitizer's command line with ``only`` (``kernel_filter``'s options) after the binary."""
+    return command[:1] + only + command[1:]
 
 
 def sanitizer_summary(output: str) -> dict | None:

@@ -586,7 +586,7 @@ def instrumentation_modes() -> tuple[str, ...]:
     """The ``TRITON_INSTRUMENTATION_MODE`` sanitizers this Triton's NVIDIA backend knows,
     found in the backend's own source (the knob takes any string and ignores unknown modes):
     every quoted ``...san`` word it compares the mode with. The list of sanitizers stays
-    with their detectors (harness/probe/detectors/triton_sanitizers.py)."""
+    with their detectors (harness/probe/detectors/consan.py, gsan.py, fpsan.py, iisan.py)."""
     import inspect
     import re
 

@@ -17,10 +17,10 @@ a list of ``harness.probe.findings.Finding``.
   harness.probe.codes``) and a test fails on a code emitted that no detector declares.
 - ``case``: its case checks (``harness.probe.casecheck``): how ``detect`` and ``report`` judge a casebook
   case's recorded runs by the same idea (``harness.probe.cases`` collects them; ``case_runs`` makes the
-  runs). A detector with no ``backends`` is a case check only (the GPU against the interpreter, Triton's
-  sanitizers): the probe never runs it.
-- ``tool``: a tool (on a GPU compute-sanitizer and TRITON_DEBUG; on the interpreter triton-viz) that runs the
-  reference detector under itself: ``tool.how(options)`` says how to start the process (None: the tool is not here),
+  runs). A detector with no ``backends`` is a case check only (the GPU against the interpreter): the probe
+  never runs it.
+- ``tool``: a tool (on a GPU compute-sanitizer's memcheck and racecheck, TRITON_DEBUG and Triton's sanitizers; on
+  the interpreter triton-viz) that runs the reference detector under itself: ``tool.how(options)`` says how to start the process (None: the tool is not here),
   ``tool.findings(output)`` reads what it printed.
 """
 
@@ -35,8 +35,9 @@ from typing import Callable
 
 @dataclass(frozen=True)
 class Tool:
-    how: Callable[[dict], dict | None]  # (the request's options) -> {"wrapper": [...], "extra_env": {...},
-    # "log_file": bool, "small": bool}, or None: the tool is not here
+    how: Callable[[dict], dict | str | None]  # (the request's options) -> {"wrapper": [...], "extra_env": {...},
+    # "log_file": bool, "small": bool, or "interpreter" for the smallest sizes (``Target.smallest_sizes``)}; None:
+    # the tool is not here (not run, ``missing`` says so); a str: why it does not apply here (skipped, with it)
     findings: Callable[[str, str, str], list]  # (detector name, backend, output) -> findings
     missing: str = ""  # the note where ``how`` says the tool is not here (else: "<name> not found (put it on PATH...)")
 

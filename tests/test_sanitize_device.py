@@ -135,6 +135,43 @@ def test_a_script_runs_under_memcheck_then_under_the_interpreter(fake_gpu, capfd
     assert "races between programs" in capfd.readouterr().err
 
 
+BESIDE = '''\
+import os, time
+
+def _where():
+    return "gpu" if os.environ.get("FAKE_CS_LOG") else "interpreter"
+
+def test_waits_for_the_other_pass():
+    """The GPU pass waits for the interpreter's to reach this test: it sees it only if both run at once."""
+    mark = os.path.join(os.environ["MARKS"], _where())
+    open(mark, "w").close()
+    print(f"{_where().upper()}-PASS begins")
+    if _where() == "gpu":
+        other = os.path.join(os.environ["MARKS"], "interpreter")
+        for _ in range(1200):  # two minutes at most: a pass that never comes fails the test, never hangs it
+            if os.path.exists(other):
+                break
+            time.sleep(0.1)
+        assert os.path.exists(other), "the interpreter's pass had not started"
+    print(f"{_where().upper()}-PASS ends")
+'''
+
+
+def test_a_suites_interpreter_pass_runs_beside_the_gpus_and_prints_after_it(fake_gpu, capfd, monkeypatch):
+    """The GPU mode's two passes of a pytest suite at once (its wall time the longer pass's, issue 40), the
+    interpreter's output held and printed after the GPU's, whole: the passes' lines never interleave."""
+    from harness.sanitize.runner import Job, run
+
+    monkeypatch.setenv("MARKS", str(fake_gpu))
+    (fake_gpu / "suite" / "test_suite.py").write_text(BESIDE)
+    outcome = run(Job("pytest", "pytest", ["suite", "-q", "-s", "-p", "no:cacheprovider"]), backend="gpu")
+    out, err = capfd.readouterr()
+    assert outcome.returncode == 0, out[-3000:] + err[-3000:]
+    lines = [line for line in out.splitlines() if "-PASS " in line]
+    assert lines == ["GPU-PASS begins", "GPU-PASS ends", "INTERPRETER-PASS begins", "INTERPRETER-PASS ends"], out
+    assert "races between programs" in err
+
+
 H200_REPORT = """\
 ========= COMPUTE-SANITIZER
 ========= Invalid __global__ read of size 8 bytes

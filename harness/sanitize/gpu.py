@@ -135,24 +135,35 @@ BLIND = ("compute-sanitizer sees accesses outside an allocation; it does not see
          "the interpreter's checks run the same tests for those")
 
 
-def run(job, tmp: str, start, say) -> tuple[int, list, int | None]:
+def run(job, tmp: str, start, say, beside=None) -> tuple[int, list, int | None]:
     """The job on the GPU under memcheck (a pytest suite in as many processes as lost CUDA contexts
-    take, ``run_pytest``), then the same job under the instrumented interpreter (CPU mode, real
-    CUDA tensors), so that the GPU mode finds all that the CPU mode does. ``start(job, results,
-    backend, env, prefix)`` starts the command's child and waits for it (``harness.sanitize.runner``);
-    ``say`` prints one line for the user. Returns the exit status, the hits (the GPU's folded into
-    the interpreter's where both saw one access), and the interpreter's launch count."""
+    take, ``run_pytest``) and the same job under the instrumented interpreter (CPU mode, real CUDA
+    tensors), so that the GPU mode finds all that the CPU mode does. ``start(job, results, backend,
+    env, prefix)`` starts the command's child and waits for it (``harness.sanitize.runner``); ``say``
+    prints one line for the user. A pytest suite's interpreter pass runs beside the GPU's, started
+    by ``beside(job, results, backend, env, prefix, tmp)`` (``runner.Beside``: its output held and
+    printed after the GPU's; the passes run in processes of their own and pytest gives each session
+    its own temporary folders): the GPU mode takes the longer pass's time, not the sum (issue 40).
+    A script or module (which may write its own files) runs its passes one after the other.
+    Returns the exit status, the hits (the GPU's folded into the interpreter's where both saw one
+    access), and the interpreter's launch count."""
     from harness.sanitize.session import read_sink
 
-    if job.kind == "pytest":
-        code, gpu_hits = run_pytest(job, tmp, start, say)
-    else:
-        log = os.path.join(tmp, "compute-sanitizer.log")
-        code = start(job, os.path.join(tmp, "gpu-hits.jsonl"), "gpu", {}, wrapper(log))
-        gpu_hits = parse(_read(log))
-    say(f"sanitize --backend gpu: {BLIND}")
     results = os.path.join(tmp, "hits.jsonl")
-    interp_code = start(job, results, "interpreter", {}, [])
+    interp = beside(job, results, "interpreter", {}, [], tmp) if job.kind == "pytest" and beside else None
+    try:
+        if job.kind == "pytest":
+            code, gpu_hits = run_pytest(job, tmp, start, say)
+        else:
+            log = os.path.join(tmp, "compute-sanitizer.log")
+            code = start(job, os.path.join(tmp, "gpu-hits.jsonl"), "gpu", {}, wrapper(log))
+            gpu_hits = parse(_read(log))
+    except BaseException:
+        if interp is not None:
+            interp.stop()
+        raise
+    say(f"sanitize --backend gpu: {BLIND}")
+    interp_code = interp.finish() if interp is not None else start(job, results, "interpreter", {}, [])
     hits, launches = read_sink(results)
     return code if code else interp_code, fold(gpu_hits, hits), launches
 

@@ -13,6 +13,7 @@ import functools
 import json
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 from dataclasses import asdict, dataclass, field
@@ -81,7 +82,8 @@ def run(job: Job, *, quiet_stdout: bool = False, backend: str = "interpreter") -
         if backend == "gpu":
             from harness.sanitize import gpu
 
-            code, hits, launches = gpu.run(job, tmp, functools.partial(_start, stdout=stdout), _say)
+            code, hits, launches = gpu.run(job, tmp, functools.partial(_start, stdout=stdout), _say,
+                                           functools.partial(_beside, stdout=stdout))
         else:
             results = os.path.join(tmp, "hits.jsonl")
             with open(results, "x", encoding="utf-8"):  # made here, and kept open: a command that removes it (or
@@ -107,14 +109,51 @@ def run(job: Job, *, quiet_stdout: bool = False, backend: str = "interpreter") -
 def _start(job: Job, results: str, backend: str, extra: dict, prefix: list, stdout=None) -> int:
     """The command's child for one pass (``backend`` gpu: under the ``prefix`` compute-sanitizer
     command line, with the GPU's variables and ``extra``); its exit status."""
+    return _wait(_launch(job, results, backend, extra, prefix, stdout=stdout))
+
+
+def _launch(job: Job, results: str, backend: str, extra: dict, prefix: list, **kw):
+    """``_start``'s child, started (``kw``: Popen's streams); None where the harness is stopping."""
     env = _environment(job, results, backend)
     if backend == "gpu":
         from harness.sanitize import gpu
 
         env = gpu.environment(env)
     env.update(extra)
-    return _wait(WORKERS.start(list(prefix) + [sys.executable, "-m", "harness.sanitize.child"], env=env,
-                               stdout=stdout))
+    return WORKERS.start(list(prefix) + [sys.executable, "-m", "harness.sanitize.child"], env=env, **kw)
+
+
+class Beside:
+    """A pass started beside another (``harness.sanitize.gpu.run``: the interpreter's beside the GPU's),
+    its output held in files of ``tmp`` until ``finish`` prints it where ``_start``'s would have gone:
+    the two passes' outputs never interleave. ``stop`` ends it (the other pass was interrupted)."""
+
+    def __init__(self, job: Job, results: str, backend: str, extra: dict, prefix: list, tmp: str, stdout=None):
+        self.paths = (os.path.join(tmp, f"{backend}-stdout.txt"), os.path.join(tmp, f"{backend}-stderr.txt"))
+        self.stdout = stdout
+        with open(self.paths[0], "wb") as out, open(self.paths[1], "wb") as err:
+            self.proc = _launch(job, results, backend, extra, prefix, stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=err)
+
+    def finish(self) -> int:
+        """Wait for the pass, print its output, and return its exit status."""
+        try:
+            return _wait(self.proc)
+        finally:
+            for path, stream in zip(self.paths, (self.stdout or sys.stdout, sys.stderr)):
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    stream.write(f.read())
+                stream.flush()
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                end(self.proc)
+            WORKERS.done(self.proc)
+
+
+def _beside(job: Job, results: str, backend: str, extra: dict, prefix: list, tmp: str, stdout=None) -> Beside:
+    return Beside(job, results, backend, extra, prefix, tmp, stdout)
 
 
 def _say(line: str) -> None:

@@ -282,35 +282,45 @@ def _check_four(doc: dict, gpu_part: str) -> None:
             gpu_part[-4000:]
 
 
-def _four_on_the_gpu():
-    """The command and the plugin on the four-test suite, side by side (each its own processes on
-    the one GPU): [(returncode, stdout, stderr)] of each."""
+FOUR_COMMANDS = {"command": ["-m", "harness", "sanitize", "--backend", "gpu", "--json", "pytest"],
+                 "plugin": ["-m", "pytest", "-p", "harness.sanitize.pytest_plugin", "--casebook-sanitize",
+                            "--casebook-sanitize-backend", "gpu"]}
+
+
+def _four_on_the_gpu(how: str):
+    """The four-test suite through the command or the plugin (``how``), in processes of its own on the one
+    GPU: (returncode, stdout, stderr)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("TRITON_INTERPRET", None)
     args = [FOUR, "-rA", "-p", "no:cacheprovider", "-p", "no:randomly"]
-    runs = [subprocess.Popen([sys.executable, *cmd, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, env=env)
-            for cmd in (["-m", "harness", "sanitize", "--backend", "gpu", "--json", "pytest"],
-                        ["-m", "pytest", "-p", "harness.sanitize.pytest_plugin", "--casebook-sanitize",
-                         "--casebook-sanitize-backend", "gpu"])]
-    outs = [r.communicate(timeout=900) for r in runs]  # (before returncode: it is set by the wait)
-    return [(r.returncode, *out) for r, out in zip(runs, outs)]
+    run = subprocess.run([sys.executable, *FOUR_COMMANDS[how], *args], cwd=ROOT, capture_output=True, text=True,
+                         env=env, timeout=900)
+    return run.returncode, run.stdout, run.stderr
 
 
 def gpu_ahead(items, start):
-    """With a GPU, the four-test suite starts at once, beside the other GPU tests."""
-    if any(item.name == "test_the_four_test_suite_runs_whole_on_the_gpu" for item in items):
-        start("sanitize-four", _four_on_the_gpu)
+    """With a GPU, the four-test suite through the command and through the plugin start at once, each a
+    piece of its own (each piece's seconds show in the suite's summary), beside the other GPU tests."""
+    for how, test in (("command", "test_the_four_test_suite_runs_whole_on_the_gpu"),
+                      ("plugin", "test_the_four_test_suite_runs_whole_on_the_gpu_through_the_plugin")):
+        if any(item.name == test for item in items):
+            start(("sanitize-four", how), _four_on_the_gpu, how)
 
 
 @pytest.mark.gpu
 def test_the_four_test_suite_runs_whole_on_the_gpu(ahead):
-    """The command and the plugin, side by side (each its own processes on the one GPU)."""
-    (rc, stdout, stderr), (p_rc, p_stdout, p_stderr) = ahead("sanitize-four", _four_on_the_gpu)
+    """``sanitize --backend gpu --json``: every test ran, each finding at its line with its test."""
+    rc, stdout, stderr = ahead(("sanitize-four", "command"), _four_on_the_gpu, "command")
     print(stderr[-6000:])
     assert rc == 1, stderr[-4000:]
     doc = json.loads(stdout)
     _check_four(doc, stderr.split("sanitize --backend gpu: compute-sanitizer sees")[0])
+
+
+@pytest.mark.gpu
+def test_the_four_test_suite_runs_whole_on_the_gpu_through_the_plugin(ahead):
+    """``pytest --casebook-sanitize --casebook-sanitize-backend gpu``: the same run, the plugin's summary."""
+    p_rc, p_stdout, p_stderr = ahead(("sanitize-four", "plugin"), _four_on_the_gpu, "plugin")
     print(p_stdout[-3000:], p_stderr[-3000:])
     assert p_rc == 1
     gpu_part = p_stdout.split("sanitize --backend gpu: compute-sanitizer sees")[0] + p_stderr

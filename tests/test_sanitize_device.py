@@ -172,6 +172,53 @@ def test_a_suites_interpreter_pass_runs_beside_the_gpus_and_prints_after_it(fake
     assert "races between programs" in err
 
 
+SPARE = '''\
+import os, time
+
+def _note(line):
+    with open(os.environ["RAN_FILE"], "a") as f:
+        f.write(line + "\\n")
+
+def _collected():
+    with open(os.environ["RAN_FILE"]) as f:
+        return {line.split()[1] for line in f if line.startswith("collected ")}
+
+if os.environ.get("FAKE_CS_LOG"):
+    _note(f"collected {os.getpid()}")
+
+def test_first():
+    if os.environ.get("FAKE_CS_LOG"):  # on the "GPU": wait for the next process to have collected this suite
+        for _ in range(1200):  # two minutes at most: a process that never comes fails the test, never hangs it
+            if _collected() - {str(os.getpid())}:
+                break
+            time.sleep(0.1)
+        _note("first: the next process " + ("had collected" if _collected() - {str(os.getpid())} else "was not there"))
+        os.abort()
+
+def test_second():
+    _note(f"second ran in {os.getpid()} " + ("gpu" if os.environ.get("FAKE_CS_LOG") else "interpreter"))
+'''
+
+
+def test_the_process_for_the_tests_left_has_started_and_collected_before_it_is_needed(fake_gpu, capfd):
+    """The next GPU process (compute-sanitizer, Python, torch, the suite collected) starts while one runs,
+    and waits for its turn: the tests left after a lost context do not wait for its start (issue 40)."""
+    from harness.sanitize.runner import Job, run
+
+    (fake_gpu / "suite" / "test_suite.py").write_text(SPARE)
+    (fake_gpu / "ran.txt").write_text("")
+    outcome = run(Job("pytest", "pytest", ["suite", "-q", "-p", "no:cacheprovider"]), backend="gpu")
+    err = capfd.readouterr().err
+    ran = (fake_gpu / "ran.txt").read_text().splitlines()
+    assert "first: the next process had collected" in ran, (ran, err[-3000:])
+    second = [line.split() for line in ran if line.startswith("second ran in")]
+    assert sorted(w[-1] for w in second) == ["gpu", "interpreter"], ran
+    gpu_pid = next(w[3] for w in second if w[-1] == "gpu")
+    assert f"collected {gpu_pid}" in ran  # the spare that collected ahead ran the test left
+    assert "suite/test_suite.py::test_first lost the CUDA context" in err and "the 1 tests left run" in err
+    assert outcome.returncode == 1
+
+
 H200_REPORT = """\
 ========= COMPUTE-SANITIZER
 ========= Invalid __global__ read of size 8 bytes

@@ -219,7 +219,7 @@ def test_the_process_for_the_tests_left_has_started_and_collected_before_it_is_n
 STUCK = '''\
 import os, time
 
-open(os.path.join(os.environ["PIDS"], f"{os.getpid()}"), "w").close()  # each process, once it collects
+open(os.path.join(os.environ["CASEBOOK_FUZZ_PIDS"], f"{os.getpid()}"), "w").close()  # each process, once collecting
 
 def test_stuck():
     time.sleep(600)
@@ -229,7 +229,7 @@ INTERRUPTED = '''\
 import sys
 from harness.sanitize.runner import Job, run
 try:
-    run(Job("pytest", "pytest", ["suite", "-q", "-p", "no:cacheprovider"]), backend="gpu")
+    run(Job("pytest", "pytest", [sys.argv[1], "-q", "-p", "no:cacheprovider"]), backend="gpu")
 except KeyboardInterrupt:
     sys.exit(130)
 '''
@@ -239,36 +239,16 @@ def test_an_interrupted_gpu_run_leaves_no_pass_behind(fake_gpu, tmp_path):
     """Ctrl-C while the GPU's pass runs, its spare waits and the interpreter's pass runs beside them: every
     one of them ends with the command (an interrupted command leaves no process behind)."""
     import signal
-    import time
+
+    from test_interrupts import left_after
 
     pids = tmp_path / "pids"
     pids.mkdir()
     (fake_gpu / "suite" / "test_suite.py").write_text(STUCK)
-    proc = subprocess.Popen([sys.executable, "-c", INTERRUPTED], cwd=fake_gpu, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PIDS": str(pids), "PYTHONPATH": str(ROOT)})
-    deadline = time.monotonic() + 240
-    while len(list(pids.iterdir())) < 3 and time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.1)
-    noted = [int(p.name) for p in pids.iterdir()]
-    assert len(noted) == 3, (noted, proc.poll())  # the GPU's pass, its spare, the interpreter's pass
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, err[-3000:]
-
-    def alive(pid):
-        try:
-            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-        except (OSError, IndexError):
-            return False
-
-    deadline = time.monotonic() + 5
-    while any(alive(p) for p in noted) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    left = [p for p in noted if alive(p)]
-    for p in left:
-        os.kill(p, signal.SIGKILL)
-    assert not left, f"left running after the command was interrupted: {left}"
+    code, left = left_after([sys.executable, "-c", INTERRUPTED, str(fake_gpu / "suite")], pids,
+                            {**os.environ, "PYTHONPATH": str(ROOT)}, stop=signal.SIGINT)
+    assert len(list(pids.iterdir())) == 3  # the GPU's pass, its spare, the interpreter's pass
+    assert code == 130 and not left, f"left running after the command was interrupted: {left}"
 
 
 H200_REPORT = """\

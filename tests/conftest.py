@@ -43,7 +43,7 @@ def _start(key, fn, *args, **kwargs) -> None:
 
     if key not in _STARTED:
         if not _POOL:
-            _POOL.append(ThreadPoolExecutor(max_workers=8, thread_name_prefix="gpu-ahead"))
+            _POOL.append(ThreadPoolExecutor(max_workers=16, thread_name_prefix="gpu-ahead"))  # every piece at once
         _STARTED[key] = _POOL[0].submit(_timed(key, fn, _TIMES), *args, **kwargs)
 
 
@@ -74,21 +74,58 @@ def _take(key, fn, *args, **kwargs):
     return ahead.result() if ahead is not None else fn(*args, **kwargs)
 
 
+_CONFIG: list = []  # this run's pytest config (the early start reads its selection)
+_EARLY: set = set()  # the modules whose GPU work started as soon as they were collected
+
+
+def pytest_configure(config):
+    _CONFIG[:] = [config]
+
+
+def plainly_gpu(option, args) -> bool:
+    """Whether the run selects every ``gpu``-marked test of the files it collects, and nothing else
+    decides (``-m gpu`` alone: no ``-k``, ``--deselect``, node id, ``--lf`` or ``--sw``; not ``--co``):
+    then a module's selected GPU tests are known as soon as the module is collected."""
+    return ((getattr(option, "markexpr", "") or "").strip() == "gpu" and not getattr(option, "keyword", "")
+            and not getattr(option, "deselect", None) and not getattr(option, "lf", False)
+            and not getattr(option, "stepwise", False) and not getattr(option, "collectonly", False)
+            and all("::" not in str(a) for a in args))
+
+
+def _gpu_items(items) -> list:
+    return [i for i in items if i.get_closest_marker("gpu") is not None and i.get_closest_marker("skip") is None]
+
+
+def pytest_collectreport(report):
+    """Under a plain ``-m gpu``, a module's GPU work starts as soon as the module is collected, beside the
+    collection of the modules after it (the whole suite's collection took 7.5 s on an H200, issue 40)."""
+    if not _CONFIG or report.failed or not plainly_gpu(_CONFIG[0].option, _CONFIG[0].args):
+        return
+    items = list(report.result or ())
+    module = getattr(items[0], "module", None) if items else None
+    if module is None or not hasattr(module, "gpu_ahead") or not all(isinstance(i, pytest.Item) for i in items):
+        return  # (a module with classes: its tests are known at the end of collection)
+    chosen = _gpu_items(items)
+    if chosen and cuda_available():
+        _EARLY.add(module.__name__)
+        module.gpu_ahead(chosen, _start)
+
+
 def pytest_collection_finish(session):
     """On a machine with a GPU, each test module that defines ``gpu_ahead(items, start)`` gets its
     selected, unskipped ``gpu`` tests and starts their slow work (a batch of every case, a probe, a
     sanitized suite: each its own worker processes on the one GPU) with ``start(key, fn, *args)``;
     each test then takes its result with the ``ahead`` fixture: ``ahead(key, fn, *args)``. The GPU
     suite's wall time is then its longest piece, not the sum of them (issue 40); a test run alone,
-    or on a machine where nothing was started, runs ``fn`` itself, with the same assertions."""
-    if not cuda_available():
+    or on a machine where nothing was started, runs ``fn`` itself, with the same assertions. Under a
+    plain ``-m gpu`` a module's work started when it was collected (``pytest_collectreport``)."""
+    if not cuda_available() or getattr(session.config.option, "collectonly", False):
         return
     chosen: dict = {}
-    for item in session.items:
-        if item.get_closest_marker("gpu") is not None and item.get_closest_marker("skip") is None:
-            chosen.setdefault(item.module, []).append(item)
+    for item in _gpu_items(session.items):
+        chosen.setdefault(item.module, []).append(item)
     for module, items in chosen.items():
-        if hasattr(module, "gpu_ahead"):
+        if hasattr(module, "gpu_ahead") and module.__name__ not in _EARLY:
             module.gpu_ahead(items, _start)
 
 
@@ -97,6 +134,7 @@ def pytest_sessionfinish(session, exitstatus):
         pool.shutdown(wait=True, cancel_futures=True)
     _POOL.clear()
     _STARTED.clear()
+    _EARLY.clear()
 
 
 @pytest.fixture

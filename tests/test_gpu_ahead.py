@@ -53,3 +53,76 @@ def test_the_summary_lists_each_piece_earliest_first_with_its_seconds():
         "probe/matmul-k-tail: began at 11.0 s, ended at 39.5 s (28.5 s)",
         "layout-gpu: began at 11.5 s, ended at not yet",
     ]
+
+
+def test_only_a_plain_gpu_selection_lets_a_module_start_its_work_when_collected():
+    from types import SimpleNamespace as NS
+
+    plain = dict(markexpr="gpu", keyword="", deselect=None, lf=False, stepwise=False, collectonly=False)
+    assert conftest.plainly_gpu(NS(**plain), ["tests"]) and conftest.plainly_gpu(NS(markexpr=" gpu "), [])
+    for change in ({"markexpr": ""}, {"markexpr": "gpu and not slow"}, {"keyword": "nrm2"},
+                   {"deselect": ["tests/test_cases.py::x"]}, {"lf": True}, {"stepwise": True}, {"collectonly": True}):
+        assert not conftest.plainly_gpu(NS(**{**plain, **change}), ["tests"]), change
+    assert not conftest.plainly_gpu(NS(**plain), ["tests/test_cases.py::test_behaves_as_declared"])
+
+
+A_MODULE = '''\
+import os
+import pytest
+
+def _note(line):
+    with open(os.environ["AHEAD_LOG"], "a") as f:
+        f.write(line + "\\n")
+
+def _work(n):
+    return n * 2
+
+def gpu_ahead(items, start):
+    _note("a: gpu_ahead " + ",".join(i.name for i in items))
+    start("a", _work, 21)
+
+@pytest.mark.gpu
+def test_a_gpu(ahead):
+    assert ahead("a", _work, 21) == 42
+
+def test_a_cpu():
+    pass
+'''
+
+B_MODULE = '''\
+import os
+with open(os.environ["AHEAD_LOG"], "a") as f:
+    f.write("b: imported\\n")
+
+def test_b():
+    pass
+'''
+
+
+def test_under_a_plain_gpu_selection_a_modules_work_starts_before_the_next_module_is_collected(tmp_path):
+    """``-m gpu``: test_a's GPU work starts once test_a is collected, before test_b is imported (the case
+    batch no longer waits for the whole suite's collection, issue 40); with ``-k`` (which pytest applies
+    once every module is collected) it starts at the end of collection, as before. Once either way."""
+    import os
+    import subprocess
+    import sys
+
+    text = Path(__file__).with_name("conftest.py").read_text()
+    (tmp_path / "conftest.py").write_text(text + "\n\ndef cuda_available():  # a GPU, as far as this suite knows\n"
+                                                 "    return True\n")
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    gpu: on a GPU\n")
+    (tmp_path / "test_a.py").write_text(A_MODULE)
+    (tmp_path / "test_b.py").write_text(B_MODULE)
+    log = tmp_path / "ahead.log"
+    root = str(Path(__file__).resolve().parents[1])  # (the casebook's pytest plugin, installed, imports harness)
+
+    def run(*args):
+        log.write_text("")
+        out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=300, env={**os.environ, "AHEAD_LOG": str(log), "PYTHONPATH": root})
+        assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+        assert "a: began at" in out.stdout  # the summary of the work started ahead
+        return log.read_text().splitlines()
+
+    assert run("-m", "gpu") == ["a: gpu_ahead test_a_gpu", "b: imported"]
+    assert run("-m", "gpu", "-k", "test_a") == ["b: imported", "a: gpu_ahead test_a_gpu"]

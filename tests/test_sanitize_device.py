@@ -2,9 +2,8 @@
 a fake compute-sanitizer (a test that aborts the process, one that leaves a report in the log: every
 other test still runs, each report is its test's); the folding of the GPU's reports into the
 interpreter's; the OOB loads and store of one kernel named as one mechanism; the plugin's spelling.
-On a GPU (marked gpu): tests/sanitize_fixtures/four, through the command and through the plugin."""
+On a GPU: tests/test_gpu_sanitize.py."""
 
-import json
 import os
 import subprocess
 import sys
@@ -13,8 +12,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-FOUR = "tests/sanitize_fixtures/four"
-KERNELS = "tests/sanitize_fixtures/kernels.py"
 
 FAKE_CS = '''\
 #!{python}
@@ -135,6 +132,125 @@ def test_a_script_runs_under_memcheck_then_under_the_interpreter(fake_gpu, capfd
     assert "races between programs" in capfd.readouterr().err
 
 
+BESIDE = '''\
+import os, time
+
+def _where():
+    return "gpu" if os.environ.get("FAKE_CS_LOG") else "interpreter"
+
+def test_waits_for_the_other_pass():
+    """The GPU pass waits for the interpreter's to reach this test: it sees it only if both run at once."""
+    mark = os.path.join(os.environ["MARKS"], _where())
+    open(mark, "w").close()
+    print(f"{_where().upper()}-PASS begins")
+    if _where() == "gpu":
+        other = os.path.join(os.environ["MARKS"], "interpreter")
+        for _ in range(1200):  # two minutes at most: a pass that never comes fails the test, never hangs it
+            if os.path.exists(other):
+                break
+            time.sleep(0.1)
+        assert os.path.exists(other), "the interpreter's pass had not started"
+    print(f"{_where().upper()}-PASS ends")
+'''
+
+
+def test_a_suites_interpreter_pass_runs_beside_the_gpus_and_prints_after_it(fake_gpu, capfd, monkeypatch):
+    """The GPU mode's two passes of a pytest suite at once (its wall time the longer pass's, issue 40), the
+    interpreter's output held and printed after the GPU's, whole: the passes' lines never interleave."""
+    from harness.sanitize.runner import Job, run
+
+    monkeypatch.setenv("MARKS", str(fake_gpu))
+    (fake_gpu / "suite" / "test_suite.py").write_text(BESIDE)
+    outcome = run(Job("pytest", "pytest", ["suite", "-q", "-s", "-p", "no:cacheprovider"]), backend="gpu")
+    out, err = capfd.readouterr()
+    assert outcome.returncode == 0, out[-3000:] + err[-3000:]
+    lines = [line for line in out.splitlines() if "-PASS " in line]
+    assert lines == ["GPU-PASS begins", "GPU-PASS ends", "INTERPRETER-PASS begins", "INTERPRETER-PASS ends"], out
+    assert "races between programs" in err
+
+
+SPARE = '''\
+import os, time
+
+def _note(line):
+    with open(os.environ["RAN_FILE"], "a") as f:
+        f.write(line + "\\n")
+
+def _collected():
+    with open(os.environ["RAN_FILE"]) as f:
+        return {line.split()[1] for line in f if line.startswith("collected ")}
+
+if os.environ.get("FAKE_CS_LOG"):
+    _note(f"collected {os.getpid()}")
+
+def test_first():
+    if os.environ.get("FAKE_CS_LOG"):  # on the "GPU": wait for the next process to have collected this suite
+        for _ in range(1200):  # two minutes at most: a process that never comes fails the test, never hangs it
+            if _collected() - {str(os.getpid())}:
+                break
+            time.sleep(0.1)
+        _note("first: the next process " + ("had collected" if _collected() - {str(os.getpid())} else "was not there"))
+        os.abort()
+
+def test_second():
+    _note(f"second ran in {os.getpid()} " + ("gpu" if os.environ.get("FAKE_CS_LOG") else "interpreter"))
+'''
+
+
+def test_the_process_for_the_tests_left_has_started_and_collected_before_it_is_needed(fake_gpu, capfd):
+    """The next GPU process (compute-sanitizer, Python, torch, the suite collected) starts while one runs,
+    and waits for its turn: the tests left after a lost context do not wait for its start (issue 40)."""
+    from harness.sanitize.runner import Job, run
+
+    (fake_gpu / "suite" / "test_suite.py").write_text(SPARE)
+    (fake_gpu / "ran.txt").write_text("")
+    outcome = run(Job("pytest", "pytest", ["suite", "-q", "-p", "no:cacheprovider"]), backend="gpu")
+    err = capfd.readouterr().err
+    ran = (fake_gpu / "ran.txt").read_text().splitlines()
+    assert "first: the next process had collected" in ran, (ran, err[-3000:])
+    second = [line.split() for line in ran if line.startswith("second ran in")]
+    assert sorted(w[-1] for w in second) == ["gpu", "interpreter"], ran
+    gpu_pid = next(w[3] for w in second if w[-1] == "gpu")
+    assert f"collected {gpu_pid}" in ran  # the spare that collected ahead ran the test left
+    assert "suite/test_suite.py::test_first lost the CUDA context" in err and "the 1 tests left run" in err
+    assert outcome.returncode == 1
+
+
+STUCK = '''\
+import os, time
+
+open(os.path.join(os.environ["CASEBOOK_FUZZ_PIDS"], f"{os.getpid()}"), "w").close()  # each process, once collecting
+
+def test_stuck():
+    time.sleep(600)
+'''
+
+INTERRUPTED = '''\
+import sys
+from harness.sanitize.runner import Job, run
+try:
+    run(Job("pytest", "pytest", [sys.argv[1], "-q", "-p", "no:cacheprovider"]), backend="gpu")
+except KeyboardInterrupt:
+    sys.exit(130)
+'''
+
+
+def test_an_interrupted_gpu_run_leaves_no_pass_behind(fake_gpu, tmp_path):
+    """Ctrl-C while the GPU's pass runs, its spare waits and the interpreter's pass runs beside them: every
+    one of them ends with the command (an interrupted command leaves no process behind)."""
+    import signal
+
+    from test_interrupts import left_after
+
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    (fake_gpu / "suite" / "test_suite.py").write_text(STUCK)
+    code, left = left_after([sys.executable, "-c", INTERRUPTED, str(fake_gpu / "suite")], pids,
+                            {**os.environ, "PYTHONPATH": str(ROOT)}, stop=signal.SIGINT)
+    assert len(list(pids.iterdir())) == 3  # the GPU's pass, its spare, the interpreter's pass
+    assert code == 130 and not left, f"left running after the command was interrupted: {left}"
+
+
 H200_REPORT = """\
 ========= COMPUTE-SANITIZER
 ========= Invalid __global__ read of size 8 bytes
@@ -225,61 +341,3 @@ def _cuda() -> bool:
     from harness.run.backends import cuda_available
 
     return cuda_available()
-
-
-# ---------------------------------------------------------------- on a GPU
-
-def _check_four(doc: dict, gpu_part: str) -> None:
-    found = {(f["code"], f["line"]): f for f in doc["findings"]}
-    load, store = found[("P102", f"{KERNELS}:16")], found[("P101", f"{KERNELS}:18")]
-    for f in (load, store):
-        assert f["cases"][0]["slug"] == "add-missing-mask", f
-        assert f["tests"] == [f"{FOUR}/test_four.py::test_add_unmasked"], f
-    assert load["backend"] == "gpu+interpreter", load  # memcheck stops the kernel at its first bad load
-    race = found[("P301", f"{KERNELS}:34")]
-    assert race["cases"][0]["slug"] in ("sum-reduction-store-race", "nrm2-race"), race
-    assert race["tests"] == [f"{FOUR}/test_four.py::test_total"]
-    assert {t.split("::")[-1] for f in doc["findings"] for t in f["tests"]} == {"test_add_unmasked", "test_total"}
-    for name in ("test_total", "test_add_masked", "test_row_sums"):  # all ran on the GPU, after the lost context
-        assert f"PASSED {FOUR}/test_four.py::{name}" in gpu_part or f"FAILED {FOUR}/test_four.py::{name}" in gpu_part, \
-            gpu_part[-4000:]
-
-
-def _four_on_the_gpu():
-    """The command and the plugin on the four-test suite, side by side (each its own processes on
-    the one GPU): [(returncode, stdout, stderr)] of each."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    env.pop("TRITON_INTERPRET", None)
-    args = [FOUR, "-rA", "-p", "no:cacheprovider", "-p", "no:randomly"]
-    runs = [subprocess.Popen([sys.executable, *cmd, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, env=env)
-            for cmd in (["-m", "harness", "sanitize", "--backend", "gpu", "--json", "pytest"],
-                        ["-m", "pytest", "-p", "harness.sanitize.pytest_plugin", "--casebook-sanitize",
-                         "--casebook-sanitize-backend", "gpu"])]
-    outs = [r.communicate(timeout=900) for r in runs]  # (before returncode: it is set by the wait)
-    return [(r.returncode, *out) for r, out in zip(runs, outs)]
-
-
-def gpu_ahead(items, start):
-    """With a GPU, the four-test suite starts at once, beside the other GPU tests."""
-    if any(item.name == "test_the_four_test_suite_runs_whole_on_the_gpu" for item in items):
-        start("sanitize-four", _four_on_the_gpu)
-
-
-@pytest.mark.gpu
-def test_the_four_test_suite_runs_whole_on_the_gpu(ahead):
-    """The command and the plugin, side by side (each its own processes on the one GPU)."""
-    (rc, stdout, stderr), (p_rc, p_stdout, p_stderr) = ahead("sanitize-four", _four_on_the_gpu)
-    print(stderr[-6000:])
-    assert rc == 1, stderr[-4000:]
-    doc = json.loads(stdout)
-    _check_four(doc, stderr.split("sanitize --backend gpu: compute-sanitizer sees")[0])
-    print(p_stdout[-3000:], p_stderr[-3000:])
-    assert p_rc == 1
-    gpu_part = p_stdout.split("sanitize --backend gpu: compute-sanitizer sees")[0] + p_stderr
-    for name in ("test_total", "test_add_masked", "test_row_sums"):
-        assert f"{FOUR}/test_four.py::{name}" in p_stdout
-    load = p_stdout[p_stdout.index("P102 error: out-of-bounds load"):]
-    assert load.split("    like ")[1].startswith("cases/add-missing-mask/"), load[:1500]
-    assert f"at {KERNELS}:34" in p_stdout and "P301 error" in p_stdout
-    assert "test_add_unmasked lost the CUDA context" in gpu_part

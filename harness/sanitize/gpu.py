@@ -135,61 +135,101 @@ BLIND = ("compute-sanitizer sees accesses outside an allocation; it does not see
          "the interpreter's checks run the same tests for those")
 
 
-def run(job, tmp: str, start, say) -> tuple[int, list, int | None]:
+def run(job, tmp: str, start, say, begin=None) -> tuple[int, list, int | None]:
     """The job on the GPU under memcheck (a pytest suite in as many processes as lost CUDA contexts
-    take, ``run_pytest``), then the same job under the instrumented interpreter (CPU mode, real
-    CUDA tensors), so that the GPU mode finds all that the CPU mode does. ``start(job, results,
-    backend, env, prefix)`` starts the command's child and waits for it (``harness.sanitize.runner``);
-    ``say`` prints one line for the user. Returns the exit status, the hits (the GPU's folded into
-    the interpreter's where both saw one access), and the interpreter's launch count."""
+    take, ``run_pytest``) and the same job under the instrumented interpreter (CPU mode, real CUDA
+    tensors), so that the GPU mode finds all that the CPU mode does. ``start(job, results, backend,
+    env, prefix)`` starts the command's child and waits for it (``harness.sanitize.runner``); ``say``
+    prints one line for the user; ``begin(job, results, backend, env, prefix, held=...)`` starts one
+    without waiting (``runner.Pass``). A pytest suite's interpreter pass runs beside the GPU's, its
+    output held and printed after the GPU's (each pass is its own pytest session, with its own
+    temporary folders): the GPU mode takes the longer pass's time, not their sum (issue 40). A script
+    or module (which may write its own files) runs its passes one after the other. Returns the exit
+    status, the hits (the GPU's folded into the interpreter's where both saw one access), and the
+    interpreter's launch count."""
     from harness.sanitize.session import read_sink
 
-    if job.kind == "pytest":
-        code, gpu_hits = run_pytest(job, tmp, start, say)
-    else:
-        log = os.path.join(tmp, "compute-sanitizer.log")
-        code = start(job, os.path.join(tmp, "gpu-hits.jsonl"), "gpu", {}, wrapper(log))
-        gpu_hits = parse(_read(log))
-    say(f"sanitize --backend gpu: {BLIND}")
     results = os.path.join(tmp, "hits.jsonl")
-    interp_code = start(job, results, "interpreter", {}, [])
+    interp = begin(job, results, "interpreter", {}, [], held=True) if job.kind == "pytest" and begin else None
+    try:
+        if job.kind == "pytest":
+            code, gpu_hits = run_pytest(job, tmp, start, say, begin)
+        else:
+            log = os.path.join(tmp, "compute-sanitizer.log")
+            code = start(job, os.path.join(tmp, "gpu-hits.jsonl"), "gpu", {}, wrapper(log))
+            gpu_hits = parse(_read(log))
+    except BaseException:
+        if interp is not None:
+            interp.stop()
+        raise
+    say(f"sanitize --backend gpu: {BLIND}")
+    interp_code = interp.finish() if interp is not None else start(job, results, "interpreter", {}, [])
     hits, launches = read_sink(results)
     return code if code else interp_code, fold(gpu_hits, hits), launches
 
 
-def run_pytest(job, tmp: str, start, say) -> tuple[int, list]:
+def run_pytest(job, tmp: str, start, say, begin=None) -> tuple[int, list]:
     """The suite under memcheck, a fresh process for the tests left each time one loses its CUDA
     context (``harness.sanitize.gpu_plugin``): every test runs, and each report is the test's that
-    was running when compute-sanitizer wrote it. Returns pytest's combined exit status (a test that
-    lost the context failed) and the hits, each with its test."""
+    was running when compute-sanitizer wrote it. With ``begin``, the next process starts while this
+    one runs, as a spare: it starts compute-sanitizer, Python, torch and collects the suite, then
+    waits for its turn (``gpu_plugin.TURN_ENV``) to run the tests left, or is ended where none are
+    (under a wrapper no process can be forked from one that has imported torch already). Returns
+    pytest's combined exit status (a test that lost the context failed) and the hits, each with its test."""
     from harness.sanitize import gpu_plugin as P
 
     progress, done = os.path.join(tmp, "gpu-progress.jsonl"), os.path.join(tmp, "gpu-done.txt")
-    hits, codes, attempt = [], [], 0
-    while True:
-        attempt += 1
-        log = os.path.join(tmp, f"compute-sanitizer-{attempt}.log")
-        seen = len(_records(progress))
-        code = start(job, os.path.join(tmp, "gpu-hits.jsonl"), "gpu",
-                     {P.PROGRESS_ENV: progress, P.DONE_ENV: done, P.LOG_ENV: log}, wrapper(log))
-        records = _records(progress)[seen:]
-        starts = [(r["start"], r.get("log", 0)) for r in records if "start" in r]
-        ends = {r["end"]: r.get("lost", "") for r in records if "end" in r}
-        hits += _attribute(parse_at(_read(log)), starts)
-        collected = next((r["collected"] for r in records if "collected" in r), None)
-        lost = [(t, ends.get(t) or _died(code)) for t, _ in starts if ends.get(t) or t not in ends]
-        codes.append(1 if lost else code)
-        if collected is None or not starts or not lost or _exitfirst(job.args):
-            break  # it ended as pytest ends (or never got to a test: another process would not either)
-        with open(done, "a", encoding="utf-8") as f:
-            f.writelines(t + "\n" for t, _ in starts)
-        left = [t for t in collected if t not in {s for s, _ in starts}]
-        for test, why in lost:
-            say(f"sanitize --backend gpu: {test} lost the CUDA context ({why})"
-                + (f"; the {len(left)} tests left run in a fresh process" if left else ""))
-        if not left:
-            break
+    hits, codes = [], []
+
+    def env(n: int) -> tuple[dict, str]:
+        log = os.path.join(tmp, f"compute-sanitizer-{n}.log")
+        return {P.PROGRESS_ENV: progress, P.DONE_ENV: done, P.LOG_ENV: log}, log
+
+    def spare(n: int):
+        extra, log = env(n)
+        return begin(job, os.path.join(tmp, "gpu-hits.jsonl"), "gpu", {**extra, P.TURN_ENV: _turn(tmp, n)},
+                     wrapper(log), held=True)
+
+    attempt, current, waiting = 1, None, None
+    try:
+        while True:
+            extra, log = env(attempt)
+            seen = len(_records(progress))
+            waiting = spare(attempt + 1) if begin else None  # collecting while this one runs
+            if current is None:
+                code = start(job, os.path.join(tmp, "gpu-hits.jsonl"), "gpu", extra, wrapper(log))
+            else:
+                P.take_turn(_turn(tmp, attempt))
+                code = current.finish()
+            current = None
+            records = _records(progress)[seen:]
+            starts = [(r["start"], r.get("log", 0)) for r in records if "start" in r]
+            ends = {r["end"]: r.get("lost", "") for r in records if "end" in r}
+            hits += _attribute(parse_at(_read(log)), starts)
+            collected = next((r["collected"] for r in records if "collected" in r), None)
+            lost = [(t, ends.get(t) or _died(code)) for t, _ in starts if ends.get(t) or t not in ends]
+            codes.append(1 if lost else code)
+            if collected is None or not starts or not lost or _exitfirst(job.args):
+                break  # it ended as pytest ends (or never got to a test: another process would not either)
+            with open(done, "a", encoding="utf-8") as f:
+                f.writelines(t + "\n" for t, _ in starts)
+            left = [t for t in collected if t not in {s for s, _ in starts}]
+            for test, why in lost:
+                say(f"sanitize --backend gpu: {test} lost the CUDA context ({why})"
+                    + (f"; the {len(left)} tests left run in a fresh process" if left else ""))
+            if not left:
+                break
+            attempt += 1
+            current, waiting = waiting, None
+    finally:
+        for unused in (current, waiting):  # a spare not needed (or an interrupted run): ended unheard
+            if unused is not None:
+                unused.stop()
     return _combined(codes), hits
+
+
+def _turn(tmp: str, n: int) -> str:
+    return os.path.join(tmp, f"gpu-turn-{n}.txt")
 
 
 def _exitfirst(args: list) -> bool:

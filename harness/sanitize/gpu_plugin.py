@@ -6,6 +6,9 @@ every later CUDA call returns), and the process often dies of it (``Fatal Python
 So the runner (``harness.sanitize.gpu.run_pytest``) runs the suite in as many processes as it takes,
 and this plugin tells it where each one got to, as JSON lines in the file ``PROGRESS_ENV`` names:
 
+- a spare (``TURN_ENV`` set: the runner starts the next process while one runs) collects the suite,
+  then waits until the file ``TURN_ENV`` names appears (its turn: the tests of the processes before
+  it are in ``DONE_ENV``'s file by then);
 - ``{"collected": [node ids]}`` once collected, the tests run before in another process deselected
   (those ``DONE_ENV``'s file lists, one node id a line);
 - ``{"start": id, "log": bytes}`` before each test, with the size of compute-sanitizer's log then
@@ -23,6 +26,8 @@ import os
 PROGRESS_ENV = "CASEBOOK_SANITIZE_GPU_PROGRESS"
 DONE_ENV = "CASEBOOK_SANITIZE_GPU_DONE"
 LOG_ENV = "CASEBOOK_SANITIZE_GPU_LOG"
+TURN_ENV = "CASEBOOK_SANITIZE_GPU_TURN"
+TURN_POLL = 0.02  # seconds between a spare's looks for its turn
 EXIT_LOST = 86  # this process's CUDA context is lost: the runner starts another for the tests left
 
 
@@ -48,7 +53,26 @@ def done_ids() -> set:
         return {line.rstrip("\n") for line in f if line.strip()}
 
 
+def take_turn(path: str) -> None:
+    """Tell the spare waiting on ``path`` that its turn has come (the file appears whole)."""
+    from pathlib import Path
+
+    from harness.core.fileio import write_text
+
+    write_text(Path(path), "run\n")
+
+
+def wait_for_turn() -> None:
+    """A spare's wait, its suite collected, until its turn comes (the runner ends it where none does)."""
+    import time
+
+    path = os.environ.get(TURN_ENV)
+    while path and not os.path.exists(path):
+        time.sleep(TURN_POLL)
+
+
 def pytest_collection_modifyitems(config, items):
+    wait_for_turn()
     done = done_ids()
     if done:
         kept = [i for i in items if i.nodeid not in done]

@@ -13,6 +13,7 @@ import functools
 import json
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 from dataclasses import asdict, dataclass, field
@@ -81,7 +82,8 @@ def run(job: Job, *, quiet_stdout: bool = False, backend: str = "interpreter") -
         if backend == "gpu":
             from harness.sanitize import gpu
 
-            code, hits, launches = gpu.run(job, tmp, functools.partial(_start, stdout=stdout), _say)
+            code, hits, launches = gpu.run(job, tmp, functools.partial(_start, stdout=stdout), _say,
+                                           functools.partial(Pass, stdout=stdout))
         else:
             results = os.path.join(tmp, "hits.jsonl")
             with open(results, "x", encoding="utf-8"):  # made here, and kept open: a command that removes it (or
@@ -107,14 +109,105 @@ def run(job: Job, *, quiet_stdout: bool = False, backend: str = "interpreter") -
 def _start(job: Job, results: str, backend: str, extra: dict, prefix: list, stdout=None) -> int:
     """The command's child for one pass (``backend`` gpu: under the ``prefix`` compute-sanitizer
     command line, with the GPU's variables and ``extra``); its exit status."""
+    return _wait(_launch(job, results, backend, extra, prefix, stdout=stdout))
+
+
+def _launch(job: Job, results: str, backend: str, extra: dict, prefix: list, **kw):
+    """``_start``'s child, started (``kw``: Popen's streams); None where the harness is stopping."""
     env = _environment(job, results, backend)
     if backend == "gpu":
         from harness.sanitize import gpu
 
         env = gpu.environment(env)
     env.update(extra)
-    return _wait(WORKERS.start(list(prefix) + [sys.executable, "-m", "harness.sanitize.child"], env=env,
-                               stdout=stdout))
+    return WORKERS.start(list(prefix) + [sys.executable, "-m", "harness.sanitize.child"], env=env, **kw)
+
+
+class Pass:
+    """A pass's child, started without waiting for it (``harness.sanitize.gpu``: the interpreter's pass
+    beside the GPU's, a GPU process started ahead as a spare). ``held``: its output read into memory
+    until ``release`` (then it goes where ``_start``'s would have gone, as it comes): two passes' lines
+    never interleave. ``finish`` waits for it (released first) and returns its exit status; ``stop``
+    ends it, its output left unsaid."""
+
+    def __init__(self, job: Job, results: str, backend: str, extra: dict, prefix: list, stdout=None,
+                 held: bool = False):
+        streams = (stdout or sys.stdout, sys.stderr)
+        kw = dict(stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE) if held else \
+            dict(stdout=stdout)
+        self.proc = _launch(job, results, backend, extra, prefix, **kw)
+        self.pumps = [_Pump(pipe, stream) for pipe, stream in zip((self.proc.stdout, self.proc.stderr), streams)] \
+            if held and self.proc is not None else []
+
+    def release(self) -> None:
+        for pump in self.pumps:
+            pump.release()
+
+    def finish(self) -> int:
+        self.release()
+        try:
+            return _wait(self.proc)
+        finally:
+            for pump in self.pumps:
+                pump.join()
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                end(self.proc)
+            WORKERS.done(self.proc)
+        for pump in self.pumps:
+            pump.join(said=False)
+
+
+class _Pump:
+    """A child's pipe read as it comes (the child never blocks on a full pipe), kept until ``release``,
+    then written to ``stream``."""
+
+    def __init__(self, pipe, stream):
+        import codecs
+        import threading
+
+        self.pipe, self.stream, self.kept, self.live = pipe, stream, [], False
+        self.decode = codecs.getincrementaldecoder("utf-8")(errors="replace").decode
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._read, daemon=True, name="sanitize-pass-output")
+        self.thread.start()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.pipe.fileno(), 1 << 16)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                return
+            with self.lock:
+                if self.live:
+                    self._say(self.decode(chunk))
+                else:
+                    self.kept.append(chunk)
+
+    def _say(self, text: str) -> None:
+        if text:
+            self.stream.write(text)
+            self.stream.flush()
+
+    def release(self) -> None:
+        with self.lock:
+            if not self.live:
+                self.live = True
+                self._say(self.decode(b"".join(self.kept)))
+                self.kept = []
+
+    def join(self, said: bool = True) -> None:
+        """The rest of the output (a process the child left behind holding the pipe: not waited for)."""
+        self.thread.join(timeout=5)
+        with self.lock:
+            self.live = self.live and said
+            self._say(self.decode(b"", final=True) if said else "")
+        if not self.thread.is_alive():
+            self.pipe.close()
 
 
 def _say(line: str) -> None:

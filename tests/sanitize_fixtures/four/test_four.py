@@ -1,4 +1,4 @@
-"""Four tests of a user's suite for ``sanitize --backend gpu`` (issue 40; tests/test_sanitize_device.py):
+"""Four tests of a user's suite for ``sanitize --backend gpu`` (issue 40; tests/test_gpu_sanitize.py):
 the unmasked add first (on a GPU under compute-sanitizer its out-of-bounds access ends the
 process's CUDA context), then the sum into ``out[0]`` (a store race between programs, which
 compute-sanitizer does not see), then two clean kernels. Every one of them must run."""

@@ -126,3 +126,31 @@ def test_under_a_plain_gpu_selection_a_modules_work_starts_before_the_next_modul
 
     assert run("-m", "gpu") == ["a: gpu_ahead test_a_gpu", "b: imported"]
     assert run("-m", "gpu", "-k", "test_a") == ["b: imported", "a: gpu_ahead test_a_gpu"]
+
+
+def _config(args, where, markexpr="gpu"):
+    from types import SimpleNamespace
+    option = SimpleNamespace(markexpr=markexpr, keyword="", deselect=None, lf=False, stepwise=False, collectonly=False)
+    return SimpleNamespace(option=option, args=args, invocation_params=SimpleNamespace(dir=where))
+
+
+def test_the_case_batch_starts_at_configure_only_where_the_run_collects_the_cases(monkeypatch):
+    """Under a plain ``-m gpu`` that collects tests/test_cases.py, with an NVIDIA driver loaded, the batch of every
+    GPU case starts from pytest_configure (before the collection ahead of that module); a run of other files, a
+    narrower selection, or no driver starts nothing."""
+    root = Path(__file__).resolve().parents[1]
+    started = []
+    monkeypatch.setattr(conftest, "_start", lambda key, fn, *a: started.append(key))
+    monkeypatch.setattr(conftest, "_nvidia_driver", lambda: True)
+    for args, where in (([], root), (["tests"], root), ([str(root / "tests" / "test_cases.py")], "/"), (["."], root / "tests")):
+        started.clear()
+        conftest.pytest_configure(_config(args, where))
+        assert started == [("cases", "gpu")], (args, where)
+    for config in (_config(["tests/test_probe_layout.py"], root), _config([], root, markexpr="gpu and not slow"),
+                   _config(["tests/test_cases.py::test_every_case_folder_is_well_formed"], root)):
+        started.clear()
+        conftest.pytest_configure(config)
+        assert started == [], config.args
+    monkeypatch.setattr(conftest, "_nvidia_driver", lambda: False)
+    conftest.pytest_configure(_config([], root))
+    assert started == []

@@ -629,7 +629,8 @@ def _fault_finding(monkeypatch, passed_stride: bool, again: bool = True, then: s
     ctx = types.SimpleNamespace(target=types.SimpleNamespace(sizes={"n": 30}), late=lambda: False,
                                 finding=lambda code, text, severity, sizes: (code, severity, text))
     x = torch.arange(90, dtype=torch.int32)[::3]
-    st = {"base": set(), "row_stride": set(), "dims": {}, "rows": {}, "refused": [], "wrong": {}, "found": found}
+    st = {"base": set(), "row_stride": set(), "dims": {}, "rows": {}, "refused": [], "wrong": {}, "found": found,
+          "names": ["x"]}
     fault = RuntimeError("CUDA error: an illegal memory access was encountered")
     c = types.SimpleNamespace(ints={3} if passed_stride else set(), guard={}, cmp={}, error=fault)
 

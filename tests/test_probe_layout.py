@@ -94,11 +94,16 @@ def reference(x, alpha):
 """
 
 
+def _written(tmp_path, name: str, source: str) -> str:
+    """A user's probe file of ``source`` in ``tmp_path``: its path."""
+    path = tmp_path / f"user_{name}.py"
+    path.write_text(textwrap.dedent(source))
+    return str(path)
+
+
 @pytest.fixture
 def user(tmp_path):
-    path = tmp_path / "user_scale.py"
-    path.write_text(textwrap.dedent(USER))
-    return str(path)
+    return _written(tmp_path, "scale", USER)
 
 
 def _layout(path, launcher):
@@ -401,23 +406,17 @@ def reference(x, b):
 
 @pytest.fixture
 def more(tmp_path):
-    path = tmp_path / "user_more.py"
-    path.write_text(textwrap.dedent(MORE))
-    return str(path)
+    return _written(tmp_path, "more", MORE)
 
 
 @pytest.fixture
 def cols(tmp_path):
-    path = tmp_path / "user_cols.py"
-    path.write_text(textwrap.dedent(COLS))
-    return str(path)
+    return _written(tmp_path, "cols", COLS)
 
 
 @pytest.fixture
 def bias(tmp_path):
-    path = tmp_path / "user_bias.py"
-    path.write_text(textwrap.dedent(BIAS))
-    return str(path)
+    return _written(tmp_path, "bias", BIAS)
 
 
 def test_permuted_leading_dims_misread_with_both_strides_given_is_an_error_and_its_twin_quiet(more):
@@ -661,9 +660,7 @@ def test_a_fault_from_a_view_read_as_contiguous_follows_the_stride_rule(monkeypa
 
 @pytest.fixture
 def steps(tmp_path):
-    path = tmp_path / "user_steps.py"
-    path.write_text(textwrap.dedent(STEPS))
-    return str(path)
+    return _written(tmp_path, "steps", STEPS)
 
 
 def test_a_column_stride_passed_and_misread_is_an_error_shown_by_a_second_launch(steps):
@@ -743,9 +740,7 @@ def reference(x, cos, sin):
 
 @pytest.fixture
 def rotary(tmp_path):
-    path = tmp_path / "user_rotary.py"
-    path.write_text(textwrap.dedent(ROTARY))
-    return str(path)
+    return _written(tmp_path, "rotary", ROTARY)
 
 
 def test_a_table_read_by_its_twins_stride_is_a_warning_and_a_stride_passed_then_ignored_an_error(rotary):

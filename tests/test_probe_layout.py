@@ -94,11 +94,16 @@ def reference(x, alpha):
 """
 
 
+def _written(tmp_path, name: str, source: str) -> str:
+    """A user's probe file of ``source`` in ``tmp_path``: its path."""
+    path = tmp_path / f"user_{name}.py"
+    path.write_text(textwrap.dedent(source))
+    return str(path)
+
+
 @pytest.fixture
 def user(tmp_path):
-    path = tmp_path / "user_scale.py"
-    path.write_text(textwrap.dedent(USER))
-    return str(path)
+    return _written(tmp_path, "scale", USER)
 
 
 def _layout(path, launcher):
@@ -401,23 +406,17 @@ def reference(x, b):
 
 @pytest.fixture
 def more(tmp_path):
-    path = tmp_path / "user_more.py"
-    path.write_text(textwrap.dedent(MORE))
-    return str(path)
+    return _written(tmp_path, "more", MORE)
 
 
 @pytest.fixture
 def cols(tmp_path):
-    path = tmp_path / "user_cols.py"
-    path.write_text(textwrap.dedent(COLS))
-    return str(path)
+    return _written(tmp_path, "cols", COLS)
 
 
 @pytest.fixture
 def bias(tmp_path):
-    path = tmp_path / "user_bias.py"
-    path.write_text(textwrap.dedent(BIAS))
-    return str(path)
+    return _written(tmp_path, "bias", BIAS)
 
 
 def test_permuted_leading_dims_misread_with_both_strides_given_is_an_error_and_its_twin_quiet(more):
@@ -632,7 +631,8 @@ def _fault_finding(monkeypatch, passed_stride: bool, again: bool = True, then: s
     ctx = types.SimpleNamespace(target=types.SimpleNamespace(sizes={"n": 30}), late=lambda: False,
                                 finding=lambda code, text, severity, sizes: (code, severity, text))
     x = torch.arange(90, dtype=torch.int32)[::3]
-    st = {"base": set(), "row_stride": set(), "dims": {}, "rows": {}, "refused": [], "wrong": {}, "found": found}
+    st = {"base": set(), "row_stride": set(), "dims": {}, "rows": {}, "refused": [], "wrong": {}, "found": found,
+          "names": ["x"]}
     fault = RuntimeError("CUDA error: an illegal memory access was encountered")
     c = types.SimpleNamespace(ints={3} if passed_stride else set(), guard={}, cmp={}, error=fault)
 
@@ -663,9 +663,7 @@ def test_a_fault_from_a_view_read_as_contiguous_follows_the_stride_rule(monkeypa
 
 @pytest.fixture
 def steps(tmp_path):
-    path = tmp_path / "user_steps.py"
-    path.write_text(textwrap.dedent(STEPS))
-    return str(path)
+    return _written(tmp_path, "steps", STEPS)
 
 
 def test_a_column_stride_passed_and_misread_is_an_error_shown_by_a_second_launch(steps):
@@ -684,3 +682,132 @@ def test_a_count_that_equals_a_packed_views_column_step_by_chance_is_no_proof_it
         "(120, 3)" in note.message, note.message
     assert "passes the row stride of 'x' and not its column stride" in note.message, note.message
     assert "a number the launch got equalled a stride by chance (not at stride (" in note.message, note.message
+
+
+# Two tables of one shape read by one stride (issue #37: a rotary kernel given cos's row stride reads sin by it too):
+# right for views of one packed buffer, a warning; a kernel that is given cos's stride and ignores it for cos
+# itself, an error; where the budget's end leaves no time to try the shared strides, no error either.
+ROTARY = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def rot_kernel(x_ptr, cos_ptr, sin_ptr, out_ptr, H, sx, sc, ss, so, OWN_SIN: tl.constexpr, IGNORE: tl.constexpr,
+               BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    j = tl.arange(0, BLOCK)
+    m = j < H
+    row_c = r * H if IGNORE else r * sc  # IGNORE: cos's row stride passed, then taken as the row length
+    row_s = r * ss if OWN_SIN else r * sc  # not OWN_SIN: sin read by cos's row stride (one stride for both)
+    x1 = tl.load(x_ptr + r * sx + 2 * j, mask=m)
+    x2 = tl.load(x_ptr + r * sx + 2 * j + 1, mask=m)
+    c = tl.load(cos_ptr + row_c + j, mask=m)
+    s = tl.load(sin_ptr + row_s + j, mask=m)
+    tl.store(out_ptr + r * so + j, x1 * c - x2 * s, mask=m)
+    tl.store(out_ptr + r * so + H + j, x2 * c + x1 * s, mask=m)
+
+
+def _rot(x, cos, sin, own_sin, ignore):
+    out = torch.empty_like(x)
+    rot_kernel[(x.shape[0],)](x, cos, sin, out, cos.shape[1], x.stride(0), cos.stride(0), sin.stride(0), out.stride(0),
+                              OWN_SIN=own_sin, IGNORE=ignore, BLOCK=16)
+    return out
+
+
+def launch_rot_right(x, cos, sin):
+    return _rot(x.contiguous(), cos, sin, True, False)
+
+
+def launch_rot_shared(x, cos, sin):  # right for cos and sin views of one packed buffer
+    return _rot(x.contiguous(), cos, sin, False, False)
+
+
+def launch_rot_ignored(x, cos, sin):  # cos's row stride passed, then ignored
+    return _rot(x.contiguous(), cos, sin, True, True)
+
+
+def make_inputs(*, device, gen, rows=6, half=16):
+    ang = torch.rand(rows, half, generator=gen) * 3.0
+    return {"x": torch.randn(rows, 2 * half, generator=gen).to(device), "cos": torch.cos(ang).to(device),
+            "sin": torch.sin(ang).to(device)}
+
+
+def reference(x, cos, sin):
+    x, c, s = x.double(), cos.double(), sin.double()
+    x1, x2 = x[:, 0::2], x[:, 1::2]
+    return torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], dim=1)
+"""
+
+
+@pytest.fixture
+def rotary(tmp_path):
+    return _written(tmp_path, "rotary", ROTARY)
+
+
+def test_a_table_read_by_its_twins_stride_is_a_warning_and_a_stride_passed_then_ignored_an_error(rotary):
+    shared = _layout(rotary, "launch_rot_shared")
+    assert not shared.errors, shared.text()
+    said = [f for f in shared.warnings if "'cos' is a slice of a wider buffer" in f.message]
+    assert said and "reads 'sin' by them" in said[0].message, shared.text()
+    ignored = _layout(rotary, "launch_rot_ignored")
+    cos = [f for f in ignored.errors if "'cos' is a slice of a wider buffer" in f.message]
+    assert cos and "wrong again at stride" in cos[0].message, ignored.text()
+    assert not _layout(rotary, "launch_rot_right").problems
+
+
+def _rotary_judged(rotary, monkeypatch, launcher: str, late_after: int, kind: str = "wrong"):
+    """``_judge`` of the launch with 'cos' row-padded, on the real kernel, where ``ctx.late()`` turns true
+    after ``late_after`` questions (the second launch asks once, the shared-strides launch once); ``kind``:
+    what the first launch is taken to have ended in (its integers as seen)."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    from harness.probe.context import Context
+    from harness.probe.target import load
+
+    from harness.run.triton_compat import patched
+
+    t = load(rotary, None, launcher, "interpreter", str(Path(rotary).parent))
+    ctx = Context(t, "interpreter", 0, "layout")
+    with patched(True):  # as a probe's worker runs (the launches' integers are seen under it)
+        return _judged(ctx, t, late_after, kind)
+
+
+def _judged(ctx, t, late_after: int, kind: str) -> list:
+    import types
+
+    from harness.probe import execute as X
+    from harness.probe.detectors import layout
+
+    asked = []
+    ctx.late = lambda: asked.append(1) or len(asked) > late_after
+    inputs = X.make(t, t.sizes, 0, "interpreter")
+    ref = X.reference(t, inputs)
+    _, plain = layout._outcome(ctx, X.clone_inputs(inputs), ref, changed=True)
+    st = {"found": [], "refused": [], "base": plain.ints, "row_stride": set(), "dims": {}, "rows": {}, "wrong": {},
+          "written": set(), "names": ["x", "cos", "sin"]}
+    given, done = layout._relaid(inputs, ["cos"], ("row-padded",), frozenset(abs(x) for x in plain.ints))
+    seen, c = layout._outcome(ctx, given, ref)
+    assert seen == "wrong", c.cmp
+    if kind == "fault":
+        c = types.SimpleNamespace(ints=c.ints, guard={}, cmp={},
+                                  error=RuntimeError("CUDA error: an illegal memory access was encountered"))
+    layout._judge(ctx, st, kind, c, given, done, ref, inputs)
+    return st["found"]
+
+
+def test_an_error_rests_on_the_shared_strides_tried_and_the_budgets_end_leaves_a_warning(rotary, monkeypatch):
+    """A kernel given cos's stride that ignores it is an error only where the launch with cos and sin in one
+    layout ran (wrong too); where the budget's end came first, a warning that says what was not tried; a kernel
+    that reads sin by cos's stride is a warning whether that launch ran or not, a fault included."""
+    found, = _rotary_judged(rotary, monkeypatch, "launch_rot_ignored", late_after=9)
+    assert found.severity == "error" and "wrong again at stride" in found.message, found.message
+    found, = _rotary_judged(rotary, monkeypatch, "launch_rot_ignored", late_after=1)
+    assert found.severity == "warning" and "not tried, at the end of the probe's budget, whether it reads 'sin'" \
+        in found.message, found.message
+    found, = _rotary_judged(rotary, monkeypatch, "launch_rot_shared", late_after=1)
+    assert found.severity == "warning" and "not tried" in found.message, found.message
+    found, = _rotary_judged(rotary, monkeypatch, "launch_rot_shared", late_after=9, kind="fault")
+    assert found.severity == "warning" and "reads 'sin' by them" in found.message, found.message
+    found, = _rotary_judged(rotary, monkeypatch, "launch_rot_ignored", late_after=9, kind="fault")
+    assert found.severity == "error" and "an access outside memory" in found.message, found.message

@@ -34,9 +34,13 @@ Two inputs of one shape that are views of one wider buffer (``q, k = qkv[..., :n
 a quantized weight's scales and zeros) have one set of strides: where a launch given one tensor's
 strides is wrong, the tensors of its shape are given the same layout with those very strides, and a
 launcher right then reads them all by the one tensor's strides: right for views of one packed buffer,
-wrong when they differ (a warning, not an error). The guard bands place every tensor in its own
-buffer (strides kept, offset not), so a packed buffer's column slice is the row-padded layout and
-a later one's offset is not kept.
+wrong when they differ (a warning, not an error), a fault included (reading one by the other's larger stride
+runs past its end). An error where such tensors exist rests on that launch having run (wrong too): where the
+budget's end leaves no time for it, the launcher reading the others by the one's strides is not ruled out, and
+the finding is a warning that says so (a rotary kernel reading sin by cos's row stride, stopped there, would
+otherwise be called broken for a caller who passes views of one packed buffer). The guard bands place
+every tensor in its own buffer (strides kept, offset not), so a packed buffer's column slice is the
+row-padded layout and a later one's offset is not kept.
 
 What a launcher may do with a layout: refuse it (an assert on ``is_contiguous()`` or ``stride(-1) == 1``,
 ``x.view(-1, H)`` that torch refuses for a permuted or broadcast view, a tensor descriptor that
@@ -352,19 +356,22 @@ def _launches(ctx, st: dict, given: dict, done: list, ref, base: dict, seen: tup
     return False
 
 
-def _shared(ctx, st: dict, kind: str, given: dict, done: list, ref, base: dict) -> list:
+def _shared(ctx, st: dict, kind: str, given: dict, done: list, ref, base: dict) -> list | None:
     """The tensors of the same shape as the one laid out, where a launch given its strides (``_passes``: "all",
-    the caller's word) is wrong with them as made and right with them all in its layout, with its very strides
-    (two views of one packed buffer: ``packed[..., :n]``, ``packed[..., n:2n]``, a fused QKV's heads, a
-    quantized weight's scales and zeros): the launcher reads them by the one tensor's strides. [] otherwise
-    (one launch more, only then)."""
-    if kind != "wrong" or len(done) != 1 or done[0][1] == "broadcast" or ctx.late():
+    the caller's word) is wrong (or faults) with them as made and right with them all in its layout, with its
+    very strides (two views of one packed buffer: ``packed[..., :n]``, ``packed[..., n:2n]``, a fused QKV's
+    heads, a quantized weight's scales and zeros, rotary cos and sin): the launcher reads them by the one
+    tensor's strides. [] where there are none, or that launch is wrong too (one launch more, only then); None
+    where there are some and the budget's end leaves no time to try: an error cannot rest on it then."""
+    if kind not in ("wrong", "fault") or len(done) != 1 or done[0][1] == "broadcast":
         return []
     k, lay = done[0]
     v = given[k]
-    group = [n for n in st["names"] if n != k and tuple(base[n].shape) == tuple(v.shape) and n in base]
+    group = _same_shape(st, k, v, base)
     if not group:
         return []
+    if ctx.late():
+        return None
     shared, laid = _relaid(base, [k, *group], (lay,), frozenset(abs(x) for x in st["base"]), same=True)
     if len(laid) < 2 or _outcome(ctx, shared, ref)[0] != "right":
         return []
@@ -556,29 +563,45 @@ def _judge(ctx, st: dict, kind: str, c, given: dict, done: list, ref, base: dict
     else:
         what = wrong(c.cmp)
     shared = _shared(ctx, st, kind, given, done, ref, base) if how[k] == "all" else []
-    if kind == "fault" and lay != "broadcast" and how[k] == "all":
-        severity, why = ERROR, f"an access outside memory, with the strides of that layout passed{proof}"
-    elif how[k] == "all" and shared:
-        them = ", ".join(f"'{n}'" for n in shared)
-        severity, why = WARNING, (f"the launcher passes the strides of '{k}' and reads {them} by them: right when they "
-                                  f"share them, as views of one packed buffer do (packed[..., :n], packed[..., n:2n]), "
-                                  f"wrong when they differ; pass each tensor's own strides, or assert they are equal")
-    elif how[k] == "all":
-        severity, why = ERROR, f"the launcher passes the kernel the strides of that layout{proof}"
-    elif how[k] == "row":
-        severity, why = INFO, (f"information: the launcher passes the row stride of '{k}' and not "
-                               f"{LAYOUTS[lay].convention}{proof}; {k}.contiguous() or an assert in the "
-                               f"launcher makes this view safe")
-    else:
-        severity = WARNING if given[k].dim() >= 2 else INFO
-        said = f"none of the strides of '{k}'" if how[k] == "none" else \
-            f"some strides of '{k}', not those of that layout,"
-        why = (f"{'information: ' if severity == INFO else ''}the launcher passes {said} and "
-               f"neither copies nor refuses a view: a caller's view gives this silently{proof}; {k}.contiguous() "
-               f"or an assert in the launcher makes it safe")
+    severity, why = _severity(kind, k, lay, given[k], how[k], proof, shared, _same_shape(st, k, given[k], base))
     st["found"].append(ctx.finding("P206", f"wrong when {when}, at {fmt(ctx.target.sizes)} (right when contiguous, "
                                            f"the same values): {what} ({why})"[:500], severity=severity,
                                    sizes=dict(ctx.target.sizes)))
+
+
+def _same_shape(st: dict, k: str, v, base: dict) -> list:
+    """The other tensors laid out by the detector that have ``v``'s shape (a launcher may read them by ``k``'s
+    strides)."""
+    return [n for n in st["names"] if n != k and n in base and tuple(base[n].shape) == tuple(v.shape)]
+
+
+def _severity(kind: str, k: str, lay: str, v, how: str, proof: str, shared: list | None, group: list) -> tuple:
+    """The severity of a wrong (or faulting) run and why (``_judge``): by what the launch was given of ``k``'s
+    strides (``how``), and, where it was given them all, whether it reads the other tensors of that shape by them
+    (``shared``: ``_shared``'s answer; None: not tried, for the budget's end, an error then not shown)."""
+    if how == "all" and shared:
+        them = ", ".join(f"'{n}'" for n in shared)
+        return WARNING, (f"the launcher passes the strides of '{k}' and reads {them} by them: right when they share "
+                         f"them, as views of one packed buffer do (packed[..., :n], packed[..., n:2n]), wrong when "
+                         f"they differ; pass each tensor's own strides, or assert they are equal")
+    if how == "all" and shared is None:
+        them = ", ".join(f"'{n}'" for n in group)
+        return WARNING, (f"the launcher passes the kernel the strides of that layout{proof}; not tried, at the end of "
+                         f"the probe's budget, whether it reads {them} (the same shape) by them, as a launcher written "
+                         f"for views of one packed buffer does: not shown wrong for a caller who passes such views")
+    if how == "all":
+        if kind == "fault" and lay != "broadcast":
+            return ERROR, f"an access outside memory, with the strides of that layout passed{proof}"
+        return ERROR, f"the launcher passes the kernel the strides of that layout{proof}"
+    if how == "row":
+        return INFO, (f"information: the launcher passes the row stride of '{k}' and not "
+                      f"{LAYOUTS[lay].convention}{proof}; {k}.contiguous() or an assert in the launcher makes this "
+                      f"view safe")
+    severity = WARNING if v.dim() >= 2 else INFO
+    said = f"none of the strides of '{k}'" if how == "none" else f"some strides of '{k}', not those of that layout,"
+    return severity, (f"{'information: ' if severity == INFO else ''}the launcher passes {said} and neither copies "
+                      f"nor refuses a view: a caller's view gives this silently{proof}; {k}.contiguous() or an assert "
+                      f"in the launcher makes it safe")
 
 
 def _cut(ctx):

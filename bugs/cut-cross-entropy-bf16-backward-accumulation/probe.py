@@ -70,12 +70,14 @@ def _cce_backward(E, C, LSE, T, dE, dC, dE_lock, dC_lock, grad, B, V, D, stride_
 
 
 def _launch(e, c, targets, scale, fp32_accum):
+    e = e.contiguous()  # as upstream's linear_cross_entropy (cce.py: e = e.contiguous()) before its backward
     B, D = e.shape
     V = c.shape[0]
     lse = torch.logsumexp(e.float() @ c.float().T, dim=1)  # the forward's result (cce_lse_forward)
     acc = torch.float32 if fp32_accum else e.dtype  # BUG: bf16 buffers (torch.zeros_like(e)) unless fixed
     de = torch.zeros(e.shape, dtype=acc, device=e.device)
     dc = torch.zeros(c.shape, dtype=acc, device=e.device)
+    assert dc.stride() == c.stride(), "dc must have c's strides"  # as cce_backward.py asserts (dc from zeros_like(c))
     de_lock = torch.zeros(triton.cdiv(B, BLOCK_B), dtype=torch.int32, device=e.device)
     dc_lock = torch.zeros(triton.cdiv(V, BLOCK_V), dtype=torch.int32, device=e.device)
     grid = (triton.cdiv(B, BLOCK_B) * triton.cdiv(V, BLOCK_V),)

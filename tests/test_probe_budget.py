@@ -707,12 +707,14 @@ def test_a_worker_alive_at_the_budgets_end_is_ended_there_and_that_is_a_note_not
 
 
 def test_the_parent_ends_workers_at_the_budgets_end_on_both_backends_where_they_keep_to_it():
-    from harness.probe.budget import GRACE_S, STOP_BEFORE_S
+    from harness.probe.budget import FINISH_S, GRACE_S, STOP_BEFORE_S
     from harness.probe.request import ProbeRequest
 
     clock = FakeClock()
     b = Budget.starting(20.0, clock)
-    assert b.kill_at() == clock.t + 20.0 and b.kill_at() == b.stop + STOP_BEFORE_S and 0 < GRACE_S <= 2.0
+    # the window ends FINISH_S before the budget's end: the report after it ends by the budget's end
+    assert b.kill_at() == clock.t + 20.0 - FINISH_S and b.kill_at() == b.stop + STOP_BEFORE_S and 0 < GRACE_S <= 2.0
+    assert 0.8 < FINISH_S < GRACE_S  # more than the report's worst measured time after the window, less than the grace
     w = ProbeRequest("f.py", backend="gpu", ends=b.ends, stop=b.stop, detectors=["reference", "shapes"])
     assert runner._kill_at(w) == b.kill_at() == runner._kill_at(w.with_(backend="interpreter"))
     assert runner._kill_at(w.with_(ends=None, stop=None)) is None  # --budget 0
@@ -766,8 +768,9 @@ def test_the_commands_budget_counts_its_own_start():
     assert started_at(stat, 100, 9.0, 500.0) is None  # a start after now: no such thing
     clock = FakeClock()
     b = Budget.starting(20.0, clock, since=clock.t - 0.8)
-    assert b.ends == clock.t - 0.8 + 20.0 - 1.5 and b.kill_at() == clock.t - 0.8 + 20.0
-    assert Budget.starting(20.0, clock, since=clock.t + 5).kill_at() == clock.t + 20.0  # never after now
+    from harness.probe.budget import FINISH_S, MARGIN_S
+    assert b.ends == clock.t - 0.8 + 20.0 - FINISH_S - MARGIN_S and b.kill_at() == clock.t - 0.8 + 20.0 - FINISH_S
+    assert Budget.starting(20.0, clock, since=clock.t + 5).kill_at() == clock.t + 20.0 - FINISH_S  # never after now
     import time
 
     started = process_started()

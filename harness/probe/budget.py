@@ -58,8 +58,13 @@ VALUES_RUN_S = 2.0
 # a worker process's own start (imports, CUDA; compute-sanitizer's own start under a GPU tool) beside
 # its detectors' timeouts (harness/probe/runner.py)
 PROCESS_START_S = {"plain": 30.0, "tool": 120.0}
-# after the budget's end the probe returns within this (the promise: --budget B ends by B + GRACE_S, counted
-# from the command's start): the parent kills a worker still alive at the budget's end (``Budget.kill_at``:
+# kept at the end of the budget for the report (``Budget.starting``): the workers' window closes this long
+# before B, so that the merge, lint and the diagnosis's ranking after it (0.05 to 0.8 s, below; 1.2 s seen on
+# the H200 board with five probes at once) end by B: --budget B is the command's whole time
+FINISH_S = 1.5
+# after the window's end the probe returns within this (the promise: --budget B ends by B, and in any case by
+# B - FINISH_S + GRACE_S, counted from the command's start): the parent kills a worker still alive at the window's
+# end (``Budget.kill_at``:
 # one its own stop did not reach, in a compilation or a CUDA call that Python's signal handler waits out, or in
 # its exit; the parent's wait for it ends there, and its keeper's kill takes milliseconds), then
 # merges the findings, lints the launched kernels' files and ranks the diagnosis, and the command exits: 0.05 to
@@ -195,8 +200,9 @@ class Budget:
         start, ``process_started``): ``seconds`` long (0: none)."""
         clock = clock or SystemClock()
         t0 = clock.now() if since is None else min(since, clock.now())
-        return cls(seconds, ends=t0 + seconds - MARGIN_S if seconds else None,
-                   stop=t0 + seconds - STOP_BEFORE_S if seconds else None, clock=clock)
+        end = t0 + max(seconds - FINISH_S, 0.0)  # the workers' window: the report's time is kept after it
+        return cls(seconds, ends=end - MARGIN_S if seconds else None,
+                   stop=end - STOP_BEFORE_S if seconds else None, clock=clock)
 
     @staticmethod
     def default_seconds(backends) -> float:

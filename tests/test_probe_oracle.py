@@ -246,3 +246,18 @@ def test_sums_under_a_lock_in_another_order_are_a_nondeterminism_warning_not_an_
     assert w.severity == WARNING and "under a lock" in w.message, ok.text()
     lost = probe(str(LOCK_SUM), launcher="launch_unlocked", detectors=["order"], backends=["interpreter"])
     assert [f.code for f in lost.errors] == ["P302"], lost.text()
+
+
+MEAN = FIX / "masked_mean.py"
+
+
+def test_shape_fuzzing_reports_a_failure_that_0_in_masked_lanes_keeps_as_a_gpu_shows_it():
+    """Poison in masked lanes without other= turns every result NaN; where 0 there (what a GPU gives)
+    still leaves the mean wrong, the finding is that wrong mean, not the poison's NaN; the correct
+    twin, wrong only through the poison, stays a warning."""
+    bug = probe(str(MEAN), launcher="launch_block_divisor", detectors=["reference", "shapes"],
+                backends=["interpreter"], options={"fuzz_trials": 6})
+    (f,) = bug.by_code("P401")
+    assert f.severity == ERROR and f.message.startswith("wrong values") and "nan" not in f.message, bug.text()
+    ok = probe(str(MEAN), detectors=["reference", "shapes"], backends=["interpreter"], options={"fuzz_trials": 6})
+    assert ok.ok and not ok.errors and ok.by_code("P203"), ok.text()

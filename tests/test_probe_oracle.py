@@ -291,3 +291,19 @@ def test_a_reference_computed_in_bf16_is_judged_by_its_float64_self(monkeypatch)
     assert ok.ok and not ok.findings, ok.text()
     bug = probe(str(MIX), launcher="launch_exp2", detectors=["reference"], backends=["interpreter"])
     assert [f.code for f in bug.errors] == ["P201"], bug.text()
+
+
+GATHER = FIX / "gather_tail.py"
+
+
+def test_a_process_killed_at_a_fuzzed_size_by_an_access_outside_memory_is_named_so():
+    """Unmasked index and gather loads at a length that is not a multiple of the block: the
+    interpreter's process dies at a fuzzed size (SIGSEGV); the error names the access the bounds
+    check finds at those sizes. The masked twin is quiet at every size."""
+    bug = probe(str(GATHER), launcher="launch_unmasked", detectors=["shapes", "diagnose"], backends=["interpreter"],
+                options={"fuzz_trials": 6})
+    (f,) = bug.by_code("P001")
+    assert f.severity == ERROR and "SIGSEGV" in f.message, bug.text()
+    assert "an access outside memory" in f.message and "past the end of 'idx_ptr'" in f.message, bug.text()
+    ok = probe(str(GATHER), detectors=["shapes", "diagnose"], backends=["interpreter"], options={"fuzz_trials": 6})
+    assert ok.ok and not ok.findings, ok.text()

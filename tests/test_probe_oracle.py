@@ -246,3 +246,64 @@ def test_sums_under_a_lock_in_another_order_are_a_nondeterminism_warning_not_an_
     assert w.severity == WARNING and "under a lock" in w.message, ok.text()
     lost = probe(str(LOCK_SUM), launcher="launch_unlocked", detectors=["order"], backends=["interpreter"])
     assert [f.code for f in lost.errors] == ["P302"], lost.text()
+
+
+MEAN = FIX / "masked_mean.py"
+
+
+def test_shape_fuzzing_reports_a_failure_that_0_in_masked_lanes_keeps_as_a_gpu_shows_it():
+    """Poison in masked lanes without other= turns every result NaN; where 0 there (what a GPU gives)
+    still leaves the mean wrong, the finding is that wrong mean, not the poison's NaN; the correct
+    twin, wrong only through the poison, stays a warning."""
+    bug = probe(str(MEAN), launcher="launch_block_divisor", detectors=["reference", "shapes"],
+                backends=["interpreter"], options={"fuzz_trials": 6})
+    (f,) = bug.by_code("P401")
+    assert f.severity == ERROR and f.message.startswith("wrong values") and "nan" not in f.message, bug.text()
+    ok = probe(str(MEAN), detectors=["reference", "shapes"], backends=["interpreter"], options={"fuzz_trials": 6})
+    assert ok.ok and not ok.errors and ok.by_code("P203"), ok.text()
+
+
+MIX = FIX / "softmax_mix_bf16.py"
+
+
+def test_a_reference_computed_in_bf16_is_judged_by_its_float64_self(monkeypatch):
+    """A reference written in its inputs' bf16 is itself off where the terms cancel; the float32
+    kernel is right (within bf16's tolerance of the same formula in float64) and must stay quiet,
+    while a real bug (exp2 for exp) is still an error."""
+    import torch
+
+    from harness.core import compare
+    from harness.probe import execute as X
+    from harness.probe import floor, target
+    from harness.run.triton_compat import patched
+    from harness.run.worker import call_with
+
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    t = target.load(str(MIX), launcher="launch")
+    inputs = X.make(t, t.sizes, 0, "interpreter")
+    with patched(interpreter=True):
+        out = call_with(t.launcher, X.clone_inputs(inputs))
+    truth = t.reference(**floor.widened(inputs)).double()
+    rtol, atol = t.tolerance_for(out.dtype, truth)
+    assert compare.compare(out.cpu(), truth, rtol, atol)["close"]  # the kernel is right
+    assert not compare.compare(out.cpu(), X.reference(t, inputs), rtol, atol)["close"]  # the bf16 reference is not
+    ok = probe(str(MIX), detectors=["reference"], backends=["interpreter"])
+    assert ok.ok and not ok.findings, ok.text()
+    bug = probe(str(MIX), launcher="launch_exp2", detectors=["reference"], backends=["interpreter"])
+    assert [f.code for f in bug.errors] == ["P201"], bug.text()
+
+
+GATHER = FIX / "gather_tail.py"
+
+
+def test_a_process_killed_at_a_fuzzed_size_by_an_access_outside_memory_is_named_so():
+    """Unmasked index and gather loads at a length that is not a multiple of the block: the
+    interpreter's process dies at a fuzzed size (SIGSEGV); the error names the access the bounds
+    check finds at those sizes. The masked twin is quiet at every size."""
+    bug = probe(str(GATHER), launcher="launch_unmasked", detectors=["shapes", "diagnose"], backends=["interpreter"],
+                options={"fuzz_trials": 6})
+    (f,) = bug.by_code("P001")
+    assert f.severity == ERROR and "SIGSEGV" in f.message, bug.text()
+    assert "an access outside memory" in f.message and "past the end of 'idx_ptr'" in f.message, bug.text()
+    ok = probe(str(GATHER), detectors=["shapes", "diagnose"], backends=["interpreter"], options={"fuzz_trials": 6})
+    assert ok.ok and not ok.findings, ok.text()

@@ -36,6 +36,16 @@ is that, doubled for a GPU's approximate math, to a power of 2. The smallest exc
 kernel over the fixed tolerance among the cases is 1.55e4 floors (``examples/floor_cases.py``,
 docs/measurements/floor-cases-cpu.txt).
 
+A reference that returns a floating-point tensor narrower than float64 computed in its inputs'
+formats (the probe calls it with the inputs as made: a bf16 attention reference rounds its
+softmax, its sums and its result to bf16), and is not the answer either: a float32 kernel that is
+right sits as far from it as it is from its own float64 self. For such a reference the floor is
+estimated on the same reference called on float64 copies of its floating inputs (the same values:
+every narrower format is a subset of float64's), and its distance from that float64 self, element
+by element, is added to the allowance. The result is still compared with the user's reference as
+it is (a quantizer's reference may round on purpose): only the licence grows, by what the
+reference is shown to be off by its own formats; a reference that refuses float64 inputs gets none.
+
 Only where the fixed tolerance already fails is the floor computed (two more runs of the
 reference), once per reference (cached on it); integer and bool results stay exact.
 """
@@ -58,29 +68,73 @@ EXACT = frozenset({
 })
 
 
-def remember(ref, inputs: dict, rerun) -> None:
+def remember(ref, inputs: dict, rerun, wide=None) -> None:
     """Keep on ``ref`` (the float64 reference of ``inputs``) what its floor needs, computed later
     only if a comparison needs it (``allowance``). ``rerun(raw)``: the reference again, on fresh
     copies of ``inputs``; ``raw`` a callable that runs the user's function on them, whose result
-    ``rerun`` converts as ``ref`` was (outside the rounding: ``estimate``)."""
+    ``rerun`` converts as ``ref`` was (outside the rounding: ``estimate``). ``wide()``: for a
+    reference that computed in its inputs' narrower formats (``narrow``), the same reference on
+    their float64 copies (``widened``), as ``ref`` converted."""
     try:
         ref._casebook_floor = (inputs, rerun)
+        ref._casebook_wide = wide
     except (AttributeError, TypeError):
         pass
 
 
+def narrow(value) -> bool:
+    """Whether the user's reference returned a floating-point tensor narrower than float64: it
+    computed (at least its last step) in float32, fp16 or bf16, not in float64 as the probe asks."""
+    import torch
+
+    return any(t.dtype.is_floating_point and t.dtype != torch.float64 for t in _tensors(value))
+
+
+def widened(inputs: dict) -> dict:
+    """``inputs`` with each floating-point tensor narrower than float64 converted to float64 (its
+    values exactly: every narrower format is a subset of float64's), the others as they are."""
+    import torch
+
+    return {k: v.to(torch.float64) if isinstance(v, torch.Tensor) and v.dtype.is_floating_point
+            and v.dtype != torch.float64 else v for k, v in inputs.items()}
+
+
+def float64_self(ref):
+    """The flat ``ref`` computed again in float64 (``remember``'s ``wide``: for a reference that
+    computed in its inputs' narrower formats), float64 on the CPU; None where there is no such run,
+    it fails (the reference refuses float64 inputs: a bit-level trick) or it changes the shape."""
+    import torch
+
+    wide = getattr(ref, "_casebook_wide", None)
+    if wide is None:
+        return None
+    try:
+        got = wide().detach().to("cpu", torch.float64).reshape(-1)
+    except Exception:  # noqa: BLE001  no float64 self: the reference as it is, with no licence of its own
+        return None
+    return got if got.shape == ref.reshape(-1).shape else None
+
+
 def allowance(ref):
     """The absolute error each element of the flat ``ref`` may have beyond the fixed tolerance
-    (``K`` times the floor, elementwise or normwise), float64 on the CPU; None where it cannot be
-    estimated (the reference fails or changes shape when rerun)."""
+    (``K`` times the floor, elementwise or normwise, plus, for a reference computed in narrower
+    formats, its own distance from its float64 self: ``float64_self``), float64 on the CPU; None where
+    it cannot be estimated (the reference fails or changes shape when rerun)."""
+    import torch
+
     got = getattr(ref, "_casebook_allow", False)
     if got is not False:
         return got
     src = getattr(ref, "_casebook_floor", None)
     got = None
     if src is not None:
-        f = estimate(*src, ref)
+        wide = float64_self(ref)  # a reference computed in narrower formats: the floor is its float64 self's
+        f = estimate(*src, ref if wide is None else wide)
         got = None if f is None else K * _elementwise_or_normwise(f, getattr(ref, "parts", None))
+        if wide is not None:  # and it is itself this far from the answer (a bf16 softmax, a bf16 result)
+            own = (wide - ref.detach().to("cpu", torch.float64).reshape(-1)).abs()
+            own = torch.where(torch.isfinite(own), own, torch.zeros_like(own))
+            got = own if got is None else got + own
     try:
         ref._casebook_allow = got
     except (AttributeError, TypeError):

@@ -562,6 +562,7 @@ def probe(file: str, *, inputs: str | None = None, launcher: str = "launch", bac
         report.ran += parts[b].ran
         report.meta.update(parts[b].meta)
     report.findings = merge_repeated(report.findings)
+    name_crashes(report)
     report.findings = one_int32_hazard(report.findings, report.meta)
     report.findings += _poison_only(report)
     report.findings += _tf32_only(report)
@@ -711,6 +712,29 @@ def _diagnose(report: ProbeReport) -> list:
         for name, text in (_seen(report, backend).evidence or {}).items():
             observed.setdefault(name, f"{backend}: {text}")
     return diagnose(report.findings, observed)
+
+
+ADDRESS_SIGNALS = ("SIGSEGV", "SIGBUS")  # how a host process ends at an address outside its memory
+BOUNDS_EVIDENCE = ("oob-store", "oob-load", "oob-load-unused")  # the diagnosis's bounds check ("where")
+
+
+def name_crashes(report: ProbeReport) -> None:
+    """A process that died of SIGSEGV or SIGBUS under the interpreter, where the diagnosis's bounds
+    check at the same sizes (the ``where`` experiment, which runs them with each access outside
+    a tensor recorded and not made) found one: the finding names that access. Under the
+    interpreter a kernel's loads and stores are the host's own, so one at an address outside the
+    process's memory ends it this way (a load past a tensor's end whose value then indexes
+    another tensor: an index read past its end, used as an address), where a GPU may fault or
+    read another buffer silently."""
+    seen = _seen(report, "interpreter").evidence or {}
+    for f in report.findings:
+        if f.code != "P001" or f.backend != "interpreter" or not any(s in f.message for s in ADDRESS_SIGNALS):
+            continue
+        at = f.message.partition(" at sizes ")[2].partition(": ")[0]
+        hits = [text.partition(": ")[2] for name, text in seen.items()
+                if name in BOUNDS_EVIDENCE and at and text.startswith(f"at {at}: ")]
+        if hits:
+            f.message = f"{f.message}: an access outside memory; at these sizes the bounds check finds {hits[0]}"[:400]
 
 
 def merge_repeated(findings: list) -> list:

@@ -251,6 +251,47 @@ def test_an_interrupted_gpu_run_leaves_no_pass_behind(fake_gpu, tmp_path):
     assert code == 130 and not left, f"left running after the command was interrupted: {left}"
 
 
+def _passes_of(tmp_path, monkeypatch, args: list, addopts: str = "") -> list:
+    """The order in which ``gpu.run`` starts and ends a suite's passes (fakes: no process), given ``args``."""
+    from harness.sanitize import gpu
+    from harness.sanitize.runner import Job
+
+    order = []
+
+    class Begun:
+        def __init__(self, backend):
+            self.backend = backend
+
+        def finish(self):
+            order.append(("finish", self.backend))
+            return 0
+
+        def stop(self):
+            order.append(("stop", self.backend))
+
+    def start(job, results, backend, env, prefix):
+        order.append(("start", backend))
+        return 0
+
+    def begin(job, results, backend, env, prefix, held=False):
+        order.append(("begin", backend))
+        return Begun(backend)
+
+    monkeypatch.setattr(gpu, "wrapper", lambda log: ["compute-sanitizer"])
+    monkeypatch.setenv("PYTEST_ADDOPTS", addopts)
+    gpu.run(Job("pytest", "pytest", args), str(tmp_path), start, lambda line: None, begin)
+    return [step for step in order if step[1] == "interpreter"]
+
+
+def test_a_suite_given_basetemp_runs_its_passes_one_after_the_other(tmp_path, monkeypatch):
+    """pytest empties ``--basetemp`` as each session starts: two passes at once in one such folder would empty
+    each other's tmp_path, so there the interpreter's pass starts after the GPU's (without it, beside it)."""
+    assert _passes_of(tmp_path, monkeypatch, ["suite"]) == [("begin", "interpreter"), ("finish", "interpreter")]
+    for args, addopts in ((["suite", "--basetemp", str(tmp_path / "t")], ""), ([f"--basetemp={tmp_path}/t"], ""),
+                          (["suite"], f"-q --basetemp={tmp_path}/t")):
+        assert _passes_of(tmp_path, monkeypatch, args, addopts) == [("start", "interpreter")], (args, addopts)
+
+
 H200_REPORT = """\
 ========= COMPUTE-SANITIZER
 ========= Invalid __global__ read of size 8 bytes

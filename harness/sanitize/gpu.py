@@ -144,13 +144,15 @@ def run(job, tmp: str, start, say, begin=None) -> tuple[int, list, int | None]:
     without waiting (``runner.Pass``). A pytest suite's interpreter pass runs beside the GPU's, its
     output held and printed after the GPU's (each pass is its own pytest session, with its own
     temporary folders): the GPU mode takes the longer pass's time, not their sum (issue 40). A script
-    or module (which may write its own files) runs its passes one after the other. Returns the exit
-    status, the hits (the GPU's folded into the interpreter's where both saw one access), and the
-    interpreter's launch count."""
+    or module (which may write its own files) runs its passes one after the other, and so does a suite
+    given ``--basetemp`` (pytest empties that folder as a session starts: two at once would empty each
+    other's). Returns the exit status, the hits (the GPU's folded into the interpreter's where both saw
+    one access), and the interpreter's launch count."""
     from harness.sanitize.session import read_sink
 
     results = os.path.join(tmp, "hits.jsonl")
-    interp = begin(job, results, "interpreter", {}, [], held=True) if job.kind == "pytest" and begin else None
+    beside = job.kind == "pytest" and begin is not None and not _shared_basetemp(job.args)
+    interp = begin(job, results, "interpreter", {}, [], held=True) if beside else None
     try:
         if job.kind == "pytest":
             code, gpu_hits = run_pytest(job, tmp, start, say, begin)
@@ -226,6 +228,13 @@ def run_pytest(job, tmp: str, start, say, begin=None) -> tuple[int, list]:
             if unused is not None:
                 unused.stop()
     return _combined(codes), hits
+
+
+def _shared_basetemp(args: list) -> bool:
+    """Whether the suite's arguments (or ``PYTEST_ADDOPTS``) name pytest's ``--basetemp``: one folder for every
+    session started."""
+    words = list(args) + os.environ.get("PYTEST_ADDOPTS", "").split()
+    return any(a == "--basetemp" or a.startswith("--basetemp=") for a in words)
 
 
 def _turn(tmp: str, n: int) -> str:

@@ -22,10 +22,11 @@ TIMEOUT_S = 120.0
 # the whole probe when --budget is not given (0: none). Issue #20's limits: 60 on the CPU alone, 20 with a
 # GPU (measured on H100s: docs/probe-budget.md)
 DEFAULT_BUDGET_S = {"gpu": 20.0, "interpreter": 60.0}
-# before the budget's end, the detectors stop starting runs (``Budget.ends``): the report's time
+# before the workers' window closes (FINISH_S before the budget's end, below), the detectors stop starting runs
+# (``Budget.ends``): a run started then has its time before the stop
 MARGIN_S = 1.5
-# before the budget's end, a detector still running is stopped where it is and keeps what it found
-# (Detector.partial): the worker's exit, the report and lint take the rest (``Budget.stop``)
+# before the workers' window closes, a detector still running is stopped where it is and keeps what it found
+# (Detector.partial): the worker's exit takes the rest (``Budget.stop``); the report and lint take FINISH_S
 STOP_BEFORE_S = 0.8
 # a detector wraps up (``late()``) at this share of its timeout: the rest of it is for what it reports
 WRAP_UP_SHARE = 0.6

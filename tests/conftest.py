@@ -92,12 +92,19 @@ def _nvidia_driver() -> bool:
 
 
 def _collects_the_cases(config) -> bool:
-    """The run collects tests/test_cases.py (no paths given: the testpaths; or a path at or above it)."""
+    """The run collects tests/test_cases.py (no paths given: the testpaths; or a path at or above it), and neither
+    ``--ignore`` nor ``--ignore-glob`` leaves it out (a batch started for nothing: the session's end waits for it)."""
+    import fnmatch
     from pathlib import Path
     cases = (Path(__file__).parent / "test_cases.py").resolve()
+    here = Path(config.invocation_params.dir)
     args = [Path(str(a).split("::")[0]) for a in config.args] or [Path(__file__).parent]
-    return any(cases == (Path(config.invocation_params.dir) / a).resolve()
-               or (Path(config.invocation_params.dir) / a).resolve() in cases.parents for a in args)
+    ignored = [(here / str(p)).resolve() for p in getattr(config.option, "ignore", None) or ()]
+    if any(p == cases or p in cases.parents for p in ignored) or any(
+            fnmatch.fnmatch(str(cases), str(here / g)) or fnmatch.fnmatch(str(cases), g)
+            for g in getattr(config.option, "ignore_glob", None) or ()):
+        return False
+    return any(cases == (here / a).resolve() or (here / a).resolve() in cases.parents for a in args)
 
 
 def _every_gpu_case() -> dict:

@@ -146,8 +146,11 @@ def test_the_case_batch_starts_at_configure_only_where_the_run_collects_the_case
         started.clear()
         conftest.pytest_configure(_config(args, where))
         assert started == [("cases", "gpu")], (args, where)
+    ignored = [_config([], root) for _ in range(3)]  # the cases left out of the collection: a batch for nothing
+    ignored[0].option.ignore, ignored[1].option.ignore, ignored[2].option.ignore_glob = \
+        ["tests/test_cases.py"], ["tests"], ["*/test_cas*.py"]
     for config in (_config(["tests/test_probe_layout.py"], root), _config([], root, markexpr="gpu and not slow"),
-                   _config(["tests/test_cases.py::test_every_case_folder_is_well_formed"], root)):
+                   _config(["tests/test_cases.py::test_every_case_folder_is_well_formed"], root), *ignored):
         started.clear()
         conftest.pytest_configure(config)
         assert started == [], config.args

@@ -92,13 +92,14 @@ def reference(target, inputs: dict):
 
     raw = call_with(target.reference, clone_inputs(inputs))
     ref = as_reference(raw)
-    if floor.narrow(raw):  # computed in the inputs' narrower formats: its float64 self is the answer (floor.py)
-        floor.remember(ref, inputs, lambda rounded: as_reference(
-            rounded(functools.partial(call_with, target.reference, floor.widened(clone_inputs(inputs))))),
-            wide=lambda: as_reference(call_with(target.reference, floor.widened(clone_inputs(inputs)))))
-        return ref
-    floor.remember(ref, inputs, lambda rounded: as_reference(
-        rounded(functools.partial(call_with, target.reference, clone_inputs(inputs)))))
+    narrow = floor.narrow(raw)  # computed in the inputs' narrower formats: its float64 self is the answer (floor.py)
+
+    def fresh() -> dict:  # the inputs the floor's runs give the reference: float64 copies for a narrow one
+        return floor.widened(clone_inputs(inputs)) if narrow else clone_inputs(inputs)
+
+    floor.remember(ref, inputs, lambda rounded: as_reference(rounded(functools.partial(call_with, target.reference,
+                                                                                         fresh()))),
+                   wide=(lambda: as_reference(call_with(target.reference, fresh()))) if narrow else None)
     return ref
 
 

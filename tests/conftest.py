@@ -138,7 +138,8 @@ def pytest_collectreport(report):
         return
     items = list(report.result or ())
     module = getattr(items[0], "module", None) if items else None
-    if module is None or not hasattr(module, "gpu_ahead") or not all(isinstance(i, pytest.Item) for i in items):
+    if module is None or not hasattr(module, "gpu_ahead") or not all(isinstance(i, pytest.Item) for i in items) \
+            or "::" in report.nodeid:  # (a class's report: its own tests only, not its module's others)
         return  # (a module with classes: its tests are known at the end of collection)
     chosen = _gpu_items(items)
     if chosen and cuda_available():

@@ -126,6 +126,11 @@ def test_under_a_plain_gpu_selection_a_modules_work_starts_before_the_next_modul
 
     assert run("-m", "gpu") == ["a: gpu_ahead test_a_gpu", "b: imported"]
     assert run("-m", "gpu", "-k", "test_a") == ["b: imported", "a: gpu_ahead test_a_gpu"]
+    # a module with a class: its GPU tests are known at the end of collection, all of them at once (the class's
+    # own collection report holds its tests only: the module's others would miss their work started ahead)
+    (tmp_path / "test_a.py").write_text(A_MODULE + "\n\nclass TestA:\n    @pytest.mark.gpu\n"
+                                                    "    def test_in_class(self):\n        pass\n")
+    assert run("-m", "gpu") == ["b: imported", "a: gpu_ahead test_a_gpu,test_in_class"]
 
 
 def _config(args, where, markexpr="gpu"):

@@ -166,8 +166,14 @@ def pytest_collection_finish(session):
 
 
 def pytest_sessionfinish(session, exitstatus):
+    stop = bool(_POOL) and exitstatus == pytest.ExitCode.INTERRUPTED  # Ctrl-C (or a collection error): no test
+    if stop:  # takes the work started ahead, so its worker processes end now rather than the pool waiting them out
+        from harness.run.isolate import WORKERS
+        WORKERS.stop()
     for pool in _POOL:
         pool.shutdown(wait=True, cancel_futures=True)
+    if stop:
+        WORKERS.reopen()  # (the next session in this process starts workers again)
     _POOL.clear()
     _STARTED.clear()
     _EARLY.clear()

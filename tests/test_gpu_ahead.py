@@ -162,3 +162,26 @@ def test_the_case_batch_starts_at_configure_only_where_the_run_collects_the_case
     monkeypatch.setattr(conftest, "_nvidia_driver", lambda: False)
     conftest.pytest_configure(_config([], root))
     assert started == []
+
+
+def test_an_interrupted_run_ends_the_work_started_ahead_rather_than_waiting_it_out(monkeypatch):
+    """Ctrl-C (pytest's INTERRUPTED): the session's end stops the harness's workers, so a piece started ahead (the
+    case batch: minutes of worker processes) ends now; the pool is not left to wait for it. The workers accept
+    new processes again afterwards. (A fake WORKERS: the real one holds this suite's own work started ahead.)"""
+    import threading
+    from types import SimpleNamespace
+
+    from harness.run import isolate
+
+    stopping = threading.Event()
+    calls = []
+    fake = SimpleNamespace(stopping=stopping, stop=lambda: calls.append("stop") or stopping.set(),
+                           reopen=lambda: calls.append("reopen") or stopping.clear())
+    monkeypatch.setattr(isolate, "WORKERS", fake)
+    saw = []
+    conftest._start(("slow-piece",), lambda: saw.append(stopping.wait(120)))  # a worker's wait, ended by the stop
+    conftest.pytest_sessionfinish(None, pytest.ExitCode.INTERRUPTED)
+    assert saw == [True] and calls == ["stop", "reopen"] and not stopping.is_set()
+    conftest._start(("quick-piece",), lambda: saw.append("ran"))
+    conftest.pytest_sessionfinish(None, pytest.ExitCode.OK)  # a run that ended as runs do: nothing stopped
+    assert saw == [True, "ran"] and calls == ["stop", "reopen"]

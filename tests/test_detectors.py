@@ -197,7 +197,7 @@ def test_memcheck_reads_the_probes_p601(monkeypatch):
     from harness.probe.request import ProbeRequest
     from harness.run import gpu_tools
 
-    monkeypatch.setattr(sanitizer, "compute_sanitizer", lambda: "/x/compute-sanitizer")
+    monkeypatch.setattr(gpu_tools, "compute_sanitizer", lambda: "/x/compute-sanitizer")
     monkeypatch.setattr(gpu_tools, "filters_kernels", lambda cs: True)
     req = ProbeRequest("k.py", options={"tool_kernels": ["add_kernel", "?"]})
     worker, how = runner._worker_request(req, ["compute-sanitizer"], "gpu", 10.0)
@@ -232,11 +232,10 @@ def test_racecheck_runs_at_the_interpreters_sizes(monkeypatch):
     """racecheck tracks every shared access: the probe's tool asks for the smallest sizes (the case's interpreter
     sizes before [sizes.sanitizer], which memcheck's small sizes take first), the case's kernels only."""
     from harness.probe import runner
-    from harness.probe.detectors import racecheck
     from harness.probe.request import ProbeRequest
     from harness.run import gpu_tools
 
-    monkeypatch.setattr(racecheck, "compute_sanitizer", lambda: "/x/compute-sanitizer")
+    monkeypatch.setattr(gpu_tools, "compute_sanitizer", lambda: "/x/compute-sanitizer")
     monkeypatch.setattr(gpu_tools, "filters_kernels", lambda cs: True)
     req = ProbeRequest("k.py", options={"tool_kernels": ["sum_kernel"]})
     worker, how = runner._worker_request(req, ["racecheck"], "gpu", 10.0)
@@ -244,7 +243,7 @@ def test_racecheck_runs_at_the_interpreters_sizes(monkeypatch):
     assert how["extra_env"] == {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"} and how["log_file"]
     assert worker.detectors == ["reference"] and worker.options["pad"] == 0
     assert worker.options["small"] == "interpreter"
-    monkeypatch.setattr(racecheck, "compute_sanitizer", lambda: None)
+    monkeypatch.setattr(gpu_tools, "compute_sanitizer", lambda: None)
     assert runner._worker_request(req, ["racecheck"], "gpu", 10.0)[1] is None  # not here: not run
 
 
@@ -454,14 +453,14 @@ def test_the_probes_racecheck_runs_the_worker_under_the_tool(tmp_path, monkeypat
     """make_case's row mean (its fixed kernel) probed under the interpreter inside a fake compute-sanitizer: the
     probe's racecheck tool wraps the real worker, reads the tool's log file and reports P604 from it."""
     from harness.probe import runner
-    from harness.probe.detectors import racecheck
     from harness.probe.request import ProbeRequest
+    from harness.run import gpu_tools
 
     folder = make_case()
     fake = tmp_path / "compute-sanitizer"
     fake.write_text(FAKE_SANITIZER.replace("{python}", sys.executable))
     fake.chmod(0o755)
-    monkeypatch.setattr(racecheck, "compute_sanitizer", lambda: str(fake))
+    monkeypatch.setattr(gpu_tools, "compute_sanitizer", lambda: str(fake))
     req = ProbeRequest(str(folder / "fixed.py"), inputs=str(folder / "case.py"), launcher="row_mean")
     results, _ = runner.Batch(req, ["racecheck"], "interpreter", 60.0, say=lambda _m: None).run()
     run = results["racecheck"]

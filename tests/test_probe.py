@@ -290,12 +290,9 @@ def _fake_probe(monkeypatch, script, detectors, **kw):
     from harness.run import gpu_tools as sanitizer
     from harness.probe import runner
 
-    from harness.probe.detectors import compute_sanitizer as detector
-
     fake = FakeWorkers(script)
     monkeypatch.setattr(runner, "run_process", fake)
-    for where in (sanitizer, detector):  # (the detector's module holds the name it imported)
-        monkeypatch.setattr(where, "compute_sanitizer", lambda: "/opt/cuda/bin/compute-sanitizer")
+    monkeypatch.setattr(sanitizer, "compute_sanitizer", lambda: "/opt/cuda/bin/compute-sanitizer")
     return probe(str(EXAMPLE), backends=["gpu"], detectors=detectors, jobs=1, **kw), fake
 
 
@@ -383,11 +380,8 @@ def test_without_compute_sanitizer_it_is_a_note(monkeypatch):
     from harness.run import gpu_tools as sanitizer
     from harness.probe import runner
 
-    from harness.probe.detectors import compute_sanitizer as detector
-
     monkeypatch.setattr(runner, "run_process", FakeWorkers([]))
-    for where in (sanitizer, detector):  # (the detector's module holds the name it imported)
-        monkeypatch.setattr(where, "compute_sanitizer", lambda: None)
+    monkeypatch.setattr(sanitizer, "compute_sanitizer", lambda: None)
     r = probe(str(EXAMPLE), backends=["gpu"], detectors=["compute-sanitizer"])
     assert not r.ok and not r.checked  # nothing was checked: not ok (issue 42)
     assert "compute-sanitizer not found" in r.findings[0].message and r.ran[0][3] == "not run"

@@ -172,3 +172,17 @@ def codes() -> dict:
                 raise ValueError(f"harness.probe.detectors: {c.code} declared differently by {det.name}")
             declared.setdefault(c.code, (c, []))[1].append(det.name)
     return {k: (c, tuple(by)) for k, (c, by) in sorted(declared.items())}
+
+
+def compute_sanitizer_how(tool: str, options: dict, small) -> dict | None:
+    """``Tool.how`` of one of compute-sanitizer's tools (memcheck, racecheck): its own log file, the caching allocator
+    off (its blocks would hide an access past a tensor), only the kernels the option ``tool_kernels`` names checked
+    (``--kernel-name kne=...``), at the sizes ``small`` says; None where compute-sanitizer is not here."""
+    from harness.run.gpu_tools import compute_sanitizer, kernel_filter, with_filter, wrapper
+
+    cs = compute_sanitizer()
+    if cs is None:
+        return None
+    only = kernel_filter(cs, [{"name": n} for n in options.get("tool_kernels") or []])
+    return {"wrapper": with_filter(wrapper(cs, tool), only), "extra_env": {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"},
+            "log_file": True, "small": small}

@@ -13,18 +13,13 @@ put in front of the run's output. Its racecheck is a detector of its own (``race
 from __future__ import annotations
 
 from harness.probe.casecheck import ProbeCheck
-from harness.probe.detectors import Detector, Tool
+from harness.probe.detectors import Detector, Tool, compute_sanitizer_how
 from harness.probe.findings import ERROR, Code, Finding
-from harness.run.gpu_tools import compute_sanitizer, kernel_filter, sanitizer_summary, with_filter, wrapper
+from harness.run.gpu_tools import sanitizer_summary
 
 
 def how(options: dict) -> dict | None:
-    cs = compute_sanitizer()
-    if cs is None:
-        return None
-    only = kernel_filter(cs, [{"name": n} for n in options.get("tool_kernels") or []])
-    return {"wrapper": with_filter(wrapper(cs, "memcheck"), only), "extra_env": {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"},
-            "log_file": True, "small": True}
+    return compute_sanitizer_how("memcheck", options, True)
 
 
 def findings(name: str, backend: str, output: str) -> list:

@@ -15,19 +15,13 @@ shared memory (``ProbeCheck.drop``), the only memory racecheck checks.
 from __future__ import annotations
 
 from harness.probe.casecheck import ProbeCheck, count, no_shared_memory
-from harness.probe.detectors import Detector, Tool
+from harness.probe.detectors import Detector, Tool, compute_sanitizer_how
 from harness.probe.findings import ERROR, INFO, Code, Finding
-from harness.run.gpu_tools import (compute_sanitizer, in_case_kernels, kernel_filter, sanitizer_summary, with_filter,
-                                   wrapper)
+from harness.run.gpu_tools import in_case_kernels, sanitizer_summary
 
 
 def how(options: dict) -> dict | None:
-    cs = compute_sanitizer()
-    if cs is None:
-        return None
-    only = kernel_filter(cs, [{"name": n} for n in options.get("tool_kernels") or []])
-    return {"wrapper": with_filter(wrapper(cs, "racecheck"), only),
-            "extra_env": {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}, "log_file": True, "small": "interpreter"}
+    return compute_sanitizer_how("racecheck", options, "interpreter")
 
 
 def findings(name: str, backend: str, output: str) -> list:

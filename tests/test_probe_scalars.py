@@ -286,13 +286,16 @@ from harness.probe.detectors import scalars
 from harness.probe.target import load
 
 path = PATH
+from harness.run import triton_compat
+
 clock = ManualClock()
 t = load(path, None, "launch", "interpreter", str(Path(path).parent))
 ctx = Context(t, "interpreter", 0, "scalars", budget=Budget(clock=clock))
 ctx.budget.deadline = clock.t + 1.5
 plain = ctx.call
 ctx.call = lambda *a, **k: (clock.sleep(1.0), plain(*a, **k))[1]  # each launch takes a second
-found = scalars.run(ctx)  # the default run, then block_k=32; block_k=128 is past the deadline
+with triton_compat.patched(interpreter=True):  # as the probe's worker runs (Triton 3.6's loop over a runtime bound)
+    found = scalars.run(ctx)  # the default run, then block_k=32; block_k=128 is past the deadline
 ctx.board.scalars_now = found[:1]
 kept = scalars.partial(ctx) == found[:1] and ctx.board.scalars_now is None
 print("RESULT " + json.dumps({"found": [[f.code, f.severity, f.message] for f in found], "kept": kept}))

@@ -118,3 +118,23 @@ def test_gpu_workers_are_forked_too_and_fail_in_one_line_without_a_gpu(make_case
     run = run_isolated(spec, "fixed", "gpu", trials=1, seed=0)
     assert seen == ["harness.run.worker"]
     assert run.status == "error" and "no CUDA GPU" in run.message, (run.status, run.message)
+
+
+def test_the_gpus_synchronized_after_a_launch_are_those_this_process_used(monkeypatch):
+    """``sync_all_gpus`` waits for each GPU with this process's context and creates none: synchronizing
+    an unused GPU of a machine of several made a context there, seconds inside a case's hang clock
+    (a correct kernel taken for hung at its 3 s timeout on 2 x H200). Fakes: no GPU needed."""
+    import torch
+
+    from harness.run.worker import sync_all_gpus
+
+    synced = []
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 3)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda d=None: synced.append(d))
+    monkeypatch.setattr(torch._C, "_cuda_hasPrimaryContext", lambda d: d in (0, 2), raising=False)
+    sync_all_gpus()
+    assert synced == [0, 2]
+    synced.clear()
+    monkeypatch.delattr(torch._C, "_cuda_hasPrimaryContext")  # a torch without the query: every GPU, as before
+    sync_all_gpus()
+    assert synced == [0, 1, 2]

@@ -118,11 +118,16 @@ def report_failure(emit, e: BaseException, phase: str) -> int:
 
 
 def sync_all_gpus() -> None:
-    """Wait for every GPU, not only the current one (a case may put tensors on cuda:1)."""
+    """Wait for every GPU this process has used, not only the current one (a case may put tensors on
+    cuda:1). A GPU without this process's context has none of its work to wait for, and synchronizing
+    it would create one: seconds on a busy machine of several GPUs, inside a case's hang clock (the
+    2 x H200 machine: 5 s, a correct kernel taken for hung at its 3 s timeout)."""
     import torch
 
+    has_context = getattr(torch._C, "_cuda_hasPrimaryContext", None)
     for d in range(torch.cuda.device_count()):
-        torch.cuda.synchronize(d)
+        if has_context is None or has_context(d):
+            torch.cuda.synchronize(d)
 
 
 class CaseInputs:

@@ -340,8 +340,28 @@ def test_the_gpu_side_is_one_switch():
     assert special.DETECTOR.backends == special.backends(special.GPU_SIDE)
     assert any("special" in b for b in batches("gpu")) == special.GPU_SIDE
     assert any("special" in b for b in batches("interpreter"))
-    # in the GPU's first process, with the reference and the other default-size detectors
-    assert special.GPU_SIDE is False or "special" in batches("gpu")[0]
+    # in the GPU's first process right after the reference (its launches compile nothing new there), before the
+    # guard bands and the layouts; on the interpreter where it was, after memcheck, race, order and scalars
+    if special.GPU_SIDE:
+        assert batches("gpu")[0][:4] == ["reference", "special", "guards", "layout"], batches("gpu")
+    one = next(b for b in batches("interpreter") if "special" in b)
+    assert one.index("special") > max(one.index(d) for d in ("memcheck", "race", "order", "scalars")), one
+    assert special.DETECTOR.rank == 5 and special.DETECTOR.runs_at("interpreter") == 5
+
+
+def test_a_detectors_order_on_a_backend_changes_where_it_runs_not_its_report_place(monkeypatch):
+    """``Detector.order``: its place in its process on that backend; the registry (the report's order) stays by
+    rank, and a detector without it runs by its rank."""
+    import dataclasses
+
+    from harness.probe import detectors
+
+    reg = {"a": detectors.Detector("a", "", None, rank=0), "b": detectors.Detector("b", "", None, rank=1),
+           "c": detectors.Detector("c", "", None, rank=2, order={"gpu": 0.5})}
+    monkeypatch.setattr(detectors, "registry", lambda: reg)
+    assert detectors.batches("gpu") == [["a", "c", "b"]] and detectors.batches("interpreter") == [["a", "b", "c"]]
+    reg["c"] = dataclasses.replace(reg["c"], order=None)
+    assert detectors.batches("gpu") == [["a", "b", "c"]]
 
 
 def test_the_gpu_arithmetic_flushes_subnormals_and_keeps_exps_overflow_edge():

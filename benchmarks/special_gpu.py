@@ -40,16 +40,16 @@ def _kernel():
         offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
         m = offs < n
         x = tl.load(x_ptr + offs, mask=m, other=1.0)
-        if OP == 0 or OP == 5:  # 5: the float32 exp rounded to the fp16 output by the store
-            r = tl.exp(x)
-        elif OP == 1:
+        if OP == 1:
             r = tl.log(x)
         elif OP == 2:
             r = tl.sqrt(x)
         elif OP == 3:
             r = tl.rsqrt(x)
-        else:
+        elif OP == 4:
             r = x / tl.load(y_ptr + offs, mask=m, other=1.0)
+        else:  # 0, and 5: the float32 exp rounded to the fp16 output by the store
+            r = tl.exp(x)
         tl.store(out_ptr + offs, r, mask=m)
 
     return math_kernel
@@ -108,9 +108,10 @@ def _emulated(op: str, x, y):
     return out.to(torch.float16) if op == "exp->fp16" else out
 
 
-def arithmetic() -> tuple[list[str], bool]:
+def arithmetic(device: str = "cuda") -> tuple[list[str], bool]:
     """The GPU's float32 arithmetic at the detector's values against IEEE's and the emulation: the log lines, and
-    whether the emulation is non-finite wherever the GPU is and IEEE is not."""
+    whether the emulation is non-finite wherever the GPU is and IEEE is not (``device``: "cpu" under
+    TRITON_INTERPRET=1, numpy's IEEE arithmetic, to try the script itself)."""
     import torch
     import triton
 
@@ -122,15 +123,15 @@ def arithmetic() -> tuple[list[str], bool]:
     covered = True
     for i, op in enumerate(OPS):
         x, y = _values(op)
-        out = torch.empty(x.shape, dtype=torch.float16 if op == "exp->fp16" else torch.float32, device="cuda")
-        kernel[(triton.cdiv(x.numel(), 1024),)](x.cuda(), y.cuda(), out, x.numel(), OP=i, BLOCK=1024)
+        out = torch.empty(x.shape, dtype=torch.float16 if op == "exp->fp16" else torch.float32, device=device)
+        kernel[(triton.cdiv(x.numel(), 1024),)](x.to(device), y.to(device), out, x.numel(), OP=i, BLOCK=1024)
         gpu = out.cpu()
         ieee, exact = _ieee(op, x, y)
         emu = _emulated(op, x, y)
         gap = ~torch.isfinite(gpu) & torch.isfinite(ieee)
         missed = gap & torch.isfinite(emu)
         covered &= not bool(missed.any())
-        normal = torch.isfinite(gpu) & torch.isfinite(exact) & (exact.abs() >= torch.finfo(torch.float32).tiny) \
+        normal = torch.isfinite(gpu) & torch.isfinite(exact) & (exact.abs() >= torch.finfo(gpu.dtype).tiny) \
             & (exact.abs() <= float(torch.finfo(gpu.dtype).max))
         rel = ((gpu.double() - exact).abs() / exact.abs())[normal]
         at = ", ".join(f"{float(v):g}" for v in gpu[:5])

@@ -94,7 +94,8 @@ reference, the same tolerance and error floor, NaN or Inf where the reference is
 error. What the GPU's own arithmetic gives at these values, against IEEE 754 (which the interpreter's numpy
 gives), element by element:
 
-- IEEE operations: ``+ - *`` and fused multiply-add, float32 ``/`` (``div.rn``), conversions (``cvt.rn``), and
+- IEEE operations: ``+ - *`` and fused multiply-add, float32 ``/`` (``div.rn``; ``div.full`` where emitted gives
+  the same at 0, inf and NaN), conversions (``cvt.rn``), and
   ``tl.dot`` (its TF32 rounding of fp32 inputs keeps float32's exponent range) are IEEE's, special values
   included: 0 * inf and inf - inf are NaN, x / 0 is inf, NaN propagates, overflow rounds to inf. A kernel is
   judged there exactly as on the interpreter. (``tl.maximum``/``tl.max`` drop a NaN on a GPU as IEEE 754-2008's
@@ -113,8 +114,8 @@ gives), element by element:
     where IEEE gives finite values (an exp(x - max) of -95 at the large row, a probability that underflowed);
   * exp near overflow: ``tl.exp`` overflows where x * log2(e), rounded to float32, reaches 128; that is
     within 3e-6 of IEEE's threshold, ln(3.4e38) = 88.72284, closer than float32's spacing there (7.6e-6): the
-    first float32 x that overflows is the same, 88.722839 (tests/test_probe_special.py checks the emulation
-    below on every float32 there). What is left is an exp rounded to fp16 or bf16 (Triton computes it in
+    first float32 x that overflows is the same, 88.722839, in IEEE's exp and in the emulation below (checked
+    on every float32 there in tests/test_probe_special.py; the GPU's own in the benchmark). What is left is an exp rounded to fp16 or bf16 (Triton computes it in
     float32): ex2.approx's error (a few units of float32's last place) can carry a value within it of that
     format's rounding edge (65520 for fp16) over it.
   A kernel whose formula is the reference's meets these where the reference's formula, evaluated in the
@@ -126,8 +127,9 @@ gives), element by element:
   distance from the float64 result, is not the kernel's fault. A kernel that meets them where the reference's
   formula does not (a log of a probability that a stable formula keeps as a log-sum-exp) gives NaN or Inf on
   the GPU where the true value is finite: wrong there, an error, as the severity rule says (wrong now on some
-  backend). ``benchmarks/special_gpu.py`` prints what the GPU gives at these points beside the emulation, and
-  tests/test_probe_special.py checks it on a GPU.
+  backend). What a GPU gives at these points is measured, beside the emulation, by ``benchmarks/special_gpu.py``
+  (its log: docs/measurements/special-gpu-h200.md), and tests/test_probe_special.py checks it on a GPU; the
+  statements above about the GPU's instructions are what that run is to confirm.
 """
 
 from __future__ import annotations

@@ -161,6 +161,22 @@ def logsoftmax(x):
     return _rows(logsoftmax_kernel, x)
 
 
+@triton.jit
+def logsoftmax_ftz_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    # the same, with every subnormal intermediate flushed to zero as a GPU's float32 may (flush-to-zero): the
+    # interpreter's numpy keeps subnormals, so this is what a GPU's run of logsoftmax_kernel can give, here
+    tiny = 1.1754943508222875e-38
+    c, m, x = load_row(x_ptr, n_cols, BLOCK)
+    e = tl.exp(x - tl.max(tl.where(m, x, -float("inf")), axis=0))
+    e = tl.where(m & (e >= tiny), e, 0.0)
+    p = e / tl.sum(e, axis=0)
+    tl.store(out_ptr + tl.program_id(0) * n_cols + c, tl.log(tl.where(p >= tiny, p, 0.0)), mask=m)
+
+
+def logsoftmax_ftz(x):
+    return _rows(logsoftmax_ftz_kernel, x)
+
+
 def make_inputs(*, device, gen, rows=6, cols=40):
     return {"x": torch.randn(rows, cols, generator=gen).to(device), "idx": torch.arange(rows, device=device)}
 """
@@ -720,3 +736,35 @@ def test_on_a_gpu_the_special_values_are_judged_alike(user):
     spec.loader.exec_module(bench)
     lines, covered = bench.arithmetic()
     assert covered, "\n".join(lines)
+
+
+GPU_SIDE_RUN = r"""
+import json
+from pathlib import Path
+from harness.probe import execute
+from harness.probe.context import Context
+from harness.probe.detectors import special
+from harness.probe.target import load
+
+execute.device_of = lambda backend: "cpu"  # the GPU side's own logic on the CPU (no GPU here)
+path = PATH
+out = {}
+for backend in ("interpreter", "gpu"):
+    t = load(path, None, "logsoftmax_ftz", "interpreter", str(Path(path).parent))
+    out[backend] = [[f.code, f.severity, f.message] for f in special.run(Context(t, backend, 0, "special"))]
+print("RESULT " + json.dumps(out))
+"""
+
+
+def test_the_gpu_side_excuses_a_flushed_subnormal_only_where_the_references_formula_meets_it_too(user):
+    """The detector's own run on its GPU side, on the CPU: a log-softmax kernel that flushes subnormals as a GPU's
+    float32 does gives -inf at the large row where the probability was subnormal (x - max = -92.9, -101.3).
+    Against a reference of the same formula, log(softmax(x)): on the interpreter side an error (IEEE float32
+    keeps that probability: the reference's formula is finite there), on the GPU side quiet (the formula in the
+    GPU's arithmetic meets the same -inf). Against log_softmax it is an error on both sides."""
+    naive = run_interpreted(GPU_SIDE_RUN.replace("PATH", repr(user["logsoftmax_naive_ref"]), 1))
+    assert [f[1] for f in naive["interpreter"]] == ["error"], naive
+    assert naive["interpreter"][0][2].startswith("with a row of large finite values in 'x'"), naive
+    assert not [f for f in naive["gpu"] if f[1] in ("error", "warning")], naive
+    stable = run_interpreted(GPU_SIDE_RUN.replace("PATH", repr(user["logsoftmax"]), 1))
+    assert all(any(f[1] == "error" for f in stable[b]) for b in ("interpreter", "gpu")), stable

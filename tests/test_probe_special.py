@@ -214,15 +214,20 @@ REFERENCES = {
 }
 
 
-@pytest.fixture
-def user(tmp_path):
-    (tmp_path / "user_kernels.py").write_text(textwrap.dedent(USER))
+def _write_user(folder: Path) -> dict:
+    """Our kernels and a probe file per reference written into ``folder``: {reference's name: its file}."""
+    (folder / "user_kernels.py").write_text(textwrap.dedent(USER))
     out = {}
     for name, ref in REFERENCES.items():
-        path = tmp_path / f"user_{name}.py"
+        path = folder / f"user_{name}.py"
         path.write_text(f"import torch\nfrom user_kernels import *  # noqa: F401,F403\n\n\n{ref}")
         out[name] = str(path)
     return out
+
+
+@pytest.fixture
+def user(tmp_path):
+    return _write_user(tmp_path)
 
 
 def _special(path, launcher):
@@ -711,32 +716,60 @@ GPU_PAIRS = [  # (reference, launcher, an error expected): our own kernels, brok
 ]
 
 
+def _gpu_special_runs(folder) -> dict:
+    """Each pair of GPU_PAIRS probed on the GPU with the special detector alone, four at a time (each its own
+    worker process, mostly compiling), no budget (the severities are judged here, not the time): {(reference,
+    launcher): report}; and under "arithmetic" benchmarks/special_gpu.py's check of the GPU's float32 arithmetic
+    against the detector's emulation of it ((log lines, covered)). ``folder``: a path, or a TemporaryDirectory
+    kept alive with the runs."""
+    import importlib.util
+    from concurrent.futures import ThreadPoolExecutor
+
+    paths = _write_user(Path(getattr(folder, "name", folder)))
+
+    def one(pair):
+        which, launcher, _ = pair
+        return (which, launcher), probe(paths[which], launcher=launcher, backends=["gpu"], detectors=["special"],
+                                        jobs=1, budget=0)
+
+    with ThreadPoolExecutor(max_workers=4, thread_name_prefix="special-gpu") as pool:
+        out = dict(pool.map(one, GPU_PAIRS))
+    spec = importlib.util.spec_from_file_location("special_gpu", Path(__file__).resolve().parents[1] / "benchmarks"
+                                                  / "special_gpu.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    out["arithmetic"] = bench.arithmetic()
+    return out
+
+
+def gpu_ahead(items, start):
+    """With a GPU, the GPU special-value runs start at collection, beside the suite's other GPU work."""
+    import tempfile
+
+    if any(item.name.startswith("test_on_a_gpu_the_special_values") for item in items):
+        start(("special-gpu",), _gpu_special_runs, tempfile.TemporaryDirectory(prefix="casebook-special-gpu-"))
+
+
 @pytest.mark.gpu
-def test_on_a_gpu_the_special_values_are_judged_alike(user):
+def test_on_a_gpu_the_special_values_are_judged_alike(ahead, tmp_path):
     """The GPU side (``GPU_SIDE``): each broken twin an error, each correct twin without one, in device memory
     with the GPU's own arithmetic (its approximate exp, log, rsqrt and flush-to-zero); and the emulation of that
     arithmetic covers every NaN or Inf the GPU gives where IEEE float32 is finite (benchmarks/special_gpu.py)."""
-    import importlib.util
-
     from harness.probe.detectors import special
 
     if not special.GPU_SIDE:
         pytest.skip("the special detector's GPU side is off (GPU_SIDE)")
+    runs = ahead(("special-gpu",), _gpu_special_runs, tmp_path)
     wrong = []
     for which, launcher, error in GPU_PAIRS:
-        r = probe(user[which], launcher=launcher, backends=["gpu"], detectors=["special"], jobs=1, budget=0)
+        r = runs[(which, launcher)]
         errors = [f for f in r.by_code("P207") if f.severity == "error"]
         ran = [st for _, d, _, st in r.ran if d == "special"]
         if bool(errors) != error or not (ran and ran[0].startswith("done")):
             wrong.append(f"{which}/{launcher}: {ran} {r.text()}")
     assert not wrong, "\n".join(wrong)
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "special_gpu.py"
-    spec = importlib.util.spec_from_file_location("special_gpu", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    lines, covered = bench.arithmetic()
+    lines, covered = runs["arithmetic"]
     assert covered, "\n".join(lines)
-
 
 GPU_SIDE_RUN = r"""
 import json

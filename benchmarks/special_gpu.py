@@ -118,8 +118,8 @@ def arithmetic(device: str = "cuda") -> tuple[list[str], bool]:
     kernel = _kernel()
     lines = ["## The GPU's float32 arithmetic at the special values", "",
              "| operation | values | GPU non-finite where IEEE float32 is finite | of those, the emulation finite "
-             "(uncovered) | GPU at 0, -0, +inf, -inf, NaN (div: 0/0, 1/0, inf/inf, 1e-40/1e-40, 1/1e-40) | largest relative error against float64 (normal "
-             "results) |", "|---|---|---|---|---|---|"]
+             "(uncovered) | GPU at 0, -0, +inf, -inf, NaN (div: 0/0, 1/0, inf/inf, 1e-40/1e-40, 1/1e-40) | largest "
+             "relative error against float64 (normal results) |", "|---|---|---|---|---|---|"]
     covered = True
     for i, op in enumerate(OPS):
         x, y = _values(op)

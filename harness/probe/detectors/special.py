@@ -115,9 +115,9 @@ gives), element by element:
   * exp near overflow: ``tl.exp`` overflows where x * log2(e), rounded to float32, reaches 128; that is
     within 3e-6 of IEEE's threshold, ln(3.4e38) = 88.72284, closer than float32's spacing there (7.6e-6): the
     first float32 x that overflows is the same, 88.722839, in IEEE's exp and in the emulation below (checked
-    on every float32 there in tests/test_probe_special.py; the GPU's own in the benchmark). What is left is an exp rounded to fp16 or bf16 (Triton computes it in
-    float32): ex2.approx's error (a few units of float32's last place) can carry a value within it of that
-    format's rounding edge (65520 for fp16) over it.
+    on every float32 there in tests/test_probe_special.py; the GPU's own in the benchmark). What is left is
+    an exp rounded to fp16 or bf16 (Triton computes it in float32): ex2.approx's error (a few units of
+    float32's last place) can carry a value within it of that format's rounding edge (65520 for fp16) over.
   A kernel whose formula is the reference's meets these where the reference's formula, evaluated in the
   same formats by the same arithmetic, does. So on a GPU the reference's formula in the kernel's formats
   (above) runs twice, with IEEE arithmetic and with the GPU's (``gpu_arithmetic``: every float32 or bf16
@@ -145,7 +145,7 @@ from harness.probe.findings import ERROR, INFO, WARNING, Code
 # in the GPU's arithmetic: the module's docstring). The one switch: on, until a run of benchmarks/special_gpu.py
 # on a GPU says otherwise (its log committed under docs/measurements/).
 GPU_SIDE = True
-EXP_MARGIN = 2.0 ** -20  # the GPU-arithmetic exp's enlargement: more than ex2.approx's relative error (2**-22)
+EXP_MARGIN = 2.0 ** -20  # the GPU-arithmetic exp's enlargement: 8 float32 ulps, more than ex2.approx's few
 LOG2E = 1.4426950408889634
 MAX_RUNS = 12
 MAX_OTHERS = 3  # matrices beyond the largest input given a zero row and a large row, the first of them a NaN
@@ -321,9 +321,10 @@ def flushed(x):
 
 def gpu_exp(x):
     """exp of ``x`` as a GPU's float32 arithmetic gives it at its largest: exp2 of the float32 product
-    x * log2(e) (Triton's ``tl.exp``: ``ex2.approx`` of that product, inf from 128 on, about 3e-6 below IEEE's
-    overflow at ln(3.4e38)), enlarged by ``EXP_MARGIN`` (more than ex2.approx's own error), rounded to ``x``'s
-    dtype (an fp16 or bf16 exp is computed in float32 and rounded, as Triton widens it)."""
+    x * log2(e) (Triton's ``tl.exp``: ``ex2.approx`` of that product, inf from 128 on, within 3e-6 of IEEE's
+    overflow at ln(3.4e38): the same first float32), enlarged by ``EXP_MARGIN`` (more than ex2.approx's own
+    error), rounded to ``x``'s dtype (an fp16 or bf16 exp is computed in float32 and rounded, as Triton widens
+    it)."""
     import torch
 
     y = torch.exp2(x.float() * LOG2E) * (1.0 + EXP_MARGIN)

@@ -87,29 +87,41 @@ def probe_case(spec, backend: str) -> tuple[list[str], int, bool]:
     return lines, probed, fixed_error
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def chosen(args, script: str, what: str):
+    """(every case by slug, the slugs ``args.cases`` names: every case with a fixed kernel where none), or the one
+    line saying why nothing can run (``--jobs`` below 1, no GPU for ``--backend gpu``, an unknown case). Shared
+    with benchmarks/special_gpu.py."""
+    from harness.core import discovery
+    from harness.run.backends import gpu_count
+
+    if args.jobs < 1:
+        return f"{script}: --jobs must be at least 1"
+    if args.backend == "gpu" and gpu_count() < 1:
+        return f"{script}: no CUDA GPU on this machine: this script measures {what} on one"
+    known = {s.slug: s for s in discovery.load_all()[0]}
+    if unknown := [c for c in args.cases if c not in known]:
+        return f"{script}: unknown case(s): {', '.join(unknown)}"
+    return known, [c for c in (args.cases or sorted(known)) if (known[c].path / "fixed.py").is_file()]
+
+
+def parser(description: str) -> argparse.ArgumentParser:
+    """The command line of a detector's run over the cases (shared with benchmarks/special_gpu.py)."""
+    p = argparse.ArgumentParser(description=description)
     p.add_argument("cases", nargs="*", help="case slugs (default: every case with a fixed kernel)")
     p.add_argument("--out", help="also write the log to this file")
     p.add_argument("--backend", choices=("gpu", "interpreter"), default="gpu",
                    help="gpu (what it is for); interpreter: the same runs on the CPU, to compare")
     p.add_argument("--jobs", type=int, default=1, help="cases probed at once (default 1)")
-    args = p.parse_args(argv)
-    from harness.core import discovery
-    from harness.run.backends import gpu_count
+    return p
 
-    if args.jobs < 1:
-        print("layout_gpu: --jobs must be at least 1", file=sys.stderr)
+
+def main(argv=None) -> int:
+    args = parser(__doc__.splitlines()[0]).parse_args(argv)
+    got = chosen(args, "layout_gpu", "the layout detector")
+    if isinstance(got, str):
+        print(got, file=sys.stderr)
         return 2
-    if args.backend == "gpu" and gpu_count() < 1:
-        print("layout_gpu: no CUDA GPU on this machine: this script measures the layout detector on one",
-              file=sys.stderr)
-        return 2
-    known = {s.slug: s for s in discovery.load_all()[0]}
-    if unknown := [c for c in args.cases if c not in known]:
-        print(f"layout_gpu: unknown case(s): {', '.join(unknown)}", file=sys.stderr)
-        return 2
-    slugs = [c for c in (args.cases or sorted(known)) if (known[c].path / "fixed.py").is_file()]
+    known, slugs = got
     log = header(args.backend)
     print("\n".join(log), flush=True)
     done: dict = {}

@@ -147,6 +147,36 @@ def l2norm(x):
     return out
 
 
+@triton.jit
+def logsoftmax_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    # log(softmax(x)) as two steps: the max subtracted (no overflow), then the log of each probability, which
+    # is -inf where the probability underflowed (below about 1e-45; a GPU's flush-to-zero from 1.2e-38 on)
+    c, m, x = load_row(x_ptr, n_cols, BLOCK)
+    e = tl.exp(x - tl.max(tl.where(m, x, -float("inf")), axis=0))
+    e = tl.where(m, e, 0.0)
+    tl.store(out_ptr + tl.program_id(0) * n_cols + c, tl.log(e / tl.sum(e, axis=0)), mask=m)
+
+
+def logsoftmax(x):
+    return _rows(logsoftmax_kernel, x)
+
+
+@triton.jit
+def logsoftmax_ftz_kernel(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    # the same, with every subnormal intermediate flushed to zero as a GPU's float32 may (flush-to-zero): the
+    # interpreter's numpy keeps subnormals, so this is what a GPU's run of logsoftmax_kernel can give, here
+    tiny = 1.1754943508222875e-38
+    c, m, x = load_row(x_ptr, n_cols, BLOCK)
+    e = tl.exp(x - tl.max(tl.where(m, x, -float("inf")), axis=0))
+    e = tl.where(m & (e >= tiny), e, 0.0)
+    p = e / tl.sum(e, axis=0)
+    tl.store(out_ptr + tl.program_id(0) * n_cols + c, tl.log(tl.where(p >= tiny, p, 0.0)), mask=m)
+
+
+def logsoftmax_ftz(x):
+    return _rows(logsoftmax_ftz_kernel, x)
+
+
 def make_inputs(*, device, gen, rows=6, cols=40):
     return {"x": torch.randn(rows, cols, generator=gen).to(device), "idx": torch.arange(rows, device=device)}
 """
@@ -162,6 +192,17 @@ REFERENCES = {
     # unquantized: the kernel's int8 roundtrip is within half a step (the row's absmax / 254, below 0.02 here)
     "fakequant": "TOLERANCE = {'rtol': 0.0, 'atol': 0.03}\n\n\ndef reference(x):\n    return x.double()\n",
     "softplus": "def reference(x):\n    return torch.nn.functional.softplus(x.double())\n",
+    # row 0 evenly spread, so that the large row's x - max falls every 8.4 from 0 to -532: -92.9 and -101.3 give
+    # probabilities that float32 holds only as subnormals, -110 on one that underflows to 0 in any float32
+    "logsoftmax": "def reference(x):\n    return torch.log_softmax(x.double(), dim=-1)\n\n\n"
+                  "def make_inputs(*, device, gen, rows=4, cols=64):\n"
+                  "    x = torch.randn(rows, cols, generator=gen)\n    x[0] = torch.linspace(-1, 1, cols)\n"
+                  "    return {'x': x.to(device)}\n",
+    # the same formula as the kernel's: log of the softmax, where float32 loses what the kernel loses
+    "logsoftmax_naive_ref": "def reference(x):\n    return torch.log(torch.softmax(x.double(), dim=-1))\n\n\n"
+                            "def make_inputs(*, device, gen, rows=4, cols=64):\n"
+                            "    x = torch.randn(rows, cols, generator=gen)\n    x[0] = torch.linspace(-1, 1, cols)\n"
+                            "    return {'x': x.to(device)}\n",
     # the reference's own formula has no threshold: in float32 it overflows as the kernel does
     "softplus_naive_ref": "def reference(x):\n    return torch.log1p(torch.exp(x.double()))\n",
     # the norm of the row scaled by its absmax first: its own formula never overflows, in float32 either
@@ -173,15 +214,20 @@ REFERENCES = {
 }
 
 
-@pytest.fixture
-def user(tmp_path):
-    (tmp_path / "user_kernels.py").write_text(textwrap.dedent(USER))
+def _write_user(folder: Path) -> dict:
+    """Our kernels and a probe file per reference written into ``folder``: {reference's name: its file}."""
+    (folder / "user_kernels.py").write_text(textwrap.dedent(USER))
     out = {}
     for name, ref in REFERENCES.items():
-        path = tmp_path / f"user_{name}.py"
+        path = folder / f"user_{name}.py"
         path.write_text(f"import torch\nfrom user_kernels import *  # noqa: F401,F403\n\n\n{ref}")
         out[name] = str(path)
     return out
+
+
+@pytest.fixture
+def user(tmp_path):
+    return _write_user(tmp_path)
 
 
 def _special(path, launcher):
@@ -308,6 +354,119 @@ def test_the_narrowed_reference_keeps_float64_tensors_in_float32():
     assert torch.isfinite(big.double().pow(2).sum(-1)).all()  # where float64 does not
 
 
+def test_the_gpu_side_is_one_switch():
+    from harness.probe.detectors import batches, special
+
+    assert special.backends(True) == ("interpreter", "gpu") and special.backends(False) == ("interpreter",)
+    assert special.DETECTOR.backends == special.backends(special.GPU_SIDE)
+    assert any("special" in b for b in batches("gpu")) == special.GPU_SIDE
+    assert any("special" in b for b in batches("interpreter"))
+    # in the GPU's first process right after the reference (its launches compile nothing new there), before the
+    # guard bands and the layouts; on the interpreter where it was, after memcheck, race, order and scalars
+    if special.GPU_SIDE:
+        assert batches("gpu")[0][:4] == ["reference", "special", "guards", "layout"], batches("gpu")
+    one = next(b for b in batches("interpreter") if "special" in b)
+    assert one.index("special") > max(one.index(d) for d in ("memcheck", "race", "order", "scalars")), one
+    assert special.DETECTOR.rank == 5 and special.DETECTOR.runs_at("interpreter") == 5
+
+
+def test_a_detectors_order_on_a_backend_changes_where_it_runs_not_its_report_place(monkeypatch):
+    """``Detector.order``: its place in its process on that backend; the registry (the report's order) stays by
+    rank, and a detector without it runs by its rank."""
+    import dataclasses
+
+    from harness.probe import detectors
+
+    reg = {"a": detectors.Detector("a", "", None, rank=0), "b": detectors.Detector("b", "", None, rank=1),
+           "c": detectors.Detector("c", "", None, rank=2, order={"gpu": 0.5})}
+    monkeypatch.setattr(detectors, "registry", lambda: reg)
+    assert detectors.batches("gpu") == [["a", "c", "b"]] and detectors.batches("interpreter") == [["a", "b", "c"]]
+    reg["c"] = dataclasses.replace(reg["c"], order=None)
+    assert detectors.batches("gpu") == [["a", "b", "c"]]
+
+
+def test_the_gpu_arithmetic_flushes_subnormals_and_keeps_exps_overflow_edge():
+    """The reference's formula in a GPU's float32 arithmetic (``gpu_arithmetic``): a subnormal result is a zero
+    (flush-to-zero), so the log of a probability of 1e-41 is -inf where IEEE float32 gives -94.5; exp overflows
+    from the same float32 x as IEEE's (x * log2(e) reaches 128 less than float32's spacing from ln(max)); a view
+    written into still writes into its base; values in float32's normal range are IEEE's."""
+    import numpy as np
+    import torch
+
+    from harness.probe.detectors import special
+
+    class NaiveLog:
+        @staticmethod
+        def reference(x):
+            p = torch.softmax(x.double(), dim=-1)
+            return torch.log(p)
+
+    x = {"x": torch.tensor([[0.0, -94.5, -200.0, -3.0]])}
+    ieee, gpu = special.in_kernel_formats(NaiveLog, x), special.in_kernel_formats(NaiveLog, x, gpu=True)
+    exact = torch.log_softmax(x["x"].double(), dim=-1)
+    assert torch.isfinite(ieee[..., :2]).all() and float(ieee[0, 1]) == pytest.approx(float(exact[0, 1]), abs=0.01)
+    assert torch.isinf(gpu[0, 1]) and torch.isinf(gpu[0, 2]) and torch.isinf(ieee[0, 2])  # -200: 0 in both
+    assert torch.allclose(gpu[0, [0, 3]], ieee[0, [0, 3]])
+    near = [np.float32(88.72283935546875)]
+    for _ in range(40):
+        near.insert(0, np.nextafter(near[0], np.float32(0)))
+        near.append(np.nextafter(near[-1], np.float32(100)))
+    t = torch.tensor(np.array(near))
+    assert torch.equal(torch.isinf(special.gpu_exp(t)), torch.isinf(torch.exp(t)))
+    assert int(torch.isinf(torch.exp(t)).sum()) == 41  # the edge itself overflows, its neighbours below do not
+    w = torch.linspace(-80, 80, 1001)
+    assert torch.allclose(special.gpu_exp(w), torch.exp(w), rtol=1e-5, atol=0)  # far inside float32's 1e-4
+
+    class ThroughAView:
+        @staticmethod
+        def reference(x):
+            out = torch.zeros(x.shape, dtype=torch.float64)
+            out.view(-1)[:] = x.double().reshape(-1) * 1e-40  # subnormal in float32
+            return out + x.double()
+
+    v = {"x": torch.ones(2, 3)}
+    assert torch.equal(special.in_kernel_formats(ThroughAView, v, gpu=True), torch.ones(2, 3, dtype=torch.float64))
+    assert special.format_runs({"x": v["x"]}, "gpu") == [(torch.float32, False), (torch.float32, True)]
+    assert special.format_runs({"x": v["x"]}, "interpreter") == [(torch.float32, False)]
+
+
+@pytest.mark.parametrize("reference,backend,severity", [
+    ("naive", "interpreter", "error"),  # -94.5: IEEE float32 holds its probability, the kernel's -inf is its own
+    ("naive", "gpu", None),  # a GPU's float32 flushes that probability in the reference's own formula too: quiet
+    ("stable", "gpu", "error"),  # log_softmax is finite in any float32: -inf is wrong on the GPU
+    ("stable", "interpreter", "error"),
+])
+def test_on_a_gpu_a_nonfinite_the_references_formula_meets_in_the_gpus_arithmetic_is_excused(reference, backend,
+                                                                                              severity):
+    """The GPU side's rule on a log of a softmax whose probability underflows: a kernel result of -inf where the
+    float64 reference is finite is excused only where the reference's own formula, in the GPU's float32
+    arithmetic, is non-finite there too (``format_runs``: IEEE's and the GPU's); against a log_softmax it is an
+    error on either backend."""
+    import torch
+
+    from harness.probe.context import Context
+    from harness.probe.detectors import special
+    from harness.probe.execute import Call
+
+    class T(_Target):
+        @staticmethod
+        def reference(x):
+            x = x.double()
+            return torch.log(torch.softmax(x, dim=-1)) if reference == "naive" else torch.log_softmax(x, dim=-1)
+
+    given = {"x": torch.tensor([[0.0, -94.5, -3.0, -1.0]])}
+    ref = special.X.reference_value(T, special.X.clone_inputs(given))
+    assert torch.isfinite(ref).all()
+    kernel = ref.clone().float()
+    kernel[0, 1] = -float("inf")  # what log(exp(-94.5) / sum) gives where exp's subnormal result is flushed
+    ctx = Context(T, backend, 0, "special")
+    c = Call(out=kernel, ref=ref, cmp={"close": False})
+    runs = special.format_runs(given, backend)
+    got = special._judge(ctx, c, ref, "large", "X", lambda: [special.in_kernel_formats(T, given, d, e)
+                                                             for d, e in runs], lambda: False)
+    assert (got if got is None else got.severity) == severity, got
+
+
 def test_special_values_go_where_the_rule_says():
     import torch
 
@@ -399,6 +558,16 @@ def test_only_float_inputs_the_reference_reads_are_candidates():
     assert len(special.plan(list("abcdef"))) == special.MAX_RUNS
 
 
+class _Target:
+    """What ``special._judge`` reads of a probe target: its sizes and tolerance (float32's)."""
+    tolerance = None
+    sizes = {"n": 4}
+
+    @staticmethod
+    def tolerance_for(dtype, ref=None):
+        return 1e-4, 1e-5
+
+
 def test_severity_by_ieee_semantics():
     """NaN where the reference is finite: an error. Finite values off beyond the floor: an error at a zero row,
     a warning at an Inf input, information at large values and where the reference computes a NaN on its
@@ -410,13 +579,8 @@ def test_severity_by_ieee_semantics():
     from harness.probe.detectors import special
     from harness.probe.execute import Call
 
-    class T:
-        tolerance = None
-        sizes = {"n": 4}
-
-        @staticmethod
-        def tolerance_for(dtype, ref=None):
-            return 1e-4, 1e-5
+    class T(_Target):
+        pass
 
     ctx = Context(T, "interpreter", 0, "special")
     ref = torch.tensor([1.0, float("nan"), float("inf"), 2.0], dtype=torch.float64)
@@ -527,3 +691,113 @@ def test_a_nan_carried_along_the_kernels_own_data_path_is_no_evidence_of_a_defec
     assert evidence_of([f]) == {}
     leak = Finding("P207", "special", "interpreter", said + ", elements whose result ...: it leaked", severity="error")
     assert set(evidence_of([leak])) == {"nonfinite", "nonfinite-input"}
+
+
+def test_a_log_of_an_underflowed_probability_is_judged_by_the_references_own_formula(user):
+    """Our own naive log-softmax kernel, log(softmax(x)): at the large row some probabilities underflow float32
+    (x - max below -104) and their log is -inf. Against log_softmax (finite in any float32) that is an error;
+    against a reference of the same formula, whose float32 evaluation underflows there too, it is quiet."""
+    r = _special(user["logsoftmax"], "logsoftmax")
+    assert any(f.severity == "error" and f.message.startswith("with a row of large finite values in 'x'")
+               for f in r.by_code("P207")), r.text()
+    quiet = _special(user["logsoftmax_naive_ref"], "logsoftmax")
+    assert not quiet.problems, quiet.text()
+
+
+GPU_PAIRS = [  # (reference, launcher, an error expected): our own kernels, broken and correct twins
+    ("softmax", "softmax_naive", True), ("softmax", "softmax_stable", False),
+    ("rownorm", "rownorm_no_eps", True), ("rownorm", "rownorm_eps", False),
+    ("rows", "double_leaky", True), ("rows", "double", False),
+    ("softplus", "softplus_naive", True), ("softplus_naive_ref", "softplus_naive", False),
+    ("fakequant", "fakequant_leaky", True), ("fakequant", "fakequant", False),
+    ("l2norm", "l2norm", False),
+    # the GPU's own rule: -inf where the reference's formula in the GPU's float32 (flush-to-zero) is -inf too
+    ("logsoftmax", "logsoftmax", True), ("logsoftmax_naive_ref", "logsoftmax", False),
+]
+
+
+def _gpu_special_runs(folder) -> dict:
+    """Each pair of GPU_PAIRS probed on the GPU with the special detector alone, four at a time (each its own
+    worker process, mostly compiling), no budget (the severities are judged here, not the time): {(reference,
+    launcher): report}; and under "arithmetic" benchmarks/special_gpu.py's check of the GPU's float32 arithmetic
+    against the detector's emulation of it ((log lines, covered)). ``folder``: a path, or a TemporaryDirectory
+    kept alive with the runs."""
+    import importlib.util
+    from concurrent.futures import ThreadPoolExecutor
+
+    paths = _write_user(Path(getattr(folder, "name", folder)))
+
+    def one(pair):
+        which, launcher, _ = pair
+        return (which, launcher), probe(paths[which], launcher=launcher, backends=["gpu"], detectors=["special"],
+                                        jobs=1, budget=0)
+
+    with ThreadPoolExecutor(max_workers=4, thread_name_prefix="special-gpu") as pool:
+        out = dict(pool.map(one, GPU_PAIRS))
+    spec = importlib.util.spec_from_file_location("special_gpu", Path(__file__).resolve().parents[1] / "benchmarks"
+                                                  / "special_gpu.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    out["arithmetic"] = bench.arithmetic()
+    return out
+
+
+def gpu_ahead(items, start):
+    """With a GPU, the GPU special-value runs start at collection, beside the suite's other GPU work."""
+    import tempfile
+
+    if any(item.name.startswith("test_on_a_gpu_the_special_values") for item in items):
+        start(("special-gpu",), _gpu_special_runs, tempfile.TemporaryDirectory(prefix="casebook-special-gpu-"))
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_the_special_values_are_judged_alike(ahead, tmp_path):
+    """The GPU side (``GPU_SIDE``): each broken twin an error, each correct twin without one, in device memory
+    with the GPU's own arithmetic (its approximate exp, log, rsqrt and flush-to-zero); and the emulation of that
+    arithmetic covers every NaN or Inf the GPU gives where IEEE float32 is finite (benchmarks/special_gpu.py)."""
+    from harness.probe.detectors import special
+
+    if not special.GPU_SIDE:
+        pytest.skip("the special detector's GPU side is off (GPU_SIDE)")
+    runs = ahead(("special-gpu",), _gpu_special_runs, tmp_path)
+    wrong = []
+    for which, launcher, error in GPU_PAIRS:
+        r = runs[(which, launcher)]
+        errors = [f for f in r.by_code("P207") if f.severity == "error"]
+        ran = [st for _, d, _, st in r.ran if d == "special"]
+        if bool(errors) != error or not (ran and ran[0].startswith("done")):
+            wrong.append(f"{which}/{launcher}: {ran} {r.text()}")
+    assert not wrong, "\n".join(wrong)
+    lines, covered = runs["arithmetic"]
+    assert covered, "\n".join(lines)
+
+GPU_SIDE_RUN = r"""
+import json
+from pathlib import Path
+from harness.probe import execute
+from harness.probe.context import Context
+from harness.probe.detectors import special
+from harness.probe.target import load
+
+execute.device_of = lambda backend: "cpu"  # the GPU side's own logic on the CPU (no GPU here)
+path = PATH
+out = {}
+for backend in ("interpreter", "gpu"):
+    t = load(path, None, "logsoftmax_ftz", "interpreter", str(Path(path).parent))
+    out[backend] = [[f.code, f.severity, f.message] for f in special.run(Context(t, backend, 0, "special"))]
+print("RESULT " + json.dumps(out))
+"""
+
+
+def test_the_gpu_side_excuses_a_flushed_subnormal_only_where_the_references_formula_meets_it_too(user):
+    """The detector's own run on its GPU side, on the CPU: a log-softmax kernel that flushes subnormals as a GPU's
+    float32 does gives -inf at the large row where the probability was subnormal (x - max = -92.9, -101.3).
+    Against a reference of the same formula, log(softmax(x)): on the interpreter side an error (IEEE float32
+    keeps that probability: the reference's formula is finite there), on the GPU side quiet (the formula in the
+    GPU's arithmetic meets the same -inf). Against log_softmax it is an error on both sides."""
+    naive = run_interpreted(GPU_SIDE_RUN.replace("PATH", repr(user["logsoftmax_naive_ref"]), 1))
+    assert [f[1] for f in naive["interpreter"]] == ["error"], naive
+    assert naive["interpreter"][0][2].startswith("with a row of large finite values in 'x'"), naive
+    assert not [f for f in naive["gpu"] if f[1] in ("error", "warning")], naive
+    stable = run_interpreted(GPU_SIDE_RUN.replace("PATH", repr(user["logsoftmax"]), 1))
+    assert all(any(f[1] == "error" for f in stable[b]) for b in ("interpreter", "gpu")), stable

@@ -6,7 +6,8 @@ process (``harness.probe.worker``) with a ``harness.probe.context.Context`` and 
 a list of ``harness.probe.findings.Finding``.
 
 - ``backends``: where it runs; ``process``: detectors with the same number run in order in
-  one process, the processes side by side (``--jobs``); ``rank``: its place in the report.
+  one process, the processes side by side (``--jobs``); ``rank``: its place in the report, and in
+  its process unless ``order`` gives it another on a backend (backend -> a rank to run by there).
 - ``skip(ctx)``: why it cannot apply to this kernel (it is then skipped, with the reason,
   and costs nothing), or None. It is asked after the detectors before it in its process ran,
   so it can use what they saw (``ctx.board``: atomics, autotune).
@@ -50,6 +51,7 @@ class Detector:
     backends: tuple = ("interpreter", "gpu")
     process: dict | None = None  # backend -> process number
     rank: int = 0
+    order: dict | None = None  # backend -> the rank it runs by in its process there (default: ``rank``)
     skip: Callable | None = None  # (ctx) -> reason it does not apply, or None
     tool: Tool | None = None
     timeout_severity: str = "error"  # a detector stopped at its timeout: the kernel hung (P002), or only slow
@@ -72,6 +74,10 @@ class Detector:
 
     def process_on(self, backend: str) -> int:
         return (self.process or {}).get(backend, 0)
+
+    def runs_at(self, backend: str) -> float:
+        """Its place in its process on ``backend`` (``order``, else ``rank``)."""
+        return (self.order or {}).get(backend, self.rank)
 
 
 def discover(package: str, path, attr: str, kind: type) -> dict:
@@ -101,11 +107,12 @@ def on(backend: str) -> list[Detector]:
 
 
 def batches(backend: str) -> list[list[str]]:
-    """The detectors of ``backend`` grouped by process, each group in rank order."""
-    groups: dict[int, list[str]] = {}
+    """The detectors of ``backend`` grouped by process, each group in the order they run there (``runs_at``:
+    rank order unless a detector's ``order`` says otherwise; ties in rank order)."""
+    groups: dict[int, list] = {}
     for d in on(backend):
-        groups.setdefault(d.process_on(backend), []).append(d.name)
-    return [groups[k] for k in sorted(groups)]
+        groups.setdefault(d.process_on(backend), []).append(d)
+    return [[d.name for d in sorted(groups[k], key=lambda d: d.runs_at(backend))] for k in sorted(groups)]
 
 
 def uses_atomics_or_autotune(ctx) -> str | None:

@@ -88,6 +88,48 @@ fp16 overflows as that formula in fp16 does. This holds for the large row as for
 cannot hold the reference's value (1e5 in an fp16 output).
 A kernel that overflows where the reference's formula in those formats does not (``torch.softmax``
 subtracts the max; ``torch.tanh`` saturates) is wrong: the softmax-no-max-subtraction lesson.
+
+On a GPU (``GPU_SIDE``) the same runs are made in device memory and judged by the same rule: the same float64
+reference, the same tolerance and error floor, NaN or Inf where the reference is finite as the evidence of an
+error. What the GPU's own arithmetic gives at these values, against IEEE 754 (which the interpreter's numpy
+gives), element by element:
+
+- IEEE operations: ``+ - *`` and fused multiply-add, float32 ``/`` (``div.rn``; ``div.full`` where emitted gives
+  the same at 0, inf and NaN), conversions (``cvt.rn``), and
+  ``tl.dot`` (its TF32 rounding of fp32 inputs keeps float32's exponent range) are IEEE's, special values
+  included: 0 * inf and inf - inf are NaN, x / 0 is inf, NaN propagates, overflow rounds to inf. A kernel is
+  judged there exactly as on the interpreter. (``tl.maximum``/``tl.max`` drop a NaN on a GPU as IEEE 754-2008's
+  maxNum does, where numpy's propagate it: a kernel finite where the reference is NaN is information on both.)
+- the approximate functions (``tl.exp`` as ``ex2.approx`` of x * log2(e), ``tl.log`` as ``lg2.approx``,
+  ``tl.sqrt``/``tl.rsqrt`` as ``sqrt.approx``/``rsqrt.approx``, ``tl.fdiv`` as ``div.full``) give IEEE's
+  answer at every special value the detector puts in: exp(+inf) = inf, exp(-inf) = 0, log(0) = -inf,
+  rsqrt(0) = inf, sqrt(inf) = inf, NaN in NaN out; a row of zeros meets them at exact values (exp(0),
+  rsqrt(eps)). Off those values they are within a few float32 units in the last place, 1e-6 relative and
+  less, far inside float32's tolerance (rtol 1e-4); so finite values off beyond the tolerance at a row of
+  zeros (an error) are the kernel's, and at the large row they are information anyway.
+- two places where a GPU's float32 gives NaN or Inf where IEEE float32 is finite, neither at the values put in
+  but at intermediates a formula makes of them:
+  * flush-to-zero: Triton's libdevice (``enable_reflect_ftz``) and the ``.ftz`` approximate functions treat
+    a subnormal (below 1.2e-38) as 0: log of one is -inf, rsqrt of one inf, a quotient of two 0/0 = NaN,
+    where IEEE gives finite values (an exp(x - max) of -95 at the large row, a probability that underflowed);
+  * exp near overflow: ``tl.exp`` overflows where x * log2(e), rounded to float32, reaches 128; that is
+    within 3e-6 of IEEE's threshold, ln(3.4e38) = 88.72284, closer than float32's spacing there (7.6e-6): the
+    first float32 x that overflows is the same, 88.722839, in IEEE's exp and in the emulation below (checked
+    on every float32 there in tests/test_probe_special.py; the GPU's own in the benchmark). What is left is
+    an exp rounded to fp16 or bf16 (Triton computes it in float32): ex2.approx's error (a few units of
+    float32's last place) can carry a value within it of that format's rounding edge (65520 for fp16) over.
+  A kernel whose formula is the reference's meets these where the reference's formula, evaluated in the
+  same formats by the same arithmetic, does. So on a GPU the reference's formula in the kernel's formats
+  (above) runs twice, with IEEE arithmetic and with the GPU's (``gpu_arithmetic``: every float32 or bf16
+  result flushed to zero below float32's smallest normal, exp as exp2 of the float32 product x * log2(e),
+  enlarged by ``EXP_MARGIN``, 2**-20, more than ex2.approx's error, and rounded to the tensor's own
+  dtype); an element where either is non-finite, or where the kernel is within ``floor.K`` times either's
+  distance from the float64 result, is not the kernel's fault. A kernel that meets them where the reference's
+  formula does not (a log of a probability that a stable formula keeps as a log-sum-exp) gives NaN or Inf on
+  the GPU where the true value is finite: wrong there, an error, as the severity rule says (wrong now on some
+  backend). What a GPU gives at these points is measured, beside the emulation, by ``benchmarks/special_gpu.py``
+  (its log: docs/measurements/special-gpu-h200.md), and tests/test_probe_special.py checks it on a GPU; the
+  statements above about the GPU's instructions are what that run is to confirm.
 """
 
 from __future__ import annotations
@@ -98,6 +140,13 @@ from harness.probe.detectors import Detector, budget_cut, kept_so_far, no_inputs
 from harness.probe.diagnosis import SPECIAL_PROPAGATES as PROPAGATES
 from harness.probe.findings import ERROR, INFO, WARNING, Code
 
+# Whether the detector runs on the GPU backend too (a probe with a GPU runs both backends: the GPU side puts the
+# special values into device memory and judges the results by the same rule, with the reference's formula also
+# in the GPU's arithmetic: the module's docstring). The one switch: on, until a run of benchmarks/special_gpu.py
+# on a GPU says otherwise (its log committed under docs/measurements/).
+GPU_SIDE = True
+EXP_MARGIN = 2.0 ** -20  # the GPU-arithmetic exp's enlargement: 8 float32 ulps, more than ex2.approx's few
+LOG2E = 1.4426950408889634
 MAX_RUNS = 12
 MAX_OTHERS = 3  # matrices beyond the largest input given a zero row and a large row, the first of them a NaN
 MAX_FINDINGS = 3
@@ -246,9 +295,63 @@ def formats_of(inputs: dict) -> list:
     return [torch.float32, *narrower]
 
 
-def in_kernel_formats(target, inputs: dict, dtype=None):
+def format_runs(inputs: dict, backend: str) -> list:
+    """(dtype, gpu) of each run of the reference's own formula that excuses an element (``in_kernel_formats``):
+    each of ``formats_of(inputs)`` in IEEE arithmetic, and on a GPU each again in the GPU's (``gpu_arithmetic``)."""
+    formats = formats_of(inputs)
+    return [(d, False) for d in formats] + ([(d, True) for d in formats] if backend == "gpu" else [])
+
+
+def flushed(x):
+    """``x`` with what a GPU's float32 arithmetic flushes to zero (flush-to-zero: a float32 or bf16 subnormal,
+    below float32's smallest normal) made a zero of its sign; in place where it can be (a view keeps writing
+    into its base, as the formula meant), else a copy. Other tensors and values as they are."""
+    import torch
+
+    if not (isinstance(x, torch.Tensor) and x.dtype in (torch.float32, torch.bfloat16) and x.numel()):
+        return x
+    small = (x != 0) & (x.abs() < torch.finfo(torch.float32).tiny)
+    if not bool(small.any()):
+        return x
+    try:
+        return x.copy_(torch.where(small, x * 0, x))
+    except RuntimeError:  # an expanded tensor, a tensor that needs its grad: a copy
+        return torch.where(small, x * 0, x)
+
+
+def gpu_exp(x):
+    """exp of ``x`` as a GPU's float32 arithmetic gives it at its largest: exp2 of the float32 product
+    x * log2(e) (Triton's ``tl.exp``: ``ex2.approx`` of that product, inf from 128 on, within 3e-6 of IEEE's
+    overflow at ln(3.4e38): the same first float32), enlarged by ``EXP_MARGIN`` (more than ex2.approx's own
+    error), rounded to ``x``'s dtype (an fp16 or bf16 exp is computed in float32 and rounded, as Triton widens
+    it)."""
+    import torch
+
+    y = torch.exp2(x.float() * LOG2E) * (1.0 + EXP_MARGIN)
+    return y.to(x.dtype)
+
+
+def gpu_arithmetic(func, args, kwargs):
+    """``func(*args, **kwargs)`` as a GPU's float32 arithmetic may give it where it differs from IEEE's in making
+    NaN or Inf (the module's docstring): exp of a float32, fp16 or bf16 tensor by ``gpu_exp``, every result
+    ``flushed``."""
+    import torch
+
+    x = args[0] if args else None
+    if (func in (torch.exp, torch.Tensor.exp) and isinstance(x, torch.Tensor)
+            and x.dtype in (torch.float32, torch.float16, torch.bfloat16) and not kwargs and len(args) == 1):
+        out = gpu_exp(x)
+    else:
+        out = func(*args, **(kwargs or {}))
+    if type(out) in (tuple, list):
+        return type(out)(flushed(v) for v in out)
+    return flushed(out)
+
+
+def in_kernel_formats(target, inputs: dict, dtype=None, gpu: bool = False):
     """The reference with every float64 tensor it makes kept in ``dtype`` (float32 by default: its own formula
-    in the kernel's accumulator format), flat float64 like ``execute.reference``; None where it raises."""
+    in the kernel's accumulator format), flat float64 like ``execute.reference``; None where it raises.
+    ``gpu``: in a GPU's float32 arithmetic (``gpu_arithmetic``: flush-to-zero, exp's own overflow)."""
     import torch
     from torch.overrides import TorchFunctionMode
 
@@ -263,6 +366,8 @@ def in_kernel_formats(target, inputs: dict, dtype=None):
 
     class Narrow(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
+            if gpu:
+                return flushed(narrow(gpu_arithmetic(func, args, kwargs)))
             return narrow(func(*args, **(kwargs or {})))
 
     from harness.run.worker import call_with
@@ -323,7 +428,7 @@ def run(ctx) -> list:
     if base.error is not None or not base.cmp.get("close") or base.guard.get("wrote_past_end"):
         return []  # wrong (or raised) at the defaults already: the reference detector's finding
     names = candidates(t, inputs, base.changed)
-    formats = formats_of(inputs)
+    formats = format_runs(inputs, ctx.backend)
     found, notes = [], []
     moved = {}  # input -> kernel_moves of its element (the same element for NaN, +inf and -inf: run once)
     ctx.board.special_now = found  # what the budget's end keeps (partial)
@@ -343,7 +448,7 @@ def run(ctx) -> list:
             continue
         with ctx.instrument(poison_masked=False):
             c = ctx.call(X.clone_inputs(given), ref=r)
-        got = _judge(ctx, c, r, variant, said, lambda g=given: [in_kernel_formats(t, g, d) for d in formats],
+        got = _judge(ctx, c, r, variant, said, lambda g=given: [in_kernel_formats(t, g, d, e) for d, e in formats],
                      lambda g=given: meets_nan(t, g), base=base.ref,
                      moves=lambda n=name: _once(moved, n, lambda: kernel_moves(ctx, inputs, n, base)))
         if isinstance(got, str):
@@ -617,8 +722,19 @@ P207 = Code("P207", ERROR, "wrong with special values put into an input the refe
                       "in which non-finite value, and where the reference or the launcher raises on the value (its "
                       "domain)")
 
-# The interpreter's side only, for now: it has not been run on a GPU yet. A probe on a GPU machine runs both
-# backends at once (gpu+interpreter), so its interpreter side still puts the special values in.
+
+def backends(gpu_side: bool) -> tuple:
+    """Where the detector runs: the interpreter, and the GPU where ``gpu_side``."""
+    return ("interpreter", "gpu") if gpu_side else ("interpreter",)
+
+
+# Where it runs in its process: the detectors of one process share one budget's end, and the shorter first lets
+# more of them end before it. On a GPU its runs are the default launch's own specialization (the same shapes,
+# strides, dtypes and constants: no compilation, milliseconds a launch, at most MAX_RUNS and two more), where
+# each layout a launch is given is a new one to compile (seconds): so it runs right after the reference there,
+# before guards and layout (``order``). On the interpreter no launch compiles, each costs what an interpreted
+# launch costs, and it is no shorter than memcheck, race, order or scalars (the CPU board's rows: a median of
+# 1.3 s against 0.3-0.7 s): its place there is unchanged (after them, rank 5).
 DETECTOR = Detector("special", "the default sizes with special values in the float inputs (zeros, large, inf, NaN)",
-                    run, backends=("interpreter",), process={"interpreter": 1}, rank=5, skip=_skip, partial=partial,
-                    codes=(P207,))
+                    run, backends=backends(GPU_SIDE), process={"interpreter": 1, "gpu": 0}, rank=5,
+                    order={"gpu": 0.5}, skip=_skip, partial=partial, codes=(P207,))

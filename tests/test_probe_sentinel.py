@@ -1,0 +1,251 @@
+"""The probe's sentinel detector (issue #37): the sentinel the contract names (a torch loss's ignore_index the file
+writes, a negative value a parameter names that the reference compares an index input with) put into that integer
+input, scattered and as a whole row, judged against the float64 reference of those very inputs
+(harness/probe/detectors/sentinel.py). Our own small kernels, under the interpreter."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import torch
+
+from harness import probe
+
+# a per-token cross-entropy kernel that knows the ignored label (its loss 0, its count 0), a mean over every token
+# (the ignored ones counted) and over the tokens that count, a per-sequence mean with and without its count guarded,
+# and a kernel with no ignored label at all that reads x[r, y] whatever y is
+KERNELS = """
+import torch
+import triton
+import triton.language as tl
+
+IGNORE = -100
+
+
+@triton.jit
+def ce_rows_kernel(x_ptr, y_ptr, loss_ptr, kept_ptr, V, ignore, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    y = tl.load(y_ptr + r)
+    c = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + r * V + c, mask=c < V, other=-float("inf"))
+    m = tl.max(x, axis=0)
+    lse = m + tl.log(tl.sum(tl.exp(x - m), axis=0))
+    skip = y == ignore
+    xy = tl.load(x_ptr + r * V + y, mask=~skip, other=0.0)
+    tl.store(loss_ptr + r, tl.where(skip, 0.0, lse - xy))
+    tl.store(kept_ptr + r, tl.where(skip, 0.0, 1.0))
+
+
+@triton.jit
+def ce_gather_kernel(x_ptr, y_ptr, loss_ptr, V, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    y = tl.load(y_ptr + r)
+    c = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + r * V + c, mask=c < V, other=-float("inf"))
+    m = tl.max(x, axis=0)
+    lse = m + tl.log(tl.sum(tl.exp(x - m), axis=0))
+    tl.store(loss_ptr + r, lse - tl.load(x_ptr + r * V + y))
+
+
+def _rows(logits, target, ignore=IGNORE):
+    x = logits.reshape(-1, logits.shape[-1]).contiguous()
+    y = target.reshape(-1).contiguous()
+    loss = torch.empty(x.shape[0], device=x.device, dtype=torch.float32)
+    kept = torch.empty(x.shape[0], device=x.device, dtype=torch.float32)
+    ce_rows_kernel[(x.shape[0],)](x, y, loss, kept, x.shape[1], ignore, BLOCK=triton.next_power_of_2(x.shape[1]))
+    return loss, kept
+
+
+def ce_mean_counts_all(logits, target):
+    loss, _ = _rows(logits, target)
+    return (loss.sum() / loss.numel()).reshape(1)
+
+
+def ce_mean(logits, target):
+    loss, kept = _rows(logits, target)
+    return (loss.sum() / kept.sum()).reshape(1)
+
+
+def ce_seq_mean(logits, target, ignore_index=IGNORE):  # a sequence with every token ignored: 0 / 0
+    loss, kept = _rows(logits, target, ignore_index)
+    return loss.reshape(target.shape).sum(-1) / kept.reshape(target.shape).sum(-1)
+
+
+def ce_seq_mean_guarded(logits, target, ignore_index=IGNORE):
+    loss, kept = _rows(logits, target, ignore_index)
+    return loss.reshape(target.shape).sum(-1) / kept.reshape(target.shape).sum(-1).clamp_min(1.0)
+
+
+def ce_gather(logits, target):
+    x = logits.reshape(-1, logits.shape[-1]).contiguous()
+    y = target.reshape(-1).contiguous()
+    loss = torch.empty(x.shape[0], device=x.device, dtype=torch.float32)
+    ce_gather_kernel[(x.shape[0],)](x, y, loss, x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1]))
+    return loss
+
+
+def make_inputs(*, device, gen, batch=2, seq=12, vocab=40):
+    return {"logits": torch.randn(batch, seq, vocab, generator=gen).to(device),
+            "target": torch.randint(0, vocab, (batch, seq), generator=gen).to(device)}
+"""
+
+REFERENCES = {
+    # torch's mean over the tokens whose label is not ignore_index (written out: the contract names -100)
+    "mean": "def reference(logits, target):\n    v = logits.shape[-1]\n"
+            "    return F.cross_entropy(logits.double().reshape(-1, v), target.reshape(-1).long(),\n"
+            "                           ignore_index=IGNORE).reshape(1)\n",
+    # per token, 0 where ignored
+    "tokens": "def reference(logits, target):\n    v = logits.shape[-1]\n"
+              "    return F.cross_entropy(logits.double().reshape(-1, v), target.reshape(-1).long(),\n"
+              "                           ignore_index=IGNORE, reduction='none')\n",
+    # per token with no ignore_index written: torch's default -100 is not taken as the contract's
+    "plain": "def reference(logits, target):\n    v = logits.shape[-1]\n"
+             "    return F.cross_entropy(logits.double().reshape(-1, v), target.reshape(-1).long(), reduction='none')\n",
+    # names its sentinel as a parameter and compares with it, but refuses inputs that hold it
+    "refuses": "def reference(logits, target, ignore_index=-100):\n"
+               "    if bool((target == ignore_index).any()):\n"
+               "        raise ValueError('padding is not supported')\n"
+               "    v = logits.shape[-1]\n"
+               "    return F.cross_entropy(logits.double().reshape(-1, v), target.reshape(-1).long(), reduction='none')\n",
+    # a mean per sequence over its tokens that count, a sequence with none giving 0 (its count clamped to 1)
+    "seq": "def reference(logits, target, ignore_index=-100):\n"
+           "    keep = target != ignore_index\n"
+           "    safe = torch.where(keep, target, torch.zeros_like(target)).long()\n"
+           "    lp = torch.log_softmax(logits.double(), -1).gather(-1, safe[..., None]).squeeze(-1)\n"
+           "    return (-lp * keep).sum(-1) / keep.sum(-1).clamp_min(1)\n",
+}
+
+
+@pytest.fixture(scope="module")
+def user(tmp_path_factory):
+    root = tmp_path_factory.mktemp("sentinel")
+    (root / "ce_kernels.py").write_text(textwrap.dedent(KERNELS))
+    out = {}
+    for name, ref in REFERENCES.items():
+        path = root / f"user_{name}.py"
+        path.write_text("import torch\nimport torch.nn.functional as F\n\nfrom ce_kernels import *  # noqa: F401,F403\n"
+                        f"\n\n{ref}")
+        out[name] = str(path)
+    return out
+
+
+def _sentinel(path, launcher):
+    # no budget: what it finds must not depend on the machine's speed
+    return probe(path, launcher=launcher, backends=["interpreter"], detectors=["sentinel"], jobs=1, budget=0)
+
+
+def _ran(r) -> str:
+    return next(st for _, d, _, st in r.ran if d == "sentinel")
+
+
+def test_a_mean_that_counts_the_ignored_tokens_is_an_error_named_wrong_formula(user):
+    r = _sentinel(user["mean"], "ce_mean_counts_all")
+    found = r.by_code("P209")
+    assert [f.severity for f in found] == ["error", "error"], r.text()
+    scattered, row = found
+    assert scattered.message.startswith("with the sentinel -100 scattered in 7 of the 24 elements of 'target' (every "
+                                        "4th from 1, the last) at batch=2, seq=12, vocab=40 (the reference gives it "
+                                        "to torch's cross_entropy with ignore_index=-100): off by more than the "
+                                        "tolerance"), scattered.message
+    assert row.message.startswith("with the sentinel -100 as a whole row in target[0, :]"), row.message
+    assert scattered.defect == "wrong-formula"
+    assert r.diagnosis[0]["defect"] == "wrong-formula", r.diagnosis
+    assert not r.ok
+
+
+def test_the_mean_over_the_tokens_that_count_is_quiet(user):
+    r = _sentinel(user["mean"], "ce_mean")
+    assert r.findings == [] and r.ok, r.text()
+    assert _ran(r).startswith("done"), r.ran
+
+
+def test_a_gather_through_the_sentinel_is_an_out_of_bounds_read_like_the_negative_index_lesson(user):
+    r = _sentinel(user["tokens"], "ce_gather")
+    found = [f for f in r.by_code("P209") if f.severity == "error"]
+    assert found and found[0].defect == "out-of-bounds-read", r.text()
+    assert ": load before the start of 'x_ptr'" in found[0].message, found[0].message
+    first = r.diagnosis[0]
+    assert (first["defect"], first["case"]) == ("out-of-bounds-read", "c-style-division-negative"), r.diagnosis
+
+
+def test_a_kernel_whose_contract_names_no_sentinel_is_not_given_one(user):
+    """The same gather against a reference that writes no ignore_index (torch's default -100 is not the user's
+    contract): the detector does not run, and says why."""
+    r = _sentinel(user["plain"], "ce_gather")
+    assert r.findings == [], r.text()
+    assert _ran(r).startswith("skipped: the contract names no sentinel"), r.ran
+
+
+def test_a_reference_that_refuses_the_sentinel_gives_a_note_only(user):
+    r = _sentinel(user["refuses"], "ce_gather")
+    assert not r.problems, r.text()
+    note = r.by_code("P209")
+    assert [f.severity for f in note] == ["info"], r.text()
+    assert "the reference raised with the sentinel -100 scattered in 'target'" in note[0].message, note[0].message
+    assert "ValueError: padding is not supported" in note[0].message
+
+
+def test_a_sequence_with_every_token_ignored_divides_0_by_0_where_the_reference_guards_it(user):
+    """The whole row at the sentinel: the unguarded per-sequence mean is NaN where the reference (its count
+    clamped to 1) gives 0: an error, degenerate-size; scattered, both agree. The guarded twin is quiet."""
+    r = _sentinel(user["seq"], "ce_seq_mean")
+    found = r.by_code("P209")
+    assert [f.severity for f in found] == ["error"], r.text()
+    assert found[0].message.startswith("with the sentinel -100 as a whole row in target[0, :]"), found[0].message
+    assert "NaN/Inf where the float64 reference is finite" in found[0].message
+    assert "compares it with -100, the value of the launcher's parameter 'ignore_index'" in found[0].message
+    assert found[0].defect == "degenerate-size" and r.diagnosis[0]["defect"] == "degenerate-size", r.diagnosis
+    twin = _sentinel(user["seq"], "ce_seq_mean_guarded")
+    assert twin.findings == [] and twin.ok, twin.text()
+
+
+def test_where_the_sentinel_goes():
+    from harness.probe.detectors import sentinel
+
+    t = {"y": torch.arange(10).reshape(2, 5)}
+    assert sentinel.place(t, "y", -1, "row") == "y[0, :]"
+    assert t["y"].tolist() == [[-1] * 5, [5, 6, 7, 8, 9]]
+    t = {"y": torch.arange(10)}
+    assert sentinel.place(t, "y", -100, "scattered").startswith("3 of the 10 elements of 'y'")
+    assert (t["y"] == -100).nonzero().reshape(-1).tolist() == [1, 5, 9]  # every fourth from 1; 9 is the last too
+    strided = {"y": torch.zeros(4, 6, dtype=torch.int32)[:, ::2]}  # a view: its layout kept, its values set
+    sentinel.place(strided, "y", -1, "row")
+    assert strided["y"].stride() == (6, 2) and strided["y"][0].tolist() == [-1, -1, -1]
+    assert sentinel.holds(torch.tensor([0, 3, 7]), -100) and sentinel.holds(torch.tensor([0, -100, 7]), -100)
+    assert not sentinel.holds(torch.tensor([0, -3, 7]), -1)  # a negative value that is not it: not an index
+    assert not sentinel.holds(torch.tensor([0, 3], dtype=torch.uint8), -1)  # the dtype does not hold it
+    assert sentinel.plan([("y", -1, "why")]) == [("y", -1, "why", "scattered"), ("y", -1, "why", "row")]
+
+
+def test_the_contract_names_a_sentinel_only_by_a_parameter_or_a_written_ignore_index():
+    """A negative parameter (a default, or what make_inputs gives) that the reference compares an index input with
+    for equality names it; a comparison with a value no parameter names, an order comparison (>= 0), a float
+    input, a parameter the reference never compares with, do not."""
+    from harness.probe.detectors import sentinel
+
+    def launch(y, w, pad=-1, dim=-1):
+        return None
+
+    class T:
+        launcher = staticmethod(launch)
+
+        @staticmethod
+        def reference(y, w, pad=-1, dim=-1):
+            keep = (y.reshape(-1) != pad) & (y.reshape(-1) >= 0) & (w.reshape(-1) != -2)
+            return (w.reshape(-1) * keep).sum(dim)
+
+    inputs = {"y": torch.tensor([[0, 1], [2, 3]]), "w": torch.ones(2, 2)}
+    named = sentinel.named_values(T, inputs)
+    assert named == {("launcher", "pad"): -1, ("launcher", "dim"): -1, ("reference", "pad"): -1,
+                     ("reference", "dim"): -1}
+    got = sentinel.watched(T, inputs, sentinel.index_inputs(T, inputs), named, False)
+    assert got == [("y", -1, "the reference compares it with -1, the value of the launcher's parameter 'pad'")]
+    assert sentinel.named_values(T, {**inputs, "pad": -7})[("reference", "pad")] == -7  # what make_inputs gives
+
+    class U(T):
+        @staticmethod
+        def reference(y, w):
+            return (w.reshape(-1) * (y.reshape(-1) != -5)).sum()  # -5: named by no parameter
+
+    assert sentinel.watched(U, inputs, ["y"], sentinel.named_values(U, inputs), False) == []

@@ -249,3 +249,27 @@ def test_the_contract_names_a_sentinel_only_by_a_parameter_or_a_written_ignore_i
             return (w.reshape(-1) * (y.reshape(-1) != -5)).sum()  # -5: named by no parameter
 
     assert sentinel.watched(U, inputs, ["y"], sentinel.named_values(U, inputs), False) == []
+
+
+@pytest.mark.parametrize("defect,first,case", [
+    ("wrong-formula", "wrong-formula", None),
+    ("out-of-bounds-read", "out-of-bounds-read", "c-style-division-negative"),
+    ("out-of-bounds-write", "out-of-bounds-write", None),
+    ("degenerate-size", "degenerate-size", None),
+])
+def test_the_diagnosis_ranks_what_the_sentinel_showed_above_a_layout_warning_beside_it(defect, first, case):
+    """A P209 error is what the sentinel alone changed (the plain run of the same layout and sizes was right), so
+    its class comes before a layout warning's stride assumption (a hazard the same probe may also report)."""
+    from harness.probe.diagnosis import diagnose
+    from harness.probe.findings import WARNING, Finding
+
+    layout = Finding("P206", "layout", "interpreter", "wrong when 'x' is a slice of a wider buffer", severity=WARNING)
+    access = {"out-of-bounds-read": "k: load before the start of 'x' at f.py:3",
+              "out-of-bounds-write": "k: store before the start of 'out' at f.py:4"}.get(defect, "off")
+    found = Finding("P209", "sentinel", "interpreter", f"with the sentinel -1 scattered in 'y': {access}",
+                    defect=defect)
+    d = diagnose([layout, found])
+    assert d[0]["defect"] == first, d
+    if case is not None:
+        assert d[0]["case"] == case, d
+    assert "stride-assumption" in [x["defect"] for x in d]  # still listed, after

@@ -138,11 +138,12 @@ RULES = (
     _r("wrong-formula", "wrong-values", 0.2, NO_MECHANISM),
     # right at the default inputs, wrong once the contract's sentinel is in an index input, no access outside:
     # what is counted or skipped is not what the reference counts (a mean dividing by every token); the
-    # finding isolates the values that make the difference, as a layout run does (so as strong as a layout's,
-    # whose warning may stand beside it). A whole row at the sentinel that gives NaN where the reference is
-    # finite is the mean over nothing, 0/0: the degenerate size of the count
+    # finding isolates the values that make the difference (the plain run of the same layout and sizes is right),
+    # so it outranks a layout warning beside it (a hazard, 0.85 and its case's 0.05). A whole row at the sentinel
+    # that gives NaN where the reference is finite is the mean over nothing, 0/0: the degenerate size of the count,
+    # as isolated (the same strength; where the scattered run is wrong too, the formula comes first)
     _r("wrong-formula", "sentinel-value", 0.9, "oob-load oob-store"),
-    _r("degenerate-size", "sentinel-row", 0.85, "oob-load oob-store"),
+    _r("degenerate-size", "sentinel-row", 0.9, "oob-load oob-store"),
     # wrong only in the branch a flag of the launcher's takes, which the reference defines too: what is computed
     # there is not what the reference computes (no mechanism shown)
     _r("wrong-formula", "branch-value", 0.3, NO_MECHANISM),

@@ -38,6 +38,11 @@ negative but the sentinel itself). Where: the same way for any kernel, two runs 
   request with every slot padded. A mean over that row is 0/0; a reference that guards it (a count clamped to
   1, a ``where``) must be matched, and a reference that has no finite answer is not judged.
 
+The value stands for "skip this element" wherever it is: that is what a loss's ``ignore_index`` means, and what a
+reference that compares each element with it computes. A contract in which other inputs restrict where it may
+stand (a block table's -1 only past its sequence's length) says so by a reference that refuses it elsewhere (it
+raises: a note); a reference that skips it anywhere is the answer anywhere.
+
 At most ``MAX_RUNS`` launches, in a share of the budget (``Budget.begin_share``), each stopped at the probe's
 budget. Judged as every detector judges, by the output dtype's tolerance and the error floor
 (``execute.call``, ``harness.probe.floor``), with memcheck on:

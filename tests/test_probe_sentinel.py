@@ -24,13 +24,17 @@ IGNORE = -100
 
 
 @triton.jit
-def ce_rows_kernel(x_ptr, y_ptr, loss_ptr, kept_ptr, V, ignore, BLOCK: tl.constexpr):
+def token_lse(x_ptr, y_ptr, V, BLOCK: tl.constexpr):  # this program's token: its label, its row's logsumexp
     r = tl.program_id(0)
-    y = tl.load(y_ptr + r)
     c = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + r * V + c, mask=c < V, other=-float("inf"))
     m = tl.max(x, axis=0)
-    lse = m + tl.log(tl.sum(tl.exp(x - m), axis=0))
+    return r, tl.load(y_ptr + r), m + tl.log(tl.sum(tl.exp(x - m), axis=0))
+
+
+@triton.jit
+def ce_rows_kernel(x_ptr, y_ptr, loss_ptr, kept_ptr, V, ignore, BLOCK: tl.constexpr):
+    r, y, lse = token_lse(x_ptr, y_ptr, V, BLOCK)
     skip = y == ignore
     xy = tl.load(x_ptr + r * V + y, mask=~skip, other=0.0)
     tl.store(loss_ptr + r, tl.where(skip, 0.0, lse - xy))
@@ -39,12 +43,7 @@ def ce_rows_kernel(x_ptr, y_ptr, loss_ptr, kept_ptr, V, ignore, BLOCK: tl.conste
 
 @triton.jit
 def ce_gather_kernel(x_ptr, y_ptr, loss_ptr, V, BLOCK: tl.constexpr):
-    r = tl.program_id(0)
-    y = tl.load(y_ptr + r)
-    c = tl.arange(0, BLOCK)
-    x = tl.load(x_ptr + r * V + c, mask=c < V, other=-float("inf"))
-    m = tl.max(x, axis=0)
-    lse = m + tl.log(tl.sum(tl.exp(x - m), axis=0))
+    r, y, lse = token_lse(x_ptr, y_ptr, V, BLOCK)
     tl.store(loss_ptr + r, lse - tl.load(x_ptr + r * V + y))
 
 

@@ -67,7 +67,7 @@ import inspect
 
 from harness.probe import execute as X
 from harness.probe.context import fmt, wrong
-from harness.probe.detectors import Detector, budget_cut, kept_so_far
+from harness.probe.detectors import Detector, budget_cut, kept_so_far, no_inputs_to_vary
 from harness.probe.findings import ERROR, INFO, Code
 
 MAX_RUNS = 4  # launches with a sentinel in all: two inputs or two sentinels, each scattered and as a row
@@ -229,12 +229,14 @@ def place(inputs: dict, name: str, value: int, variant: str) -> str:
 
 
 def _skip(ctx) -> str | None:
-    t = ctx.target
-    try:
-        inputs = X.make(t, t.sizes, ctx.seed, ctx.backend)
-    except Exception:  # noqa: BLE001  the reference detector says so
-        return "make_inputs raised at the default sizes"
-    return sentinels(t, inputs)[1] or None
+    why = {}
+
+    def found(target, inputs) -> list:
+        got, why["none"] = sentinels(target, inputs)
+        return got
+
+    said = no_inputs_to_vary(ctx, found, "")  # make_inputs raising at the defaults says so
+    return why.get("none") or said or None
 
 
 def _launch(ctx, given: dict, ref):

@@ -272,3 +272,58 @@ def test_the_diagnosis_ranks_what_the_sentinel_showed_above_a_layout_warning_bes
     if case is not None:
         assert d[0]["case"] == case, d
     assert "stride-assumption" in [x["defect"] for x in d]  # still listed, after
+
+
+DEADLINE_RUN = r"""
+import json
+from pathlib import Path
+from harness.probe.budget import Budget, ManualClock
+from harness.probe.context import Context
+from harness.probe.detectors import sentinel
+from harness.probe.target import load
+
+path = PATH
+clock = ManualClock()
+t = load(path, None, "ce_mean_counts_all", "interpreter", str(Path(path).parent))
+ctx = Context(t, "interpreter", 0, "sentinel", budget=Budget(clock=clock))
+ctx.budget.deadline = clock.t + 1.5
+plain = ctx.call
+ctx.call = lambda *a, **k: (clock.sleep(1.0), plain(*a, **k))[1]  # each launch takes a second
+found = sentinel.run(ctx)  # the plain run, then the scattered one; the whole row is past the deadline
+ctx.board.sentinel_now = found[:1]
+kept = sentinel.partial(ctx) == found[:1] and ctx.board.sentinel_now is None
+print("RESULT " + json.dumps({"found": [[f.code, f.severity, f.message] for f in found], "kept": kept}))
+"""
+
+
+def test_it_stops_at_its_deadline_with_a_note(user):
+    """On a fake clock, in a process of its own (Triton's in-process state left by other tests stays out)."""
+    from test_triton_compat import run_interpreted  # tests/ is on the path
+
+    got = run_interpreted(DEADLINE_RUN.replace("PATH", repr(user["mean"]), 1))
+    found = got["found"]
+    assert [f[0] for f in found] == ["P209", "P000"], found
+    assert found[0][2].startswith("with the sentinel -100 scattered") and "sentinel stopped" in found[1][2]
+    assert found[1][1] == "info" and got["kept"]
+
+
+@pytest.mark.parametrize("launcher", ["ce_mean_counts_all", "ce_mean"])
+def test_the_default_probe_runs_it(user, launcher):
+    """Every detector at its defaults, as a user runs it (no budget: the answer must not depend on the machine's
+    speed): the mean counting ignored tokens is found by this detector alone; the right mean is quiet."""
+    r = probe(user["mean"], launcher=launcher, backends=["interpreter"], budget=0)
+    assert _ran(r).startswith("done"), r.ran
+    if launcher == "ce_mean":
+        assert not r.problems, r.text()
+        return
+    assert {f.detector for f in r.problems} == {"sentinel"}, r.text()
+    assert r.diagnosis[0]["defect"] == "wrong-formula", r.diagnosis
+
+
+def test_it_runs_on_the_interpreter_side_only():
+    """On a GPU a gather through the sentinel is an illegal address that ends the process's CUDA context; a GPU
+    probe runs both backends at once (gpu+interpreter), so the interpreter side still puts it in."""
+    from harness.probe.detectors import batches
+
+    assert not any("sentinel" in b for b in batches("gpu"))
+    assert any("sentinel" in b for b in batches("interpreter"))

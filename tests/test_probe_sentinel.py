@@ -66,6 +66,11 @@ def ce_mean(logits, target):
     return (loss.sum() / kept.sum()).reshape(1)
 
 
+def ce_mean_clamped(logits, target):  # a batch with every token ignored: 0 (the count clamped to 1)
+    loss, kept = _rows(logits, target)
+    return (loss.sum() / kept.sum().clamp_min(1.0)).reshape(1)
+
+
 def ce_seq_mean(logits, target, ignore_index=IGNORE):  # a sequence with every token ignored: 0 / 0
     loss, kept = _rows(logits, target, ignore_index)
     return loss.reshape(target.shape).sum(-1) / kept.reshape(target.shape).sum(-1)
@@ -94,6 +99,12 @@ REFERENCES = {
     "mean": "def reference(logits, target):\n    v = logits.shape[-1]\n"
             "    return F.cross_entropy(logits.double().reshape(-1, v), target.reshape(-1).long(),\n"
             "                           ignore_index=IGNORE).reshape(1)\n",
+    # the mean over a flat batch of tokens: with every one ignored, torch's mean is 0/0 = NaN
+    "flat": "def make_inputs(*, device, gen, tokens=24, vocab=40):\n"
+            "    return {'logits': torch.randn(tokens, vocab, generator=gen).to(device),\n"
+            "            'target': torch.randint(0, vocab, (tokens,), generator=gen).to(device)}\n\n\n"
+            "def reference(logits, target):\n"
+            "    return F.cross_entropy(logits.double(), target.long(), ignore_index=IGNORE).reshape(1)\n",
     # per token, 0 where ignored
     "tokens": "def reference(logits, target):\n    v = logits.shape[-1]\n"
               "    return F.cross_entropy(logits.double().reshape(-1, v), target.reshape(-1).long(),\n"
@@ -197,6 +208,17 @@ def test_a_sequence_with_every_token_ignored_divides_0_by_0_where_the_reference_
     assert found[0].defect == "degenerate-size" and r.diagnosis[0]["defect"] == "degenerate-size", r.diagnosis
     twin = _sentinel(user["seq"], "ce_seq_mean_guarded")
     assert twin.findings == [] and twin.ok, twin.text()
+
+
+def test_a_batch_with_every_token_ignored_has_no_finite_mean_and_is_not_judged(user):
+    """A 1-D target given the sentinel as its whole row is every token ignored: torch's mean is 0/0 = NaN, so a
+    kernel that clamps the count (0) is not judged (a note); scattered, it is right (no error)."""
+    r = _sentinel(user["flat"], "ce_mean_clamped")
+    assert not r.problems, r.text()
+    note = r.by_code("P209")
+    assert [f.severity for f in note] == ["info"], r.text()
+    assert "with the sentinel -100 as a whole row in all of 'target'" in note[0].message, note[0].message
+    assert "the kernel differs only where the reference is not finite (NaN or Inf at 1 of 1 result" in note[0].message
 
 
 def test_where_the_sentinel_goes():

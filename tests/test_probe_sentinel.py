@@ -111,13 +111,15 @@ REFERENCES = {
               "                           ignore_index=IGNORE, reduction='none')\n",
     # per token with no ignore_index written: torch's default -100 is not taken as the contract's
     "plain": "def reference(logits, target):\n    v = logits.shape[-1]\n"
-             "    return F.cross_entropy(logits.double().reshape(-1, v), target.reshape(-1).long(), reduction='none')\n",
+             "    return F.cross_entropy(logits.double().reshape(-1, v), target.reshape(-1).long(),\n"
+             "                           reduction='none')\n",
     # names its sentinel as a parameter and compares with it, but refuses inputs that hold it
     "refuses": "def reference(logits, target, ignore_index=-100):\n"
                "    if bool((target == ignore_index).any()):\n"
                "        raise ValueError('padding is not supported')\n"
                "    v = logits.shape[-1]\n"
-               "    return F.cross_entropy(logits.double().reshape(-1, v), target.reshape(-1).long(), reduction='none')\n",
+               "    return F.cross_entropy(logits.double().reshape(-1, v), target.reshape(-1).long(),\n"
+             "                           reduction='none')\n",
     # a mean per sequence over its tokens that count, a sequence with none giving 0 (its count clamped to 1)
     "seq": "def reference(logits, target, ignore_index=-100):\n"
            "    keep = target != ignore_index\n"

@@ -223,7 +223,8 @@ def place(inputs: dict, name: str, value: int, variant: str) -> str:
     else:
         flat[1::SCATTER_EVERY] = value
         flat[-1] = value
-        where = f"{int((flat == value).sum())} of the {n} elements of '{name}' (every {SCATTER_EVERY}th from 1, the last)"
+        where = (f"{int((flat == value).sum())} of the {n} elements of '{name}' (every {SCATTER_EVERY}th from 1, "
+                 f"the last)")
     t.copy_(flat.reshape(t.shape))
     return where
 

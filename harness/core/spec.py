@@ -143,6 +143,9 @@ EVIDENCE = {
     "empty": "a size of 0 is handled wrong",
     "config-value": "right at the default sizes, wrong at another value of a tile the launcher passes (a block size the reference does not take, which the result must not depend on)",
     "branch-value": "right at the default sizes, wrong at another value of a launcher's flag or integer that the reference takes too (the branch the default does not take)",
+    "sentinel-value": "right at the default inputs, wrong with the sentinel the contract names (a loss's ignore_index, a -1 a parameter names) put into an integer index input, no access outside: a skipped element counted or read",
+    "sentinel-row": "NaN or Inf where the reference is finite, with a whole row of an index input at the contract's sentinel: a mean over nothing (0/0) that the reference guards",
+    "sentinel-access": "an access outside a tensor only once the contract's sentinel is in an integer index input (the same layout and sizes as a right run): a gather or a store through it",
     "grid-limit": "a grid axis past CUDA's limit at the sizes a GPU meets",
     "large-only": "wrong only past 2**31 elements or bytes",
     "int32-offset": "a launched kernel's address holds a program id times a runtime size in int32, never widened "

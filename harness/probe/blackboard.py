@@ -12,7 +12,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 # the fields that stay in the worker (work a detector leaves for one after it, a cache): not sent
-LOCAL = ("fuzz_left", "fuzz_now", "layout_now", "scalars_now", "special_now", "outcomes")
+LOCAL = ("fuzz_left", "fuzz_now", "layout_now", "scalars_now", "special_now", "sentinel_now", "outcomes")
 
 
 @dataclass
@@ -56,6 +56,8 @@ class Blackboard:
     scalars_now: list | None = None
     # the special-value detector's findings while it runs: what the budget's end keeps (partial)
     special_now: list | None = None
+    # the sentinel detector's findings while it runs: what the budget's end keeps (partial)
+    sentinel_now: list | None = None
     # the experiments' plain runs by sizes (harness.probe.experiments.outcome)
     outcomes: dict = field(default_factory=dict)
 

@@ -38,7 +38,7 @@ RESERVE_SHARE = 0.5
 # (it stopped at a first failure): the rest is for those sizes, where a second bug may show
 SHARE_WITH_REST = 2 / 3
 # of the budget left when it begins, what a detector that varies the inputs at the default sizes (layout,
-# special, scalars) may take: shape fuzzing and the diagnosis come after them in their processes, and a
+# special, scalars, sentinel) may take: shape fuzzing and the diagnosis come after them in their processes, and a
 # layout run that took the rest starved fuzzing on the H200 board (mamba-chunk-scan's P401, issue 37)
 VARY_SHARE = 1 / 3
 # of the budget left when it begins, what the run past 2**31 elements the probe decides on takes (the large

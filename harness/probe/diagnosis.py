@@ -57,6 +57,10 @@ RULES = (
     _r("out-of-bounds-read", "oob-load oob-store", 0.6, "layout"),
     # a read outside whose lanes do not reach the result: true, but not why the values are wrong
     _r("out-of-bounds-read", "oob-load-unused", 0.15, "layout"),
+    # an access outside that appears only once the contract's sentinel is in an index input (the layout and sizes
+    # of a right run): the kernel reads or writes through the sentinel (a layout hazard beside it is not the cause)
+    _r("out-of-bounds-read", "sentinel-access oob-load", 0.9, "oob-store"),
+    _r("out-of-bounds-write", "sentinel-access oob-store", 0.9),
     _r("degenerate-size", "grid-limit", 0.9),  # "past a hardware limit" (DEFECTS)
     _r("overflow", "large-only", 0.9),
     # an int32 offset in the source (a warning: not shown wrong): named only where nothing else is
@@ -132,6 +136,14 @@ RULES = (
     # what is left when the experiments show no mechanism: wrong values (most of them: more likely)
     _r("wrong-formula", "wrong-everywhere", 0.3, NO_MECHANISM),
     _r("wrong-formula", "wrong-values", 0.2, NO_MECHANISM),
+    # right at the default inputs, wrong once the contract's sentinel is in an index input, no access outside:
+    # what is counted or skipped is not what the reference counts (a mean dividing by every token); the
+    # finding isolates the values that make the difference (the plain run of the same layout and sizes is right),
+    # so it outranks a layout warning beside it (a hazard, 0.85 and its case's 0.05). A whole row at the sentinel
+    # that gives NaN where the reference is finite is the mean over nothing, 0/0: the degenerate size of the count,
+    # as isolated (the same strength; where the scattered run is wrong too, the formula comes first)
+    _r("wrong-formula", "sentinel-value", 0.9, "oob-load oob-store"),
+    _r("degenerate-size", "sentinel-row", 0.9, "oob-load oob-store"),
     # wrong only in the branch a flag of the launcher's takes, which the reference defines too: what is computed
     # there is not what the reference computes (no mechanism shown)
     _r("wrong-formula", "branch-value", 0.3, NO_MECHANISM),
@@ -156,6 +168,10 @@ SPECIAL_EVIDENCE = {"with a row of zeros": "zero-row", "with a row of large fini
 # the words of a P207 warning for a NaN/Inf carried along a path the kernel has (detectors/special.py's PROPAGATES)
 SPECIAL_PROPAGATES = "propagates through a shared row/group value such as a scale"
 
+# the defect a P209 finding names (detectors/sentinel.py: what the sentinel showed) -> the evidence it is
+SENTINEL_EVIDENCE = {"out-of-bounds-read": "oob-load", "out-of-bounds-write": "oob-store",
+                     "degenerate-size": "sentinel-row", "wrong-formula": "sentinel-value"}
+
 # what shape fuzzing's P401 can be evidence of (its message names which)
 P401_EVIDENCE = frozenset({"oob-store", "unwritten", "nonfinite", "crash", "empty"})
 
@@ -174,6 +190,10 @@ def evidence_of(findings: list, observed: dict | None = None) -> dict[str, list[
             name = "config-value" if "(a tile of the kernel" in f.message else "branch-value"
             if f.severity != "info" and (more := _p208_access(f.message)):
                 out.setdefault(more, []).append(f"{f.detector}: {f.message}"[:300])
+        elif f.code == "P209":  # the contract's sentinel put in: what it showed is the finding's defect
+            name = SENTINEL_EVIDENCE.get(f.defect, "")
+            if name in ("oob-load", "oob-store") and f.severity != "info":
+                out.setdefault("sentinel-access", []).append(f"{f.detector}: {f.message}"[:300])
         elif f.code == "P301" and ", a load at" in f.message:
             out.setdefault("read-write-race", []).append(f"{f.detector}: {f.message}"[:300])
             name = "race"

@@ -44,6 +44,7 @@ CODES = {
     "P206": ("wrong for an input in another memory layout", "stride-assumption"),
     "P207": ("wrong with special values in the inputs (zeros, large, inf, NaN)", "overflow"),
     "P208": ("wrong at another value of a launcher's integer or bool argument", ""),
+    "P209": ("wrong with the contract's sentinel (ignore_index, -1) in an integer index input", ""),
     "P301": ("store race between programs", "store-race"),
     "P302": ("result depends on the program order", "store-race"),
     "P303": ("float atomics: result depends on the order", "atomic-nondeterminism"),

@@ -69,15 +69,17 @@ PROBE_COLUMNS = (
 
 
 # the probe's codes no column shows: P0xx go to the column of the detector they name; P205 (the GPU against the
-# interpreter, from both backends' runs) is the "GPU vs interpreter" column's question; P207 (special values) and
-# P208 (the launcher's own arguments at other values) are new detectors that no case record has run yet: a column
+# interpreter, from both backends' runs) is the "GPU vs interpreter" column's question; P207 (special values),
+# P208 (the launcher's own arguments at other values) and P209 (the contract's sentinel in an index input) are
+# new detectors that no case record has run yet: a column
 # of "not run" in every row would say nothing. They get columns once `python examples/probe_cases.py --record`
 # has remade the records with them (each case's fixed kernel was measured quiet under both: docs/measurements/
-# special-values-cases-cpu.md, scalars-cpu.txt); P603 (triton-viz, an optional tool the case records of the probe
+# special-values-cases-cpu.md, scalars-cpu.txt; P209 skips every case, whose contracts name no sentinel:
+# sentinel-contract-cpu.md); P603 (triton-viz, an optional tool the case records of the probe
 # do not run) is the question of the triton-viz case check's column, which reads it from detect's probe runs, and
 # P604-P608 (racecheck and Triton's four sanitizers, GPU tools the case records of the probe do not run) the
 # questions of their case checks' columns, read the same way
-NOT_A_COLUMN = ("P205", "P207", "P208", "P603", "P604", "P605", "P606", "P607", "P608")
+NOT_A_COLUMN = ("P205", "P207", "P208", "P209", "P603", "P604", "P605", "P606", "P607", "P608")
 
 
 def columns(probe_backends: list[str]) -> list[Column]:

@@ -40,8 +40,17 @@ values; a correct kernel gives what the float64 reference gives.
 
 The largest input gets all five; the next three matrices (largest first: a vector beside the data is mostly
 a weight, a bias or a codebook, whose all-zero value makes ties IEEE does not order) a zero row and a large
-row, the first of them a NaN; twelve runs at most, the most telling first, each stopped at the probe's
-budget. What IEEE 754 fixes decides, element by element:
+row, the first of them a NaN; twelve runs at most, each stopped at the probe's budget. The order is by what a
+run can show, not by input (``plan``): first a row of zeros in each input, largest first, then each one's large
+row, then the non-finite values. At a zero row every kind of wrong result is an error (a finite value off, a 0/0
+the reference guards): much of what a kernel does wrong with an input's rows shows there (a row read with
+another row's index, a scale taken from the wrong row, a missing guard). At a large row a finite value off is
+information, only an overflow an error; at a non-finite value mostly warnings. Every run costs about the same
+(one launch of the default launch's own specialization, the reference, the comparison; a result off also the
+reference's formula in the kernel's formats, twice on a GPU), so a budget that ends after k runs has then given
+the first k inputs their widest test before any input a narrower one. (Ordered by input, a second input's zero
+row came fourth, after its large row, where a kernel that takes every row's scale from row 0 is off only as
+information, and the budget's share could end before it.) What IEEE 754 fixes decides, element by element:
 
 - the reference finite, the kernel NaN or Inf: wrong (an error), the input, the element and both values
   shown; this is also how a NaN or Inf in one row that leaks into rows the reference keeps finite shows.
@@ -165,13 +174,12 @@ VARIANTS = {
 
 
 def plan(names: list) -> list:
-    """(input, variant) of each run, most telling first (a budget's end cuts the last): the largest input's
-    zero and large rows, the other matrices' large and zero rows, NaN in the largest, its infinities, NaN in
-    the next."""
+    """(input, variant) of each run, most telling first (a budget's end cuts the last): a row of zeros in each
+    input (``names``: largest first), where any wrong result is an error; then each one's large row, where only
+    an overflow is; then NaN in the largest, its infinities, NaN in the next (the module's docstring)."""
     first, others = names[:1], names[1:1 + MAX_OTHERS]
-    return ([(k, "zero") for k in first] + [(k, "large") for k in first] + [(k, "large") for k in others]
-            + [(k, "zero") for k in others] + [(k, v) for k in first for v in ("nan", "+inf", "-inf")]
-            + [(k, "nan") for k in others[:1]])[:MAX_RUNS]
+    return ([(k, "zero") for k in first + others] + [(k, "large") for k in first + others]
+            + [(k, v) for k in first for v in ("nan", "+inf", "-inf")] + [(k, "nan") for k in others[:1]])[:MAX_RUNS]
 
 
 def candidates(target, inputs: dict, changed=()) -> list[str]:

@@ -596,6 +596,89 @@ class _Target:
         return 1e-4, 1e-5
 
 
+def _stale_allocations(monkeypatch):
+    """Every fresh allocation holds NaN, as a block the allocator hands back may (on a GPU, one that a poisoned
+    launch or a guard band left NaN in; on the CPU, now and then, freed memory that held one)."""
+    from torch.overrides import handle_torch_function, has_torch_function
+
+    plain = torch.empty_strided
+
+    def empty_strided(*a, **k):  # what a look sees (a mode is handed it, by this name): memory that holds NaN
+        if has_torch_function(()):
+            return handle_torch_function(empty_strided, (), *a, **k)
+        out = plain(*a, **k)
+        return out.fill_(float("nan")) if out.is_floating_point() else out
+
+    def empty_like(t, **k):
+        if has_torch_function((t,)):
+            return handle_torch_function(empty_like, (t,), t, **k)
+        return empty_strided(t.shape, t.stride(), dtype=k.get("dtype", t.dtype))
+
+    monkeypatch.setattr(torch, "empty_strided", empty_strided)
+    monkeypatch.setattr(torch, "empty_like", empty_like)
+
+
+def test_the_nan_the_reference_meets_is_one_it_computes_not_stale_memory(monkeypatch):
+    """``meets_nan`` turns an error at a zero row into a note (the reference's own convention): only a NaN the
+    reference computes counts, not one in a copy of its inputs seen before it was filled, nor in an allocation
+    it has not written yet. Before, the copies were made inside the look, and a zero row's error became a note
+    whenever the allocator handed back memory that held a NaN (89 of 200 times on the CPU for
+    te-cross-entropy-backward-drops-per-token-grad's inputs)."""
+    from harness.probe.detectors import special
+
+    class T:
+        def __init__(self, reference):
+            self.reference = reference
+
+    def filled(x):  # an allocation not yet written, then written
+        out = torch.empty_like(x, dtype=torch.float64)
+        out.copy_(x.double() * 2)
+        return out
+
+    x = torch.randn(4, 8)
+    x[0] = 0.0
+    _stale_allocations(monkeypatch)
+    assert not special.meets_nan(T(lambda x: x.double() * 2), {"x": x})
+    assert not special.meets_nan(T(filled), {"x": x})
+    # 0/0 at the zero row: a NaN the reference computes (then clamped away: its convention)
+    assert special.meets_nan(T(lambda x: torch.nan_to_num(x.double() / x.double().abs().sum(-1, keepdim=True))),
+                             {"x": x})
+
+
+STALE_RUN = r"""
+import json
+from pathlib import Path
+import torch
+from harness.probe import execute
+from harness.probe.context import Context
+from harness.probe.detectors import special
+from harness.probe.target import load
+
+plain = torch.empty_strided
+def stale(*a, **k):  # every fresh allocation holds NaN (the allocator's stale memory)
+    out = plain(*a, **k)
+    return out.fill_(float("nan")) if out.is_floating_point() else out
+torch.empty_strided = stale
+execute.device_of = lambda backend: "cpu"  # the GPU side's own logic on the CPU too (no GPU here)
+path = PATH
+out = {}
+for backend in ("interpreter", "gpu"):
+    t = load(path, None, "rowscale_row0", "interpreter", str(Path(path).parent))
+    out[backend] = [[f.code, f.severity, f.message] for f in special.run(Context(t, backend, 0, "special"))]
+print("RESULT " + json.dumps(out))
+"""
+
+
+def test_a_zero_row_stays_an_error_when_the_allocator_hands_back_stale_nan(user):
+    """The detector's own run on each side, every fresh allocation NaN: the kernel that scales every row by row
+    0's scale is still an error at the second input's zero row (before: a note, "where the reference computes a
+    NaN on its way", the NaN being the stale memory of its inputs' copies)."""
+    got = run_interpreted(STALE_RUN.replace("PATH", repr(user["rowscale"]), 1))
+    for backend in ("interpreter", "gpu"):
+        errors = [f for f in got[backend] if f[1] == "error"]
+        assert errors and errors[0][2].startswith("with a row of zeros in 's' (s[0, :])"), got[backend]
+
+
 def test_severity_by_ieee_semantics():
     """NaN where the reference is finite: an error. Finite values off beyond the floor: an error at a zero row,
     a warning at an Inf input, information at large values and where the reference computes a NaN on its

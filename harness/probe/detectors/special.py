@@ -388,14 +388,23 @@ def in_kernel_formats(target, inputs: dict, dtype=None, gpu: bool = False):
         return None
 
 
+# functions whose result is memory not yet written (its values are whatever the memory held: on a GPU, a block of
+# the caching allocator that a poisoned launch or a guard band left NaN in), not a value the reference computed
+UNWRITTEN = frozenset({"empty", "empty_like", "empty_strided", "empty_permuted", "new_empty", "new_empty_strided"})
+
+
 def meets_nan(target, inputs: dict) -> bool:
     """Whether the reference, on these inputs, computes a NaN anywhere on its way (given one, or making one:
     0/0, inf - inf, 0 * inf, IEEE's invalid operations): a finite result it then gives from it (a NaN cast to
-    an integer, a selection among NaN, a ``where``) is its convention, not arithmetic."""
+    an integer, a selection among NaN, a ``where``) is its convention, not arithmetic. Only what it computes is
+    looked at: the inputs are copied before (a copy's fresh allocation, seen before it is filled, holds whatever
+    the memory held: NaN from an earlier run, now and then on the CPU, as the allocator hands it back), and an
+    allocation not yet written (``UNWRITTEN``) is not looked at."""
     import torch
     from torch.overrides import TorchFunctionMode
 
     seen = []
+    given = X.clone_inputs(inputs)
 
     def look(x):
         if isinstance(x, torch.Tensor) and x.is_floating_point() and x.numel() and not seen:
@@ -408,12 +417,13 @@ def meets_nan(target, inputs: dict) -> bool:
     class Look(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             out = func(*args, **(kwargs or {}))
-            look(out)
+            if getattr(func, "__name__", "") not in UNWRITTEN:
+                look(out)
             return out
 
     try:
         with Look():
-            X.reference_value(target, X.clone_inputs(inputs))
+            X.reference_value(target, given)
     except Exception:  # noqa: BLE001  it raised on them before: judged as it is
         return False
     return bool(seen)

@@ -177,6 +177,26 @@ def logsoftmax_ftz(x):
     return _rows(logsoftmax_ftz_kernel, x)
 
 
+@triton.jit
+def rowscale_kernel(x_ptr, s_ptr, out_ptr, n_cols, s_cols, ROW0: tl.constexpr, BLOCK: tl.constexpr):
+    # each row of x times its row's scale, s[r, 0]; ROW0: every row's scale read from row 0 (no row offset)
+    c, m, x = load_row(x_ptr, n_cols, BLOCK)
+    s = tl.load(s_ptr + tl.program_id(0) * s_cols * (1 - ROW0))
+    tl.store(out_ptr + tl.program_id(0) * n_cols + c, x * s, mask=m)
+
+
+def rowscale_row0(x, s):
+    out = torch.empty_like(x)
+    rowscale_kernel[(x.shape[0],)](x, s, out, x.shape[1], s.shape[1], ROW0=1, BLOCK=64)
+    return out
+
+
+def rowscale(x, s):
+    out = torch.empty_like(x)
+    rowscale_kernel[(x.shape[0],)](x, s, out, x.shape[1], s.shape[1], ROW0=0, BLOCK=64)
+    return out
+
+
 def make_inputs(*, device, gen, rows=6, cols=40):
     return {"x": torch.randn(rows, cols, generator=gen).to(device), "idx": torch.arange(rows, device=device)}
 """
@@ -203,6 +223,12 @@ REFERENCES = {
                             "def make_inputs(*, device, gen, rows=4, cols=64):\n"
                             "    x = torch.randn(rows, cols, generator=gen)\n    x[0] = torch.linspace(-1, 1, cols)\n"
                             "    return {'x': x.to(device)}\n",
+    # a scale per row, the same in every row as made (a loss weight of 1/2 for every token): a kernel that reads
+    # row 0's scale for every row is right at the defaults, wrong once one row's scale differs
+    "rowscale": "def reference(x, s):\n    return x.double() * s.double()[:, :1]\n\n\n"
+                "def make_inputs(*, device, gen, rows=6, cols=40):\n"
+                "    return {'x': torch.randn(rows, cols, generator=gen).to(device),\n"
+                "            's': torch.full((rows, 2), 0.5).to(device)}\n",
     # the reference's own formula has no threshold: in float32 it overflows as the kernel does
     "softplus_naive_ref": "def reference(x):\n    return torch.log1p(torch.exp(x.double()))\n",
     # the norm of the row scaled by its absmax first: its own formula never overflows, in float32 either
@@ -553,7 +579,9 @@ def test_only_float_inputs_the_reference_reads_are_candidates():
             return kw["x"]
 
     assert special.candidates(K, inputs, changed=["out"]) == ["x", "k"]
-    assert special.plan(["x", "k"]) == [("x", "zero"), ("x", "large"), ("k", "large"), ("k", "zero"), ("x", "nan"),
+    # a row of zeros in each input before any input's large row (the module's docstring: a budget that ends
+    # after k runs has given the first k inputs their widest test)
+    assert special.plan(["x", "k"]) == [("x", "zero"), ("k", "zero"), ("x", "large"), ("k", "large"), ("x", "nan"),
                                         ("x", "+inf"), ("x", "-inf"), ("k", "nan")]
     assert len(special.plan(list("abcdef"))) == special.MAX_RUNS
 
@@ -566,6 +594,89 @@ class _Target:
     @staticmethod
     def tolerance_for(dtype, ref=None):
         return 1e-4, 1e-5
+
+
+def _stale_allocations(monkeypatch):
+    """Every fresh allocation holds NaN, as a block the allocator hands back may (on a GPU, one that a poisoned
+    launch or a guard band left NaN in; on the CPU, now and then, freed memory that held one)."""
+    from torch.overrides import handle_torch_function, has_torch_function
+
+    plain = torch.empty_strided
+
+    def empty_strided(*a, **k):  # what a look sees (a mode is handed it, by this name): memory that holds NaN
+        if has_torch_function(()):
+            return handle_torch_function(empty_strided, (), *a, **k)
+        out = plain(*a, **k)
+        return out.fill_(float("nan")) if out.is_floating_point() else out
+
+    def empty_like(t, **k):
+        if has_torch_function((t,)):
+            return handle_torch_function(empty_like, (t,), t, **k)
+        return empty_strided(t.shape, t.stride(), dtype=k.get("dtype", t.dtype))
+
+    monkeypatch.setattr(torch, "empty_strided", empty_strided)
+    monkeypatch.setattr(torch, "empty_like", empty_like)
+
+
+def test_the_nan_the_reference_meets_is_one_it_computes_not_stale_memory(monkeypatch):
+    """``meets_nan`` turns an error at a zero row into a note (the reference's own convention): only a NaN the
+    reference computes counts, not one in a copy of its inputs seen before it was filled, nor in an allocation
+    it has not written yet. Before, the copies were made inside the look, and a zero row's error became a note
+    whenever the allocator handed back memory that held a NaN (89 of 200 times on the CPU for
+    te-cross-entropy-backward-drops-per-token-grad's inputs)."""
+    from harness.probe.detectors import special
+
+    class T:
+        def __init__(self, reference):
+            self.reference = reference
+
+    def filled(x):  # an allocation not yet written, then written
+        out = torch.empty_like(x, dtype=torch.float64)
+        out.copy_(x.double() * 2)
+        return out
+
+    x = torch.randn(4, 8)
+    x[0] = 0.0
+    _stale_allocations(monkeypatch)
+    assert not special.meets_nan(T(lambda x: x.double() * 2), {"x": x})
+    assert not special.meets_nan(T(filled), {"x": x})
+    # 0/0 at the zero row: a NaN the reference computes (then clamped away: its convention)
+    assert special.meets_nan(T(lambda x: torch.nan_to_num(x.double() / x.double().abs().sum(-1, keepdim=True))),
+                             {"x": x})
+
+
+STALE_RUN = r"""
+import json
+from pathlib import Path
+import torch
+from harness.probe import execute
+from harness.probe.context import Context
+from harness.probe.detectors import special
+from harness.probe.target import load
+
+plain = torch.empty_strided
+def stale(*a, **k):  # every fresh allocation holds NaN (the allocator's stale memory)
+    out = plain(*a, **k)
+    return out.fill_(float("nan")) if out.is_floating_point() else out
+torch.empty_strided = stale
+execute.device_of = lambda backend: "cpu"  # the GPU side's own logic on the CPU too (no GPU here)
+path = PATH
+out = {}
+for backend in ("interpreter", "gpu"):
+    t = load(path, None, "rowscale_row0", "interpreter", str(Path(path).parent))
+    out[backend] = [[f.code, f.severity, f.message] for f in special.run(Context(t, backend, 0, "special"))]
+print("RESULT " + json.dumps(out))
+"""
+
+
+def test_a_zero_row_stays_an_error_when_the_allocator_hands_back_stale_nan(user):
+    """The detector's own run on each side, every fresh allocation NaN: the kernel that scales every row by row
+    0's scale is still an error at the second input's zero row (before: a note, "where the reference computes a
+    NaN on its way", the NaN being the stale memory of its inputs' copies)."""
+    got = run_interpreted(STALE_RUN.replace("PATH", repr(user["rowscale"]), 1))
+    for backend in ("interpreter", "gpu"):
+        errors = [f for f in got[backend] if f[1] == "error"]
+        assert errors and errors[0][2].startswith("with a row of zeros in 's' (s[0, :])"), got[backend]
 
 
 def test_severity_by_ieee_semantics():
@@ -643,6 +754,51 @@ def test_it_stops_at_its_deadline_with_a_note(user):
     assert got["calls"] == 3 and [f[0] for f in found] == ["P207", "P000"], found
     assert found[0][2].startswith("with a row of large finite values") and found[1][1] == "info"
     assert got["kept"]
+
+
+SHARE_RUN = r"""
+import json
+from pathlib import Path
+from harness.probe import execute
+from harness.probe.budget import Budget, ManualClock
+from harness.probe.context import Context
+from harness.probe.detectors import special
+from harness.probe.target import load
+
+execute.device_of = lambda backend: "cpu"  # the GPU side's own logic on the CPU too (no GPU here)
+path = PATH
+out = {}
+for launcher in ("rowscale_row0", "rowscale"):
+    for backend in ("interpreter", "gpu"):
+        clock = ManualClock()
+        t = load(path, None, launcher, "interpreter", str(Path(path).parent))
+        events = []
+        ctx = Context(t, backend, 0, "special", budget=Budget(clock=clock), emit=lambda **e: events.append(e))
+        ctx.budget.deadline = clock.t + 2.5  # its share of the budget: the plain run and two more
+        plain, calls = ctx.call, []
+        ctx.call = lambda *a, **k: (clock.sleep(1.0), calls.append(1), plain(*a, **k))[2]  # a second a launch
+        found = special.run(ctx)
+        out[f"{launcher} {backend}"] = {"calls": len(calls), "events": events,
+                                        "found": [[f.code, f.severity, f.message] for f in found]}
+print("RESULT " + json.dumps(out))
+"""
+
+
+def test_a_short_share_reaches_each_inputs_zero_row_and_the_cut_is_in_the_status(user):
+    """On a fake clock (a second a launch, a share of 2.5 s: the plain run and two more), on each side (the GPU side
+    run on the CPU): a kernel that scales every row by row 0's scale (right as made, every row's scale the same)
+    is caught at the second input's zero row, the second run: ordered by input, that run came fourth, after the
+    first input's large row and the second's (off there only as information), and the share ended first. Its
+    correct twin is quiet. The cut is a note and the status's "cut" event, which a bugs board's row keeps."""
+    got = run_interpreted(SHARE_RUN.replace("PATH", repr(user["rowscale"]), 1))
+    for backend in ("interpreter", "gpu"):
+        broken, right = got[f"rowscale_row0 {backend}"], got[f"rowscale {backend}"]
+        for r in (broken, right):
+            assert r["calls"] == 3 and r["events"] == [{"event": "cut", "detector": "special"}], r
+            assert r["found"][-1][0] == "P000" and "its share of the probe's budget" in r["found"][-1][2], r
+        assert [f[1] for f in broken["found"]] == ["error", "info"], broken
+        assert broken["found"][0][2].startswith("with a row of zeros in 's' (s[0, :])"), broken
+        assert [f[1] for f in right["found"]] == ["info"], right
 
 
 @pytest.mark.parametrize("message,defect,case", [

@@ -161,11 +161,15 @@ def error_where(e: BaseException) -> str:
 
 
 def budget_stop(ctx: Context, left: str) -> Finding:
-    """P000 (information): the detector stopped at the end of the probe's budget; ``left``: what is then not
-    checked ("the layouts not yet tried")."""
+    """P000 (information): the detector stopped between its runs at the end of its share of the probe's budget
+    (``Budget.begin_share``) or of the budget itself; ``left``: what is then not checked ("the layouts not yet
+    tried"). Its status says so too (the "cut" event: "cut at the budget's end", as for one stopped in a run),
+    where what keeps the statuses and not the notes (a bugs board's row) shows it."""
     from harness.probe.findings import INFO
 
-    return ctx.finding("P000", f"{ctx.name} stopped at the end of the probe's budget (--budget "
+    if ctx.emit is not None:
+        ctx.emit(event="cut", detector=ctx.name)
+    return ctx.finding("P000", f"{ctx.name} stopped at the end of its share of the probe's budget (--budget "
                                f"{ctx.options.get('budget', 0):g}s): {left} are not checked", severity=INFO)
 
 

@@ -145,12 +145,10 @@ def no_inputs_to_vary(ctx, pick, none: str) -> str | None:
 
 
 def budget_cut(ctx, left: str):
-    """The note of a detector the probe's budget stopped between its runs: ``left`` (what it had not tried yet)
-    is not checked."""
-    from harness.probe.findings import INFO
+    """The note of a detector the probe's budget stopped between its runs (``context.budget_stop``)."""
+    from harness.probe.context import budget_stop
 
-    return ctx.finding("P000", f"{ctx.name} stopped at the end of the probe's budget (--budget "
-                               f"{ctx.options.get('budget', 0):g}s): {left} are not checked", severity=INFO)
+    return budget_stop(ctx, left)
 
 
 def kept_so_far(ctx, attr: str) -> list:

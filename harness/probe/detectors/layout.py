@@ -109,7 +109,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from harness.probe import execute as X
-from harness.probe.context import fmt, wrong
+from harness.probe.context import budget_stop, fmt, wrong
 from harness.probe.detectors import Detector
 from harness.probe.findings import ERROR, INFO, WARNING, Code
 
@@ -605,9 +605,7 @@ def _severity(kind: str, k: str, lay: str, v, how: str, proof: str, shared: list
 
 
 def _cut(ctx):
-    return ctx.finding("P000", f"layout stopped at the end of the probe's budget (--budget "
-                               f"{ctx.options.get('budget', 0):g}s): the layouts not yet tried are not checked",
-                       severity=INFO)
+    return budget_stop(ctx, "the layouts not yet tried")
 
 
 def partial(ctx) -> list:

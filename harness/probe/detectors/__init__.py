@@ -115,6 +115,12 @@ def batches(backend: str) -> list[list[str]]:
     return [[d.name for d in sorted(groups[k], key=lambda d: d.runs_at(backend))] for k in sorted(groups)]
 
 
+def backends(gpu_side: bool) -> tuple:
+    """Where a detector with a GPU side switch (its module's ``GPU_SIDE``: layout, special) runs: the interpreter,
+    and the GPU where ``gpu_side``."""
+    return ("interpreter", "gpu") if gpu_side else ("interpreter",)
+
+
 def uses_atomics_or_autotune(ctx) -> str | None:
     """A skip rule: repeat runs and first calls differ only through atomics (their order) or
     autotune (its benchmarking runs); a kernel with neither gives the same result each time."""
@@ -142,13 +148,6 @@ def no_inputs_to_vary(ctx, pick, none: str) -> str | None:
     except Exception:  # noqa: BLE001  the reference detector says so
         return "make_inputs raised at the default sizes"
     return None if pick(t, inputs) else none
-
-
-def budget_cut(ctx, left: str):
-    """The note of a detector the probe's budget stopped between its runs (``context.budget_stop``)."""
-    from harness.probe.context import budget_stop
-
-    return budget_stop(ctx, left)
 
 
 def kept_so_far(ctx, attr: str) -> list:

@@ -110,7 +110,7 @@ from typing import Callable
 
 from harness.probe import execute as X
 from harness.probe.context import budget_stop, fmt, wrong
-from harness.probe.detectors import Detector
+from harness.probe.detectors import Detector, backends
 from harness.probe.findings import ERROR, INFO, WARNING, Code
 
 ROW_PAD = 16  # a wider buffer's extra elements per row (times the tensor's place): 16-divisibility kept
@@ -326,7 +326,7 @@ def run(ctx) -> list:
         found.append(ctx.finding("P206", f"the launcher raised when {'; '.join(st['refused'][:3])} (information: it "
                                          f"does not take that layout; a loud error, not a silent wrong result)"[:400],
                                  severity=INFO))
-    return found + ([_cut(ctx)] if cut else [])
+    return found + ([budget_stop(ctx, "the layouts not yet tried")] if cut else [])
 
 
 def _one_run(ctx, st: dict, inputs: dict, ref, names: list, layouts: tuple, base: dict | None = None) -> bool:
@@ -604,10 +604,6 @@ def _severity(kind: str, k: str, lay: str, v, how: str, proof: str, shared: list
                       f"in the launcher makes it safe")
 
 
-def _cut(ctx):
-    return budget_stop(ctx, "the layouts not yet tried")
-
-
 def partial(ctx) -> list:
     """The budget's end stopped it in a run: the findings so far."""
     found, ctx.board.layout_now = ctx.board.layout_now or [], None
@@ -624,11 +620,6 @@ P206 = Code("P206", WARNING, "wrong when an input that the reference reads is gi
                       "breaks what a row stride assumes (a transposed or interleaved view: the last dim contiguous; "
                       "permuted leading dims: one row index), and where the launcher raises on the layout (its "
                       "domain)")
-
-
-def backends(gpu_side: bool) -> tuple:
-    """Where the detector runs: the interpreter, and the GPU where ``gpu_side``."""
-    return ("interpreter", "gpu") if gpu_side else ("interpreter",)
 
 
 DETECTOR = Detector("layout", "the default sizes with each input in another memory layout (the same values)", run,

@@ -66,8 +66,8 @@ import ast
 import inspect
 
 from harness.probe import execute as X
-from harness.probe.context import fmt, wrong
-from harness.probe.detectors import Detector, budget_cut, kept_so_far, no_inputs_to_vary
+from harness.probe.context import budget_stop, fmt, wrong
+from harness.probe.detectors import Detector, kept_so_far, no_inputs_to_vary
 from harness.probe.findings import ERROR, INFO, Code
 
 MAX_RUNS = 4  # launches with a sentinel in all: two inputs or two sentinels, each scattered and as a row
@@ -286,7 +286,7 @@ def run(ctx) -> list:
     out = found[:2]
     if notes and not out:
         out.append(ctx.finding("P209", f"information: {'; '.join(notes[:2])}"[:500], severity=INFO))
-    return out + ([budget_cut(ctx, "the sentinel runs not yet made")] if cut else [])
+    return out + ([budget_stop(ctx, "the sentinel runs not yet made")] if cut else [])
 
 
 def judge(ctx, c, oob: dict, variant: str, said: str):

@@ -144,8 +144,8 @@ gives), element by element:
 from __future__ import annotations
 
 from harness.probe import execute as X
-from harness.probe.context import fmt
-from harness.probe.detectors import Detector, budget_cut, kept_so_far, no_inputs_to_vary
+from harness.probe.context import budget_stop, fmt
+from harness.probe.detectors import Detector, backends, kept_so_far, no_inputs_to_vary
 from harness.probe.diagnosis import SPECIAL_PROPAGATES as PROPAGATES
 from harness.probe.findings import ERROR, INFO, WARNING, Code
 
@@ -477,7 +477,7 @@ def run(ctx) -> list:
     out = sorted(found, key=lambda f: ("error", "warning", "info").index(f.severity))[:MAX_FINDINGS]
     if notes and not any(f.severity != INFO for f in out):
         out.append(ctx.finding("P207", f"information: {'; '.join(notes[:2])}"[:500], severity=INFO))
-    return out + ([budget_cut(ctx, 'the special values not yet tried')] if cut else [])
+    return out + ([budget_stop(ctx, 'the special values not yet tried')] if cut else [])
 
 
 def _once(memo: dict, key, make):
@@ -739,11 +739,6 @@ P207 = Code("P207", ERROR, "wrong with special values put into an input the refe
                       "computes a NaN on its way, where the kernel is finite and the reference not, where they differ "
                       "in which non-finite value, and where the reference or the launcher raises on the value (its "
                       "domain)")
-
-
-def backends(gpu_side: bool) -> tuple:
-    """Where the detector runs: the interpreter, and the GPU where ``gpu_side``."""
-    return ("interpreter", "gpu") if gpu_side else ("interpreter",)
 
 
 # Where it runs in its process: the detectors of one process share one budget's end, and the shorter first lets

@@ -40,6 +40,55 @@ def test_the_int32_row_offset_is_evidence_and_the_run_is_planned_for_the_gpus_me
     assert large.plan({"rows": 64, "n_cols": 1000}, tensors, free_bytes=8 << 30) is None  # does not fit: no run
 
 
+def test_the_size_scaled_is_the_one_that_takes_the_addressed_tensor_past_2_31():
+    # tokens x hidden activations (bf16), addressed by the int32 offset `token * stride`, and a per-expert table the
+    # launcher makes (experts x hidden): doubling experts alone grows the table past 2**31 with the fewest bytes, yet
+    # leaves the offset into the activations where it was; the plan must scale tokens
+    sizes = {"tokens": 64, "hidden": 1024, "experts": 8}
+    tensors = [{"name": "x", "numel": 64 * 1024, "itemsize": 2, "growth": {"tokens": 1.0, "hidden": 1.0}},
+               {"name": "k:x_ptr", "numel": 64 * 1024, "itemsize": 2, "growth": {"tokens": 1.0, "hidden": 1.0},
+                "counted": False},
+               {"name": "k:table_ptr", "numel": 8 * 1024, "itemsize": 1, "growth": {"experts": 1.0, "hidden": 1.0}}]
+    anyone = large.plan(sizes, tensors, free_bytes=80 << 30)
+    assert anyone["key"] == "experts" and anyone["tensor"] == "k:table_ptr"  # the cheapest tensor past 2**31
+    p = large.plan(sizes, tensors, free_bytes=80 << 30, targets={"k:x_ptr"})
+    assert p["key"] == "tokens" and p["tensor"] == "k:x_ptr" and p["numel"] > 2 ** 31
+    # the input and the kernel's argument that is the same tensor are counted once in the bytes
+    assert p["total_bytes"] < 2 * p["bytes"] + (8 * 1024) + 1
+    # a target that grows with no size (the evidence's pointer not seen) leaves every tensor a target, as before
+    assert large.plan(sizes, tensors, free_bytes=80 << 30, targets={"k:other"}) == anyone
+
+
+def test_large_cpu_draws_are_made_on_another_device_and_small_ones_are_left_alone():
+    import torch
+
+    from harness.run.gpu_random import drawn_on
+
+    g = torch.Generator().manual_seed(3)
+    small_before = torch.randn(10, generator=torch.Generator().manual_seed(3))
+    with drawn_on("cpu", threshold=100):  # "cpu" stands for the GPU here: the draw's path is the same
+        small = torch.randn(10, generator=g)
+        a = torch.randn(20, 10, generator=g, dtype=torch.float16)
+        b = torch.rand((20, 10), generator=g)
+        c = torch.randint(0, 7, (40, 5), generator=g, dtype=torch.int32)
+        d = torch.randint(7, size=(200,), generator=g)
+        e = torch.randn(30, 10, generator=g, requires_grad=True)
+    assert torch.equal(small, small_before)  # under the threshold: the CPU generator's own draw
+    assert (a.shape, a.dtype, a.device.type) == ((20, 10), torch.float16, "cpu")
+    assert b.shape == (20, 10) and 0 <= b.min() and b.max() < 1
+    assert c.dtype == torch.int32 and c.shape == (40, 5) and 0 <= c.min() and c.max() < 7
+    assert d.shape == (200,) and d.max() < 7 and e.requires_grad
+    # seeded from the CPU generator: the same seed gives the same draws, and successive draws differ
+    with drawn_on("cpu", threshold=100):
+        g2 = torch.Generator().manual_seed(3)
+        torch.randn(10, generator=g2)
+        a2 = torch.randn(20, 10, generator=g2, dtype=torch.float16)
+        a3 = torch.randn(20, 10, generator=g2, dtype=torch.float16)
+    assert torch.equal(a, a2) and not torch.equal(a2, a3)
+    assert torch.randn is not None and "drawn_on" not in repr(torch.randn)  # undone on leaving
+    assert torch.equal(torch.randn(10, generator=torch.Generator().manual_seed(3)), small_before)
+
+
 def test_the_twin_that_widens_the_program_id_has_no_evidence():
     _, wide = _kernels()
     assert int32_offsets.evidence(int32_offsets.spans([wide])) == []

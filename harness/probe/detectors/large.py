@@ -48,6 +48,7 @@ from harness.probe.budget import LARGE_SHARE
 from harness.probe.context import Context, fmt as _fmt, int_sizes
 from harness.probe.detectors import Detector
 from harness.probe.findings import ERROR, INFO, Code
+from harness.run.gpu_random import drawn_on
 
 LIMIT = 2 ** 31
 KEEP_FREE = 0.2  # of the GPU's free memory
@@ -58,13 +59,13 @@ REFUSED = "refused"  # run_at's answer when the kernel will not build at the pla
 PILOT = 16  # the pilot run, timed before the run the probe decides on, is at 1/PILOT of the planned tensors
 
 
-def plan(sizes: dict, tensors: list[dict], free_bytes: int, by: str = "elements") -> dict | None:
+def plan(sizes: dict, tensors: list[dict], free_bytes: int, by: str = "elements", targets=()) -> dict | None:
     """The first of ``plans``: the one with the fewest bytes in all, the earlier size on a tie (1%)."""
-    found = plans(sizes, tensors, free_bytes, by)
+    found = plans(sizes, tensors, free_bytes, by, targets)
     return found[0] if found else None
 
 
-def plans(sizes: dict, tensors: list[dict], free_bytes: int, by: str = "elements") -> list[dict]:
+def plans(sizes: dict, tensors: list[dict], free_bytes: int, by: str = "elements", targets=()) -> list[dict]:
     """Each size's plan that fits, fewest bytes first (a size the kernel refuses to scale that far,
     a block of 2**29 columns say, leaves the next one to try). A plan scales one size until the
     largest tensor passes 2**31 elements by ``MARGIN`` (``by="bytes"``: bytes): {"sizes", "key",
@@ -73,13 +74,28 @@ def plans(sizes: dict, tensors: list[dict], free_bytes: int, by: str = "elements
 
     ``tensors``: for each input and output at ``sizes``: {"name", "numel", "itemsize", "growth":
     {size: exponent}} where numel grows as (size / default) ** exponent (1 for a dimension, 2 for
-    a square matrix of one size; measured by ``growth``)."""
+    a square matrix of one size; measured by ``growth``); ``"counted": False`` for a kernel's argument that is
+    one of the inputs again (its bytes are the input's: counted once).
+
+    ``targets``: the names of the tensors the int32 offsets address (the evidence's pointers,
+    "kernel:argument"). An offset wraps when the tensor it addresses passes 2**31 elements, not when some
+    other tensor does: a size that grows another tensor past 2**31 more cheaply (a per-expert table, a
+    buffer of one dimension) leaves the offset far from wrapping, and a run there says nothing about it. So
+    where a size grows a target, only the targets decide how far it is scaled; the other tensors only count
+    in its bytes. With no target that grows with any size (the evidence could not name its pointer, or
+    ``--large`` asked without evidence), every tensor is a target, as before."""
+    if targets and any(t["name"] in targets and t["growth"] for t in tensors):
+        return _plans(sizes, tensors, free_bytes, by, set(targets))
+    return _plans(sizes, tensors, free_bytes, by, None)
+
+
+def _plans(sizes: dict, tensors: list[dict], free_bytes: int, by: str, targets) -> list[dict]:
     ints = int_sizes(sizes)
     found = []
     for key, v in ints.items():
         if v <= 0:
             continue
-        grows = [t for t in tensors if t["growth"].get(key, 0) > 0]
+        grows = [t for t in tensors if t["growth"].get(key, 0) > 0 and (targets is None or t["name"] in targets)]
         if not grows:
             continue
         # the tensor that reaches the limit at the smallest value of this size
@@ -92,7 +108,8 @@ def plans(sizes: dict, tensors: list[dict], free_bytes: int, by: str = "elements
             need.append((-(-max(math.floor(v * factor) + 1, v + 2) // align) * align, t))
         new, tensor = min(need, key=lambda x: x[0])
         scale = new / v
-        total = sum(int(t["numel"] * scale ** t["growth"].get(key, 0)) * t["itemsize"] for t in tensors)
+        total = sum(int(t["numel"] * scale ** t["growth"].get(key, 0)) * t["itemsize"] for t in tensors
+                    if t.get("counted", True))
         numel = int(tensor["numel"] * scale ** tensor["growth"][key])
         cand = {"sizes": {**sizes, key: new}, "key": key, "tensor": tensor["name"], "numel": numel,
                 "bytes": numel * tensor["itemsize"], "total_bytes": total, "growth": tensor["growth"][key]}
@@ -165,10 +182,11 @@ def _tensors(ctx: Context, sizes: dict, launch: bool = True) -> tuple[list, dict
         got = call_with(ctx.target.launcher, X.clone_inputs(inputs))
     if isinstance(got, torch.Tensor) and not any(got.data_ptr() == v.data_ptr() for _, v in found):
         out.append({"name": "(result)", "numel": got.numel(), "itemsize": got.element_size()})
-    # a kernel's argument that is no input (its numel differs from every input's): the launcher's own buffer
+    # every kernel argument (the evidence names its pointer so): one that is no input (its numel differs from
+    # every input's) is the launcher's own buffer, counted; one with an input's numel is that input again
     numels = {t["numel"] for t in out}
-    out += [{"name": f"{kernel}:{arg}", "numel": n, "itemsize": size} for (kernel, arg), (n, size) in args.items()
-            if n not in numels]
+    out += [{"name": f"{kernel}:{arg}", "numel": n, "itemsize": size, "counted": n not in numels}
+            for (kernel, arg), (n, size) in args.items()]
     return out, inputs
 
 
@@ -212,7 +230,7 @@ def large(ctx: Context) -> list:
     free, _ = torch.cuda.mem_get_info()
     out, tried, compared = [], set(), False
     for by in ("elements", "bytes"):
-        for p in plans(ctx.target.sizes, tensors, free, by)[:3]:
+        for p in plans(ctx.target.sizes, tensors, free, by, targets(ctx))[:3]:
             key = tuple(sorted(p["sizes"].items()))
             if key in tried:
                 continue
@@ -246,11 +264,16 @@ def large(ctx: Context) -> list:
     return out
 
 
+def targets(ctx: Context) -> set:
+    """The tensors the evidence's int32 offsets address, "kernel:argument" (``plans``)."""
+    return {f"{e['kernel']}:{e['pointer']}" for e in (ctx.board.int32_offsets or []) if e.get("pointer")}
+
+
 def hazard(ctx: Context, found: list, tensors: list) -> object:
-    """The P406 note: the int32 offsets, the size that takes the largest tensor past 2**31 cheapest."""
+    """The P406 note: the int32 offsets, the size that takes the tensor they address past 2**31 cheapest."""
     from harness.probe import int32_offsets
 
-    first = plans(ctx.target.sizes, tensors, float("inf"))[:1]
+    first = plans(ctx.target.sizes, tensors, float("inf"), targets=targets(ctx))[:1]
     size = first[0]["key"] if first else None
     tensor = f"'{first[0]['tensor']}'" if first else ""
     return ctx.finding("P406", int32_offsets.hazard_text(found, size, tensor)[:400], severity=INFO,
@@ -281,7 +304,7 @@ def _too_long(ctx: Context, p: dict, by: str) -> str:
     small = max(v0, int(v / PILOT ** (1.0 / exponent)))
     t0, inputs = time.monotonic(), None
     try:
-        with ctx.budget.until_deadline():
+        with ctx.budget.until_deadline(), drawn_on("cuda"):
             inputs = X.make(ctx.target, {**ctx.target.sizes, key: small}, ctx.seed, ctx.backend)
             if _reference_fits(inputs):
                 X.reference(ctx.target, inputs)
@@ -315,7 +338,8 @@ def run_at(ctx: Context, p: dict, by: str) -> list:
         ctx.emit(event="trying", sizes=sizes)
     where = f"at {_fmt(sizes)} ('{p['tensor']}' holds {p['numel']:,} elements, {p['bytes']:,} bytes)"
     try:
-        inputs = X.make(ctx.target, sizes, ctx.seed, ctx.backend)
+        with drawn_on("cuda"):  # make_inputs' CPU draws at these sizes are the run's whole cost (run/gpu_random)
+            inputs = X.make(ctx.target, sizes, ctx.seed, ctx.backend)
     except Exception:  # noqa: BLE001  make_inputs refuses this size (or it does not fit): scale another
         return REFUSED
     ref = None

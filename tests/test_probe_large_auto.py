@@ -59,6 +59,21 @@ def test_the_size_scaled_is_the_one_that_takes_the_addressed_tensor_past_2_31():
     assert large.plan(sizes, tensors, free_bytes=80 << 30, targets={"k:other"}) == anyone
 
 
+def test_a_run_whose_size_was_clamped_short_of_2_31_says_nothing_about_the_offset():
+    import torch
+
+    # make_inputs clamps the size scaled (topk = min(topk, experts)): the kernel's buffer stays small, and a run
+    # that is right there is not a verdict on the offset (the plan is refused, the next size tried)
+    p = {"tensor": "k:dst_ptr", "numel": 2 ** 31 + 4096, "bytes": 2 ** 32 + 8192}
+    assert not large._reached(p, "elements", {}, {("k", "dst_ptr"): (64 * 8 * 1024, 2)}, None)
+    assert large._reached(p, "elements", {}, {("k", "dst_ptr"): (2 ** 31 + 4096, 2)}, None)
+    assert not large._reached(p, "bytes", {}, {("k", "dst_ptr"): (2 ** 29, 2)}, None)
+    x = torch.empty(0)
+    assert not large._reached({**p, "tensor": "x"}, "elements", {"x": x}, {}, None)
+    assert not large._reached({**p, "tensor": "(result)"}, "elements", {}, {}, torch.empty(8))
+    assert large._reached({**p, "tensor": "k:other"}, "elements", {}, {}, None)  # not seen: taken as planned
+
+
 def test_large_cpu_draws_are_made_on_another_device_and_small_ones_are_left_alone():
     import torch
 

@@ -10,7 +10,8 @@ and the run past 2**31 elements, the one run that shows an int32 offset wrapping
 Inside ``drawn_on(device)`` a draw of ``torch.randn``, ``torch.rand`` or ``torch.randint`` that asks for a
 CPU tensor of at least ``THRESHOLD`` elements is made by ``device``'s generator (seeded from the CPU
 generator's seed, one per CPU generator, so the draws stay reproducible and successive draws differ) and
-copied to the CPU: the same distribution, dtype, shape and device the caller asked for, other values.
+copied to the CPU: the same distribution, dtype, shape and device the caller asked for, other values
+(or, with ``keep``, left on ``device``: make_inputs moves its tensors there anyway).
 That is fair where it is used: the run past 2**31 elements asks whether the kernel's addresses wrap,
 which no value changes, and checks sampled rows against the reference of the same inputs. Smaller draws
 (the ordinary runs, every other detector) are never touched, and the patches are undone on leaving.
@@ -45,8 +46,11 @@ def _cpu(kw: dict) -> bool:
 
 
 @contextmanager
-def drawn_on(device, threshold: int | None = None) -> Iterator[None]:
-    """Within the block, large CPU draws of torch.randn/rand/randint are made on ``device`` (module docstring)."""
+def drawn_on(device, threshold: int | None = None, keep: bool = False) -> Iterator[None]:
+    """Within the block, large CPU draws of torch.randn/rand/randint are made on ``device`` (module docstring);
+    ``keep``: left there, not copied to the CPU (the caller moves them to ``device`` anyway, as make_inputs does:
+    the copy there and back, and the CPU's dtype conversion between, cost as much as the draw itself; code that
+    mixes the draw with CPU tensors raises, and the caller makes the inputs again without ``keep``)."""
     import torch
 
     from harness.run.patching import Patcher
@@ -65,7 +69,8 @@ def drawn_on(device, threshold: int | None = None) -> Iterator[None]:
     def moved(orig, lead: tuple, size: tuple, kw: dict):
         rest = {k: v for k, v in kw.items() if k not in ("generator", "device", "requires_grad", "pin_memory",
                                                           "size")}
-        out = orig(*lead, size, generator=generator(kw.get("generator")), device=device, **rest).to("cpu")
+        out = orig(*lead, size, generator=generator(kw.get("generator")), device=device, **rest)
+        out = out if keep else out.to("cpu")
         return out.requires_grad_() if kw.get("requires_grad") else out
 
     def sized(orig):  # randn, rand: (*size) or (size) or size=

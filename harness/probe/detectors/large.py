@@ -304,8 +304,8 @@ def _too_long(ctx: Context, p: dict, by: str) -> str:
     small = max(v0, int(v / PILOT ** (1.0 / exponent)))
     t0, inputs = time.monotonic(), None
     try:
-        with ctx.budget.until_deadline(), drawn_on("cuda"):
-            inputs = X.make(ctx.target, {**ctx.target.sizes, key: small}, ctx.seed, ctx.backend)
+        with ctx.budget.until_deadline():
+            inputs = _make(ctx, {**ctx.target.sizes, key: small})
             if _reference_fits(inputs):
                 X.reference(ctx.target, inputs)
             call_with(ctx.target.launcher, inputs)
@@ -330,6 +330,7 @@ def run_at(ctx: Context, p: dict, by: str) -> list:
     from harness.errors import error_line
     from harness.probe import execute as X
     from harness.probe.context import error_where
+    from harness.run.triton_compat import launch_tensors
     from harness.run.worker import call_with
 
     sizes = p["sizes"]
@@ -338,8 +339,7 @@ def run_at(ctx: Context, p: dict, by: str) -> list:
         ctx.emit(event="trying", sizes=sizes)
     where = f"at {_fmt(sizes)} ('{p['tensor']}' holds {p['numel']:,} elements, {p['bytes']:,} bytes)"
     try:
-        with drawn_on("cuda"):  # make_inputs' CPU draws at these sizes are the run's whole cost (run/gpu_random)
-            inputs = X.make(ctx.target, sizes, ctx.seed, ctx.backend)
+        inputs = _make(ctx, sizes)
     except Exception:  # noqa: BLE001  make_inputs refuses this size (or it does not fit): scale another
         return REFUSED
     ref = None
@@ -350,7 +350,8 @@ def run_at(ctx: Context, p: dict, by: str) -> list:
             ref = None
         torch.cuda.empty_cache()
     try:
-        got = call_with(ctx.target.launcher, inputs)
+        with launch_tensors() as args:
+            got = call_with(ctx.target.launcher, inputs)
         torch.cuda.synchronize()
     except Exception as e:  # noqa: BLE001  an illegal address, most often
         from harness.probe.detectors.shapes import refused
@@ -362,6 +363,8 @@ def run_at(ctx: Context, p: dict, by: str) -> list:
                                 severity=INFO, sizes=dict(sizes))]
         return [ctx.finding("P404", f"the launcher failed {where}: {error_line(e)}"[:400], line=error_where(e),
                             sizes=dict(sizes))]
+    if not _reached(p, by, inputs, args, got):  # make_inputs or the launcher did not scale the tensor that far (a
+        return REFUSED  # size clamped, `topk = min(topk, experts)`): nothing about the offset; scale another
     if not isinstance(got, torch.Tensor) or got.dim() == 0:
         return []
     boundary = _boundary_row(got, p, by)
@@ -378,6 +381,43 @@ def run_at(ctx: Context, p: dict, by: str) -> list:
         return []
     return [ctx.finding("P404", f"{where}: rows {bad} of the result are wrong (compared: "
                                 f"{', '.join(f'{a}-{b - 1}' for a, b in spans)})"[:400], sizes=dict(sizes))]
+
+
+def _make(ctx: Context, sizes: dict) -> dict:
+    """make_inputs at the run's sizes, its large CPU random draws made on the GPU (their CPU cost is the run's
+    whole cost: ``run/gpu_random``) and left there; where make_inputs cannot take a GPU tensor in place of a CPU
+    one (it mixes it with CPU tensors: it raises), made again with the draws copied back to the CPU."""
+    import torch
+
+    from harness.probe import execute as X
+
+    try:
+        with drawn_on("cuda", keep=True):
+            return X.make(ctx.target, sizes, ctx.seed, ctx.backend)
+    except Exception:  # noqa: BLE001  CPU code met a GPU tensor: the draws copied back
+        torch.cuda.empty_cache()
+    with drawn_on("cuda"):
+        return X.make(ctx.target, sizes, ctx.seed, ctx.backend)
+
+
+def _reached(p: dict, by: str, inputs: dict, args: dict, got) -> bool:
+    """Whether the planned tensor passed 2**31 elements (or bytes) in the run: make_inputs or the launcher may
+    clamp the size scaled (``topk = min(topk, num_experts)``), and a run short of the limit says nothing about
+    the offset. A tensor the run did not show (no such input, argument or result) is taken as planned."""
+    import torch
+
+    name = p["tensor"]
+    if name == "(result)":
+        seen = (got.numel(), got.element_size()) if isinstance(got, torch.Tensor) else None
+    elif ":" in name:
+        seen = args.get(tuple(name.split(":", 1)))
+    else:
+        t = inputs.get(name)
+        seen = (t.numel(), t.element_size()) if isinstance(t, torch.Tensor) else None
+    if seen is None:
+        return True
+    numel, size = seen
+    return (numel * size if by == "bytes" else numel) > LIMIT
 
 
 def out_of_memory(e: BaseException) -> bool:

@@ -3,9 +3,9 @@
 A probe file's ``make_inputs`` draws its values on the CPU, as torch code that wants the same values on
 every machine does (``torch.randn(n, d, generator=gen).to(device)``: a CPU generator). At the sizes of
 the large detector's run (a tensor past 2**31 elements) that draw is the run's whole cost: torch's CPU
-generator makes about 0.2 G normal values a second whatever the cores (measured on the H200 machine's 16
-cores: docs/measurements/large-run-cost-h200.md), so 2.2 G elements take 12 to 18 s of a 20 s budget,
-and the run past 2**31 elements, the one run that shows an int32 offset wrapping, never fitted.
+generator draws one value after another whatever the cores, so make_inputs took most of a 20 s budget at those
+sizes on the H200 machine's 16 cores, and copying the draws there and back half of it
+(docs/measurements/large-run-cost-h200.md), and the run past 2**31 elements, the one run that shows an int32 offset wrapping, never fitted.
 
 Inside ``drawn_on(device)`` a draw of ``torch.randn``, ``torch.rand`` or ``torch.randint`` that asks for a
 CPU tensor of at least ``THRESHOLD`` elements is made by ``device``'s generator (seeded from the CPU

@@ -289,6 +289,25 @@ def moving_value(t) -> float:
     return min(2.0 * m + 1.0, float(torch.finfo(t.dtype).max))
 
 
+def dominant_value(t, n: int = 1) -> float | None:
+    """The finite value that stands for an infinity put into ``t`` (``kernel_moves``): sqrt(M / n), M the largest
+    value of ``narrowest_of(t.dtype)``, ``n`` the largest dimension of the floating inputs (``largest_dim``), so
+    that its square, even n times over (an outer product summed), stays finite in any format a correct kernel of
+    ``t`` computes in (float32 and bf16: 5.8e17 at n = 1024; fp16 8 there). An Inf wins every max, min, absmax
+    and sum it enters whatever finite factor it is multiplied by first (silu(gate) * up with up = inf, a
+    weight times x); ``moving_value``, of the data's order, does not where that factor is small (silu of a
+    negative gate: -0.28 at most), and a value shared over a group of the result (its absmax, its scale) then
+    does not move, though the Inf makes it Inf and every element of the group 0 * inf = NaN. This value wins
+    those products as the Inf does, unless the factor is below 1/sqrt(M / n) of the data. Only finite moves are
+    counted at it (an intermediate it makes overflow, times 0 in a masked lane, is NaN: no evidence of a
+    dependence), and a finite result that moves with it depends on it. Where it is not above ``moving_value``
+    (fp16 at wide rows, fp8) it is not run."""
+    import torch
+
+    v = (float(torch.finfo(narrowest_of(t.dtype)).max) / max(n, 1)) ** 0.5
+    return min(v, float(torch.finfo(t.dtype).max))
+
+
 def formats_of(inputs: dict) -> list:
     """The formats a correct kernel of these inputs may compute in: float32 (its accumulator), and each floating
     input dtype narrower than it (fp16, bf16: an fp16 kernel keeps intermediates in fp16); none for float64
@@ -578,38 +597,43 @@ def reads_it(variant: str, r, base):
 def kernel_moves(ctx, inputs: dict, name: str, base):
     """The result elements whose KERNEL value depends on the element of ``inputs[name]`` that a non-finite value
     goes into, shown by running the kernel with that element at +``moving_value`` and at -``moving_value`` (a
-    finite value that changes any max, min, absmax or sum it enters) against the plain run ``base``: the
-    elements that moved beyond the tolerance (``_moved``), closed over the rows of each output (``_rows_of``).
-    None where nothing could be run (the budget's end, the launcher raising)."""
+    finite value that changes any max, min, absmax or sum it enters), then at +-``dominant_value`` (one that
+    stands for the infinity: it wins a max even as a product with a small factor), against the plain run
+    ``base``: the elements that moved beyond the tolerance (``_moved``; at the dominant value finite in both
+    runs only), closed over the rows of each output (``_rows_of``). None where nothing could be run (the
+    budget's end, the launcher raising)."""
     if base is None or base.out is None:
         return None
     seen = None
-    for sign in (1.0, -1.0):
-        if ctx.late():
-            break
-        given = X.clone_inputs(inputs)
-        row, j = _row(given[name])
-        row[j] = sign * moving_value(inputs[name])
-        with ctx.instrument(poison_masked=False):
-            c = ctx.call(given, ref=base.ref)
-        if c.error is not None or c.out is None or c.out.numel() != base.out.numel():
-            continue
-        m = _moved(base, c.out.reshape(-1).double(), base.out.reshape(-1).double())
-        seen = m if seen is None else seen | m
+    small = moving_value(inputs[name])
+    big = dominant_value(inputs[name], largest_dim(inputs))
+    for value, finite in [(small, False)] + ([(big, True)] if big is not None and big > small else []):
+        for sign in (1.0, -1.0):
+            if ctx.late():
+                break
+            given = X.clone_inputs(inputs)
+            row, j = _row(given[name])
+            row[j] = sign * value
+            with ctx.instrument(poison_masked=False):
+                c = ctx.call(given, ref=base.ref)
+            if c.error is not None or c.out is None or c.out.numel() != base.out.numel():
+                continue
+            m = _moved(base, c.out.reshape(-1).double(), base.out.reshape(-1).double(), finite=finite)
+            seen = m if seen is None else seen | m
     return None if seen is None else _rows_of(base, seen)
 
 
-def _moved(c, a, b):
+def _moved(c, a, b, finite: bool = False):
     """Elements of the flat results ``a`` (another run) and ``b`` (``c``'s) that differ: finite in one and not
-    the other, or both finite and apart by more than the output dtype's own tolerance (``DTYPE_TOLERANCE``, not
-    a TOLERANCE the file declares for its accuracy: a GPU's atomics reorder a sum within the dtype's, and a
-    quantizer's declared step would hide the moves that show a dependence)."""
+    the other (unless ``finite``), or both finite and apart by more than the output dtype's own tolerance
+    (``DTYPE_TOLERANCE``, not a TOLERANCE the file declares for its accuracy: a GPU's atomics reorder a sum
+    within the dtype's, and a quantizer's declared step would hide the moves that show a dependence)."""
     import torch
 
     from harness.probe.target import DEFAULT_TOLERANCE, DTYPE_TOLERANCE, magnitude
 
     fa, fb = torch.isfinite(a), torch.isfinite(b)
-    out = fa != fb
+    out = (fa != fb) & (not finite)
     for lo, hi, dt in _spans(c, b.numel()):
         both = fa[lo:hi] & fb[lo:hi]
         if not dt.is_floating_point:

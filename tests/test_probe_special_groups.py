@@ -16,6 +16,7 @@ import torch
 
 from harness import probe
 from harness.probe.diagnosis import SPECIAL_PROPAGATES
+from test_probe_special import _Target  # noqa: PLC2701  tests/ is on the path: what _judge reads of a target
 
 HERE = Path(__file__).parent / "probe_fixtures" / "special"
 
@@ -93,15 +94,6 @@ def test_at_the_dominant_value_only_finite_moves_show_a_dependence():
     c = Call(out=torch.zeros(4))
     assert special._moved(c, run, base).tolist() == [False, True, True, False]
     assert special._moved(c, run, base, finite=True).tolist() == [False, True, False, False]
-
-
-class _Target:
-    tolerance = None
-    sizes = {"n": 4}
-
-    @staticmethod
-    def tolerance_for(dtype, ref=None):
-        return 1e-4, 1e-5
 
 
 @pytest.mark.parametrize("mine,severity,words", [

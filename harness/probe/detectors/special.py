@@ -63,12 +63,20 @@ information, and the budget's share could end before it.) What IEEE 754 fixes de
   formula that reads an infinite value, and mathematically equal formulas give NaN in one and a number in the
   other. The kernel's dependence is shown, not assumed: it runs again with that element at +V and at -V
   (``moving_value``: twice the tensor's largest finite magnitude plus one, which changes any max, min,
-  absmax or sum it enters and keeps the data's order of magnitude), and the elements that moved beyond the
-  output dtype's tolerance depend on it; so does every element of an output row where one moved (a value
-  shared across a row multiplies its zeros too, and 0 times a finite value shows nothing where 0 times Inf
-  is NaN). A NaN where neither the reference nor the kernel depends on that element (masked lanes reading it
-  times 0, a wrong index, another row's program) is the value leaking where it was never read: an error,
-  as before. A finite value put in (a row of zeros, a large row) gets no such excuse: 0/0 in a kernel where
+  absmax or sum it enters directly and keeps the data's order of magnitude), and the elements that moved
+  beyond the output dtype's tolerance depend on it; so does every element of an output row where one moved (a
+  value shared across a row multiplies its zeros too, and 0 times a finite value shows nothing where 0 times
+  Inf is NaN). A value of the data's order does not stand for an Inf where it enters a shared value as a
+  product with other data (silu(gate) * up with the Inf in ``up``: a negative gate's silu is 0.28 at most in
+  magnitude, so silu(gate) * (2 max + 1) loses the group's absmax, the scale and the group's other elements do
+  not move, though the Inf makes each of them 0 * inf = NaN; a result of one dimension has no row to close
+  over). So the kernel runs again with that element at +-V' (``dominant_value``: the square root of the
+  narrowest format's largest value over the longest dimension, 5.8e17 in float32 at 1024), which wins such a
+  product as the Inf does; there only moves finite in both runs count (an intermediate it makes overflow, times
+  0 in a masked lane, is NaN: no dependence), and a finite result that moves depends on it. A NaN where
+  neither the reference nor the kernel depends on that element (masked lanes reading it times 0, a wrong
+  index, another row's program) is the value leaking where it was never read: an error, as before. Where
+  those runs were not all made (the budget's end) the leak is not shown: a warning that says so. A finite value put in (a row of zeros, a large row) gets no such excuse: 0/0 in a kernel where
   the reference guards a zero row is wrong;
 - the reference finite, the kernel finite and off by more than the tolerance and the error floor
   (``harness.probe.floor``, the comparison every detector makes): an error at a row of zeros; a warning
@@ -287,6 +295,25 @@ def moving_value(t) -> float:
     x = x[torch.isfinite(x)]
     m = float(x.abs().max()) if x.numel() else 0.0
     return min(2.0 * m + 1.0, float(torch.finfo(t.dtype).max))
+
+
+def dominant_value(t, n: int = 1) -> float | None:
+    """The finite value that stands for an infinity put into ``t`` (``kernel_moves``): sqrt(M / n), M the largest
+    value of ``narrowest_of(t.dtype)``, ``n`` the largest dimension of the floating inputs (``largest_dim``), so
+    that its square, even n times over (an outer product summed), stays finite in any format a correct kernel of
+    ``t`` computes in (float32 and bf16: 5.8e17 at n = 1024; fp16 8 there). An Inf wins every max, min, absmax
+    and sum it enters whatever finite factor it is multiplied by first (silu(gate) * up with up = inf, a
+    weight times x); ``moving_value``, of the data's order, does not where that factor is small (silu of a
+    negative gate: -0.28 at most), and a value shared over a group of the result (its absmax, its scale) then
+    does not move, though the Inf makes it Inf and every element of the group 0 * inf = NaN. This value wins
+    those products as the Inf does, unless the factor is below 1/sqrt(M / n) of the data. Only finite moves are
+    counted at it (an intermediate it makes overflow, times 0 in a masked lane, is NaN: no evidence of a
+    dependence), and a finite result that moves with it depends on it. Where it is not above ``moving_value``
+    (fp16 at wide rows, fp8) it is not run."""
+    import torch
+
+    v = (float(torch.finfo(narrowest_of(t.dtype)).max) / max(n, 1)) ** 0.5
+    return min(v, float(torch.finfo(t.dtype).max))
 
 
 def formats_of(inputs: dict) -> list:
@@ -578,38 +605,43 @@ def reads_it(variant: str, r, base):
 def kernel_moves(ctx, inputs: dict, name: str, base):
     """The result elements whose KERNEL value depends on the element of ``inputs[name]`` that a non-finite value
     goes into, shown by running the kernel with that element at +``moving_value`` and at -``moving_value`` (a
-    finite value that changes any max, min, absmax or sum it enters) against the plain run ``base``: the
-    elements that moved beyond the tolerance (``_moved``), closed over the rows of each output (``_rows_of``).
-    None where nothing could be run (the budget's end, the launcher raising)."""
+    finite value that changes any max, min, absmax or sum it enters), then at +-``dominant_value`` (one that
+    stands for the infinity: it wins a max even as a product with a small factor), against the plain run
+    ``base``: the elements that moved beyond the tolerance (``_moved``; at the dominant value finite in both
+    runs only), closed over the rows of each output (``_rows_of``). None where not every run was made (the
+    budget's end) or none ran (the launcher raising): the dependence is then not shown either way."""
     if base is None or base.out is None:
         return None
     seen = None
-    for sign in (1.0, -1.0):
-        if ctx.late():
-            break
-        given = X.clone_inputs(inputs)
-        row, j = _row(given[name])
-        row[j] = sign * moving_value(inputs[name])
-        with ctx.instrument(poison_masked=False):
-            c = ctx.call(given, ref=base.ref)
-        if c.error is not None or c.out is None or c.out.numel() != base.out.numel():
-            continue
-        m = _moved(base, c.out.reshape(-1).double(), base.out.reshape(-1).double())
-        seen = m if seen is None else seen | m
+    small = moving_value(inputs[name])
+    big = dominant_value(inputs[name], largest_dim(inputs))
+    for value, finite in [(small, False)] + ([(big, True)] if big > small else []):
+        for sign in (1.0, -1.0):
+            if ctx.late():
+                return None
+            given = X.clone_inputs(inputs)
+            row, j = _row(given[name])
+            row[j] = sign * value
+            with ctx.instrument(poison_masked=False):
+                c = ctx.call(given, ref=base.ref)
+            if c.error is not None or c.out is None or c.out.numel() != base.out.numel():
+                continue
+            m = _moved(base, c.out.reshape(-1).double(), base.out.reshape(-1).double(), finite=finite)
+            seen = m if seen is None else seen | m
     return None if seen is None else _rows_of(base, seen)
 
 
-def _moved(c, a, b):
+def _moved(c, a, b, finite: bool = False):
     """Elements of the flat results ``a`` (another run) and ``b`` (``c``'s) that differ: finite in one and not
-    the other, or both finite and apart by more than the output dtype's own tolerance (``DTYPE_TOLERANCE``, not
-    a TOLERANCE the file declares for its accuracy: a GPU's atomics reorder a sum within the dtype's, and a
-    quantizer's declared step would hide the moves that show a dependence)."""
+    the other (unless ``finite``), or both finite and apart by more than the output dtype's own tolerance
+    (``DTYPE_TOLERANCE``, not a TOLERANCE the file declares for its accuracy: a GPU's atomics reorder a sum
+    within the dtype's, and a quantizer's declared step would hide the moves that show a dependence)."""
     import torch
 
     from harness.probe.target import DEFAULT_TOLERANCE, DTYPE_TOLERANCE, magnitude
 
     fa, fb = torch.isfinite(a), torch.isfinite(b)
-    out = fa != fb
+    out = (fa != fb) & (not finite)
     for lo, hi, dt in _spans(c, b.numel()):
         both = fa[lo:hi] & fb[lo:hi]
         if not dt.is_floating_point:
@@ -647,14 +679,22 @@ def _nonfinite_finding(ctx, c, o, r, nonfinite, variant: str, said: str, base, m
     kernel has: a shared row or group value such as a scale). For a finite one (a zero row, a large row): an
     error."""
     dep = reads_it(variant, r, base)
+    untried = False
     if dep is not None and bool((nonfinite & ~dep).any()) and moves is not None:
         if (mine := moves()) is not None and mine.numel() == r.numel():
             dep = dep | mine
+        else:
+            untried = True
     leaked = nonfinite if dep is None else nonfinite & ~dep
     shown = leaked if bool(leaked.any()) else nonfinite
     i = int(shown.nonzero()[0])
     what = (f"with {said}: {int(shown.sum())} of {r.numel()} result elements NaN/Inf where the float64 "
             f"reference is finite, first {_at(i, c)} = {float(o[i]):.7g} (reference {float(r[i]):.7g})")
+    if untried and bool(leaked.any()):  # a leak is not shown where the kernel's own dependence was not tried
+        return ctx.finding("P207", f"{what} (a warning: whether the kernel's own result there depends on the value "
+                                   f"put in was not tried, the budget's end or the launcher raising at a finite "
+                                   f"value there: IEEE propagation through a shared value such as a scale, or a "
+                                   f"leak)"[:500], severity=WARNING, sizes=dict(ctx.target.sizes))
     if bool(leaked.any()):
         return ctx.finding("P207", (what + ("" if dep is None else ", elements whose result depends on the value "
                                             "put in neither in the reference nor in the kernel (it does not move "
@@ -735,7 +775,7 @@ P207 = Code("P207", ERROR, "wrong with special values put into an input the refe
             otherwise="a warning for finite values off at a NaN or Inf input (IEEE fixes no result for a selection "
                       "among them) and for NaN/Inf at elements whose reference or whose kernel result depends on the "
                       "NaN or Inf put in (it propagates through a shared row/group value such as a scale: a "
-                      "quantizer's absmax); info for finite values off at large values or where the reference "
+                      "quantizer's absmax) or where whether the kernel's does was not tried (the budget's end); info for finite values off at large values or where the reference "
                       "computes a NaN on its way, where the kernel is finite and the reference not, where they differ "
                       "in which non-finite value, and where the reference or the launcher raises on the value (its "
                       "domain)")

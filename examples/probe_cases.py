@@ -81,6 +81,18 @@ def probe_case(spec, variant: str, backend: str = "interpreter", fuzz_trials: in
                  timeout=max(timeouts))
 
 
+def default_detectors(backend: str) -> list:
+    """What the probe runs by default on ``backend`` (each of gpu+interpreter's): every detector but the opt-in
+    tools (``--tools`` adds those named)."""
+    from harness.probe import detectors
+
+    reg = detectors.registry()
+    names = []
+    for b in (["gpu", "interpreter"] if backend == WITH_GPU else [backend]):
+        names += [d for batch in detectors.batches(b) for d in batch if reg[d].tool is None and d not in names]
+    return names
+
+
 def detectors_of(findings) -> str:
     names = []
     for f in findings:
@@ -99,7 +111,10 @@ def record(spec, broken, fixed, command: str) -> None:
     for backend in sorted({r[0] for r in broken.ran} | {r[0] for r in fixed.ran} | set(broken.meta)):
         rec = {"case": spec.slug, "backend": backend, "env": environment(backend), "sources": SOURCES[spec.slug],
                "broken": [f.to_json() for f in broken.findings if f.backend == backend],
-               "fixed": [f.to_json() for f in fixed.findings if f.backend == backend], "command": command}
+               "fixed": [f.to_json() for f in fixed.findings if f.backend == backend], "command": command,
+               "ran": {v: {d: st for b, d, _, st in rep.ran if b == backend}
+                       for v, rep in (("broken", broken), ("fixed", fixed))}}  # each detector's status: the report
+        # tells a detector that found nothing from one this record never ran (columns.probe_cell)
         if why := broken.meta.get(backend, {}).get("unavailable"):
             rec["unavailable"] = why
         p = fileio.write_text(spec.path / "recorded" / f"probe-{backend}.json", dumps(rec) + "\n")
@@ -300,10 +315,16 @@ def parse(argv: list[str]):
     p.add_argument("--merge", default=None, metavar="DIR",
                    help="no run: one table (--out) from the per-case tables in DIR, each written by --out on its own")
     p.add_argument("--only", default=None, help="only these detectors, comma-separated (see harness probe --only)")
+    p.add_argument("--tools", default=None, metavar="NAMES",
+                   help="the default detectors and these opt-in tools, comma-separated (on a GPU "
+                        "compute-sanitizer,triton-debug: the report's GPU tools column)")
     args = p.parse_args(argv)
     args.jobs = max(1, args.jobs or ((os.cpu_count() or 2) // 2 if args.backend.startswith("gpu") else 1))
     args.fuzz_trials = args.fuzz_trials or (GPU_FUZZ_TRIALS if args.backend.startswith("gpu") else FUZZ_TRIALS)
     args.only = [d.strip() for d in args.only.split(",") if d.strip()] if args.only else None
+    if args.tools:
+        args.only = (args.only or default_detectors(args.backend)) + [d.strip() for d in args.tools.split(",")
+                                                                       if d.strip()]
     if args.out is None and args.backend == "interpreter" and (not args.slugs or args.update):
         args.out = str(OUT)
     return args

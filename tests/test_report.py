@@ -650,3 +650,31 @@ def test_every_problem_code_the_probe_declares_has_one_column():
     declared = {k for k in codes() if not k.startswith("P0") and k not in columns.NOT_A_COLUMN}
     assert declared == set(shown), f"declared, in no column: {sorted(declared - set(shown))}; " \
                                    f"in a column, declared by no detector: {sorted(set(shown) - declared)}"
+
+
+def test_probe_cases_records_how_each_detector_ended_and_adds_tools_when_asked(tmp_path, monkeypatch):
+    """The probe records the report reads list each detector's status, so a column can tell one that found
+    nothing from one the record never ran; --tools adds opt-in tools to the default detectors, never by itself."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "probe_cases.py"
+    loader = importlib.util.spec_from_file_location("probe_cases_under_test", path)
+    pc = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(pc)
+    monkeypatch.setattr(pc, "ROOT", tmp_path)
+    case = SimpleNamespace(slug="c", path=tmp_path / "c")
+    (tmp_path / "c" / "recorded").mkdir(parents=True)  # a case folder keeps its records there
+    pc.SOURCES["c"] = {"broken.py": "0" * 64}
+    ran = [("interpreter", "special", 1.0, "done"), ("interpreter", "sentinel", 0.0, "skipped: no index input")]
+    broken = SimpleNamespace(findings=[], ran=ran, meta={})
+    fixed = SimpleNamespace(findings=[], ran=ran[:1], meta={})
+    pc.record(case, broken, fixed, "python examples/probe_cases.py --record c")
+    rec = json.loads((tmp_path / "c" / "recorded" / "probe-interpreter.json").read_text())
+    assert rec["ran"] == {"broken": {"special": "done", "sentinel": "skipped: no index input"},
+                          "fixed": {"special": "done"}}
+    defaults = pc.default_detectors("gpu")
+    assert "reference" in defaults and "special" in defaults and "compute-sanitizer" not in defaults
+    args = pc.parse(["--backend", "gpu", "--tools", "compute-sanitizer,triton-debug"])
+    assert args.tools == ["compute-sanitizer", "triton-debug"] and args.only is None
+    assert pc.parse(["--backend", "gpu"]).tools == []

@@ -103,7 +103,8 @@ def budget_note(f: dict) -> str:
 
 def compare(before: dict, after: dict) -> dict:
     """Rows {slug: {variant: row}} of two sets compared: {"same": [...], "differ": [...], "only_before",
-    "only_after", "one_run": the rows both sets hold from one run (the same date)}; each differing item is (slug, variant, differences, facts before, facts after)."""
+    "only_after", "one_run": the rows both sets hold from one run (the same date)}; each differing item is
+    (slug, variant, differences, facts before, facts after)."""
     out = {"same": [], "differ": [], "only_before": [], "only_after": [], "one_run": []}
     for slug in sorted(set(before) | set(after)):
         for v in VARIANTS:
@@ -123,7 +124,7 @@ def compare(before: dict, after: dict) -> dict:
     return out
 
 
-def _show(x) -> str:
+def show(x) -> str:
     if isinstance(x, list):
         return ", ".join(map(str, x)) or "none"
     return "-" if x in (None, "") else str(x)
@@ -134,7 +135,7 @@ def table(result: dict, pairs: dict | None = None) -> str:
     head = ["entry", "variant"] + (["commits"] if pairs else []) + ["what differs", "before: seconds", "after: seconds"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for slug, v, d, fa, fb in result["differ"]:
-        what = "; ".join(f"{k}: " + ("; ".join(x) if k == "status" else f"{_show(x[0])} -> {_show(x[1])}")
+        what = "; ".join(f"{k}: " + ("; ".join(x) if k == "status" else f"{show(x[0])} -> {show(x[1])}")
                          for k, x in d.items())
         cells = [slug, v] + ([" -> ".join(pairs[(slug, v)])] if pairs else []) + [what, budget_note(fa),
                                                                                   budget_note(fb)]

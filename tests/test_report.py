@@ -524,6 +524,10 @@ def test_a_probe_column_says_what_its_record_did_not_measure(tiny_root):
     missing = columns.cell(spec, recs, by["probe-special"], "interpreter", "fixed")
     assert missing["status"] == "stale" and missing["reason"].startswith("not in this record (special did not run)")
     assert columns.cell(spec, recs, by["probe-lanes"], "interpreter", "fixed")["status"] == D.QUIET  # no detector
+    spent = {"probe-interpreter": _probe_record(spec, broken=[], fixed=[],
+                                                ran={"broken": {"order": "skipped: the probe's budget is spent"}})}
+    assert columns.cell(spec, spent, by["probe-order"], "interpreter", "broken") == {
+        "status": D.NOT_RUN, "reason": "the probe did not run it: skipped: the probe's budget is spent"}
     p207 = {"code": "P207", "detector": "special", "severity": "error", "message": "NaN where IEEE gives 0"}
     recs = {"probe-interpreter": _probe_record(spec, broken=[p207], fixed=[], ran=ran)}
     assert columns.cell(spec, recs, by["probe-special"], "interpreter", "broken")["status"] == D.FLAGGED

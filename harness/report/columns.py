@@ -168,8 +168,11 @@ def _not_measured(rec: dict, col: Column, backend: str, variant: str) -> dict | 
     if not status:
         return {"status": STALE, "reason": D.short(f"not in this record ({'/'.join(names)} did not run): "
                                                   f"{REMAKE[backend]}")}
-    if all(st.startswith("skipped") for st in status.values()):
-        why = next(iter(status.values())).removeprefix("skipped").lstrip(": ")
+    if all(st.startswith(("skipped", "not run")) for st in status.values()):
+        first = next(iter(status.values()))
+        if any("budget" in st or st.startswith("not run") for st in status.values()):  # out of time, or a crash
+            return {"status": D.NOT_RUN, "reason": D.short(f"the probe did not run it: {first}")}
+        why = first.removeprefix("skipped").lstrip(": ")
         return {"status": D.NA, "reason": D.short(f"the probe skipped it: {why or 'skipped'}")}
     return None
 

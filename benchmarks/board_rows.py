@@ -65,7 +65,16 @@ def facts(row: dict) -> dict:
         "seconds": probe.get("seconds"),
         "budget": probe.get("budget"),
         "date": (row.get("env") or {}).get("date", ""),
+        "run": run_id(row),
     }
+
+
+def run_id(row: dict) -> tuple:
+    """What tells one probe run from another: its date (to the minute) and every second it measured (the
+    whole probe's and each detector's). Two runs in one minute still differ in their seconds."""
+    probe = row.get("probe") or {}
+    return ((row.get("env") or {}).get("date", ""), probe.get("seconds"),
+            tuple((r.get("backend"), r.get("detector"), r.get("seconds")) for r in probe.get("ran") or []))
 
 
 def cut_short(f: dict) -> list[str]:
@@ -103,7 +112,7 @@ def budget_note(f: dict) -> str:
 
 def compare(before: dict, after: dict) -> dict:
     """Rows {slug: {variant: row}} of two sets compared: {"same": [...], "differ": [...], "only_before",
-    "only_after", "one_run": the rows both sets hold from one run (the same date)}; each differing item is
+    "only_after", "one_run": the rows both sets hold from one run (``run_id``)}; each differing item is
     (slug, variant, differences, facts before, facts after)."""
     out = {"same": [], "differ": [], "only_before": [], "only_after": [], "one_run": []}
     for slug in sorted(set(before) | set(after)):
@@ -118,7 +127,7 @@ def compare(before: dict, after: dict) -> dict:
             else:
                 fa, fb = facts(a), facts(b)
                 d = differences(fa, fb)
-                if fa["date"] and fa["date"] == fb["date"]:  # a row kept as it was: one run, not two
+                if fa["date"] and fa["run"] == fb["run"]:  # a row kept as it was: one run, not two
                     out["one_run"].append((slug, v))
                 out["differ" if d else "same"].append((slug, v, d, fa, fb) if d else (slug, v))
     return out
@@ -145,7 +154,7 @@ def table(result: dict, pairs: dict | None = None) -> str:
 
 def summary(result: dict) -> str:
     n = len(result["same"]) + len(result["differ"])
-    rerun = f" ({len(result['one_run'])} of them one run, the same date in both: no comparison)" \
+    rerun = f" ({len(result['one_run'])} of them one run, kept in both: no comparison)" \
         if result["one_run"] else ""
     return (f"{n} rows in both{rerun}: {len(result['same'])} the same, {len(result['differ'])} differ; "
             f"only before: {len(result['only_before'])}, only after: {len(result['only_after'])}")

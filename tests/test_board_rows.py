@@ -23,6 +23,9 @@ def test_the_same_run_twice_differs_in_nothing():
     assert result["differ"] == [] and result["same"] == [("e", "buggy"), ("e", "fixed")]
     assert result["one_run"] == [("e", "buggy"), ("e", "fixed")]  # one run in both sets: no comparison
     assert "2 rows in both (2 of them one run" in board_rows.summary(result)
+    again = {"e": {"buggy": row(seconds=5.3), "fixed": row(caught=False, codes=(), diagnosis=(), errors=0)}}
+    rerun = board_rows.compare(a, again)  # the same minute, other seconds: a second run, the same answers
+    assert rerun["one_run"] == [("e", "fixed")] and rerun["differ"] == []
 
 
 def test_each_compared_field_is_named_with_before_and_after():

@@ -16,9 +16,10 @@ apart. The diagnosis is *right* when its first entry names the case or its defec
 rounding of a float atomic sum in a case that declares ``deterministic = false``) are
 listed apart.
 
-``--backend gpu`` runs the GPU detectors (the reference, guard bands, shape fuzzing,
-repeat and first calls at the case's GPU sizes; compute-sanitizer memcheck and
-TRITON_DEBUG=1 at its small sizes) on every case whose GPU run is not ``skip``,
+``--backend gpu`` runs the GPU detectors (the reference, special values, guard bands, layouts,
+shape fuzzing, repeat and first calls at the case's GPU sizes; with ``--tools
+compute-sanitizer,triton-debug``, opt-in tools, compute-sanitizer memcheck and TRITON_DEBUG=1 at
+its small sizes) on every case whose GPU run is not ``skip``,
 ``--jobs`` cases at once (each runs up to two detector processes). The cases declared
 slow (a GPU timeout of 600 s: tensors past 2**31 elements) run one at a time in a
 lane of their own, with the reference and guard detectors and the GPU tools only. A
@@ -76,9 +77,23 @@ def probe_case(spec, variant: str, backend: str = "interpreter", fuzz_trials: in
             only = only or (HEAVY_DETECTORS if heavy(spec, b) else None)
         else:
             timeouts.append(30 if spec.timeout["interpreter"] < 60 else 90)
+    if only is None and TOOLS:  # --tools: the defaults and the tools named (a slow case's own list keeps its own)
+        only = default_detectors(backend) + TOOLS
     return probe(str(spec.path / f"{variant}.py"), inputs=str(spec.path / "case.py"), launcher=spec.launcher,
                  backends=backends_of(spec, backend), detectors=only, options={"fuzz_trials": fuzz_trials},
                  timeout=max(timeouts))
+
+
+def default_detectors(backend: str) -> list:
+    """What the probe runs by default on ``backend`` (each of gpu+interpreter's): every detector but the opt-in
+    tools (``--tools`` adds those named)."""
+    from harness.probe import detectors
+
+    reg = detectors.registry()
+    names = []
+    for b in (["gpu", "interpreter"] if backend == WITH_GPU else [backend]):
+        names += [d for batch in detectors.batches(b) for d in batch if reg[d].tool is None and d not in names]
+    return names
 
 
 def detectors_of(findings) -> str:
@@ -99,7 +114,10 @@ def record(spec, broken, fixed, command: str) -> None:
     for backend in sorted({r[0] for r in broken.ran} | {r[0] for r in fixed.ran} | set(broken.meta)):
         rec = {"case": spec.slug, "backend": backend, "env": environment(backend), "sources": SOURCES[spec.slug],
                "broken": [f.to_json() for f in broken.findings if f.backend == backend],
-               "fixed": [f.to_json() for f in fixed.findings if f.backend == backend], "command": command}
+               "fixed": [f.to_json() for f in fixed.findings if f.backend == backend], "command": command,
+               "ran": {v: {d: st for b, d, _, st in rep.ran if b == backend}
+                       for v, rep in (("broken", broken), ("fixed", fixed))}}  # each detector's status: the report
+        # tells a detector that found nothing from one this record never ran (columns.probe_cell)
         if why := broken.meta.get(backend, {}).get("unavailable"):
             rec["unavailable"] = why
         p = fileio.write_text(spec.path / "recorded" / f"probe-{backend}.json", dumps(rec) + "\n")
@@ -281,6 +299,7 @@ def run_rows(chosen: list, args, on_row=None) -> dict:
 
 
 RECORD = False  # --record: also write cases/<slug>/recorded/probe-<backend>.json
+TOOLS: list = []  # --tools: opt-in tools run beside the default detectors
 JSON_DIR = None  # --json-dir: each probe's report as JSON there
 
 
@@ -300,19 +319,24 @@ def parse(argv: list[str]):
     p.add_argument("--merge", default=None, metavar="DIR",
                    help="no run: one table (--out) from the per-case tables in DIR, each written by --out on its own")
     p.add_argument("--only", default=None, help="only these detectors, comma-separated (see harness probe --only)")
+    p.add_argument("--tools", default=None, metavar="NAMES",
+                   help="the default detectors and these opt-in tools, comma-separated (on a GPU "
+                        "compute-sanitizer,triton-debug: the report's GPU tools column; a slow case keeps its own "
+                        "list, which has both)")
     args = p.parse_args(argv)
     args.jobs = max(1, args.jobs or ((os.cpu_count() or 2) // 2 if args.backend.startswith("gpu") else 1))
     args.fuzz_trials = args.fuzz_trials or (GPU_FUZZ_TRIALS if args.backend.startswith("gpu") else FUZZ_TRIALS)
     args.only = [d.strip() for d in args.only.split(",") if d.strip()] if args.only else None
+    args.tools = [d.strip() for d in args.tools.split(",") if d.strip()] if args.tools else []
     if args.out is None and args.backend == "interpreter" and (not args.slugs or args.update):
         args.out = str(OUT)
     return args
 
 
 def main(argv: list[str]) -> int:
-    global RECORD, JSON_DIR
+    global RECORD, JSON_DIR, TOOLS
     args = parse(argv)
-    RECORD, JSON_DIR = args.record, args.json_dir
+    RECORD, JSON_DIR, TOOLS = args.record, args.json_dir, args.tools
     if args.merge:
         return merge(args)
     if JSON_DIR:

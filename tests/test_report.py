@@ -326,10 +326,13 @@ def _probe_record(spec, **changes):
                  "message": "3 elements of 'out' never written", "line": "broken.py:2"}
     note = {"code": "P303", "detector": "order", "backend": "interpreter", "severity": "info",
             "message": "float atomics: rounding differs"}
+    from harness.probe.detectors import on
+
+    ran = {d.name: "done" for d in on("interpreter")}  # what examples/probe_cases.py records: each one's status
     rec = {"case": spec.slug, "backend": "interpreter", "env": {"backend": "interpreter", "device": "CPU (x86_64)",
                                                                  "date": "2026-01-01 00:00 UTC"},
            "sources": source_hashes(spec.path), "broken": [unwritten], "fixed": [note],
-           "command": f"python examples/probe_cases.py --record {spec.slug}"}
+           "command": f"python examples/probe_cases.py --record {spec.slug}", "ran": {"broken": ran, "fixed": ran}}
     return {**rec, **changes}
 
 
@@ -472,6 +475,12 @@ def test_probe_columns_score_problems_not_information(tiny_root):
     recs = {"probe-interpreter": rec}
     race = columns.cell(spec, recs, by["probe-race"], "interpreter", "broken")
     assert race["status"] == D.FLAGGED and race["reason"].startswith("P001 race")  # its crash is its own
+    raised = {"code": "P001", "detector": "reference, guards, memcheck", "severity": "error",
+              "message": "the launcher raised at sizes n=0: ZeroDivisionError"}  # one finding naming three
+    each = {"probe-interpreter": _probe_record(spec, broken=[raised], stale=None)}
+    for name in ("probe-result", "probe-guards", "probe-memory"):
+        assert columns.cell(spec, each, by[name], "interpreter", "broken")["status"] == D.FLAGGED, name
+    assert columns.cell(spec, each, by["probe-race"], "interpreter", "broken")["status"] == D.QUIET
     assert columns.cell(spec, recs, by["probe-shapes"], "interpreter", "broken")["status"] == D.NOT_RUN
     order = columns.cell(spec, recs, by["probe-order"], "interpreter", "fixed")
     assert order["status"] == D.QUIET and "information only: P303" in order["reason"]
@@ -486,6 +495,42 @@ def test_probe_columns_score_problems_not_information(tiny_root):
     cpu_only = {c.name: c for c in columns.columns(["interpreter"])}
     assert "probe-gpu-tools" not in cpu_only and cpu_only["probe-shapes"].where == "interpreter"
     assert columns.elsewhere(cpu_only["probe-shapes"], "gpu")["reason"].startswith("no case has a probe record on a GPU")
+
+
+def test_a_probe_column_says_what_its_record_did_not_measure(tiny_root):
+    """A detector a probe record never ran is "not in this record" (stale, with the command that remakes it),
+    never a quiet it did not measure: by the record's list of what ran, or, for a record older than that list,
+    by its date against the column's ``since``; a detector the probe skipped is n/a with its reason."""
+    from harness.core import discovery
+    from harness.report import columns
+
+    spec = discovery.load("tail-unwritten")
+    by = {c.name: c for c in columns.PROBE_COLUMNS}
+    old = {"probe-gpu": _probe_record(spec, backend="gpu", broken=[], fixed=[], ran=None,  # no list: by its date
+                                      env={"backend": "gpu", "date": "2026-11-23 07:19 UTC"})}
+    cell = columns.cell(spec, old, by["probe-special"], "gpu", "fixed")
+    assert cell["status"] == "stale" and cell["reason"].startswith("not in this record (made 2026-11-23; special")
+    assert "python examples/probe_cases.py --record --backend gpu" in cell["reason"]
+    assert columns.cell(spec, old, by["probe-result"], "gpu", "fixed")["status"] == D.QUIET  # older than no since
+    new = {"probe-gpu": _probe_record(spec, backend="gpu", broken=[], fixed=[], ran=None,
+                                      env={"backend": "gpu", "date": "2026-11-29 19:20 UTC"})}
+    assert columns.cell(spec, new, by["probe-special"], "gpu", "fixed")["status"] == D.QUIET
+    ran = {"broken": {"reference": "done", "special": "done", "sentinel": "skipped: no integer tensor input"},
+           "fixed": {"reference": "done"}}
+    recs = {"probe-interpreter": _probe_record(spec, broken=[], fixed=[], ran=ran)}
+    assert columns.cell(spec, recs, by["probe-special"], "interpreter", "broken")["status"] == D.QUIET
+    sentinel = columns.cell(spec, recs, by["probe-sentinel"], "interpreter", "broken")
+    assert sentinel == {"status": D.NA, "reason": "the probe skipped it: no integer tensor input"}
+    missing = columns.cell(spec, recs, by["probe-special"], "interpreter", "fixed")
+    assert missing["status"] == "stale" and missing["reason"].startswith("not in this record (special did not run)")
+    assert columns.cell(spec, recs, by["probe-lanes"], "interpreter", "fixed")["status"] == D.QUIET  # no detector
+    spent = {"probe-interpreter": _probe_record(spec, broken=[], fixed=[],
+                                                ran={"broken": {"order": "skipped: the probe's budget is spent"}})}
+    assert columns.cell(spec, spent, by["probe-order"], "interpreter", "broken") == {
+        "status": D.NOT_RUN, "reason": "the probe did not run it: skipped: the probe's budget is spent"}
+    p207 = {"code": "P207", "detector": "special", "severity": "error", "message": "NaN where IEEE gives 0"}
+    recs = {"probe-interpreter": _probe_record(spec, broken=[p207], fixed=[], ran=ran)}
+    assert columns.cell(spec, recs, by["probe-special"], "interpreter", "broken")["status"] == D.FLAGGED
 
 
 def test_merge_keeps_old_findings_only_of_the_same_sources():
@@ -569,7 +614,19 @@ def test_the_casebooks_records_are_fresh_and_its_report_builds_without_a_gpu(tmp
     assert cli.main(["report", "--no-run", "--out", str(tmp_path)]) == 0
     assert capsys.readouterr().err == ""
     md = (tmp_path / "report.md").read_text()
-    assert "**Draft**" not in md and "↻" not in md and (tmp_path / "report.html").is_file()
+    assert "**Draft**" not in md and (tmp_path / "report.html").is_file()
+    # the only ↻ cells are probe columns whose detector a record never ran (not in this record: remade on its
+    # backend by the command the cell names), never a record older than the kernel
+    from harness.report import columns
+
+    runs = records.gather(specs, {})
+    unmeasured = [(s.slug, col.name, b, v) for s in specs for col in columns.columns(records.probe_backends(specs))
+                  if col.is_probe for b in columns.backends_of(col) for v in ("broken", "fixed")
+                  if columns.cell(s, runs[s.slug], col, b, v)["status"] == records.STALE]
+    assert all(columns.cell(next(s for s in specs if s.slug == slug), runs[slug],
+                            next(c for c in columns.PROBE_COLUMNS if c.name == name), b, v)["reason"]
+               .startswith("not in this record") for slug, name, b, v in unmeasured)
+    assert ("↻" in md) == bool(unmeasured)
 
 
 def test_an_out_that_is_no_folder_is_bad_input_before_stale_records_are_judged(tiny_root, tmp_path, capsys):
@@ -597,3 +654,31 @@ def test_every_problem_code_the_probe_declares_has_one_column():
     declared = {k for k in codes() if not k.startswith("P0") and k not in columns.NOT_A_COLUMN}
     assert declared == set(shown), f"declared, in no column: {sorted(declared - set(shown))}; " \
                                    f"in a column, declared by no detector: {sorted(set(shown) - declared)}"
+
+
+def test_probe_cases_records_how_each_detector_ended_and_adds_tools_when_asked(tmp_path, monkeypatch):
+    """The probe records the report reads list each detector's status, so a column can tell one that found
+    nothing from one the record never ran; --tools adds opt-in tools to the default detectors, never by itself."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "probe_cases.py"
+    loader = importlib.util.spec_from_file_location("probe_cases_under_test", path)
+    pc = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(pc)
+    monkeypatch.setattr(pc, "ROOT", tmp_path)
+    case = SimpleNamespace(slug="c", path=tmp_path / "c")
+    (tmp_path / "c" / "recorded").mkdir(parents=True)  # a case folder keeps its records there
+    pc.SOURCES["c"] = {"broken.py": "0" * 64}
+    ran = [("interpreter", "special", 1.0, "done"), ("interpreter", "sentinel", 0.0, "skipped: no index input")]
+    broken = SimpleNamespace(findings=[], ran=ran, meta={})
+    fixed = SimpleNamespace(findings=[], ran=ran[:1], meta={})
+    pc.record(case, broken, fixed, "python examples/probe_cases.py --record c")
+    rec = json.loads((tmp_path / "c" / "recorded" / "probe-interpreter.json").read_text())
+    assert rec["ran"] == {"broken": {"special": "done", "sentinel": "skipped: no index input"},
+                          "fixed": {"special": "done"}}
+    defaults = pc.default_detectors("gpu")
+    assert "reference" in defaults and "special" in defaults and "compute-sanitizer" not in defaults
+    args = pc.parse(["--backend", "gpu", "--tools", "compute-sanitizer,triton-debug"])
+    assert args.tools == ["compute-sanitizer", "triton-debug"] and args.only is None
+    assert pc.parse(["--backend", "gpu"]).tools == []

@@ -30,6 +30,9 @@ class Column:
     codes: tuple = ()  # a probe column: the finding codes it shows
     probe_detectors: str = ""  # and the probe's detectors (harness.probe.runner's names, space-separated;
     # some are spelled like the harness's own detectors) whose crashes (P0xx) are its own
+    since: tuple = ()  # ((backend, "YYYY-MM-DD HH:MM" UTC), ...): when its detector began to run there; a
+    # probe record that keeps no list of what ran ("ran", older than that list) and is older than this did
+    # not run it: its cell is "not in this record", never a quiet it did not measure
 
     @property
     def is_probe(self) -> bool:
@@ -44,7 +47,18 @@ PROBE_COLUMNS = (
     Column("probe-result", "probe: wrong result", "both", "the default sizes against a float64 reference "
            "(P201 wrong, P202 NaN/Inf)", YOURS, ("P201", "P202"), "reference"),
     Column("probe-layout", "probe: layout", "both", "the default sizes with each input the reference reads given, "
-           "same values, row-padded, transposed or strided (P206)", YOURS, ("P206",), "layout"),
+           "same values, row-padded, transposed or strided (P206)", YOURS, ("P206",), "layout",
+           (("interpreter", "2026-11-29 07:30"), ("gpu", "2026-11-29 09:35"))),  # 4b4620a; its GPU side e1edc89
+    Column("probe-special", "probe: special values", "both", "the default sizes with a row of zeros, a row of large "
+           "finite values, +inf, -inf and NaN in the float inputs the reference reads, against what IEEE arithmetic "
+           "of the reference gives (P207)", YOURS, ("P207",), "special",
+           (("interpreter", "2026-11-29 09:32"), ("gpu", "2026-11-29 18:53"))),  # e044246; its GPU side 24b71e3
+    Column("probe-scalars", "probe: launcher's arguments", "interpreter", "the launcher's own integer and bool "
+           "arguments (flags, tiles) at other values, against the reference (P208)", YOURS, ("P208",), "scalars",
+           (("interpreter", "2026-11-29 09:31"),)),  # 92bdc37
+    Column("probe-sentinel", "probe: sentinel", "interpreter", "the contract's sentinel (a torch loss's "
+           "ignore_index, -1) in the integer index inputs the reference reads (P209)", YOURS, ("P209",), "sentinel",
+           (("interpreter", "2026-11-29 18:50"),)),  # c700767
     Column("probe-lanes", "probe: masked lanes / TF32", "interpreter", "re-runs a wrong result with masked lanes "
            "poisoned (P203) or tl.dot rounded like TF32 (P204) turned off", YOURS, ("P203", "P204")),
     Column("probe-memory", "probe: memory (line-level)", "interpreter", "every load, store and atomic against its "
@@ -69,17 +83,11 @@ PROBE_COLUMNS = (
 
 
 # the probe's codes no column shows: P0xx go to the column of the detector they name; P205 (the GPU against the
-# interpreter, from both backends' runs) is the "GPU vs interpreter" column's question; P207 (special values),
-# P208 (the launcher's own arguments at other values) and P209 (the contract's sentinel in an index input) are
-# new detectors that no case record has run yet: a column
-# of "not run" in every row would say nothing. They get columns once `python examples/probe_cases.py --record`
-# has remade the records with them (each case's fixed kernel was measured quiet under both: docs/measurements/
-# special-values-cases-cpu.md, scalars-cpu.txt; P209 skips every case, whose contracts name no sentinel:
-# sentinel-contract-cpu.md); P603 (triton-viz, an optional tool the case records of the probe
-# do not run) is the question of the triton-viz case check's column, which reads it from detect's probe runs, and
-# P604-P608 (racecheck and Triton's four sanitizers, GPU tools the case records of the probe do not run) the
-# questions of their case checks' columns, read the same way
-NOT_A_COLUMN = ("P205", "P207", "P208", "P209", "P603", "P604", "P605", "P606", "P607", "P608")
+# interpreter, from both backends' runs) is the "GPU vs interpreter" column's question; P603 (triton-viz, an
+# optional tool the case records of the probe do not run) is the question of the triton-viz case check's column,
+# which reads it from detect's probe runs, and P604-P608 (racecheck and Triton's four sanitizers, GPU tools the
+# case records of the probe do not run) the questions of their case checks' columns, read the same way
+NOT_A_COLUMN = ("P205", "P603", "P604", "P605", "P606", "P607", "P608")
 
 
 def columns(probe_backends: list[str]) -> list[Column]:
@@ -129,8 +137,44 @@ def cell(spec, recs: dict, col: Column, backend: str, variant: str) -> dict:
 
 
 def _in_column(f: dict, col: Column) -> bool:
+    """A finding of the column's codes, or a P0xx (crash, hang, failure) of one of its detectors: one such
+    finding may name several ("reference, guards, memcheck": the launcher raised in each the same way)."""
     code = f.get("code", "")
-    return code in col.codes or (code.startswith("P0") and f.get("detector") in col.probe_detectors.split())
+    named = {d.strip() for d in str(f.get("detector", "")).split(",")}
+    return code in col.codes or (code.startswith("P0") and bool(named & set(col.probe_detectors.split())))
+
+
+REMAKE = {"interpreter": "python examples/probe_cases.py --record",
+          "gpu": "python examples/probe_cases.py --record --backend gpu"}
+
+
+def _not_measured(rec: dict, col: Column, backend: str, variant: str) -> dict | None:
+    """A column with no finding whose detectors did not look: not in the record (stale) or skipped (n/a), or None.
+
+    A record lists each detector's status (``ran``, from examples/probe_cases.py since the special, scalars
+    and sentinel columns); an older one is judged by its date against the column's ``since``."""
+    names = col.probe_detectors.split()
+    ran = rec.get("ran")
+    if not names:  # a column of experiments' codes (masked lanes, TF32): no detector of its own to look for
+        return None
+    if ran is None:
+        date, since = (rec.get("env") or {}).get("date", ""), dict(col.since).get(backend)
+        if since and date[:16] < since:
+            return {"status": STALE, "reason": D.short(f"not in this record (made {date[:10] or 'undated'}; "
+                                                      f"{'/'.join(names)} runs on the {backend} since {since[:10]}): "
+                                                      f"{REMAKE[backend]}")}
+        return None
+    status = {d: st for d, st in (ran.get(variant) or {}).items() if d in names}
+    if not status:
+        return {"status": STALE, "reason": D.short(f"not in this record ({'/'.join(names)} did not run): "
+                                                  f"{REMAKE[backend]}")}
+    if all(st.startswith(("skipped", "not run")) for st in status.values()):
+        first = next(iter(status.values()))
+        if any("budget" in st or st.startswith("not run") for st in status.values()):  # out of time, or a crash
+            return {"status": D.NOT_RUN, "reason": D.short(f"the probe did not run it: {first}")}
+        why = first.removeprefix("skipped").lstrip(": ")
+        return {"status": D.NA, "reason": D.short(f"the probe skipped it: {why or 'skipped'}")}
+    return None
 
 
 def probe_cell(spec, rec: dict | None, col: Column, backend: str, variant: str) -> dict:
@@ -142,6 +186,8 @@ def probe_cell(spec, rec: dict | None, col: Column, backend: str, variant: str) 
         return {"status": D.NA, "reason": D.short(f"the probe could not run it where it was recorded: "
                                                   f"{rec['unavailable']}")}
     found = [f for f in rec.get(variant, []) if _in_column(f, col)]
+    if not found and (why := _not_measured(rec, col, backend, variant)) is not None:
+        return why
     failed = [f for f in found if f.get("code") == "P000" and f.get("severity") != "info"]
     problems = [f for f in found if f.get("severity") != "info" and f not in failed]
     notes = [f for f in found if f.get("severity") == "info"]

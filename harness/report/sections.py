@@ -153,7 +153,8 @@ def summary(rows: list, img: Path) -> list[str]:
          "Scored the way race-detection benchmarks score their tools: a broken kernel flagged is a true "
          "positive (caught), a broken kernel not flagged a false negative (missed), a fixed kernel flagged a "
          "false positive (false alarm). Broken kernels a detector does not apply to (n/a), could not run on (a "
-         "tool failed) or whose record is stale are counted apart; each case's findings say why.", ""]
+         "tool failed) or whose record is stale or older than the detector are counted apart; each case's "
+         "findings say why.", ""]
     stale = any(c[STALE] for _, _, c in rows)
     head = ["detector", "backend", "caught", "missed", "n/a", "not run"] + (["stale"] if stale else []) + [
         "false alarms", "quiet on fixed", "recall", "precision"]
@@ -178,7 +179,8 @@ def legend(rows: list) -> str:
                  "(the case's findings quote its error)")
     if STALE in seen:
         text += (f" · {GLYPH[STALE]} stale: the record is missing or older than the kernel (a draft: "
-                 "`report --allow-stale`)")
+                 "`report --allow-stale`), or older than the detector (not in this record: the cell says the "
+                 "command that remakes it)")
     return text + "."
 
 

@@ -811,3 +811,73 @@ def test_an_error_rests_on_the_shared_strides_tried_and_the_budgets_end_leaves_a
     assert found.severity == "warning" and "reads 'sin' by them" in found.message, found.message
     found, = _rotary_judged(rotary, monkeypatch, "launch_rot_ignored", late_after=9, kind="fault")
     assert found.severity == "error" and "an access outside memory" in found.message, found.message
+
+
+# An argument the launch changes in place (issue #37: vllm's top-k/top-p sampler masked its logits in place
+# with rows at r * vocab): a kernel of our own that zeroes each row's negative values in place, its rows found at
+# r * n_cols (the tensor taken as contiguous, nothing passed, nothing said), and its twin given both strides.
+# Given a slice of a wider buffer, the first writes into the view's gaps (another tensor's elements in the
+# caller's buffer): an error whatever the launcher passes; the same assumption on an input it only reads stays
+# the warning of a view taken as contiguous.
+INPLACE = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def relu_rows(x_ptr, out_ptr, n_cols, sxr, sxc, sor, soc, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    c = tl.arange(0, BLOCK)
+    m = c < n_cols
+    v = tl.load(x_ptr + r * sxr + c * sxc, mask=m)
+    tl.store(out_ptr + r * sor + c * soc, tl.where(v > 0, v, 0.0), mask=m)
+
+
+def _go(x, out, sxr, sxc, sor, soc):
+    relu_rows[(x.shape[0],)](x, out, x.shape[1], sxr, sxc, sor, soc, BLOCK=triton.next_power_of_2(x.shape[1]))
+
+
+def launch_in_place_assumed(x, out):  # rows at r * n_cols, in place: x taken as contiguous
+    _go(x, x, x.shape[1], 1, x.shape[1], 1)
+    return x
+
+
+def launch_in_place_strided(x, out):  # the correct twin: x's own strides
+    _go(x, x, x.stride(0), x.stride(1), x.stride(0), x.stride(1))
+    return x
+
+
+def launch_read_assumed(x, out):  # the same assumption on an input it only reads (out is its own)
+    _go(x, out, x.shape[1], 1, out.stride(0), 1)
+    return out
+
+
+def make_inputs(*, device, gen, rows=6, cols=40):
+    return {"x": torch.randn(rows, cols, generator=gen).to(device), "out": torch.empty(rows, cols, device=device)}
+
+
+def reference(x):
+    return x.double().clamp(min=0)
+"""
+
+
+@pytest.fixture
+def inplace(tmp_path):
+    return _written(tmp_path, "inplace", INPLACE)
+
+
+def test_an_in_place_argument_written_outside_its_view_is_an_error_and_its_strided_twin_quiet(inplace):
+    bad = _layout(inplace, "launch_in_place_assumed")
+    errors = bad.errors
+    assert [f.severity for f in bad.by_code("P206")] == ["error", "error"], bad.text()
+    assert "'x' is a slice of a wider buffer" in errors[0].message and "wrote outside 'x'" in errors[0].message
+    assert "changes in place, and it wrote into the view's gaps" in errors[0].message, errors[0].message
+    assert "passes none of the strides of 'x'" in errors[0].message  # said: what the launcher passes
+    assert "'x' is a transposed (column-major) view" in errors[1].message
+    assert not bad.ok
+    good = _layout(inplace, "launch_in_place_strided")
+    assert good.findings == [] and good.ok, good.text()
+    read = _layout(inplace, "launch_read_assumed")  # wrong too, nothing written outside a view: the warning
+    assert [f.severity for f in read.by_code("P206")] == ["warning", "warning"], read.text()
+    assert not [f for f in read.findings if "wrote into the view's gaps" in f.message] and read.ok

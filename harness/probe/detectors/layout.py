@@ -93,8 +93,10 @@ How wrong is wrong depends on what the launcher promised, which its own launch s
   give; whether a view of what it only reads is in its contract is the author's word, not evidence.
   Correct launchers take the matrices they read as contiguous without a word all the time, their callers
   never handing them a view (the casebook's rng-offset-overflow and store-then-load-no-barrier fixed
-  kernels, and fixed releases of real projects, at this writing): nothing the run shows tells such a
-  launcher from one whose callers do;
+  kernels, and fixed releases of real projects, at this writing): the guarantee often lives in the code
+  above the launcher (a quantizer that clamps first, which makes a dense copy; a backward pass that makes
+  its gradient contiguous before the call: docs/found.md), and nothing the run shows tells such a launcher
+  from one whose callers pass views;
 - it changes the tensor in place (the plain launch wrote it) and the launch wrote into the view's gaps
   (the guard bands between or around its elements changed): an error, whatever it passes. An argument
   changed in place is the tensor torch code hands over as a view most of all: writing through a view is

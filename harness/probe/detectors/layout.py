@@ -98,7 +98,9 @@ How wrong is wrong depends on what the launcher promised, which its own launch s
   its gradient contiguous before the call: docs/found.md), and nothing the run shows tells such a launcher
   from one whose callers pass views;
 - it changes the tensor in place (the plain launch wrote it) and the launch wrote into the view's gaps
-  (the guard bands between or around its elements changed): an error, whatever it passes. An argument
+  (the guard bands between or around its elements changed): an error, whether it passes the row stride,
+  some strides or none (where it passes that layout's strides the rules above hold: an error, or the
+  warning of a tensor written by its twin's strides). An argument
   changed in place is the tensor torch code hands over as a view most of all: writing through a view is
   how torch code fills part of a larger buffer (``logits[:, :vocab]`` of a padded vocabulary, a cache's
   ``cache[layer]``, ``out[:, :n]``, a fused buffer's part). The gaps are not that tensor: in the caller's
@@ -582,8 +584,8 @@ def _judge(ctx, st: dict, kind: str, c, given: dict, done: list, ref, base: dict
         what = wrong(c.cmp)
     shared = _shared(ctx, st, kind, given, done, ref, base) if how[k] == "all" else []
     severity, why = _severity(kind, k, lay, given[k], how[k], proof, shared, _same_shape(st, k, given[k], base))
-    if severity != ERROR and _wrote_gaps(st, kind, k, lay, c):
-        severity, why = ERROR, _GAPS.format(k=k, why=why)
+    if how[k] != "all" and _wrote_gaps(st, kind, k, lay, c):
+        severity, why = ERROR, _GAPS.format(k=k, why=why.removeprefix("information: "))
     st["found"].append(ctx.finding("P206", f"wrong when {when}, at {fmt(ctx.target.sizes)} (right when contiguous, "
                                            f"the same values): {what} ({why})"[:500], severity=severity,
                                    sizes=dict(ctx.target.sizes)))
@@ -597,7 +599,9 @@ _GAPS = ("'{k}' is an argument the launch changes in place, and it wrote into th
 def _wrote_gaps(st: dict, kind: str, k: str, lay: str, c) -> bool:
     """Whether the launch wrote outside ``k``'s elements into the gaps of its view (the guard bands), ``k`` being a
     tensor the plain launch changes in place (``st["written"]``): an in-place write through a view that leaves the
-    view. Not for a broadcast (no tensor the launch writes is given one) nor a fault (judged by the stride rule)."""
+    view. Not for a broadcast (no tensor the launch writes is given one), a fault (judged by the stride rule), nor
+    where the launcher passes that layout's strides (``_severity``'s rules: an error, or a warning where it writes
+    ``k`` by a twin's strides, right for views of one packed buffer)."""
     return (kind == "wrong" and lay != "broadcast" and k in st["written"]
             and k in (c.guard.get("wrote_past_end") or {}))
 

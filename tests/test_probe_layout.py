@@ -885,3 +885,50 @@ def test_an_in_place_argument_written_outside_its_view_is_an_error_and_its_strid
     read = _layout(inplace, "launch_read_assumed")  # wrong too, nothing written outside a view: the warning
     assert [f.severity for f in read.by_code("P206")] == ["warning", "warning"], read.text()
     assert not [f for f in read.findings if "wrote into the view's gaps" in f.message] and read.ok
+
+
+def _gap_write_judged(monkeypatch, passed: bool, written: bool = True, past: str = "x", then=("wrong", "right")):
+    """The layout detector's judgement of one wrong launch with 'x' (changed in place where ``written``) given as a
+    slice of a wider buffer and the guard bands of ``past`` changed; ``passed``: whether the launch got x's row
+    stride; ``then``: how the later launches end (the second launch of the proof, the one with 'y', x's twin of
+    its shape, in x's very layout)."""
+    import types
+
+    import torch
+
+    from harness.probe.detectors import layout
+
+    found, ends = [], list(then)
+    ctx = types.SimpleNamespace(target=types.SimpleNamespace(sizes={"n": 4}), late=lambda: False,
+                                finding=lambda code, text, severity, sizes: (code, severity, text))
+    base = {"x": torch.randn(4, 5), "y": torch.randn(4, 5)}
+    given, done = layout._relaid(base, ["x"], ("row-padded",))
+    st = {"base": set(), "row_stride": set(), "dims": {}, "rows": {}, "refused": [], "wrong": {}, "found": found,
+          "names": ["x", "y"], "written": {"x"} if written else set()}
+    c = types.SimpleNamespace(ints={given["x"].stride(0)} if passed else set(), guard={"wrote_past_end": {past: 3}},
+                              cmp={}, error=None)
+
+    def later(ctx, given, ref):
+        return ends.pop(0), types.SimpleNamespace(ints={given["x"].stride(0)}, error=None)
+
+    monkeypatch.setattr(layout, "_outcome", later)
+    layout._judge(ctx, st, "wrong", c, given, done, None, base)
+    (code, severity, text), = found
+    return severity, text
+
+
+def test_a_gap_write_is_an_error_only_for_a_tensor_changed_in_place_whose_layouts_strides_are_not_passed(
+        monkeypatch):
+    severity, text = _gap_write_judged(monkeypatch, passed=False)
+    assert severity == "error" and "changes in place, and it wrote into the view's gaps" in text, text
+    assert "passes none of the strides of 'x'" in text
+    severity, text = _gap_write_judged(monkeypatch, passed=False, written=False)  # an input it only reads
+    assert severity == "warning" and "gaps" not in text, text
+    severity, text = _gap_write_judged(monkeypatch, passed=False, past="out")  # outside another tensor only
+    assert severity == "warning" and "gaps" not in text, text
+    # x's strides passed (shown by the second launch), and x right with its twin y in the very same layout: it
+    # writes x by y's strides, right for views of one packed buffer: the warning stands, the gaps written or not
+    severity, text = _gap_write_judged(monkeypatch, passed=True)
+    assert severity == "warning" and "reads 'y' by them" in text and "gaps" not in text, text
+    severity, text = _gap_write_judged(monkeypatch, passed=True, then=("wrong", "wrong"))  # its own strides misused
+    assert severity == "error" and "wrong again at stride" in text and "gaps" not in text, text

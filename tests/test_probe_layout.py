@@ -554,11 +554,61 @@ def reference(x):
 """
 
 
+# An argument the launch changes in place (issue #37: vllm's top-k/top-p sampler masked its logits in place
+# with rows at r * vocab): a kernel of our own that zeroes each row's negative values in place, its rows found at
+# r * n_cols (the tensor taken as contiguous, nothing passed, nothing said), and its twin given both strides.
+# Given a slice of a wider buffer, the first writes into the view's gaps (another tensor's elements in the
+# caller's buffer): an error whatever the launcher passes; the same assumption on an input it only reads stays
+# the warning of a view taken as contiguous.
+INPLACE = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def relu_rows(x_ptr, out_ptr, n_cols, sxr, sxc, sor, soc, BLOCK: tl.constexpr):
+    r = tl.program_id(0)
+    c = tl.arange(0, BLOCK)
+    m = c < n_cols
+    v = tl.load(x_ptr + r * sxr + c * sxc, mask=m)
+    tl.store(out_ptr + r * sor + c * soc, tl.where(v > 0, v, 0.0), mask=m)
+
+
+def _go(x, out, sxr, sxc, sor, soc):
+    relu_rows[(x.shape[0],)](x, out, x.shape[1], sxr, sxc, sor, soc, BLOCK=triton.next_power_of_2(x.shape[1]))
+
+
+def launch_in_place_assumed(x, out):  # rows at r * n_cols, in place: x taken as contiguous
+    _go(x, x, x.shape[1], 1, x.shape[1], 1)
+    return x
+
+
+def launch_in_place_strided(x, out):  # the correct twin: x's own strides
+    _go(x, x, x.stride(0), x.stride(1), x.stride(0), x.stride(1))
+    return x
+
+
+def launch_read_assumed(x, out):  # the same assumption on an input it only reads (out is its own)
+    _go(x, out, x.shape[1], 1, out.stride(0), 1)
+    return out
+
+
+def make_inputs(*, device, gen, rows=6, cols=40):
+    return {"x": torch.randn(rows, cols, generator=gen).to(device), "out": torch.empty(rows, cols, device=device)}
+
+
+def reference(x):
+    return x.double().clamp(min=0)
+"""
+
+
 GPU_RUNS = (("user", "launch"), ("user", "launch_fixed"), ("user", "launch_rows_ignored"),
             ("more", "launch_permuted_wrong"), ("more", "launch_permuted_right"), ("cols", "launch_cols_wrong"),
             ("cols", "launch_cols_right"), ("bias", "launch_bias_wrong"), ("bias", "launch_bias_right"),
-            ("steps", "launch_twice"), ("steps", "launch_counted"))
-SOURCES = {"user": USER, "more": MORE, "cols": COLS, "bias": BIAS, "steps": STEPS}
+            ("steps", "launch_twice"), ("steps", "launch_counted"), ("inplace", "launch_in_place_assumed"),
+            ("inplace", "launch_in_place_strided"))
+SOURCES = {"user": USER, "more": MORE, "cols": COLS, "bias": BIAS, "steps": STEPS, "inplace": INPLACE}
 
 
 def _gpu_layout_runs(folder) -> dict:
@@ -615,6 +665,9 @@ def test_on_a_gpu_the_layouts_are_judged_alike(ahead, tmp_path):
     assert len(twice.errors) == 1 and "wrong again at stride" in twice.errors[0].message, twice.text()
     counted = r["launch_counted"]  # a count equal to the packed view's step by chance: the convention's note
     assert not counted.problems and [f.severity for f in counted.by_code("P206")] == ["info"], counted.text()
+    gaps = r["launch_in_place_assumed"]  # an in-place argument written into its view's gaps: an error
+    assert [f.severity for f in gaps.by_code("P206")] == ["error", "error"], gaps.text()
+    assert r["launch_in_place_strided"].findings == []
 
 
 def _fault_finding(monkeypatch, passed_stride: bool, again: bool = True, then: str = "fault"):
@@ -811,3 +864,71 @@ def test_an_error_rests_on_the_shared_strides_tried_and_the_budgets_end_leaves_a
     assert found.severity == "warning" and "reads 'sin' by them" in found.message, found.message
     found, = _rotary_judged(rotary, monkeypatch, "launch_rot_ignored", late_after=9, kind="fault")
     assert found.severity == "error" and "an access outside memory" in found.message, found.message
+
+
+@pytest.fixture
+def inplace(tmp_path):
+    return _written(tmp_path, "inplace", INPLACE)
+
+
+def test_an_in_place_argument_written_outside_its_view_is_an_error_and_its_strided_twin_quiet(inplace):
+    bad = _layout(inplace, "launch_in_place_assumed")
+    errors = bad.errors
+    assert [f.severity for f in bad.by_code("P206")] == ["error", "error"], bad.text()
+    assert "'x' is a slice of a wider buffer" in errors[0].message and "wrote outside 'x'" in errors[0].message
+    assert "changes in place, and it wrote into the view's gaps" in errors[0].message, errors[0].message
+    assert "passes none of the strides of 'x'" in errors[0].message  # said: what the launcher passes
+    assert "'x' is a transposed (column-major) view" in errors[1].message
+    assert not bad.ok
+    good = _layout(inplace, "launch_in_place_strided")
+    assert good.findings == [] and good.ok, good.text()
+    read = _layout(inplace, "launch_read_assumed")  # wrong too, nothing written outside a view: the warning
+    assert [f.severity for f in read.by_code("P206")] == ["warning", "warning"], read.text()
+    assert not [f for f in read.findings if "wrote into the view's gaps" in f.message] and read.ok
+
+
+def _gap_write_judged(monkeypatch, passed: bool, written: bool = True, past: str = "x", then=("wrong", "right")):
+    """The layout detector's judgement of one wrong launch with 'x' (changed in place where ``written``) given as a
+    slice of a wider buffer and the guard bands of ``past`` changed; ``passed``: whether the launch got x's row
+    stride; ``then``: how the later launches end (the second launch of the proof, the one with 'y', x's twin of
+    its shape, in x's very layout)."""
+    import types
+
+    import torch
+
+    from harness.probe.detectors import layout
+
+    found, ends = [], list(then)
+    ctx = types.SimpleNamespace(target=types.SimpleNamespace(sizes={"n": 4}), late=lambda: False,
+                                finding=lambda code, text, severity, sizes: (code, severity, text))
+    base = {"x": torch.randn(4, 5), "y": torch.randn(4, 5)}
+    given, done = layout._relaid(base, ["x"], ("row-padded",))
+    st = {"base": set(), "row_stride": set(), "dims": {}, "rows": {}, "refused": [], "wrong": {}, "found": found,
+          "names": ["x", "y"], "written": {"x"} if written else set()}
+    c = types.SimpleNamespace(ints={given["x"].stride(0)} if passed else set(), guard={"wrote_past_end": {past: 3}},
+                              cmp={}, error=None)
+
+    def later(ctx, given, ref):
+        return ends.pop(0), types.SimpleNamespace(ints={given["x"].stride(0)}, error=None)
+
+    monkeypatch.setattr(layout, "_outcome", later)
+    layout._judge(ctx, st, "wrong", c, given, done, None, base)
+    (code, severity, text), = found
+    return severity, text
+
+
+def test_a_gap_write_is_an_error_only_for_a_tensor_changed_in_place_whose_layouts_strides_are_not_passed(
+        monkeypatch):
+    severity, text = _gap_write_judged(monkeypatch, passed=False)
+    assert severity == "error" and "changes in place, and it wrote into the view's gaps" in text, text
+    assert "passes none of the strides of 'x'" in text
+    severity, text = _gap_write_judged(monkeypatch, passed=False, written=False)  # an input it only reads
+    assert severity == "warning" and "gaps" not in text, text
+    severity, text = _gap_write_judged(monkeypatch, passed=False, past="out")  # outside another tensor only
+    assert severity == "warning" and "gaps" not in text, text
+    # x's strides passed (shown by the second launch), and x right with its twin y in the very same layout: it
+    # writes x by y's strides, right for views of one packed buffer: the warning stands, the gaps written or not
+    severity, text = _gap_write_judged(monkeypatch, passed=True)
+    assert severity == "warning" and "reads 'y' by them" in text and "gaps" not in text, text
+    severity, text = _gap_write_judged(monkeypatch, passed=True, then=("wrong", "wrong"))  # its own strides misused
+    assert severity == "error" and "wrong again at stride" in text and "gaps" not in text, text

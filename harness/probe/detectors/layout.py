@@ -90,13 +90,33 @@ How wrong is wrong depends on what the launcher promised, which its own launch s
   columns and ``expand`` are everyday torch: the stride-assumption lesson, cases/noncontiguous-input),
   a note for a 1-D tensor (a strided vector is rare). Why not an error: the launcher's own code says
   nothing of views, and the kernel is right on every input ``make_inputs`` and the shapes fuzzing
-  give; whether a view is in its contract is the author's word, not evidence (bitsandbytes'
-  quantize_blockwise and vllm's top-k/top-p before their fixes were such launchers: warnings here);
-- an access outside memory (a fault, loud) is judged by the same rule: an error where the launcher
+  give; whether a view of what it only reads is in its contract is the author's word, not evidence.
+  Correct launchers take the matrices they read as contiguous without a word all the time, their callers
+  never handing them a view (the casebook's rng-offset-overflow and store-then-load-no-barrier fixed
+  kernels, and fixed releases of real projects, at this writing): the guarantee often lives in the code
+  above the launcher (a quantizer that clamps first, which makes a dense copy; a backward pass that makes
+  its gradient contiguous before the call: docs/found.md), and nothing the run shows tells such a launcher
+  from one whose callers pass views;
+- it changes the tensor in place (the plain launch wrote it) and the launch wrote into the view's gaps
+  (the guard bands between or around its elements changed): an error, whether it passes the row stride,
+  some strides or none (where it passes that layout's strides the rules above hold: an error, or the
+  warning of a tensor written by its twin's strides). An argument
+  changed in place is the tensor torch code hands over as a view most of all: writing through a view is
+  how torch code fills part of a larger buffer (``logits[:, :vocab]`` of a padded vocabulary, a cache's
+  ``cache[layer]``, ``out[:, :n]``, a fused buffer's part). The gaps are not that tensor: in the caller's
+  buffer they hold another tensor's elements (the rest of the padded or packed buffer), overwritten
+  silently where no check of the result looks, at addresses the layout alone sets (not values read in
+  the gaps, which hold the probe's poison and not the caller's data: so every caller who passes that view
+  gets the same writes). A write outside a tensor is an error everywhere else in the probe (the guard
+  bands, shape fuzzing) at any size the launcher accepts; a view it accepts is judged alike. A write of
+  the gaps' own poison (NaN read there and written back) leaves them unchanged and is not seen: that run
+  is judged by the other rules;
+- an access outside memory (a fault, loud) is judged by the stride rules: an error where the launcher
   passes that layout's strides; where it takes the tensor as contiguous, the fault is that assumption's
   doing (an index vector misread through its gaps sends a gather anywhere: cases/histogram-lost-updates'
-  correct kernel given a strided index vector faults on an H200, docs/measurements/layout-gpu-h200.log),
-  a warning or a note as above.
+  correct kernel given a strided index vector faults on an H200, docs/measurements/layout-gpu-h200.log;
+  the address came from the poison read in the gaps, not from the layout alone), a warning or a note as
+  above.
 
 On the GPU (``GPU_SIDE``) the same launches run in device memory, without the interpreter's bounds
 check: an access outside a view reads the guard bands' poison and shows as a wrong result.
@@ -564,9 +584,26 @@ def _judge(ctx, st: dict, kind: str, c, given: dict, done: list, ref, base: dict
         what = wrong(c.cmp)
     shared = _shared(ctx, st, kind, given, done, ref, base) if how[k] == "all" else []
     severity, why = _severity(kind, k, lay, given[k], how[k], proof, shared, _same_shape(st, k, given[k], base))
+    if how[k] != "all" and _wrote_gaps(st, kind, k, lay, c):
+        severity, why = ERROR, _GAPS.format(k=k, why=why.removeprefix("information: "))
     st["found"].append(ctx.finding("P206", f"wrong when {when}, at {fmt(ctx.target.sizes)} (right when contiguous, "
                                            f"the same values): {what} ({why})"[:500], severity=severity,
                                    sizes=dict(ctx.target.sizes)))
+
+
+_GAPS = ("'{k}' is an argument the launch changes in place, and it wrote into the view's gaps: memory that is not "
+         "'{k}', another tensor's elements in the caller's buffer (the rest of a packed or padded buffer) overwritten "
+         "silently, at addresses set by the layout alone; {why}")
+
+
+def _wrote_gaps(st: dict, kind: str, k: str, lay: str, c) -> bool:
+    """Whether the launch wrote outside ``k``'s elements into the gaps of its view (the guard bands), ``k`` being a
+    tensor the plain launch changes in place (``st["written"]``): an in-place write through a view that leaves the
+    view. Not for a broadcast (no tensor the launch writes is given one), a fault (judged by the stride rule), nor
+    where the launcher passes that layout's strides (``_severity``'s rules: an error, or a warning where it writes
+    ``k`` by a twin's strides, right for views of one packed buffer)."""
+    return (kind == "wrong" and lay != "broadcast" and k in st["written"]
+            and k in (c.guard.get("wrote_past_end") or {}))
 
 
 def _same_shape(st: dict, k: str, v, base: dict) -> list:
@@ -616,7 +653,8 @@ P206 = Code("P206", WARNING, "wrong when an input that the reference reads is gi
                              "the launcher neither copies nor refuses, and none of whose strides it passes: the kernel "
                              "takes it as contiguous", ("noncontiguous-input",),
             otherwise="an error where the launcher passes the kernel the strides of that layout (and the result "
-                      "is wrong or the kernel reads outside memory); info for a 1-D tensor, where it passes the row stride only and the layout "
+                      "is wrong or the kernel reads outside memory), or where the launch writes into the gaps of a "
+                      "view of a tensor it changes in place (memory outside it); info for a 1-D tensor, where it passes the row stride only and the layout "
                       "breaks what a row stride assumes (a transposed or interleaved view: the last dim contiguous; "
                       "permuted leading dims: one row index), and where the launcher raises on the layout (its "
                       "domain)")

@@ -433,7 +433,7 @@ def test_an_illegal_address_at_the_gpu_sizes_alone_is_an_overflow():
 def test_where_lint_agrees_with_one_of_two_level_entries_that_one_goes_first():
     """The runs alone cannot choose (stale reads from other lanes also change with what the guard
     bands hold); the source at the line names the missing barrier: two sources agree."""
-    from harness.probe.runner import LINT_AGREES, _agreeing
+    from harness.probe.diagnosis import LINT_AGREES, agreeing as _agreeing
 
     ranked = [{"defect": "out-of-bounds-read", "case": "c-style-division-negative", "confidence": 0.9,
                "evidence": ["oob-load: ..."]},

@@ -15,6 +15,28 @@ module turns evidence into a ranked diagnosis:
 The result is a list, best first, of ``{"defect", "case", "title", "evidence", "confidence"}``;
 when the kernel failed and no rule applies, one entry with defect and case null says that no
 known trap matches. A kernel that does not compile gets only that, and names no case.
+
+What each piece of evidence can explain decides the order before its strength does (``SCOPES``).
+A rule's confidence says how strongly its evidence points to a defect; it says nothing about
+*which* failure that evidence was seen at, and one kernel may have several defects, each shown
+somewhere else. So evidence is taken in three scopes, and a defect is ranked by the first scope
+whose evidence names it (then by confidence), each scope's rules vetoed only by evidence of that
+scope and the ones before it:
+
+1. the failure at the default sizes: an error at the inputs the user's own file makes (the
+   reference, the guard bands and memcheck at the defaults, special values, layouts, sentinels
+   and arguments at the default sizes), the experiments where they took that failure apart, and
+   what the kernels' source says (``FACTS``: true at every size). This is the failure the user
+   meets; what explains it comes first;
+2. a failure only at other sizes (shape fuzzing's, memcheck's tails): an error there proves a
+   defect at those sizes (a store past a tensor at n=3), and nothing about a wrong value at the
+   defaults, where the guard bands and memcheck saw no access outside: a second defect, listed
+   after what explains the first, and vetoing none of it;
+3. a hazard: a warning's evidence (a layout the launcher neither handles nor refuses, float
+   atomics' last bits, masked lanes that 0 makes right, TF32 left at Triton's default) shows no
+   wrong result at all. Where the probe found an error it explains none: it is listed after every
+   defect an error shows, and vetoes none of them. Where there is no error, the warnings are all
+   there is, and they are ranked among themselves as before.
 """
 
 from __future__ import annotations
@@ -254,18 +276,39 @@ def _cases() -> list[dict]:
             for spec, _ in case_specs() if spec.diagnosis and not spec.calibration]
 
 
-def diagnose(findings: list, observed: dict | None = None, cases: list | None = None) -> list[dict]:
-    """The ranked diagnosis (see the module's docstring)."""
+# what the kernels' source says (the diagnose detector reads it): true at every size, so evidence in every scope
+FACTS = frozenset({"atomics", "autotuned-atomics"})
+
+
+def at_sizes(sizes: dict | None, defaults: dict | None) -> bool:
+    """Whether a finding's ``sizes`` are the default sizes (no sizes, or no defaults known: taken as them)."""
+    return not sizes or defaults is None or all(defaults.get(k) == v for k, v in sizes.items())
+
+
+def scopes(findings: list, observed: dict | None = None, elsewhere: dict | None = None,
+           defaults: dict | None = None) -> list[dict[str, list[str]]]:
+    """The evidence of each scope that has any (the module's docstring), each holding the ones before it: the
+    failure at the default sizes (errors at ``defaults``; ``observed``, the experiments' evidence there, and the
+    source's facts), every error (and ``elsewhere``, the experiments' evidence at other sizes), then the warnings
+    too. Where nothing is an error, the one scope of all the evidence."""
     errors = [f for f in findings if f.severity == ERROR]
-    compile_errors = [f for f in findings if f.code == "P003"]
-    if compile_errors:
-        return [{"defect": None, "case": None, "title": "the kernel does not compile",
-                 "evidence": [compile_errors[0].message], "confidence": 1.0}]
-    if not any(f.severity in (ERROR, WARNING) for f in findings):
-        return []  # nothing wrong, nothing undefined relied on: information alone names no trap
-    ev = evidence_of(findings, observed)
-    have = set(ev)
-    cases = _cases() if cases is None else cases
+    observed, elsewhere = dict(observed or {}), dict(elsewhere or {})
+    observed.update({k: v for k, v in elsewhere.items() if k in FACTS and k not in observed})
+    elsewhere = {k: v for k, v in elsewhere.items() if k not in FACTS}
+    here = [f for f in errors if at_sizes(f.sizes, defaults)]
+    out = []
+    if here:
+        out.append(evidence_of(here, observed))
+    if errors:
+        both = {**elsewhere, **observed}
+        out.append(evidence_of(errors, both))
+    out.append(evidence_of(findings, {**elsewhere, **observed}))
+    return out
+
+
+def _matched(have: set, cases: list) -> dict[str, dict]:
+    """Defect -> its strongest rule whose evidence is all in ``have`` and none of whose vetoes is, or a case
+    whose declared evidence is (a defect no rule names)."""
     best: dict[str, dict] = {}
     for rule in RULES:
         if rule.needs <= have and not (rule.unless & have):
@@ -275,24 +318,67 @@ def diagnose(findings: list, observed: dict | None = None, cases: list | None = 
     for c in cases:  # a case whose declared evidence was all observed names its defect even without a rule
         if c["evidence"] <= have and c["defect"] not in best and c["defect"] not in RULE_DEFECTS:
             best[c["defect"]] = {"defect": c["defect"], "confidence": 0.5, "needs": c["evidence"]}
-    out = []
-    for d in best.values():
-        matching = sorted((c for c in cases if c["defect"] == d["defect"] and c["evidence"] <= have),
-                          key=lambda c: (-len(c["evidence"]), c["slug"]))
-        case = matching[0] if matching else None
-        used = d["needs"] | (case["evidence"] if case else frozenset())
-        score = d["confidence"] + (0.05 * len(case["evidence"]) if case else 0.0)
-        out.append({"defect": d["defect"], "case": case["slug"] if case else None,
-                    "title": case["title"] if case else None,
-                    "evidence": [f"{name}: {text}" for name in sorted(used) for text in ev.get(name, [])[:2]],
-                    "confidence": round(min(score, 0.99), 2), "rule": d["confidence"]})
-    out.sort(key=lambda d: (-d["confidence"], -d["rule"]))  # at the cap, the stronger mechanism first
+    return best
+
+
+def diagnose(findings: list, observed: dict | None = None, cases: list | None = None, *,
+             elsewhere: dict | None = None, defaults: dict | None = None, lint: list | None = None) -> list[dict]:
+    """The ranked diagnosis (see the module's docstring). ``observed``: the experiments' evidence where they took
+    apart the failure at the default sizes (or where that is not known), ``elsewhere``: where they took apart one
+    at other sizes; ``defaults``: the default sizes (None: every finding taken as at them); ``lint``: lint's
+    findings of the same kernels (``agreeing``)."""
+    errors = [f for f in findings if f.severity == ERROR]
+    compile_errors = [f for f in findings if f.code == "P003"]
+    if compile_errors:
+        return [{"defect": None, "case": None, "title": "the kernel does not compile",
+                 "evidence": [compile_errors[0].message], "confidence": 1.0}]
+    if not any(f.severity in (ERROR, WARNING) for f in findings):
+        return []  # nothing wrong, nothing undefined relied on: information alone names no trap
+    cases = _cases() if cases is None else cases
+    out, named = [], set()
+    for tier, ev in enumerate(scopes(findings, observed, elsewhere, defaults)):
+        have = set(ev)
+        for d in _matched(have, cases).values():
+            if d["defect"] in named:
+                continue
+            named.add(d["defect"])
+            matching = sorted((c for c in cases if c["defect"] == d["defect"] and c["evidence"] <= have),
+                              key=lambda c: (-len(c["evidence"]), c["slug"]))
+            case = matching[0] if matching else None
+            used = d["needs"] | (case["evidence"] if case else frozenset())
+            score = d["confidence"] + (0.05 * len(case["evidence"]) if case else 0.0)
+            out.append({"defect": d["defect"], "case": case["slug"] if case else None,
+                        "title": case["title"] if case else None,
+                        "evidence": [f"{name}: {text}" for name in sorted(used) for text in ev.get(name, [])[:2]],
+                        "confidence": round(min(score, 0.99), 2), "rule": d["confidence"], "tier": tier})
+    out = agreeing(out, lint or [])
     for d in out:
-        del d["rule"]
+        d.pop("rule"), d.pop("tier")
     if not out and errors:
         out.append({"defect": None, "case": None, "title": "no known trap matches",
                     "evidence": [f"{f.detector}: {f.message}"[:300] for f in errors[:3]], "confidence": 0.0})
     return out
+
+
+LINT_AGREES = 0.05  # confidence a diagnosis entry gains when the source alone points to the same trap
+
+
+def agreeing(diagnosis: list, lint: list) -> list:
+    """A diagnosis entry that a lint finding agrees with (the same case, or a case of the same defect class) says
+    so in its evidence, and gains LINT_AGREES: two independent sources, the runs and the source, name it. Where
+    entries of one scope were level, it goes first; it never passes an entry of an earlier scope (the module's
+    docstring). At the cap, the stronger mechanism first."""
+    if lint and diagnosis:
+        from harness.probe.findings import case_specs
+
+        defect = {spec.slug: spec.defect for spec, _ in case_specs()}
+        for d in diagnosis:
+            for x in lint:
+                if d["case"] in x["cases"] or (d["defect"] and d["defect"] in {defect.get(c) for c in x["cases"]}):
+                    d["evidence"].append(f"lint agrees: {x['code']} at {x['path']}:{x['line']}: {x['message']}"[:300])
+                    d["confidence"] = round(min(d["confidence"] + LINT_AGREES, 0.99), 2)
+                    break
+    return sorted(diagnosis, key=lambda d: (d.get("tier", 0), -d["confidence"], -d.get("rule", 0)))
 
 
 def text(diagnosis: list) -> list[str]:

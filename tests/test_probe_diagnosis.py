@@ -482,3 +482,48 @@ def test_a_tensor_loaded_and_stored_past_its_end_is_a_write_not_a_read():
     assert diagnose(apart, order)[0]["defect"] == "out-of-bounds-read"
     other_end = [memcheck("P102", "load before the start of 'output'"), memcheck("P101", "store past the end of 'output'")]
     assert diagnose(other_end, order)[0]["defect"] == "out-of-bounds-read"
+
+
+def test_a_warnings_hazard_neither_vetoes_nor_outranks_what_an_error_shows():
+    """A layout warning (a view the launcher neither handles nor refuses) shows no wrong result: beside a store
+    past a tensor that shape fuzzing found with contiguous inputs, the store is named first, the layout after."""
+    store = Finding("P401", "shapes", "interpreter", "wrote outside: smallest failing sizes rows=1, cols=1",
+                    sizes={"rows": 1, "cols": 1})
+    view = Finding("P206", "layout", "interpreter", "wrong when 'A' is a transposed view", severity=WARNING,
+                   sizes={"rows": 64, "cols": 64})
+    d = diagnose([store, view], defaults={"rows": 64, "cols": 64})
+    assert [x["defect"] for x in d][:2] == ["out-of-bounds-write", "stride-assumption"], d
+    # warnings alone are all there is: ranked as before
+    assert diagnose([view], defaults={"rows": 64, "cols": 64})[0]["defect"] == "stride-assumption"
+    # a layout the launcher passes strides for and still gets wrong is an error: it explains, and vetoes
+    wrong_view = Finding("P206", "layout", "interpreter", "wrong when 'A' is a transposed view (strides passed)",
+                         sizes={"rows": 64, "cols": 64})
+    assert diagnose([wrong_view, store], defaults={"rows": 64, "cols": 64})[0]["defect"] == "stride-assumption"
+
+
+def test_what_explains_the_defaults_wrong_values_comes_before_a_store_past_a_tensor_at_other_sizes():
+    """Wrong at the default sizes, where the guard bands and memcheck saw no access outside; a store past a tensor
+    only at a fuzzed n=3 (the experiments took that one apart). The source's autotuned atomics with no reset
+    explain the defaults: named first; the store is a second defect, after it. Without the scopes the store's
+    evidence vetoed the atomics' rule."""
+    at_defaults = Finding("P201", "reference", "interpreter", "at n=512: 511/512 differ", sizes={"n": 512})
+    fuzzed = Finding("P401", "shapes", "interpreter", "wrote outside: smallest failing sizes n=3", sizes={"n": 3})
+    facts = {"autotuned-atomics": "k: autotuned, atomics, no reset_to_zero", "atomics": "the kernels use atomics"}
+    there = {"oob-store": "at n=3: k: atomic past the end of 'c'"}
+    d = diagnose([at_defaults, fuzzed], there, elsewhere=facts, defaults={"n": 512})  # facts in either dict
+    d2 = diagnose([at_defaults, fuzzed], elsewhere={**there, **facts}, defaults={"n": 512})
+    assert [x["defect"] for x in d2][:2] == ["autotune-accumulation", "out-of-bounds-write"], d2
+    # ``observed`` is the experiments' evidence at the defaults: there the store explains the defaults too
+    assert d[0]["defect"] == "out-of-bounds-write", d
+    # no sizes known: every finding taken as at the defaults, as before
+    assert diagnose([at_defaults, fuzzed], {**there, **facts})[0]["defect"] == "out-of-bounds-write"
+
+
+def test_finite_values_off_at_a_row_of_zeros_name_a_wrong_formula_and_nan_there_an_unguarded_division():
+    off = Finding("P207", "special", "interpreter", "with a row of zeros in 'g' (g[0, :]) at n=64: 53 of 128 result "
+                  "elements off by more than the tolerance and the error floor", sizes={"n": 64})
+    nan = Finding("P207", "special", "interpreter", "with a row of zeros in 'g' (g[0, :]) at n=64: 64 of 128 result "
+                  "elements NaN/Inf where the float64 reference is finite", sizes={"n": 64})
+    view = Finding("P206", "layout", "interpreter", "wrong when 'g' is a transposed view", severity=WARNING)
+    assert diagnose([off, view], defaults={"n": 64})[0]["defect"] == "wrong-formula"
+    assert diagnose([nan], defaults={"n": 64})[0]["defect"] == "overflow"

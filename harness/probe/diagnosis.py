@@ -169,6 +169,11 @@ RULES = (
     # wrong only in the branch a flag of the launcher's takes, which the reference defines too: what is computed
     # there is not what the reference computes (no mechanism shown)
     _r("wrong-formula", "branch-value", 0.3, NO_MECHANISM),
+    # finite values off beyond the floor once a row of zeros is put into an input, the plain run right, no NaN or
+    # Inf: the kernel's result does not follow that input's values as the reference's does (an input dropped from
+    # the formula, a per-row factor taken as 1): what is computed is not the reference's formula (no mechanism
+    # shown; a zero row that gives NaN/Inf is the unguarded 0/0 above)
+    _r("wrong-formula", "zero-row", 0.35, " ".join(w for w in NO_MECHANISM.split() if w != "zero-row")),
 )
 
 RULE_DEFECTS = frozenset(r.defect for r in RULES)

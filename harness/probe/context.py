@@ -230,3 +230,9 @@ def never_written(ctx: Context, inputs: dict, first, ref=None) -> dict:
         if a.shape == b.shape and (n := int((a & b).sum())):
             out[name] = out.get(name, 0) + n
     return out
+
+
+def pinned_names(ctx: Context) -> set:
+    """Sizes the user pinned with ``--sizes`` (``ctx.options["pinned"]``, or ``target.pinned`` where the
+    worker sets it); a FUZZ int pins too (``fuzz.pinned`` reads it from the ranges)."""
+    return set((getattr(ctx, "options", None) or {}).get("pinned") or ()) | set(getattr(ctx.target, "pinned", None) or ())

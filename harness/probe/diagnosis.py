@@ -90,9 +90,13 @@ RULES = (
     _r("overflow", "debug-assert", 0.8),
     # an overflow that needs the length too is a running sum in too narrow a type: precision (below)
     _r("overflow", "nonfinite magnitude", 0.85, "oob-load oob-store layout length"),
-    # finite values far off at large inputs that the reference's own formula in float32 handles: an intermediate
-    # overflowed (1/inf = 0), or underflowed
+    # finite values far off at large inputs that the reference's own formula in float32 handles, right where the
+    # row's magnitude overflows nothing: an intermediate overflowed (1/inf = 0), or underflowed
     _r("overflow", "magnitude", 0.6, "oob-load oob-store layout length nonfinite"),
+    # finite values off at large inputs, and off too where the row's magnitude overflows nothing: no overflow is the
+    # cause; the branch that large values take (softplus's linear part past its threshold, a clamp) computes
+    # another value than the reference's
+    _r("wrong-formula", "large-values", 0.5, "oob-load oob-store layout nonfinite"),
     # a row of zeros put in, NaN or Inf out where the reference (its eps, its where) stays finite: an x/0 or 0/0
     # the kernel does not guard. The casebook files NaN/Inf where the reference is finite under overflow (P202);
     # its 0/0 lesson, padding-division-by-zero, is padding's (its zeros are masked lanes, these are data)
@@ -194,6 +198,9 @@ SPECIAL_EVIDENCE = {"with a row of zeros": "zero-row", "with a row of large fini
 
 # the words of a P207 warning for a NaN/Inf carried along a path the kernel has (detectors/special.py's PROPAGATES)
 SPECIAL_PROPAGATES = "propagates through a shared row/group value such as a scale"
+# the words of a P207 error at a large row that is off at a magnitude no intermediate overflows at too
+# (detectors/special.py's BRANCH): the evidence "large-values", not "magnitude"
+SPECIAL_BRANCH = "a branch of the formula that large values take computes another value"
 
 # the defect a P209 finding names (detectors/sentinel.py: what the sentinel showed) -> the evidence it is
 SENTINEL_EVIDENCE = {"out-of-bounds-read": "oob-load", "out-of-bounds-write": "oob-store",
@@ -233,6 +240,8 @@ def evidence_of(findings: list, observed: dict | None = None) -> dict[str, list[
         elif f.code == "P207":  # the special value named first, then what it did
             name = "nonfinite" if "NaN/Inf where the float64 reference is finite" in f.message else ""
             kind = next((e for start, e in SPECIAL_EVIDENCE.items() if f.message.startswith(start)), "")
+            if kind == "magnitude" and SPECIAL_BRANCH in f.message:  # off where nothing overflows: no overflow
+                kind = "large-values"
             if SPECIAL_PROPAGATES in f.message:  # IEEE propagation along the kernel's own data path: no defect
                 name = kind = ""
             if kind and f.severity != "info":

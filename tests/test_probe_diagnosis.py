@@ -527,3 +527,21 @@ def test_finite_values_off_at_a_row_of_zeros_name_a_wrong_formula_and_nan_there_
     view = Finding("P206", "layout", "interpreter", "wrong when 'g' is a transposed view", severity=WARNING)
     assert diagnose([off, view], defaults={"n": 64})[0]["defect"] == "wrong-formula"
     assert diagnose([nan], defaults={"n": 64})[0]["defect"] == "overflow"
+
+
+def test_an_argument_whose_other_value_leaves_the_outputs_fill_names_an_unwritten_output():
+    """Wrong at another value of a launcher's argument, every wrong element holding the -1 the output was filled
+    with where the reference varies: never written (an unwritten output), not a wrong formula."""
+    import torch
+
+    from harness.probe.context import fill_kept
+
+    out = torch.tensor([3.0, -1.0, -1.0, -1.0, -1.0, 5.0], dtype=torch.float64)
+    ref = torch.tensor([3.0, 4.0, 7.0, 2.0, 9.0, 5.0], dtype=torch.float64)
+    said = fill_kept(out, ref, out != ref, {"n": 6})["fill-kept"]
+    kept = Finding("P208", "scalars", "interpreter", f"wrong with page=32 at n=6 (right at the default): 4/6 differ; "
+                   f"{said} (the reference takes it and was given the same value)", sizes={"n": 6})
+    plain = Finding("P208", "scalars", "interpreter", "wrong with page=32 at n=6 (right at the default): 4/6 differ "
+                    "(the reference takes it and was given the same value)", sizes={"n": 6})
+    assert diagnose([kept], defaults={"n": 6})[0]["defect"] == "unwritten-output"
+    assert diagnose([plain], defaults={"n": 6})[0]["defect"] == "wrong-formula"

@@ -206,6 +206,9 @@ SPECIAL_BRANCH = "a branch of the formula that large values take computes anothe
 SENTINEL_EVIDENCE = {"out-of-bounds-read": "oob-load", "out-of-bounds-write": "oob-store",
                      "degenerate-size": "sentinel-row", "wrong-formula": "sentinel-value"}
 
+# the words of a finding whose wrong elements all keep the output's fill (context.fill_kept): evidence "fill-kept"
+KEPT_FILL = "never written, they keep what the output was filled with"
+
 # what shape fuzzing's P401 can be evidence of (its message names which)
 P401_EVIDENCE = frozenset({"oob-store", "unwritten", "nonfinite", "crash", "empty"})
 
@@ -222,6 +225,8 @@ def evidence_of(findings: list, observed: dict | None = None) -> dict[str, list[
                 else "nonfinite" if "non-finite" in f.message else "crash" if "raised" in f.message else ""
         elif f.code == "P208":  # the launcher's argument at another value: a tile or a branch, and how
             name = "config-value" if "(a tile of the kernel" in f.message else "branch-value"
+            if f.severity != "info" and KEPT_FILL in f.message:  # its wrong elements hold the output's fill
+                out.setdefault("fill-kept", []).append(f"{f.detector}: {f.message}"[:300])
             if f.severity != "info" and (more := _p208_access(f.message)):
                 out.setdefault(more, []).append(f"{f.detector}: {f.message}"[:300])
         elif f.code == "P209":  # the contract's sentinel put in: what it showed is the finding's defect

@@ -450,7 +450,7 @@ def _wrong_finding(ctx, arg: Arg, said: str, kind: str, c, oob: dict, blocks: di
         what = f"{hit['kernel']}: {acc} {side} of '{tensor}' at {line}" + ("" if c.cmp.get("close") else
                                                                              f"; {wrong(c.cmp)}")
     else:
-        what = wrong(c.cmp)
+        what = wrong(c.cmp) + kept_fill(c, ctx.target.sizes)
     if arg.kind == "tile":
         names = sorted(n for n in set(blocks) | set(st["blocks"]) if blocks.get(n) != st["blocks"].get(n)
                        and n in st["tiles"])
@@ -463,6 +463,22 @@ def _wrong_finding(ctx, arg: Arg, said: str, kind: str, c, oob: dict, blocks: di
     return ctx.finding("P208", f"wrong with {said} at {fmt(ctx.target.sizes)} (right at the default): {what} "
                                f"({why})"[:500], severity=ERROR, sizes=dict(ctx.target.sizes),
                        defect="autotune-config-reuse" if arg.kind == "tile" else "")
+
+
+def kept_fill(c, sizes: dict) -> str:
+    """"; the N wrong elements all hold -1 ...: never written, they keep what the output was filled with" where
+    the wrong elements of the run ``c`` all hold one fill value where the reference varies (``fill_kept``: the
+    diagnosis reads it as an unwritten output), else ""."""
+    import torch
+
+    from harness.probe.context import fill_kept
+
+    if c.out is None or tuple(c.out.shape) != tuple(c.ref.shape):
+        return ""
+    out, ref = c.out.reshape(-1).double(), c.ref.reshape(-1).double()
+    wrong_ = ~torch.isclose(out, ref, rtol=1e-3, atol=1e-6, equal_nan=True)
+    got = fill_kept(out, ref, wrong_, sizes)
+    return f"; {got['fill-kept']}" if got else ""
 
 
 def partial(ctx) -> list:

@@ -517,6 +517,12 @@ def test_what_explains_the_defaults_wrong_values_comes_before_a_store_past_a_ten
     assert d[0]["defect"] == "out-of-bounds-write", d
     # no sizes known: every finding taken as at the defaults, as before
     assert diagnose([at_defaults, fuzzed], {**there, **facts})[0]["defect"] == "out-of-bounds-write"
+    # a mechanism other than an access outside, seen at the smaller sizes, is not shown absent at the defaults (the
+    # same tail bug shows at both): it explains them too, ahead of the source's facts' weaker rule
+    tail = {"tail": "wrong at n=3; right at n=4 (multiples of 4)"}
+    wrong_small = Finding("P401", "shapes", "interpreter", "smallest failing sizes n=3: 1/3 differ", sizes={"n": 3})
+    d = diagnose([at_defaults, wrong_small], elsewhere={**tail, **facts}, defaults={"n": 512})
+    assert d[0]["defect"] == "padding-contamination", d
 
 
 def test_finite_values_off_at_a_row_of_zeros_name_a_wrong_formula_and_nan_there_an_unguarded_division():

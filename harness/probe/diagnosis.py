@@ -28,10 +28,12 @@ scope and the ones before it:
    and arguments at the default sizes), the experiments where they took that failure apart, and
    what the kernels' source says (``FACTS``: true at every size). This is the failure the user
    meets; what explains it comes first;
-2. a failure only at other sizes (shape fuzzing's, memcheck's tails): an error there proves a
-   defect at those sizes (a store past a tensor at n=3), and nothing about a wrong value at the
-   defaults, where the guard bands and memcheck saw no access outside: a second defect, listed
-   after what explains the first, and vetoing none of it;
+2. a failure only at other sizes (shape fuzzing's, memcheck's tails): an access outside a tensor
+   seen there (a store past a tensor at n=3) is a defect at those sizes and explains nothing of a
+   wrong value at the defaults, whose own runs check every access (guard bands, memcheck) and saw
+   none: a second defect, listed after what explains the first, and vetoing none of it (``OUTSIDE``).
+   Any other mechanism seen at other sizes (a tail, a race, an order) is not shown absent at the
+   defaults, and the same bug most often shows at both: it counts in the first scope too;
 3. a hazard: a warning's evidence (a layout the launcher neither handles nor refuses, float
    atomics' last bits, masked lanes that 0 makes right, TF32 left at Triton's default) shows no
    wrong result at all. Where the probe found an error it explains none: it is listed after every
@@ -297,6 +299,19 @@ def _cases() -> list[dict]:
 
 # what the kernels' source says (the diagnose detector reads it): true at every size, so evidence in every scope
 FACTS = frozenset({"atomics", "autotuned-atomics"})
+# an access outside a tensor: the default sizes' own runs check every access (guard bands, memcheck), so one seen
+# only at other sizes is shown absent at the defaults and cannot explain their wrong result. Any other mechanism
+# seen at other sizes (a tail, a race, the programs' order) is not shown absent there, and the same bug most often
+# shows at both: it counts for the defaults too.
+OUTSIDE = frozenset({"oob-store", "oob-load", "oob-rmw", "oob-load-unused"})
+
+
+def _merged(a: dict, b: dict) -> dict:
+    """Two evidence dicts in one, each name's observations from both (``a``'s first)."""
+    out = {k: list(v) for k, v in a.items()}
+    for k, v in b.items():
+        out.setdefault(k, []).extend(x for x in v if x not in out[k])
+    return out
 
 
 def at_sizes(sizes: dict | None, defaults: dict | None) -> bool:
@@ -316,8 +331,9 @@ def scopes(findings: list, observed: dict | None = None, elsewhere: dict | None 
     elsewhere = {k: v for k, v in elsewhere.items() if k not in FACTS}
     here = [f for f in errors if at_sizes(f.sizes, defaults)]
     out = []
-    if here:
-        out.append(evidence_of(here, observed))
+    if here:  # what explains the defaults: their own evidence, and what other sizes showed but an access outside
+        there = evidence_of([f for f in errors if f not in here], elsewhere)
+        out.append(_merged(evidence_of(here, observed), {k: v for k, v in there.items() if k not in OUTSIDE}))
     if errors:
         both = {**elsewhere, **observed}
         out.append(evidence_of(errors, both))

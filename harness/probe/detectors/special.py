@@ -191,8 +191,9 @@ VARIANTS = {
 
 def plan(names: list) -> list:
     """(input, variant) of each run, most telling first (a budget's end cuts the last): a row of zeros in each
-    input (``names``: largest first), where any wrong result is an error; then each one's large row, where only
-    an overflow is; then NaN in the largest, its infinities, NaN in the next (the module's docstring)."""
+    input (``names``: largest first), where any wrong result is an error; then each one's large row (an overflow,
+    or the branch large values take); then NaN in the largest, its infinities, NaN in the next (the module's
+    docstring)."""
     first, others = names[:1], names[1:1 + MAX_OTHERS]
     return ([(k, "zero") for k in first + others] + [(k, "large") for k in first + others]
             + [(k, v) for k in first for v in ("nan", "+inf", "-inf")] + [(k, "nan") for k in others[:1]])[:MAX_RUNS]

@@ -551,3 +551,16 @@ def test_an_argument_whose_other_value_leaves_the_outputs_fill_names_an_unwritte
                     "(the reference takes it and was given the same value)", sizes={"n": 6})
     assert diagnose([kept], defaults={"n": 6})[0]["defect"] == "unwritten-output"
     assert diagnose([plain], defaults={"n": 6})[0]["defect"] == "wrong-formula"
+
+
+def test_a_read_past_a_tensor_at_the_users_own_inputs_comes_before_a_layout_it_also_breaks():
+    """matmul-k-tail's shape: a load past K at the defaults (memcheck, poison read) and a layout finding (wrong
+    at a slice of a wider buffer, whose neighbouring elements the same read reaches; an error: the strides are
+    passed). The layout finding is shown at a view the user did not pass: it neither vetoes nor outranks the
+    read at the user's own inputs."""
+    load = Finding("P102", "memcheck", "interpreter", "k: load past the end of 'a' by up to 3 elements",
+                   sizes={"m": 64, "k": 61})
+    view = Finding("P206", "layout", "interpreter", "wrong when 'a' is a slice of a wider buffer (strides passed)",
+                   sizes={"m": 64, "k": 61})
+    d = diagnose([load, view], defaults={"m": 64, "k": 61})
+    assert [x["defect"] for x in d][:2] == ["out-of-bounds-read", "stride-assumption"], d

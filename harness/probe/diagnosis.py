@@ -23,17 +23,19 @@ somewhere else. So evidence is taken in three scopes, and a defect is ranked by 
 whose evidence names it (then by confidence), each scope's rules vetoed only by evidence of that
 scope and the ones before it:
 
-1. the failure at the default sizes: an error at the inputs the user's own file makes (the
-   reference, the guard bands and memcheck at the defaults, special values, layouts, sentinels
-   and arguments at the default sizes), the experiments where they took that failure apart, and
-   what the kernels' source says (``FACTS``: true at every size). This is the failure the user
-   meets; what explains it comes first;
-2. a failure only at other sizes (shape fuzzing's, memcheck's tails): an access outside a tensor
-   seen there (a store past a tensor at n=3) is a defect at those sizes and explains nothing of a
-   wrong value at the defaults, whose own runs check every access (guard bands, memcheck) and saw
-   none: a second defect, listed after what explains the first, and vetoing none of it (``OUTSIDE``).
-   Any other mechanism seen at other sizes (a tail, a race, an order) is not shown absent at the
-   defaults, and the same bug most often shows at both: it counts in the first scope too;
+1. the failure at the user's own inputs: an error at the default sizes with the inputs as the
+   user's file makes them (the reference, the guard bands, memcheck, the races and orders there),
+   the experiments where they took that failure apart, and what the kernels' source says
+   (``FACTS``: true at every size). This is the failure the user meets; what explains it comes
+   first;
+2. a failure only at other inputs (``OTHER_INPUTS``: shape fuzzing's sizes, memcheck's tails,
+   another layout, special values, a sentinel, another value of an argument): an access outside a
+   tensor seen there (a store past a tensor at n=3) is a defect there and explains nothing of a
+   wrong value at the user's inputs, whose own runs check every access (guard bands, memcheck) and
+   saw none (``OUTSIDE``); nor does a layout finding (wrong at a view the user did not pass, right
+   contiguous): each is a second defect, listed after what explains the first, and vetoing none of
+   it. Any other mechanism seen at other inputs (a tail, a race, an order) is not shown absent at
+   the user's, and the same bug most often shows at both: it counts in the first scope too;
 3. a hazard: a warning's evidence (a layout the launcher neither handles nor refuses, float
    atomics' last bits, masked lanes that 0 makes right, TF32 left at Triton's default) shows no
    wrong result at all. Where the probe found an error it explains none: it is listed after every
@@ -304,6 +306,11 @@ FACTS = frozenset({"atomics", "autotuned-atomics"})
 # seen at other sizes (a tail, a race, the programs' order) is not shown absent there, and the same bug most often
 # shows at both: it counts for the defaults too.
 OUTSIDE = frozenset({"oob-store", "oob-load", "oob-rmw", "oob-load-unused"})
+# the findings of a run on inputs other than the user's own at the default sizes: other sizes (shape fuzzing, the
+# run past 2**31 elements), other layouts (a layout finding's "layout" is shown at a view the user did not pass:
+# it cannot be why the user's own layout is wrong), other values (special values, a sentinel, another value of a
+# launcher's argument)
+OTHER_INPUTS = frozenset({"P401", "P404", "P206", "P207", "P208", "P209"})
 
 
 def _merged(a: dict, b: dict) -> dict:
@@ -329,11 +336,14 @@ def scopes(findings: list, observed: dict | None = None, elsewhere: dict | None 
     observed, elsewhere = dict(observed or {}), dict(elsewhere or {})
     observed.update({k: v for k, v in elsewhere.items() if k in FACTS and k not in observed})
     elsewhere = {k: v for k, v in elsewhere.items() if k not in FACTS}
-    here = [f for f in errors if at_sizes(f.sizes, defaults)]
+    here = [f for f in errors if f.code not in OTHER_INPUTS and at_sizes(f.sizes, defaults)]
     out = []
-    if here:  # what explains the defaults: their own evidence, and what other sizes showed but an access outside
-        there = evidence_of([f for f in errors if f not in here], elsewhere)
-        out.append(_merged(evidence_of(here, observed), {k: v for k, v in there.items() if k not in OUTSIDE}))
+    if here:  # what explains the defaults: their own evidence, and what other inputs showed that is not shown
+        # absent at the user's own (an access outside; a layout the user did not pass)
+        there = evidence_of([f for f in errors if f not in here])
+        there = {k: v for k, v in there.items() if k not in OUTSIDE and k != "layout"}
+        seen = {k: v for k, v in evidence_of([], elsewhere).items() if k not in OUTSIDE}
+        out.append(_merged(evidence_of(here, observed), _merged(there, seen)))
     if errors:
         both = {**elsewhere, **observed}
         out.append(evidence_of(errors, both))

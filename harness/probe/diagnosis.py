@@ -217,7 +217,7 @@ KEPT_FILL = "never written, they keep what the output was filled with"
 P401_EVIDENCE = frozenset({"oob-store", "unwritten", "nonfinite", "crash", "empty"})
 
 
-def evidence_of(findings: list, observed: dict | None = None) -> dict[str, list[str]]:
+def evidence_of(findings: list, observed: dict | None = None, defaults: dict | None = None) -> dict[str, list[str]]:
     """Evidence name -> the observations that show it: from the findings (each a line), and
     from the experiments (``observed``: name -> text)."""
     out: dict[str, list[str]] = {}
@@ -260,7 +260,8 @@ def evidence_of(findings: list, observed: dict | None = None) -> dict[str, list[
             name = "oob-store" if "write" in m else "oob-load" if "read" in m else ""
         else:
             name = CODE_EVIDENCE.get(f.code, "")
-        if f.code in ("P401", "P001") and f.severity != "info" and 0 in (f.sizes or {}).values():
+        # it failed at a size of 0 (a finding with no sizes of its own is at the default sizes: ``defaults``)
+        if f.code in ("P401", "P001") and f.severity != "info" and 0 in (f.sizes or defaults or {}).values():
             out.setdefault("empty", []).append(f"{f.detector}: {f.message}"[:300])  # it failed at a size of 0
         if name and f.severity != "info":
             where = f" at {f.line}" if f.line else ""
@@ -340,14 +341,14 @@ def scopes(findings: list, observed: dict | None = None, elsewhere: dict | None 
     out = []
     if here:  # what explains the defaults: their own evidence, and what other inputs showed that is not shown
         # absent at the user's own (an access outside; a layout the user did not pass)
-        there = evidence_of([f for f in errors if f not in here])
+        there = evidence_of([f for f in errors if f not in here], None, defaults)
         there = {k: v for k, v in there.items() if k not in OUTSIDE and k != "layout"}
         seen = {k: v for k, v in evidence_of([], elsewhere).items() if k not in OUTSIDE}
-        out.append(_merged(evidence_of(here, observed), _merged(there, seen)))
+        out.append(_merged(evidence_of(here, observed, defaults), _merged(there, seen)))
     if errors:
         both = {**elsewhere, **observed}
-        out.append(evidence_of(errors, both))
-    out.append(evidence_of(findings, {**elsewhere, **observed}))
+        out.append(evidence_of(errors, both, defaults))
+    out.append(evidence_of(findings, {**elsewhere, **observed}, defaults))
     return out
 
 

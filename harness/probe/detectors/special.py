@@ -85,7 +85,10 @@ information, and the budget's share could end before it.) What IEEE 754 fixes de
   large values it is an error like at a row of zeros: the row's magnitude keeps every square, product and
   sum over a row inside the format (above), so what a correct kernel's rounding does there is what the error
   floor and the reference's own formula in the kernel's formats (below) estimate, as at any input. (It was
-  information when the row was 4.6e18, whose sums spanned 2**60.) Such an error is run once more with the row
+  information when the row was 4.6e18, whose sums spanned 2**60.) A TOLERANCE the file declares is stated at
+  the data it makes: at the large row its absolute part is scaled by how much the row was (``atol_scale``: a
+  quantizer's step is its row's absmax over 127, 2.1 at 266, where the file stated 0.03). Such an error is run
+  once more with the row
   at ``tame_value``'s magnitude (half ln(M): 44 in float32), where no intermediate overflows: off there too,
   the finding says the branch large values take computes another value (the diagnosis: a wrong formula);
   right there, an intermediate overflows between the two (the diagnosis: overflow);
@@ -501,7 +504,8 @@ def run(ctx) -> list:
             c = ctx.call(X.clone_inputs(given), ref=r)
         got = _judge(ctx, c, r, variant, said, lambda g=given: [in_kernel_formats(t, g, d, e) for d, e in formats],
                      lambda g=given: meets_nan(t, g), base=base.ref,
-                     moves=lambda n=name: _once(moved, n, lambda: kernel_moves(ctx, inputs, n, base)))
+                     moves=lambda n=name: _once(moved, n, lambda: kernel_moves(ctx, inputs, n, base)),
+                     scale=atol_scale(inputs, name) if variant == "large" else 1.0)
         if variant == "large" and got is not None and not isinstance(got, str) and got.severity == ERROR \
                 and "NaN/Inf" not in got.message:
             got.message = (got.message + below_overflow(ctx, inputs, name))[:500]
@@ -540,9 +544,10 @@ def _at(i: int, c) -> str:
     return f"output{element_index(i, shape or (c.ref.numel(),))}"
 
 
-def _tolerance_mask(ctx, c, o, r, ref):
+def _tolerance_mask(ctx, c, o, r, ref, scale: float = 1.0):
     """Elements of the flat output ``o`` beyond the tolerance and the error floor of the flat reference ``r``
-    (each part with its own dtype's tolerance, as ``execute.call`` compared them)."""
+    (each part with its own dtype's tolerance, as ``execute.call`` compared them); a TOLERANCE the file declares
+    has its absolute part times ``scale`` (``atol_scale``)."""
     import torch
 
     from harness.probe import floor
@@ -556,6 +561,7 @@ def _tolerance_mask(ctx, c, o, r, ref):
             bad[a:b] = o[a:b] != r[a:b]
             continue
         rtol, atol = ctx.target.tolerance_for(dt, r[a:b])
+        atol = atol * scale if ctx.target.tolerance is not None else atol
         d = (o[a:b] - r[a:b]).abs()
         bad[a:b] = d > atol + rtol * r[a:b].abs() + allow[a:b]
     return bad
@@ -702,7 +708,7 @@ def _nonfinite_finding(ctx, c, o, r, nonfinite, variant: str, said: str, base, m
                        sizes=dict(ctx.target.sizes))
 
 
-def _judge(ctx, c, ref, variant: str, said: str, formats, nan_met, base=None, moves=None):
+def _judge(ctx, c, ref, variant: str, said: str, formats, nan_met, base=None, moves=None, scale: float = 1.0):
     """The finding of one run with a special value (``said``), a note's text, or None (right). ``formats()``:
     the reference's own formula in the kernel's formats (``in_kernel_formats``, or None); ``nan_met()``: whether
     the reference computes a NaN on its way (``meets_nan``); ``base``: the default run's reference, flat
@@ -726,7 +732,7 @@ def _judge(ctx, c, ref, variant: str, said: str, formats, nan_met, base=None, mo
     o, r = c.out.reshape(-1).double(), c.ref.reshape(-1).double()
     rf, of = torch.isfinite(r), torch.isfinite(o)
     nonfinite = rf & ~of & torch.isfinite(_rounded_to_output(c, r))  # an fp16 output holds no 1e5: inf is right
-    finite_off = rf & of & _tolerance_mask(ctx, c, o, r, ref)
+    finite_off = rf & of & _tolerance_mask(ctx, c, o, r, ref, scale)
     if bool(nonfinite.any() or finite_off.any()):
         nonfinite, finite_off = _excused(formats, o, r, nonfinite, finite_off)
     if bool(nonfinite.any()):
@@ -756,6 +762,22 @@ def _judge(ctx, c, ref, variant: str, said: str, formats, nan_met, base=None, mo
         return (f"with {said} the kernel and the reference differ in which non-finite value ({_at(i, c)} = "
                 f"{float(o[i])}, reference {float(r[i])})")
     return None
+
+
+def atol_scale(inputs: dict, name: str) -> float:
+    """How many times larger the large row of ``inputs[name]`` is than the row as made (``large_value`` over its
+    largest finite magnitude; 1 where that is 0): a TOLERANCE the file declares is stated at the data it makes,
+    and its absolute part means k times as much at data k times larger (a quantizer's step is its row's absmax
+    over 127: 2.1 at 266). The relative part and the error floor follow the values themselves; the dtype's own
+    tolerance already follows the reference's magnitude (``target.magnitude``)."""
+    import torch
+
+    t = inputs[name]
+    big = large_value(t.dtype, largest_dim(inputs))
+    row = _row(t)[0].detach().double()
+    row = row[torch.isfinite(row)]
+    m = float(row.abs().max()) if row.numel() else 0.0
+    return big / m if big is not None and m > 0 and big > m else 1.0
 
 
 def tame_value(dtype) -> float:

@@ -574,3 +574,17 @@ def test_a_launcher_that_raises_at_default_sizes_holding_a_zero_is_a_degenerate_
                     "ZeroDivisionError: integer division or modulo by zero")
     assert diagnose([crash], defaults={"n_rows": 0, "n_cols": 1000})[0]["defect"] == "degenerate-size"
     assert diagnose([crash], defaults={"n_rows": 4, "n_cols": 1000})[0]["defect"] != "degenerate-size"
+
+
+def test_a_crash_at_other_sizes_is_scoped_by_the_sizes_its_message_names():
+    """A process that died at fuzzed sizes (its finding has no sizes field, its message names them) is a failure
+    at other sizes, and a flag at 0 among them is no size of 0 at the defaults."""
+    from harness.probe.diagnosis import at_sizes, scopes, sizes_of
+
+    died = Finding("P001", "shapes", "interpreter", "the process died at sizes m=10, groups=2, bf16=0: killed by "
+                   "SIGSEGV (exit 139)")
+    assert sizes_of(died) == {"m": 10, "groups": 2, "bf16": 0}
+    defaults = {"m": 4, "groups": 2, "bf16": 0}
+    wrong = Finding("P201", "reference", "interpreter", "at m=4: wrong", sizes=defaults)
+    assert not at_sizes(sizes_of(died), defaults)
+    assert all("empty" not in ev for ev in scopes([wrong, died], defaults=defaults)), scopes([wrong, died])

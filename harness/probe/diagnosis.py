@@ -260,8 +260,10 @@ def evidence_of(findings: list, observed: dict | None = None, defaults: dict | N
             name = "oob-store" if "write" in m else "oob-load" if "read" in m else ""
         else:
             name = CODE_EVIDENCE.get(f.code, "")
-        # it failed at a size of 0 (a finding with no sizes of its own is at the default sizes: ``defaults``)
-        if f.code in ("P401", "P001") and f.severity != "info" and 0 in (f.sizes or defaults or {}).values():
+        # it failed at a size of 0 (a crash whose message names the default sizes is at them: ``defaults``)
+        at = sizes_of(f)
+        at = defaults if defaults is not None and at and at_sizes(at, defaults) else f.sizes
+        if f.code in ("P401", "P001") and f.severity != "info" and 0 in (at or {}).values():
             out.setdefault("empty", []).append(f"{f.detector}: {f.message}"[:300])  # it failed at a size of 0
         if name and f.severity != "info":
             where = f" at {f.line}" if f.line else ""
@@ -322,6 +324,18 @@ def _merged(a: dict, b: dict) -> dict:
     return out
 
 
+_AT_SIZES = re.compile(r"\bat sizes ((?:\w+=-?\d+(?:, )?)+)")
+
+
+def sizes_of(f) -> dict:
+    """The sizes a finding showed at: its own, else those its message names ("at sizes n=3, k=4": a crash's), else
+    {} (none known)."""
+    if f.sizes:
+        return dict(f.sizes)
+    m = _AT_SIZES.search(f.message)
+    return {k: int(v) for k, v in (kv.split("=") for kv in m[1].split(", ") if "=" in kv)} if m else {}
+
+
 def at_sizes(sizes: dict | None, defaults: dict | None) -> bool:
     """Whether a finding's ``sizes`` are the default sizes (no sizes, or no defaults known: taken as them)."""
     return not sizes or defaults is None or all(defaults.get(k) == v for k, v in sizes.items())
@@ -337,7 +351,7 @@ def scopes(findings: list, observed: dict | None = None, elsewhere: dict | None 
     observed, elsewhere = dict(observed or {}), dict(elsewhere or {})
     observed.update({k: v for k, v in elsewhere.items() if k in FACTS and k not in observed})
     elsewhere = {k: v for k, v in elsewhere.items() if k not in FACTS}
-    here = [f for f in errors if f.code not in OTHER_INPUTS and at_sizes(f.sizes, defaults)]
+    here = [f for f in errors if f.code not in OTHER_INPUTS and at_sizes(sizes_of(f), defaults)]
     out = []
     if here:  # what explains the defaults: their own evidence, and what other inputs showed that is not shown
         # absent at the user's own (an access outside; a layout the user did not pass)

@@ -433,7 +433,7 @@ def test_an_illegal_address_at_the_gpu_sizes_alone_is_an_overflow():
 def test_where_lint_agrees_with_one_of_two_level_entries_that_one_goes_first():
     """The runs alone cannot choose (stale reads from other lanes also change with what the guard
     bands hold); the source at the line names the missing barrier: two sources agree."""
-    from harness.probe.runner import LINT_AGREES, _agreeing
+    from harness.probe.diagnosis import LINT_AGREES, agreeing as _agreeing
 
     ranked = [{"defect": "out-of-bounds-read", "case": "c-style-division-negative", "confidence": 0.9,
                "evidence": ["oob-load: ..."]},
@@ -482,3 +482,109 @@ def test_a_tensor_loaded_and_stored_past_its_end_is_a_write_not_a_read():
     assert diagnose(apart, order)[0]["defect"] == "out-of-bounds-read"
     other_end = [memcheck("P102", "load before the start of 'output'"), memcheck("P101", "store past the end of 'output'")]
     assert diagnose(other_end, order)[0]["defect"] == "out-of-bounds-read"
+
+
+def test_a_warnings_hazard_neither_vetoes_nor_outranks_what_an_error_shows():
+    """A layout warning (a view the launcher neither handles nor refuses) shows no wrong result: beside a store
+    past a tensor that shape fuzzing found with contiguous inputs, the store is named first, the layout after."""
+    store = Finding("P401", "shapes", "interpreter", "wrote outside: smallest failing sizes rows=1, cols=1",
+                    sizes={"rows": 1, "cols": 1})
+    view = Finding("P206", "layout", "interpreter", "wrong when 'A' is a transposed view", severity=WARNING,
+                   sizes={"rows": 64, "cols": 64})
+    d = diagnose([store, view], defaults={"rows": 64, "cols": 64})
+    assert [x["defect"] for x in d][:2] == ["out-of-bounds-write", "stride-assumption"], d
+    # warnings alone are all there is: ranked as before
+    assert diagnose([view], defaults={"rows": 64, "cols": 64})[0]["defect"] == "stride-assumption"
+    # a layout the launcher passes strides for and still gets wrong is an error: it explains, and vetoes
+    wrong_view = Finding("P206", "layout", "interpreter", "wrong when 'A' is a transposed view (strides passed)",
+                         sizes={"rows": 64, "cols": 64})
+    assert diagnose([wrong_view, store], defaults={"rows": 64, "cols": 64})[0]["defect"] == "stride-assumption"
+
+
+def test_what_explains_the_defaults_wrong_values_comes_before_a_store_past_a_tensor_at_other_sizes():
+    """Wrong at the default sizes, where the guard bands and memcheck saw no access outside; a store past a tensor
+    only at a fuzzed n=3 (the experiments took that one apart). The source's autotuned atomics with no reset
+    explain the defaults: named first; the store is a second defect, after it. Without the scopes the store's
+    evidence vetoed the atomics' rule."""
+    at_defaults = Finding("P201", "reference", "interpreter", "at n=512: 511/512 differ", sizes={"n": 512})
+    fuzzed = Finding("P401", "shapes", "interpreter", "wrote outside: smallest failing sizes n=3", sizes={"n": 3})
+    facts = {"autotuned-atomics": "k: autotuned, atomics, no reset_to_zero", "atomics": "the kernels use atomics"}
+    there = {"oob-store": "at n=3: k: atomic past the end of 'c'"}
+    d = diagnose([at_defaults, fuzzed], there, elsewhere=facts, defaults={"n": 512})  # facts in either dict
+    d2 = diagnose([at_defaults, fuzzed], elsewhere={**there, **facts}, defaults={"n": 512})
+    assert [x["defect"] for x in d2][:2] == ["autotune-accumulation", "out-of-bounds-write"], d2
+    # ``observed`` is the experiments' evidence at the defaults: there the store explains the defaults too
+    assert d[0]["defect"] == "out-of-bounds-write", d
+    # no sizes known: every finding taken as at the defaults, as before
+    assert diagnose([at_defaults, fuzzed], {**there, **facts})[0]["defect"] == "out-of-bounds-write"
+    # a mechanism other than an access outside, seen at the smaller sizes, is not shown absent at the defaults (the
+    # same tail bug shows at both): it explains them too, ahead of the source's facts' weaker rule
+    tail = {"tail": "wrong at n=3; right at n=4 (multiples of 4)"}
+    wrong_small = Finding("P401", "shapes", "interpreter", "smallest failing sizes n=3: 1/3 differ", sizes={"n": 3})
+    d = diagnose([at_defaults, wrong_small], elsewhere={**tail, **facts}, defaults={"n": 512})
+    assert d[0]["defect"] == "padding-contamination", d
+
+
+def test_finite_values_off_at_a_row_of_zeros_name_a_wrong_formula_and_nan_there_an_unguarded_division():
+    off = Finding("P207", "special", "interpreter", "with a row of zeros in 'g' (g[0, :]) at n=64: 53 of 128 result "
+                  "elements off by more than the tolerance and the error floor", sizes={"n": 64})
+    nan = Finding("P207", "special", "interpreter", "with a row of zeros in 'g' (g[0, :]) at n=64: 64 of 128 result "
+                  "elements NaN/Inf where the float64 reference is finite", sizes={"n": 64})
+    view = Finding("P206", "layout", "interpreter", "wrong when 'g' is a transposed view", severity=WARNING)
+    assert diagnose([off, view], defaults={"n": 64})[0]["defect"] == "wrong-formula"
+    assert diagnose([nan], defaults={"n": 64})[0]["defect"] == "overflow"
+
+
+def test_an_argument_whose_other_value_leaves_the_outputs_fill_names_an_unwritten_output():
+    """Wrong at another value of a launcher's argument, every wrong element holding the -1 the output was filled
+    with where the reference varies: never written (an unwritten output), not a wrong formula."""
+    import torch
+
+    from harness.probe.context import fill_kept
+
+    out = torch.tensor([3.0, -1.0, -1.0, -1.0, -1.0, 5.0], dtype=torch.float64)
+    ref = torch.tensor([3.0, 4.0, 7.0, 2.0, 9.0, 5.0], dtype=torch.float64)
+    said = fill_kept(out, ref, out != ref, {"n": 6})["fill-kept"]
+    kept = Finding("P208", "scalars", "interpreter", f"wrong with page=32 at n=6 (right at the default): 4/6 differ; "
+                   f"{said} (the reference takes it and was given the same value)", sizes={"n": 6})
+    plain = Finding("P208", "scalars", "interpreter", "wrong with page=32 at n=6 (right at the default): 4/6 differ "
+                    "(the reference takes it and was given the same value)", sizes={"n": 6})
+    assert diagnose([kept], defaults={"n": 6})[0]["defect"] == "unwritten-output"
+    assert diagnose([plain], defaults={"n": 6})[0]["defect"] == "wrong-formula"
+
+
+def test_a_read_past_a_tensor_at_the_users_own_inputs_comes_before_a_layout_it_also_breaks():
+    """matmul-k-tail's shape: a load past K at the defaults (memcheck, poison read) and a layout finding (wrong
+    at a slice of a wider buffer, whose neighbouring elements the same read reaches; an error: the strides are
+    passed). The layout finding is shown at a view the user did not pass: it neither vetoes nor outranks the
+    read at the user's own inputs."""
+    load = Finding("P102", "memcheck", "interpreter", "k: load past the end of 'a' by up to 3 elements",
+                   sizes={"m": 64, "k": 61})
+    view = Finding("P206", "layout", "interpreter", "wrong when 'a' is a slice of a wider buffer (strides passed)",
+                   sizes={"m": 64, "k": 61})
+    d = diagnose([load, view], defaults={"m": 64, "k": 61})
+    assert [x["defect"] for x in d][:2] == ["out-of-bounds-read", "stride-assumption"], d
+
+
+def test_a_launcher_that_raises_at_default_sizes_holding_a_zero_is_a_degenerate_size():
+    """empty-input's shape: the launcher raises at the defaults, n_rows=0 (the crash finding carries no sizes of
+    its own: it is at the defaults); shape fuzzing's exceptions at other sizes are notes now. A size of 0
+    handled wrong; with no zero among the defaults the same crash names no degenerate size."""
+    crash = Finding("P001", "reference", "interpreter", "the launcher raised at sizes n_rows=0, n_cols=1000: "
+                    "ZeroDivisionError: integer division or modulo by zero")
+    assert diagnose([crash], defaults={"n_rows": 0, "n_cols": 1000})[0]["defect"] == "degenerate-size"
+    assert diagnose([crash], defaults={"n_rows": 4, "n_cols": 1000})[0]["defect"] != "degenerate-size"
+
+
+def test_a_crash_at_other_sizes_is_scoped_by_the_sizes_its_message_names():
+    """A process that died at fuzzed sizes (its finding has no sizes field, its message names them) is a failure
+    at other sizes, and a flag at 0 among them is no size of 0 at the defaults."""
+    from harness.probe.diagnosis import at_sizes, scopes, sizes_of
+
+    died = Finding("P001", "shapes", "interpreter", "the process died at sizes m=10, groups=2, bf16=0: killed by "
+                   "SIGSEGV (exit 139)")
+    assert sizes_of(died) == {"m": 10, "groups": 2, "bf16": 0}
+    defaults = {"m": 4, "groups": 2, "bf16": 0}
+    wrong = Finding("P201", "reference", "interpreter", "at m=4: wrong", sizes=defaults)
+    assert not at_sizes(sizes_of(died), defaults)
+    assert all("empty" not in ev for ev in scopes([wrong, died], defaults=defaults)), scopes([wrong, died])

@@ -408,3 +408,18 @@ def test_a_correct_tiled_matmul_is_quiet_at_other_tiles(tmp_path):
     t = load(path, None, "launch", "interpreter", str(tmp_path))
     assert [(a.name, a.kind) for a in scalars.arguments(t, {"a": None, "b": None}, set())] == [
         ("block_m", "tile"), ("block_n", "tile"), ("block_k", "tile"), ("num_warps", "tile")]  # candidates only
+
+
+def test_a_flag_behind_a_held_switch_is_varied_as_the_literal_it_stands_for(tmp_path):
+    """The same switch held at its default (``--sizes causal=0``, as the board pins an entry author's switch):
+    no detector varies the keyword, and it passes its value on to the launcher unchanged, shaping no tensor, so
+    the argument is what a literal in make_inputs' dict is (a user's file holding one choice) and is varied as
+    one: the broken branch is an error, its correct twin quiet. Left free, the switch is shape fuzzing's."""
+    path = _file(tmp_path, "user_switched", SWITCHED)
+    held = {"pinned": ["causal"]}
+    r = probe(path, launcher="launch", backends=["interpreter"], detectors=["scalars"], jobs=1, options=held)
+    found = r.by_code("P208")
+    assert [f.severity for f in found] == ["error"], r.text()
+    assert "wrong with causal=True" in found[0].message, found[0].message
+    twin = probe(path, launcher="launch_fixed", backends=["interpreter"], detectors=["scalars"], jobs=1, options=held)
+    assert twin.findings == [] and twin.ok, twin.text()

@@ -197,6 +197,34 @@ def rowscale(x, s):
     return out
 
 
+@triton.jit
+def softplus_grad_kernel(x_ptr, g_ptr, out_ptr, n_cols, TYPO: tl.constexpr, BLOCK: tl.constexpr):
+    # g times softplus(x), softplus linear past its threshold of 20: the typo's linear branch picks g, the other
+    # operand, in place of x (as mamba's _chunk_cumsum_bwd_kernel before its PR 713 did)
+    c, m, x = load_row(x_ptr, n_cols, BLOCK)
+    g = tl.load(g_ptr + tl.program_id(0) * n_cols + c, mask=m, other=0.0)
+    sp = tl.log(1.0 + tl.exp(tl.minimum(x, 20.0)))
+    if TYPO:
+        sp = tl.where(x <= 20.0, sp, g)
+    else:
+        sp = tl.where(x <= 20.0, sp, x)
+    tl.store(out_ptr + tl.program_id(0) * n_cols + c, g * sp, mask=m)
+
+
+def _softplus_grad(x, g, typo):
+    out = torch.empty_like(x)
+    softplus_grad_kernel[(x.shape[0],)](x, g, out, x.shape[1], TYPO=typo, BLOCK=triton.next_power_of_2(x.shape[1]))
+    return out
+
+
+def softplus_grad_typo(x, g):
+    return _softplus_grad(x, g, True)
+
+
+def softplus_grad(x, g):
+    return _softplus_grad(x, g, False)
+
+
 def make_inputs(*, device, gen, rows=6, cols=40):
     return {"x": torch.randn(rows, cols, generator=gen).to(device), "idx": torch.arange(rows, device=device)}
 """
@@ -229,6 +257,12 @@ REFERENCES = {
                 "def make_inputs(*, device, gen, rows=6, cols=40):\n"
                 "    return {'x': torch.randn(rows, cols, generator=gen).to(device),\n"
                 "            's': torch.full((rows, 2), 0.5).to(device)}\n",
+    # a pre-activation over four heads whose first row is all negative (a short last dim: one sign is likely), the
+    # gradient beside it; positive pre-activations elsewhere in the tensor
+    "softplus_grad": "def reference(x, g):\n    return torch.nn.functional.softplus(x.double()) * g.double()\n\n\n"
+                     "def make_inputs(*, device, gen, rows=8, cols=4):\n"
+                     "    x = torch.randn(rows, cols, generator=gen)\n    x[0] = -x[0].abs() - 0.1\n"
+                     "    return {'x': x.to(device), 'g': torch.randn(rows, cols, generator=gen).to(device)}\n",
     # the reference's own formula has no threshold: in float32 it overflows as the kernel does
     "softplus_naive_ref": "def reference(x):\n    return torch.log1p(torch.exp(x.double()))\n",
     # the norm of the row scaled by its absmax first: its own formula never overflows, in float32 either
@@ -681,7 +715,7 @@ def test_a_zero_row_stays_an_error_when_the_allocator_hands_back_stale_nan(user)
 
 def test_severity_by_ieee_semantics():
     """NaN where the reference is finite: an error. Finite values off beyond the floor: an error at a zero row,
-    a warning at an Inf input, information at large values and where the reference computes a NaN on its
+    a warning at an Inf input, an error at large values too, information where the reference computes a NaN on its
     way. Finite where the reference is NaN (a max that drops a NaN: IEEE 754-2008 maxNum) and NaN for Inf:
     information (a note's text)."""
     import torch
@@ -710,7 +744,8 @@ def test_severity_by_ieee_semantics():
     off = judge([1.0, nan, inf, 3.0], "zero")
     assert off.severity == "error" and "the worst output[3] = 3 (reference 2)" in off.message, off.message
     assert judge([1.0, nan, inf, 3.0], "+inf").severity == "warning"
-    assert isinstance(judge([1.0, nan, inf, 3.0], "large"), str)
+    # a finite value off at the large row: an error, as at a zero row (its magnitude keeps every sum in range)
+    assert judge([1.0, nan, inf, 3.0], "large").severity == "error"
     assert isinstance(judge([1.0, nan, inf, 3.0], "zero", nan_met=True), str)  # the reference's own 0/0
     # the reference's own formula in float32 gives Inf there too: not the kernel's fault
     r32 = torch.tensor([1.0, nan, inf, inf], dtype=torch.float64)
@@ -957,3 +992,33 @@ def test_the_gpu_side_excuses_a_flushed_subnormal_only_where_the_references_form
     assert not [f for f in naive["gpu"] if f[1] in ("error", "warning")], naive
     stable = run_interpreted(GPU_SIDE_RUN.replace("PATH", repr(user["logsoftmax"]), 1))
     assert all(any(f[1] == "error" for f in stable[b]) for b in ("interpreter", "gpu")), stable
+
+
+def test_the_large_row_holds_each_sign_the_input_holds():
+    """A row of one sign (four heads, all negative) in an input that holds both: its middle element takes the
+    other sign at 15/16 of the magnitude; an input of one sign keeps it; the largest magnitude is the given one."""
+    from harness.probe.detectors.special import large_row
+
+    row = torch.tensor([-1.0, -4.0, -2.0, -0.5])
+    both = large_row(row, True, True, 266.0)
+    assert both.tolist() == [-66.5, -266.0, 266.0 * 15 / 16, -33.25]
+    assert large_row(row, False, True, 266.0).tolist() == [-66.5, -266.0, -133.0, -33.25]
+    mixed = torch.tensor([1.0, -2.0, 0.5])
+    assert large_row(mixed, True, True, 266.0).tolist() == [133.0, -266.0, 66.5]
+
+
+def test_a_softplus_threshold_branch_that_picks_the_wrong_operand_is_an_error_named_a_wrong_formula(user):
+    """g * softplus(x), linear past 20, where the typo's linear branch gives g in place of x: only pre-activations
+    past 20 take that branch. x's first row is all negative (four columns); the large row's positive element
+    (the sign the tensor holds elsewhere) takes it, and the result is off, finite: an error, and off too at a row
+    of magnitude 44 where nothing overflows, so the diagnosis names the formula, not an overflow. Its correct twin
+    is quiet; before, the large row kept row 0's one sign (never past 20), and a finite value off there was only
+    information."""
+    r = _special(user["softplus_grad"], "softplus_grad_typo")
+    found = [f for f in r.by_code("P207") if f.severity == "error"]
+    assert any(f.message.startswith("with a row of large finite values in 'x' (x[0, :], largest magnitude 266)")
+               and "off by more than the tolerance" in f.message and "nothing overflows" in f.message
+               for f in found), r.text()
+    assert r.diagnosis[0]["defect"] == "wrong-formula", r.diagnosis
+    quiet = _special(user["softplus_grad"], "softplus_grad")
+    assert not quiet.problems, quiet.text()

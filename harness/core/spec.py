@@ -119,6 +119,10 @@ EVIDENCE = {
     "special-value": "wrong with NaN or Inf inputs the reference gives a meaning (its result changes when they are 0): an empty segment's -inf",
     "zero-input": "NaN or Inf that go away when the exact zeros in the inputs are moved off 0 (0/0, 0 * log 0)",
     "magnitude": "NaN or Inf that go away with the float inputs scaled down: an intermediate overflows",
+    "large-values": "finite values off beyond the floor with a row of large finite values put into an input, and "
+                    "off too where that row's magnitude overflows nothing (half ln of the format's largest value): "
+                    "a branch of the formula that only large inputs take (past a threshold, a clamp) computes "
+                    "another value",
     "zero-row": "NaN or Inf where the reference is finite, with a row of zeros put into an input (0/0 or x/0 that the reference guards)",
     "small-error": "close to the reference but outside the tolerance (relative error under 5%)",
     "error-grows": "the error grows with the size",

@@ -230,3 +230,30 @@ def never_written(ctx: Context, inputs: dict, first, ref=None) -> dict:
         if a.shape == b.shape and (n := int((a & b).sum())):
             out[name] = out.get(name, 0) + n
     return out
+
+
+def pinned_names(ctx: Context) -> set:
+    """Sizes the user pinned with ``--sizes`` (``ctx.options["pinned"]``, or ``target.pinned`` where the
+    worker sets it); a FUZZ int pins too (``fuzz.pinned`` reads it from the ranges)."""
+    return set((getattr(ctx, "options", None) or {}).get("pinned") or ()) | set(getattr(ctx.target, "pinned", None) or ())
+
+
+def fill_sentinel(v: float) -> bool:
+    """A value outputs are filled with to say "none": -1, or one past any size (2**30 and up). A
+    constant the kernel computes (an argmax that always picks the padded lane: its index) is not."""
+    return v == -1 or abs(v) >= 2 ** 30
+
+
+def fill_kept(out, ref, wrong, failing: dict) -> dict:
+    """The wrong elements all one value other than 0 where the reference varies: a fill kept ({"fill-kept": what},
+    the diagnosis's evidence; {} otherwise). ``out``, ``ref``: flat float64; ``wrong``: their wrong elements."""
+    import torch
+
+    from harness.probe.diagnosis import KEPT_FILL
+
+    held, n = out[wrong], int(wrong.sum())
+    if n >= 4 and bool(torch.isfinite(held).all()) and fill_sentinel(float(held[0])) and bool((held == held[0]).all()) \
+            and int(torch.unique(ref[wrong]).numel()) > 1:
+        return {"fill-kept": f"the {n} wrong elements all hold {float(held[0]):g} where the reference varies, at "
+                             f"{fmt(failing)}: {KEPT_FILL}"}
+    return {}

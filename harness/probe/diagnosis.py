@@ -15,6 +15,32 @@ module turns evidence into a ranked diagnosis:
 The result is a list, best first, of ``{"defect", "case", "title", "evidence", "confidence"}``;
 when the kernel failed and no rule applies, one entry with defect and case null says that no
 known trap matches. A kernel that does not compile gets only that, and names no case.
+
+What each piece of evidence can explain decides the order before its strength does (``SCOPES``).
+A rule's confidence says how strongly its evidence points to a defect; it says nothing about
+*which* failure that evidence was seen at, and one kernel may have several defects, each shown
+somewhere else. So evidence is taken in three scopes, and a defect is ranked by the first scope
+whose evidence names it (then by confidence), each scope's rules vetoed only by evidence of that
+scope and the ones before it:
+
+1. the failure at the user's own inputs: an error at the default sizes with the inputs as the
+   user's file makes them (the reference, the guard bands, memcheck, the races and orders there),
+   the experiments where they took that failure apart, and what the kernels' source says
+   (``FACTS``: true at every size). This is the failure the user meets; what explains it comes
+   first;
+2. a failure only at other inputs (``OTHER_INPUTS``: shape fuzzing's sizes, memcheck's tails,
+   another layout, special values, a sentinel, another value of an argument): an access outside a
+   tensor seen there (a store past a tensor at n=3) is a defect there and explains nothing of a
+   wrong value at the user's inputs, whose own runs check every access (guard bands, memcheck) and
+   saw none (``OUTSIDE``); nor does a layout finding (wrong at a view the user did not pass, right
+   contiguous): each is a second defect, listed after what explains the first, and vetoing none of
+   it. Any other mechanism seen at other inputs (a tail, a race, an order) is not shown absent at
+   the user's, and the same bug most often shows at both: it counts in the first scope too;
+3. a hazard: a warning's evidence (a layout the launcher neither handles nor refuses, float
+   atomics' last bits, masked lanes that 0 makes right, TF32 left at Triton's default) shows no
+   wrong result at all. Where the probe found an error it explains none: it is listed after every
+   defect an error shows, and vetoes none of them. Where there is no error, the warnings are all
+   there is, and they are ranked among themselves as before.
 """
 
 from __future__ import annotations
@@ -68,9 +94,13 @@ RULES = (
     _r("overflow", "debug-assert", 0.8),
     # an overflow that needs the length too is a running sum in too narrow a type: precision (below)
     _r("overflow", "nonfinite magnitude", 0.85, "oob-load oob-store layout length"),
-    # finite values far off at large inputs that the reference's own formula in float32 handles: an intermediate
-    # overflowed (1/inf = 0), or underflowed
+    # finite values far off at large inputs that the reference's own formula in float32 handles, right where the
+    # row's magnitude overflows nothing: an intermediate overflowed (1/inf = 0), or underflowed
     _r("overflow", "magnitude", 0.6, "oob-load oob-store layout length nonfinite"),
+    # finite values off at large inputs, and off too where the row's magnitude overflows nothing: no overflow is the
+    # cause; the branch that large values take (softplus's linear part past its threshold, a clamp) computes
+    # another value than the reference's
+    _r("wrong-formula", "large-values", 0.5, "oob-load oob-store layout nonfinite"),
     # a row of zeros put in, NaN or Inf out where the reference (its eps, its where) stays finite: an x/0 or 0/0
     # the kernel does not guard. The casebook files NaN/Inf where the reference is finite under overflow (P202);
     # its 0/0 lesson, padding-division-by-zero, is padding's (its zeros are masked lanes, these are data)
@@ -147,6 +177,11 @@ RULES = (
     # wrong only in the branch a flag of the launcher's takes, which the reference defines too: what is computed
     # there is not what the reference computes (no mechanism shown)
     _r("wrong-formula", "branch-value", 0.3, NO_MECHANISM),
+    # finite values off beyond the floor once a row of zeros is put into an input, the plain run right, no NaN or
+    # Inf: the kernel's result does not follow that input's values as the reference's does (an input dropped from
+    # the formula, a per-row factor taken as 1): what is computed is not the reference's formula (no mechanism
+    # shown; a zero row that gives NaN/Inf is the unguarded 0/0 above)
+    _r("wrong-formula", "zero-row", 0.35, " ".join(w for w in NO_MECHANISM.split() if w != "zero-row")),
 )
 
 RULE_DEFECTS = frozenset(r.defect for r in RULES)
@@ -167,16 +202,22 @@ SPECIAL_EVIDENCE = {"with a row of zeros": "zero-row", "with a row of large fini
 
 # the words of a P207 warning for a NaN/Inf carried along a path the kernel has (detectors/special.py's PROPAGATES)
 SPECIAL_PROPAGATES = "propagates through a shared row/group value such as a scale"
+# the words of a P207 error at a large row that is off at a magnitude no intermediate overflows at too
+# (detectors/special.py's BRANCH): the evidence "large-values", not "magnitude"
+SPECIAL_BRANCH = "a branch of the formula that large values take computes another value"
 
 # the defect a P209 finding names (detectors/sentinel.py: what the sentinel showed) -> the evidence it is
 SENTINEL_EVIDENCE = {"out-of-bounds-read": "oob-load", "out-of-bounds-write": "oob-store",
                      "degenerate-size": "sentinel-row", "wrong-formula": "sentinel-value"}
 
+# the words of a finding whose wrong elements all keep the output's fill (context.fill_kept): evidence "fill-kept"
+KEPT_FILL = "never written, they keep what the output was filled with"
+
 # what shape fuzzing's P401 can be evidence of (its message names which)
 P401_EVIDENCE = frozenset({"oob-store", "unwritten", "nonfinite", "crash", "empty"})
 
 
-def evidence_of(findings: list, observed: dict | None = None) -> dict[str, list[str]]:
+def evidence_of(findings: list, observed: dict | None = None, defaults: dict | None = None) -> dict[str, list[str]]:
     """Evidence name -> the observations that show it: from the findings (each a line), and
     from the experiments (``observed``: name -> text)."""
     out: dict[str, list[str]] = {}
@@ -188,6 +229,8 @@ def evidence_of(findings: list, observed: dict | None = None) -> dict[str, list[
                 else "nonfinite" if "non-finite" in f.message else "crash" if "raised" in f.message else ""
         elif f.code == "P208":  # the launcher's argument at another value: a tile or a branch, and how
             name = "config-value" if "(a tile of the kernel" in f.message else "branch-value"
+            if f.severity != "info" and KEPT_FILL in f.message:  # its wrong elements hold the output's fill
+                out.setdefault("fill-kept", []).append(f"{f.detector}: {f.message}"[:300])
             if f.severity != "info" and (more := _p208_access(f.message)):
                 out.setdefault(more, []).append(f"{f.detector}: {f.message}"[:300])
         elif f.code == "P209":  # the contract's sentinel put in: what it showed is the finding's defect
@@ -206,6 +249,8 @@ def evidence_of(findings: list, observed: dict | None = None) -> dict[str, list[
         elif f.code == "P207":  # the special value named first, then what it did
             name = "nonfinite" if "NaN/Inf where the float64 reference is finite" in f.message else ""
             kind = next((e for start, e in SPECIAL_EVIDENCE.items() if f.message.startswith(start)), "")
+            if kind == "magnitude" and SPECIAL_BRANCH in f.message:  # off where nothing overflows: no overflow
+                kind = "large-values"
             if SPECIAL_PROPAGATES in f.message:  # IEEE propagation along the kernel's own data path: no defect
                 name = kind = ""
             if kind and f.severity != "info":
@@ -215,7 +260,10 @@ def evidence_of(findings: list, observed: dict | None = None) -> dict[str, list[
             name = "oob-store" if "write" in m else "oob-load" if "read" in m else ""
         else:
             name = CODE_EVIDENCE.get(f.code, "")
-        if f.code in ("P401", "P001") and f.severity != "info" and 0 in (f.sizes or {}).values():
+        # it failed at a size of 0 (a crash whose message names the default sizes is at them: ``defaults``)
+        at = sizes_of(f)
+        at = defaults if defaults is not None and at and at_sizes(at, defaults) else f.sizes
+        if f.code in ("P401", "P001") and f.severity != "info" and 0 in (at or {}).values():
             out.setdefault("empty", []).append(f"{f.detector}: {f.message}"[:300])  # it failed at a size of 0
         if name and f.severity != "info":
             where = f" at {f.line}" if f.line else ""
@@ -254,18 +302,73 @@ def _cases() -> list[dict]:
             for spec, _ in case_specs() if spec.diagnosis and not spec.calibration]
 
 
-def diagnose(findings: list, observed: dict | None = None, cases: list | None = None) -> list[dict]:
-    """The ranked diagnosis (see the module's docstring)."""
+# what the kernels' source says (the diagnose detector reads it): true at every size, so evidence in every scope
+FACTS = frozenset({"atomics", "autotuned-atomics"})
+# an access outside a tensor: the default sizes' own runs check every access (guard bands, memcheck), so one seen
+# only at other sizes is shown absent at the defaults and cannot explain their wrong result. Any other mechanism
+# seen at other sizes (a tail, a race, the programs' order) is not shown absent there, and the same bug most often
+# shows at both: it counts for the defaults too.
+OUTSIDE = frozenset({"oob-store", "oob-load", "oob-rmw", "oob-load-unused"})
+# the findings of a run on inputs other than the user's own at the default sizes: other sizes (shape fuzzing, the
+# run past 2**31 elements), other layouts (a layout finding's "layout" is shown at a view the user did not pass:
+# it cannot be why the user's own layout is wrong), other values (special values, a sentinel, another value of a
+# launcher's argument)
+OTHER_INPUTS = frozenset({"P401", "P404", "P206", "P207", "P208", "P209"})
+
+
+def _merged(a: dict, b: dict) -> dict:
+    """Two evidence dicts in one, each name's observations from both (``a``'s first)."""
+    out = {k: list(v) for k, v in a.items()}
+    for k, v in b.items():
+        out.setdefault(k, []).extend(x for x in v if x not in out[k])
+    return out
+
+
+_AT_SIZES = re.compile(r"\bat sizes ((?:\w+=-?\d+(?:, )?)+)")
+
+
+def sizes_of(f) -> dict:
+    """The sizes a finding showed at: its own, else those its message names ("at sizes n=3, k=4": a crash's), else
+    {} (none known)."""
+    if f.sizes:
+        return dict(f.sizes)
+    m = _AT_SIZES.search(f.message)
+    return {k: int(v) for k, v in (kv.split("=") for kv in m[1].split(", ") if "=" in kv)} if m else {}
+
+
+def at_sizes(sizes: dict | None, defaults: dict | None) -> bool:
+    """Whether a finding's ``sizes`` are the default sizes (no sizes, or no defaults known: taken as them)."""
+    return not sizes or defaults is None or all(defaults.get(k) == v for k, v in sizes.items())
+
+
+def scopes(findings: list, observed: dict | None = None, elsewhere: dict | None = None,
+           defaults: dict | None = None) -> list[dict[str, list[str]]]:
+    """The evidence of each scope that has any (the module's docstring), each holding the ones before it: the
+    failure at the default sizes (errors at ``defaults``; ``observed``, the experiments' evidence there, and the
+    source's facts), every error (and ``elsewhere``, the experiments' evidence at other sizes), then the warnings
+    too. Where nothing is an error, the one scope of all the evidence."""
     errors = [f for f in findings if f.severity == ERROR]
-    compile_errors = [f for f in findings if f.code == "P003"]
-    if compile_errors:
-        return [{"defect": None, "case": None, "title": "the kernel does not compile",
-                 "evidence": [compile_errors[0].message], "confidence": 1.0}]
-    if not any(f.severity in (ERROR, WARNING) for f in findings):
-        return []  # nothing wrong, nothing undefined relied on: information alone names no trap
-    ev = evidence_of(findings, observed)
-    have = set(ev)
-    cases = _cases() if cases is None else cases
+    observed, elsewhere = dict(observed or {}), dict(elsewhere or {})
+    observed.update({k: v for k, v in elsewhere.items() if k in FACTS and k not in observed})
+    elsewhere = {k: v for k, v in elsewhere.items() if k not in FACTS}
+    here = [f for f in errors if f.code not in OTHER_INPUTS and at_sizes(sizes_of(f), defaults)]
+    out = []
+    if here:  # what explains the defaults: their own evidence, and what other inputs showed that is not shown
+        # absent at the user's own (an access outside; a layout the user did not pass)
+        there = evidence_of([f for f in errors if f not in here], None, defaults)
+        there = {k: v for k, v in there.items() if k not in OUTSIDE and k != "layout"}
+        seen = {k: v for k, v in evidence_of([], elsewhere).items() if k not in OUTSIDE}
+        out.append(_merged(evidence_of(here, observed, defaults), _merged(there, seen)))
+    if errors:
+        both = {**elsewhere, **observed}
+        out.append(evidence_of(errors, both, defaults))
+    out.append(evidence_of(findings, {**elsewhere, **observed}, defaults))
+    return out
+
+
+def _matched(have: set, cases: list) -> dict[str, dict]:
+    """Defect -> its strongest rule whose evidence is all in ``have`` and none of whose vetoes is, or a case
+    whose declared evidence is (a defect no rule names)."""
     best: dict[str, dict] = {}
     for rule in RULES:
         if rule.needs <= have and not (rule.unless & have):
@@ -275,24 +378,67 @@ def diagnose(findings: list, observed: dict | None = None, cases: list | None = 
     for c in cases:  # a case whose declared evidence was all observed names its defect even without a rule
         if c["evidence"] <= have and c["defect"] not in best and c["defect"] not in RULE_DEFECTS:
             best[c["defect"]] = {"defect": c["defect"], "confidence": 0.5, "needs": c["evidence"]}
-    out = []
-    for d in best.values():
-        matching = sorted((c for c in cases if c["defect"] == d["defect"] and c["evidence"] <= have),
-                          key=lambda c: (-len(c["evidence"]), c["slug"]))
-        case = matching[0] if matching else None
-        used = d["needs"] | (case["evidence"] if case else frozenset())
-        score = d["confidence"] + (0.05 * len(case["evidence"]) if case else 0.0)
-        out.append({"defect": d["defect"], "case": case["slug"] if case else None,
-                    "title": case["title"] if case else None,
-                    "evidence": [f"{name}: {text}" for name in sorted(used) for text in ev.get(name, [])[:2]],
-                    "confidence": round(min(score, 0.99), 2), "rule": d["confidence"]})
-    out.sort(key=lambda d: (-d["confidence"], -d["rule"]))  # at the cap, the stronger mechanism first
+    return best
+
+
+def diagnose(findings: list, observed: dict | None = None, cases: list | None = None, *,
+             elsewhere: dict | None = None, defaults: dict | None = None, lint: list | None = None) -> list[dict]:
+    """The ranked diagnosis (see the module's docstring). ``observed``: the experiments' evidence where they took
+    apart the failure at the default sizes (or where that is not known), ``elsewhere``: where they took apart one
+    at other sizes; ``defaults``: the default sizes (None: every finding taken as at them); ``lint``: lint's
+    findings of the same kernels (``agreeing``)."""
+    errors = [f for f in findings if f.severity == ERROR]
+    compile_errors = [f for f in findings if f.code == "P003"]
+    if compile_errors:
+        return [{"defect": None, "case": None, "title": "the kernel does not compile",
+                 "evidence": [compile_errors[0].message], "confidence": 1.0}]
+    if not any(f.severity in (ERROR, WARNING) for f in findings):
+        return []  # nothing wrong, nothing undefined relied on: information alone names no trap
+    cases = _cases() if cases is None else cases
+    out, named = [], set()
+    for tier, ev in enumerate(scopes(findings, observed, elsewhere, defaults)):
+        have = set(ev)
+        for d in _matched(have, cases).values():
+            if d["defect"] in named:
+                continue
+            named.add(d["defect"])
+            matching = sorted((c for c in cases if c["defect"] == d["defect"] and c["evidence"] <= have),
+                              key=lambda c: (-len(c["evidence"]), c["slug"]))
+            case = matching[0] if matching else None
+            used = d["needs"] | (case["evidence"] if case else frozenset())
+            score = d["confidence"] + (0.05 * len(case["evidence"]) if case else 0.0)
+            out.append({"defect": d["defect"], "case": case["slug"] if case else None,
+                        "title": case["title"] if case else None,
+                        "evidence": [f"{name}: {text}" for name in sorted(used) for text in ev.get(name, [])[:2]],
+                        "confidence": round(min(score, 0.99), 2), "rule": d["confidence"], "tier": tier})
+    out = agreeing(out, lint or [])
     for d in out:
-        del d["rule"]
+        d.pop("rule"), d.pop("tier")
     if not out and errors:
         out.append({"defect": None, "case": None, "title": "no known trap matches",
                     "evidence": [f"{f.detector}: {f.message}"[:300] for f in errors[:3]], "confidence": 0.0})
     return out
+
+
+LINT_AGREES = 0.05  # confidence a diagnosis entry gains when the source alone points to the same trap
+
+
+def agreeing(diagnosis: list, lint: list) -> list:
+    """A diagnosis entry that a lint finding agrees with (the same case, or a case of the same defect class) says
+    so in its evidence, and gains LINT_AGREES: two independent sources, the runs and the source, name it. Where
+    entries of one scope were level, it goes first; it never passes an entry of an earlier scope (the module's
+    docstring). At the cap, the stronger mechanism first."""
+    if lint and diagnosis:
+        from harness.probe.findings import case_specs
+
+        defect = {spec.slug: spec.defect for spec, _ in case_specs()}
+        for d in diagnosis:
+            for x in lint:
+                if d["case"] in x["cases"] or (d["defect"] and d["defect"] in {defect.get(c) for c in x["cases"]}):
+                    d["evidence"].append(f"lint agrees: {x['code']} at {x['path']}:{x['line']}: {x['message']}"[:300])
+                    d["confidence"] = round(min(d["confidence"] + LINT_AGREES, 0.99), 2)
+                    break
+    return sorted(diagnosis, key=lambda d: (d.get("tier", 0), -d["confidence"], -d.get("rule", 0)))
 
 
 def text(diagnosis: list) -> list[str]:

@@ -584,7 +584,7 @@ def _warm() -> None:
 def rediagnose(report: ProbeReport) -> None:
     """The report's ranked diagnosis from its findings and evidence as they stand (again, where a
     caller set some findings aside), with lint's agreement."""
-    report.diagnosis = _agreeing(_diagnose(report), report.lint)
+    report.diagnosis = _diagnose(report)
 
 
 def _lint(file: str, kernel_files: list[str] = ()) -> list:
@@ -614,28 +614,6 @@ def _kernel_files(report) -> list[str]:
         seen = meta.get("seen") if isinstance(meta, dict) else None
         files += [f for f in (seen or {}).get("kernel_files") or [] if isinstance(f, str)]
     return list(dict.fromkeys(files))
-
-
-LINT_AGREES = 0.05  # confidence a diagnosis entry gains when the source alone points to the same trap
-
-
-def _agreeing(diagnosis: list, lint: list) -> list:
-    """A diagnosis entry that a lint finding agrees with (the same case, or a case of the same
-    defect class) says so in its evidence, and gains LINT_AGREES: two independent sources, the runs
-    and the source, name it. Where entries were level, it goes first."""
-    if not lint or not diagnosis:
-        return diagnosis
-    from harness.probe.findings import case_specs
-
-    defect = {spec.slug: spec.defect for spec, _ in case_specs()}
-    for d in diagnosis:
-        for x in lint:
-            if d["case"] in x["cases"] or (d["defect"] and d["defect"] in {defect.get(c) for c in x["cases"]}):
-                d["evidence"].append(f"lint agrees: {x['code']} at {x['path']}:{x['line']}: {x['message']}"[:300])
-                if d["defect"]:  # "no known trap matches" stays where it is
-                    d["confidence"] = round(min(d["confidence"] + LINT_AGREES, 0.99), 2)
-                break
-    return sorted(diagnosis, key=lambda d: -d["confidence"])  # stable: the order of equals kept
 
 
 def _merge_meta(into: dict, meta: dict) -> None:
@@ -703,15 +681,20 @@ def _tf32_only(report: ProbeReport) -> list:
 
 def _diagnose(report: ProbeReport) -> list:
     """The ranked diagnosis from every finding and the experiments' evidence (all backends)."""
-    from harness.probe.diagnosis import diagnose
+    from harness.probe.diagnosis import at_sizes, diagnose
 
     if not report.problems:
         return []
-    observed = {}
-    for backend in report.meta:
-        for name, text in (_seen(report, backend).evidence or {}).items():
-            observed.setdefault(name, f"{backend}: {text}")
-    return diagnose(report.findings, observed)
+    observed, elsewhere, defaults = {}, {}, None
+    for backend, meta in report.meta.items():
+        sizes = meta.get("sizes") if isinstance(meta, dict) else None
+        defaults = defaults if defaults is not None or not isinstance(sizes, dict) else sizes
+        seen = _seen(report, backend)
+        # the experiments' evidence explains the failure at the sizes they took apart (``failing``)
+        into = observed if at_sizes(seen.failing, sizes if isinstance(sizes, dict) else None) else elsewhere
+        for name, text in (seen.evidence or {}).items():
+            into.setdefault(name, f"{backend}: {text}")
+    return diagnose(report.findings, observed, elsewhere=elsewhere, defaults=defaults, lint=report.lint)
 
 
 ADDRESS_SIGNALS = ("SIGSEGV", "SIGBUS")  # how a host process ends at an address outside its memory

@@ -2,9 +2,12 @@
 result for every value the launcher accepts, and bugs hide in the branches and configs the default value
 never takes (a ``causal`` flag's masked path, a ``BLOCK_K`` smaller than a quantization group).
 
-Shape fuzzing varies ``make_inputs``' keywords (the sizes; the board pins an entry author's input
-switches there, and this detector never touches them). This one varies only the arguments in the dict
-``make_inputs`` returns, and the launcher's keyword defaults it leaves out, that no size decides:
+Shape fuzzing varies ``make_inputs``' keywords (the sizes). This one varies only the arguments in the dict
+``make_inputs`` returns, and the launcher's keyword defaults it leaves out, that no size decides. A keyword
+that no detector varies (``held``: pinned by ``--sizes``, as the board pins an entry author's input switches,
+or by an int in ``FUZZ``) is held at its default: a launcher argument it passes on unchanged, shaping no
+tensor, is then what a literal in make_inputs' dict would be (a user's file that holds one page size, not a
+knob for it), and is varied as one; the keyword itself is never changed, nor any tensor it makes:
 
 - a scalar (a bool or an int) is one only where it is constant in ``make_inputs`` (each of its keywords
   moved by one, a bool flipped, leaves it as it is: a value computed from a size or a switch is theirs) and
@@ -211,23 +214,55 @@ def fixed_by_sizes(ctx, inputs: dict) -> set:
     scalars.update({k: p.default for k, p in lparams.items() if k not in inputs and is_scalar(p.default)})
     facts = size_facts(inputs)
     same_as = {s: {f for f, x in facts.items() if x == v and not isinstance(v, bool)} for s, v in scalars.items()}
+    pins = held(ctx)
     out = set()
     for k, v in t.sizes.items():
-        for moved in _moved(v):
+        for moved in _moved(v) + (_range_ends(t, k, v) if k in pins else []):
             try:
                 other = X.make(t, {**t.sizes, k: moved}, ctx.seed, ctx.backend)
             except Exception:  # noqa: BLE001  make_inputs refuses this value: try the next
                 continue
             theirs = size_facts(other)
+            # a held keyword that shapes no tensor passes its value on as a constant of the user's file
+            constant = k in pins and _shapes(other) == _shapes(inputs)
             for s, sv in scalars.items():
                 if s in inputs and not _same(other.get(s), sv):
-                    out.add(s)  # it moved with the keyword: the keyword's
+                    if not constant:
+                        out.add(s)  # it moved with the keyword: the keyword's
                 else:  # it stayed: a size that moved is not it
                     same_as[s] = {f for f in same_as[s] if theirs.get(f) == facts[f]}
             break
         else:  # no other value of this keyword could be made: a scalar equal to it may be it
             out |= {s for s, sv in scalars.items() if is_scalar(v) and _same(sv, v)}
     return out | {s for s, fs in same_as.items() if fs}
+
+
+def held(ctx) -> set:
+    """make_inputs' keywords that no detector varies as a size: pinned by ``--sizes`` (the board pins an entry
+    author's input switches so) or by an int in ``FUZZ``. Shape fuzzing keeps them at their defaults; a launcher
+    argument that such a keyword passes on unchanged, shaping no tensor (a page size, a flag), is then to the probe
+    what a literal in make_inputs' dict is, and this detector varies it as one (the module's docstring)."""
+    from harness.probe import fuzz
+    from harness.probe.context import pinned_names
+
+    t = ctx.target
+    return pinned_names(ctx) | set(fuzz.pinned(t.sizes, getattr(t, "ranges", None) or {}))
+
+
+def _range_ends(target, k: str, v) -> list:
+    """The ends of ``FUZZ``'s range of keyword ``k`` other than its default ``v`` (values make_inputs is declared
+    to take, where moving it by one is refused: a page size of 32 or 64)."""
+    from harness.probe import fuzz
+
+    lo, hi = fuzz.size_range(getattr(target, "ranges", None) or {}, k)
+    return [x for x in (lo, hi) if isinstance(x, int) and not isinstance(x, bool) and x != v]
+
+
+def _shapes(inputs: dict) -> dict:
+    """Each tensor input's shape."""
+    import torch
+
+    return {k: tuple(v.shape) for k, v in inputs.items() if isinstance(v, torch.Tensor)}
 
 
 def tile_names(kernels) -> set:
@@ -415,7 +450,7 @@ def _wrong_finding(ctx, arg: Arg, said: str, kind: str, c, oob: dict, blocks: di
         what = f"{hit['kernel']}: {acc} {side} of '{tensor}' at {line}" + ("" if c.cmp.get("close") else
                                                                              f"; {wrong(c.cmp)}")
     else:
-        what = wrong(c.cmp)
+        what = wrong(c.cmp) + kept_fill(c, ctx.target.sizes)
     if arg.kind == "tile":
         names = sorted(n for n in set(blocks) | set(st["blocks"]) if blocks.get(n) != st["blocks"].get(n)
                        and n in st["tiles"])
@@ -428,6 +463,22 @@ def _wrong_finding(ctx, arg: Arg, said: str, kind: str, c, oob: dict, blocks: di
     return ctx.finding("P208", f"wrong with {said} at {fmt(ctx.target.sizes)} (right at the default): {what} "
                                f"({why})"[:500], severity=ERROR, sizes=dict(ctx.target.sizes),
                        defect="autotune-config-reuse" if arg.kind == "tile" else "")
+
+
+def kept_fill(c, sizes: dict) -> str:
+    """"; the N wrong elements all hold -1 ...: never written, they keep what the output was filled with" where
+    the wrong elements of the run ``c`` all hold one fill value where the reference varies (``fill_kept``: the
+    diagnosis reads it as an unwritten output), else ""."""
+    import torch
+
+    from harness.probe.context import fill_kept
+
+    if c.out is None or tuple(c.out.shape) != tuple(c.ref.shape):
+        return ""
+    out, ref = c.out.reshape(-1).double(), c.ref.reshape(-1).double()
+    wrong_ = ~torch.isclose(out, ref, rtol=1e-3, atol=1e-6, equal_nan=True)
+    got = fill_kept(out, ref, wrong_, sizes)
+    return f"; {got['fill-kept']}" if got else ""
 
 
 def partial(ctx) -> list:

@@ -22,7 +22,8 @@ from harness.probe import fuzz
 from harness.probe import kernels as source
 from harness.probe.budget import FUZZ_S, SHRINK_S
 from harness.probe.context import Context, crash as _crash, device_fault, fmt as _fmt, grid_finding, grid_limit_hit
-from harness.probe.context import int_sizes, label as _label, never_written, over_memory_cap, wrong as _wrong
+from harness.probe.context import int_sizes, label as _label, never_written, over_memory_cap, pinned_names
+from harness.probe.context import wrong as _wrong
 from harness.probe.execute import innermost_file
 from harness.probe.detectors import Detector
 from harness.probe.findings import ERROR, INFO, P203, P204, Code
@@ -419,12 +420,6 @@ def value_sizes(ctx: Context) -> set:
             except Exception:  # noqa: BLE001  make_inputs refuses the value: treat it as a size
                 pass
     return out
-
-
-def pinned_names(ctx: Context) -> set:
-    """Sizes the user pinned with ``--sizes`` (``ctx.options["pinned"]``, or ``target.pinned`` where the
-    worker sets it); a FUZZ int pins too (``fuzz.pinned`` reads it from the ranges)."""
-    return set(ctx.options.get("pinned") or ()) | set(getattr(ctx.target, "pinned", None) or ())
 
 
 def launcher_thresholds(ctx: Context) -> dict:

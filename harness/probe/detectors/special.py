@@ -10,7 +10,13 @@ very inputs:
   kernel that does so too (quiet); a reference that guards it (an ``eps``, a ``where``) must be matched;
 - a row of large finite values (the row rescaled so that its largest magnitude is ``large_value``, below):
   an intermediate that a stable formula keeps in range (the row max subtracted before ``exp``, a threshold
-  in softplus, a logsumexp) overflows in one that is not;
+  in softplus, a logsumexp) overflows in one that is not, and a branch of the formula that only large
+  values take (softplus's linear part past its threshold, a clamp) is run. Such a branch sits on one side:
+  softplus's at large positive values, a sigmoid's exp(-x) at large negative ones. So the row holds large
+  values of each sign the input holds: where the rescaled row has none of a sign that the tensor has
+  elsewhere (a short row: four heads all negative), its middle element takes that sign at 15/16 of the
+  magnitude (large, and never tied in magnitude with the row's largest: an argmax of |x| stays defined).
+  An input of one sign (a variance, a probability, a scale) keeps it;
 - +inf, -inf and NaN, each in one element (the middle of that row).
 
 How large the large row is comes from what it must show and what it must not break. Let M be the largest
@@ -44,8 +50,9 @@ row, the first of them a NaN; twelve runs at most, each stopped at the probe's b
 run can show, not by input (``plan``): first a row of zeros in each input, largest first, then each one's large
 row, then the non-finite values. At a zero row every kind of wrong result is an error (a finite value off, a 0/0
 the reference guards): much of what a kernel does wrong with an input's rows shows there (a row read with
-another row's index, a scale taken from the wrong row, a missing guard). At a large row a finite value off is
-information, only an overflow an error; at a non-finite value mostly warnings. Every run costs about the same
+another row's index, a scale taken from the wrong row, a missing guard). At a large row too (an overflow, or the
+branch large values take computing another value: softplus's linear part given the gradient in place of its
+argument); at a non-finite value mostly warnings. Every run costs about the same
 (one launch of the default launch's own specialization, the reference, the comparison; a result off also the
 reference's formula in the kernel's formats, twice on a GPU), so a budget that ends after k runs has then given
 the first k inputs their widest test before any input a narrower one. (Ordered by input, a second input's zero
@@ -82,9 +89,17 @@ information, and the budget's share could end before it.) What IEEE 754 fixes de
   (``harness.probe.floor``, the comparison every detector makes): an error at a row of zeros; a warning
   at an Inf or a NaN input (IEEE fixes no result for a selection among them: which element a max, an
   argmax or a sort takes); information where the reference itself computes a NaN on its way (0/0 in its
-  own formula: the finite value it then gives, a NaN cast to an integer, is its convention) and at a row
-  of large values (there the overflow is what is judged; a finite difference is rounding at a range of
-  magnitudes the fixed tolerances were not stated for: a sum whose terms span 2**60);
+  own formula: the finite value it then gives, a NaN cast to an integer, is its convention). At a row of
+  large values it is an error like at a row of zeros: the row's magnitude keeps every square, product and
+  sum over a row inside the format (above), so what a correct kernel's rounding does there is what the error
+  floor and the reference's own formula in the kernel's formats (below) estimate, as at any input. (It was
+  information when the row was 4.6e18, whose sums spanned 2**60.) A TOLERANCE the file declares is stated at
+  the data it makes: at the large row its absolute part is scaled by how much the row was (``atol_scale``: a
+  quantizer's step is its row's absmax over 127, 2.1 at 266, where the file stated 0.03). Such an error is run
+  once more with the row
+  at ``tame_value``'s magnitude (half ln(M): 44 in float32), where no intermediate overflows: off there too,
+  the finding says the branch large values take computes another value (the diagnosis: a wrong formula);
+  right there, an intermediate overflows between the two (the diagnosis: overflow);
 - the reference NaN or Inf and the kernel finite (a guard the reference does not have, a NaN that a max
   drops as IEEE 754-2008's maxNum and ``tl.maximum``'s default do), or another non-finite (NaN for Inf):
   information, not a wrong result;
@@ -123,7 +138,10 @@ gives), element by element:
   rsqrt(0) = inf, sqrt(inf) = inf, NaN in NaN out; a row of zeros meets them at exact values (exp(0),
   rsqrt(eps)). Off those values they are within a few float32 units in the last place, 1e-6 relative and
   less, far inside float32's tolerance (rtol 1e-4); so finite values off beyond the tolerance at a row of
-  zeros (an error) are the kernel's, and at the large row they are information anyway.
+  zeros (an error) are the kernel's. At the large row an argument of a few hundred meets ``tl.sin``/``tl.cos``
+  past their exact range reduction where a kernel lowers them to ``sin.approx``/``cos.approx`` (an absolute
+  error near 1e-5 at 266): still inside float32's tolerance, which the GPU's run of
+  ``benchmarks/special_gpu.py`` is to confirm.
 - two places where a GPU's float32 gives NaN or Inf where IEEE float32 is finite, neither at the values put in
   but at intermediates a formula makes of them:
   * flush-to-zero: Triton's libdevice (``enable_reflect_ftz``) and the ``.ftz`` approximate functions treat
@@ -154,6 +172,7 @@ from __future__ import annotations
 from harness.probe import execute as X
 from harness.probe.context import budget_stop, fmt
 from harness.probe.detectors import Detector, backends, kept_so_far, no_inputs_to_vary
+from harness.probe.diagnosis import SPECIAL_BRANCH as BRANCH
 from harness.probe.diagnosis import SPECIAL_PROPAGATES as PROPAGATES
 from harness.probe.findings import ERROR, INFO, WARNING, Code
 
@@ -174,7 +193,7 @@ EXP_SHARE = 3.0  # times ln(the narrowest format's max): the large row's largest
 # finding's message (the diagnosis reads them: harness.probe.diagnosis.SPECIAL_EVIDENCE)
 VARIANTS = {
     "zero": ("a row of zeros", ERROR),
-    "large": ("a row of large finite values", INFO),
+    "large": ("a row of large finite values", ERROR),
     "+inf": ("+inf in one element", WARNING),
     "-inf": ("-inf in one element", WARNING),
     "nan": ("NaN in one element", WARNING),
@@ -183,8 +202,9 @@ VARIANTS = {
 
 def plan(names: list) -> list:
     """(input, variant) of each run, most telling first (a budget's end cuts the last): a row of zeros in each
-    input (``names``: largest first), where any wrong result is an error; then each one's large row, where only
-    an overflow is; then NaN in the largest, its infinities, NaN in the next (the module's docstring)."""
+    input (``names``: largest first), where any wrong result is an error; then each one's large row (an overflow,
+    or the branch large values take); then NaN in the largest, its infinities, NaN in the next (the module's
+    docstring)."""
     first, others = names[:1], names[1:1 + MAX_OTHERS]
     return ([(k, "zero") for k in first + others] + [(k, "large") for k in first + others]
             + [(k, v) for k in first for v in ("nan", "+inf", "-inf")] + [(k, "nan") for k in others[:1]])[:MAX_RUNS]
@@ -257,9 +277,10 @@ def _row(t):
     return row, row.shape[0] // 2
 
 
-def _place(inputs: dict, name: str, variant: str) -> str | None:
+def _place(inputs: dict, name: str, variant: str, magnitude: float | None = None) -> str | None:
     """Put ``variant`` into ``inputs[name]`` (a copy: changed in place); where, in words (None: the dtype has
-    no such value, or no large value fits its rule: ``large_value``)."""
+    no such value, or no large value fits its rule: ``large_value``). ``magnitude``: the large row's largest
+    magnitude, if not ``large_value``'s."""
     import torch
 
     t = inputs[name]
@@ -272,15 +293,30 @@ def _place(inputs: dict, name: str, variant: str) -> str | None:
         row.zero_()
         return whole
     if variant == "large":
-        big = large_value(t.dtype, largest_dim(inputs))
+        big = magnitude or large_value(t.dtype, largest_dim(inputs))
         if big is None:
             return None
-        r = row.double()
-        m = float(r.abs().max())
-        row.copy_((r / m * big) if m > 0 and m == m and m != float("inf") else torch.full_like(r, big))
+        row.copy_(large_row(row, bool((t > 0).any()), bool((t < 0).any()), big))
         return f"{whole}, largest magnitude {big:.3g}"
     row[j] = {"+inf": float("inf"), "-inf": float("-inf"), "nan": float("nan")}[variant]
     return f"{name}[{lead}{j}]"
+
+
+def large_row(row, positive: bool, negative: bool, big: float):
+    """``row`` rescaled so that its largest magnitude is ``big`` (float64), holding large values of each sign the
+    tensor holds (``positive``, ``negative``): where it has none of such a sign, its middle element takes that sign
+    at 15/16 of ``big`` (the module's docstring)."""
+    import torch
+
+    r = row.double()
+    m = float(r.abs().max())
+    out = (r / m * big) if m > 0 and m == m and m != float("inf") else torch.full_like(r, big)
+    j = out.shape[0] // 2
+    if positive and not bool((out > 0).any()):
+        out[j] = big * 15 / 16
+    elif negative and not bool((out < 0).any()):
+        out[j] = -big * 15 / 16
+    return out
 
 
 def moving_value(t) -> float:
@@ -495,7 +531,11 @@ def run(ctx) -> list:
             c = ctx.call(X.clone_inputs(given), ref=r)
         got = _judge(ctx, c, r, variant, said, lambda g=given: [in_kernel_formats(t, g, d, e) for d, e in formats],
                      lambda g=given: meets_nan(t, g), base=base.ref,
-                     moves=lambda n=name: _once(moved, n, lambda: kernel_moves(ctx, inputs, n, base)))
+                     moves=lambda n=name: _once(moved, n, lambda: kernel_moves(ctx, inputs, n, base)),
+                     scale=atol_scale(inputs, name) if variant == "large" else 1.0)
+        if variant == "large" and got is not None and not isinstance(got, str) and got.severity == ERROR \
+                and "NaN/Inf" not in got.message:
+            got.message = (got.message + below_overflow(ctx, inputs, name))[:500]
         if isinstance(got, str):
             notes.append(got)
         elif got is not None:
@@ -531,9 +571,10 @@ def _at(i: int, c) -> str:
     return f"output{element_index(i, shape or (c.ref.numel(),))}"
 
 
-def _tolerance_mask(ctx, c, o, r, ref):
+def _tolerance_mask(ctx, c, o, r, ref, scale: float = 1.0):
     """Elements of the flat output ``o`` beyond the tolerance and the error floor of the flat reference ``r``
-    (each part with its own dtype's tolerance, as ``execute.call`` compared them)."""
+    (each part with its own dtype's tolerance, as ``execute.call`` compared them); a TOLERANCE the file declares
+    has its absolute part times ``scale`` (``atol_scale``)."""
     import torch
 
     from harness.probe import floor
@@ -547,6 +588,7 @@ def _tolerance_mask(ctx, c, o, r, ref):
             bad[a:b] = o[a:b] != r[a:b]
             continue
         rtol, atol = ctx.target.tolerance_for(dt, r[a:b])
+        atol = atol * scale if ctx.target.tolerance is not None else atol
         d = (o[a:b] - r[a:b]).abs()
         bad[a:b] = d > atol + rtol * r[a:b].abs() + allow[a:b]
     return bad
@@ -706,7 +748,7 @@ def _nonfinite_finding(ctx, c, o, r, nonfinite, variant: str, said: str, base, m
                        sizes=dict(ctx.target.sizes))
 
 
-def _judge(ctx, c, ref, variant: str, said: str, formats, nan_met, base=None, moves=None):
+def _judge(ctx, c, ref, variant: str, said: str, formats, nan_met, base=None, moves=None, scale: float = 1.0):
     """The finding of one run with a special value (``said``), a note's text, or None (right). ``formats()``:
     the reference's own formula in the kernel's formats (``in_kernel_formats``, or None); ``nan_met()``: whether
     the reference computes a NaN on its way (``meets_nan``); ``base``: the default run's reference, flat
@@ -730,7 +772,7 @@ def _judge(ctx, c, ref, variant: str, said: str, formats, nan_met, base=None, mo
     o, r = c.out.reshape(-1).double(), c.ref.reshape(-1).double()
     rf, of = torch.isfinite(r), torch.isfinite(o)
     nonfinite = rf & ~of & torch.isfinite(_rounded_to_output(c, r))  # an fp16 output holds no 1e5: inf is right
-    finite_off = rf & of & _tolerance_mask(ctx, c, o, r, ref)
+    finite_off = rf & of & _tolerance_mask(ctx, c, o, r, ref, scale)
     if bool(nonfinite.any() or finite_off.any()):
         nonfinite, finite_off = _excused(formats, o, r, nonfinite, finite_off)
     if bool(nonfinite.any()):
@@ -762,6 +804,60 @@ def _judge(ctx, c, ref, variant: str, said: str, formats, nan_met, base=None, mo
     return None
 
 
+def atol_scale(inputs: dict, name: str) -> float:
+    """How many times larger the large row of ``inputs[name]`` is than the row as made (``large_value`` over its
+    largest finite magnitude; 1 where that is 0): a TOLERANCE the file declares is stated at the data it makes,
+    and its absolute part means k times as much at data k times larger (a quantizer's step is its row's absmax
+    over 127: 2.1 at 266). The relative part and the error floor follow the values themselves; the dtype's own
+    tolerance already follows the reference's magnitude (``target.magnitude``)."""
+    import torch
+
+    t = inputs[name]
+    big = large_value(t.dtype, largest_dim(inputs))
+    row = _row(t)[0].detach().double()
+    row = row[torch.isfinite(row)]
+    m = float(row.abs().max()) if row.numel() else 0.0
+    return big / m if big is not None and m > 0 and big > m else 1.0
+
+
+def tame_value(dtype) -> float:
+    """Half ln(M) of the narrowest format an input of ``dtype`` may be computed in (``narrowest_of``): 44.4 for
+    float32 and bf16, 5.5 for fp16, 355 for float64. A row of that magnitude overflows no ``exp``, and its
+    squares and products stay far inside the format; it still passes the thresholds formulas keep for large
+    values (softplus's 20 in float32)."""
+    import math
+
+    import torch
+
+    return math.log(float(torch.finfo(narrowest_of(dtype)).max)) / 2
+
+
+def below_overflow(ctx, inputs: dict, name: str) -> str:
+    """For finite values off at the large row of ``inputs[name]``: the kernel run again with that row at
+    ``tame_value``'s magnitude, where no intermediate overflows. Off there too: no overflow is the cause, and
+    the finding says so (``BRANCH``: the diagnosis's "large-values"); right there: an intermediate overflows
+    between the two magnitudes (its "magnitude"); "" where it could not be run."""
+    from harness.probe import execute as X
+
+    if ctx.late():
+        return ""
+    v = tame_value(inputs[name].dtype)
+    given = X.clone_inputs(inputs)
+    if _place(given, name, "large", magnitude=v) is None:
+        return ""
+    try:
+        r = X.reference(ctx.target, given)
+    except Exception:  # noqa: BLE001  the reference's domain
+        return ""
+    with ctx.instrument(poison_masked=False):
+        c = ctx.call(X.clone_inputs(given), ref=r)
+    if c.error is not None or c.out is None or c.out.numel() != c.ref.numel():
+        return ""
+    if c.cmp.get("close"):
+        return f"; right with the row at largest magnitude {v:.3g}, where nothing overflows: an intermediate overflows"
+    return f"; off with the row at largest magnitude {v:.3g} too, where nothing overflows: {BRANCH}"
+
+
 def partial(ctx) -> list:
     """The budget's end stopped it in a run: the findings so far."""
     return kept_so_far(ctx, "special_now")
@@ -775,7 +871,8 @@ P207 = Code("P207", ERROR, "wrong with special values put into an input the refe
             otherwise="a warning for finite values off at a NaN or Inf input (IEEE fixes no result for a selection "
                       "among them) and for NaN/Inf at elements whose reference or whose kernel result depends on the "
                       "NaN or Inf put in (it propagates through a shared row/group value such as a scale: a "
-                      "quantizer's absmax) or where whether the kernel's does was not tried (the budget's end); info for finite values off at large values or where the reference "
+                      "quantizer's absmax) or where whether the kernel's does was not tried (the budget's end); info for "
+                      "finite values off where the reference "
                       "computes a NaN on its way, where the kernel is finite and the reference not, where they differ "
                       "in which non-finite value, and where the reference or the launcher raises on the value (its "
                       "domain)")

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 from harness.probe.budget import VALUES_RUN_S
-from harness.probe.context import fmt, int_sizes
+from harness.probe.context import fill_kept, fmt, int_sizes
 from harness.probe.experiments import Experiment, outcome
 
 
@@ -52,7 +52,7 @@ def _at_defaults(ctx, failing: dict) -> dict:
         return {}
     out, ref = c.out.reshape(-1).double(), c.ref.reshape(-1).double()
     wrong = ~torch.isclose(out, ref, rtol=1e-3, atol=1e-6, equal_nan=True)
-    ev = _fill_kept(out, ref, wrong, ctx.target.sizes)
+    ev = fill_kept(out, ref, wrong, ctx.target.sizes)
     if (k := _factor(out, ref, wrong)) is not None:
         ev["accumulated"] = f"at the default sizes the wrong elements are {k}x the reference: added {k} times"
     return ev
@@ -70,24 +70,6 @@ def _uninitialized(inputs: dict, c, out, ref) -> dict:
     if bool(torch.isclose(extra[on], held[on], rtol=1e-2, atol=1e-6 * max(1.0, float(ref.abs().max()))).all()):
         return {"uninitialized": f"the result is the reference plus what '{c.returned}' held before the call: the "
                                  f"kernel adds into its output without zeroing it first"}
-    return {}
-
-
-def _sentinel(v: float) -> bool:
-    """A value outputs are filled with to say "none": -1, or one past any size (2**30 and up). A
-    constant the kernel computes (an argmax that always picks the padded lane: its index) is not."""
-    return v == -1 or abs(v) >= 2 ** 30
-
-
-def _fill_kept(out, ref, wrong, failing: dict) -> dict:
-    """The wrong elements all one value other than 0 where the reference varies: a fill kept."""
-    import torch
-
-    held, n = out[wrong], int(wrong.sum())
-    if n >= 4 and bool(torch.isfinite(held).all()) and _sentinel(float(held[0])) and bool((held == held[0]).all()) \
-            and int(torch.unique(ref[wrong]).numel()) > 1:
-        return {"fill-kept": f"the {n} wrong elements all hold {float(held[0]):g} where the reference varies, at "
-                             f"{fmt(failing)}: never written, they keep what the output was filled with"}
     return {}
 
 
@@ -113,7 +95,7 @@ def run(ctx, failing: dict) -> dict:
     if n == 0 and not c.cmp.get("n_bad"):
         return {}
     bad = c.cmp.get("n_bad", n)  # by the probe's own tolerance for this dtype and magnitude
-    ev.update(_fill_kept(out, ref, wrong, failing))
+    ev.update(fill_kept(out, ref, wrong, failing))
     if bad and bool(torch.isfinite(out).all()):
         ev["wrong-values"] = f"{bad} of {out.numel()} elements wrong (finite) at {fmt(failing)}"
     if bad > 0.5 * out.numel():

@@ -97,7 +97,9 @@ How wrong is wrong depends on what the launcher promised, which its own launch s
   above the launcher (a quantizer that clamps first, which makes a dense copy; a backward pass that makes
   its gradient contiguous before the call: docs/found.md), and nothing the run shows tells such a launcher
   from one whose callers pass views;
-- it changes the tensor in place (the plain launch wrote it) and the launch wrote into the view's gaps
+- it changes the tensor in place (the plain launch wrote it), the layout keeps the last dim contiguous
+  (row-padded, permuted: a transposed, interleaved or 1-D strided view breaks the ``stride(-1) == 1`` nearly
+  every launcher assumes, the note's rule above) and the launch wrote into the view's gaps
   (the guard bands between or around its elements changed): an error, whether it passes the row stride,
   some strides or none (where it passes that layout's strides the rules above hold: an error, or the
   warning of a tensor written by its twin's strides). An argument
@@ -602,8 +604,15 @@ def _wrote_gaps(st: dict, kind: str, k: str, lay: str, c) -> bool:
     view. Not for a broadcast (no tensor the launch writes is given one), a fault (judged by the stride rule), nor
     where the launcher passes that layout's strides (``_severity``'s rules: an error, or a warning where it writes
     ``k`` by a twin's strides, right for views of one packed buffer)."""
-    return (kind == "wrong" and lay != "broadcast" and k in st["written"]
+    return (kind == "wrong" and lay in LAST_DIM_KEPT and k in st["written"]
             and k in (c.guard.get("wrote_past_end") or {}))
+
+
+# the layouts that keep the last dim contiguous: the gap-write error holds there. A transposed, interleaved or
+# strided (1-D) view breaks stride(-1) == 1, which nearly every Triton launcher assumes of what it writes as
+# of what it reads (this module's note for the row stride alone); a write into such a view's gaps is that
+# assumption's hazard, judged by the stride rules (a note or a warning), not an error
+LAST_DIM_KEPT = ("row-padded", "permuted")
 
 
 def _same_shape(st: dict, k: str, v, base: dict) -> list:

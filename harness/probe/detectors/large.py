@@ -350,7 +350,7 @@ def run_at(ctx: Context, p: dict, by: str) -> list:
             ref = None
         torch.cuda.empty_cache()
     try:  # torch.empty poisoned, as in every run of the probe: a row the wrapped offsets never wrote must not show
-        with launch_tensors() as args, X.poisoned_allocations(pad=0):  # a right value a run before left there
+        with launch_tensors() as launched, X.poisoned_allocations(pad=0):  # a right value a run before left there
             got = call_with(ctx.target.launcher, inputs)
         torch.cuda.synchronize()
     except Exception as e:  # noqa: BLE001  an illegal address, most often
@@ -363,7 +363,7 @@ def run_at(ctx: Context, p: dict, by: str) -> list:
                                 severity=INFO, sizes=dict(sizes))]
         return [ctx.finding("P404", f"the launcher failed {where}: {error_line(e)}"[:400], line=error_where(e),
                             sizes=dict(sizes))]
-    if not _reached(p, by, inputs, args, got):  # make_inputs or the launcher did not scale the tensor that far (a
+    if not _reached(p, by, inputs, launched, got):  # make_inputs or the launcher did not scale the tensor that far (a
         return REFUSED  # size clamped, `topk = min(topk, experts)`): nothing about the offset; scale another
     if not isinstance(got, torch.Tensor) or got.dim() == 0:
         return []
@@ -400,7 +400,7 @@ def _make(ctx: Context, sizes: dict) -> dict:
         return X.make(ctx.target, sizes, ctx.seed, ctx.backend)
 
 
-def _reached(p: dict, by: str, inputs: dict, args: dict, got) -> bool:
+def _reached(p: dict, by: str, inputs: dict, launched: dict, got) -> bool:
     """Whether the planned tensor passed 2**31 elements (or bytes) in the run: make_inputs or the launcher may
     clamp the size scaled (``topk = min(topk, num_experts)``), and a run short of the limit says nothing about
     the offset. A tensor the run did not show (no such input, argument or result) is taken as planned."""
@@ -410,7 +410,7 @@ def _reached(p: dict, by: str, inputs: dict, args: dict, got) -> bool:
     if name == "(result)":
         seen = (got.numel(), got.element_size()) if isinstance(got, torch.Tensor) else None
     elif ":" in name:
-        seen = args.get(tuple(name.split(":", 1)))
+        seen = launched.get(tuple(name.split(":", 1)))
     else:
         t = inputs.get(name)
         seen = (t.numel(), t.element_size()) if isinstance(t, torch.Tensor) else None

@@ -3,9 +3,10 @@
 A probe file's ``make_inputs`` draws its values on the CPU, as torch code that wants the same values on
 every machine does (``torch.randn(n, d, generator=gen).to(device)``: a CPU generator). At the sizes of
 the large detector's run (a tensor past 2**31 elements) that draw is the run's whole cost: torch's CPU
-generator draws one value after another whatever the cores, so make_inputs took most of a 20 s budget at those
-sizes on the H200 machine's 16 cores, and copying the draws there and back half of it
-(docs/measurements/large-run-cost-h200.md), and the run past 2**31 elements, the one run that shows an int32 offset wrapping, never fitted.
+generator draws one value after another whatever the cores, so make_inputs took most of a 20 s budget at
+those sizes on the H200 machine's 16 cores, and copying the draws there and back half of it
+(docs/measurements/large-run-cost-h200.md): the run past 2**31 elements, the one run that shows an int32
+offset wrapping, never fitted.
 
 Inside ``drawn_on(device)`` a draw of ``torch.randn``, ``torch.rand`` or ``torch.randint`` that asks for a
 CPU tensor of at least ``THRESHOLD`` elements is made by ``device``'s generator (seeded from the CPU

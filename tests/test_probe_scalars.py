@@ -178,22 +178,66 @@ def _scalars(path, launcher):
     return probe(path, launcher=launcher, backends=["interpreter"], detectors=["scalars"], jobs=1)
 
 
-def _one_error_and_a_quiet_twin(path, broken: str, fixed: str):
-    """The broken launcher's one P208 error (the report, the finding); its correct twin has no finding."""
+def _one_error_and_a_quiet_twin(path, broken: str, fixed: str, severity: str = "error"):
+    """The broken launcher's one P208 problem of ``severity`` (the report, the finding); its correct twin has no
+    finding."""
     r = _scalars(path, broken)
     found = r.by_code("P208")
-    assert [f.severity for f in found] == ["error"], r.text()
+    assert [f.severity for f in found] == [severity], r.text()
     twin = _scalars(path, fixed)
     assert twin.findings == [] and twin.ok, twin.text()
     return r, found[0]
 
 
-def test_a_tile_smaller_than_the_group_is_an_error_and_its_correct_twin_is_quiet(tmp_path):
-    r, found = _one_error_and_a_quiet_twin(_file(tmp_path, "user_grouped", GROUPED), "launch", "launch_fixed")
+def test_a_tile_smaller_than_the_group_is_a_warning_and_its_correct_twin_is_quiet(tmp_path):
+    """Wrong at a tile the user's inputs do not launch: a warning (the launch at the inputs is right; a kernel may
+    not support every tile), named, with its lesson; never an error, so the probe passes without --strict."""
+    r, found = _one_error_and_a_quiet_twin(_file(tmp_path, "user_grouped", GROUPED), "launch", "launch_fixed",
+                                           "warning")
     assert "wrong with block_k=32 (make_inputs gives 64) at rows=4, k=256" in found.message, found.message
     assert "a tile of the kernel (BLOCK_K), which the reference does not take" in found.message
+    assert "have the launcher refuse it" in found.message
+    assert r.ok and not r.errors, r.text()
     assert r.diagnosis[0]["defect"] == "autotune-config-reuse", r.diagnosis
     assert "autotune-key-missing-shape" in [c["slug"] for c in found.cases]
+
+
+# a kernel that loads one scale per block: right for every block_k up to GROUP that divides it, wrong past it (a
+# block then spans two groups)
+UP_TO_GROUP = GROUPED.replace("""def reference(x, scales):""", """def launch_upto(x, scales, block_k):
+    out = torch.empty(x.shape[0], device=x.device, dtype=torch.float32)
+    one_scale_kernel[(x.shape[0],)](x, scales, out, x.shape[1], x.stride(0), scales.stride(0), GROUP=GROUP,
+                                    BLOCK_K=block_k)
+    return out
+
+
+@triton.jit
+def one_scale_kernel(x_ptr, s_ptr, out_ptr, K, stride_x, stride_s, GROUP: tl.constexpr, BLOCK_K: tl.constexpr):
+    row = tl.program_id(0)
+    acc = tl.zeros((BLOCK_K,), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        offs = k0 + tl.arange(0, BLOCK_K)
+        x = tl.load(x_ptr + row * stride_x + offs, mask=offs < K, other=0.0)
+        s = tl.load(s_ptr + row * stride_s + k0 // GROUP)
+        acc += x * s
+    tl.store(out_ptr + row, tl.sum(acc, axis=0))
+
+
+def reference(x, scales):""")
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_a_tile_the_kernel_does_not_support_is_a_warning_even_where_the_reference_names_it(tmp_path, named):
+    """block_k=128 spans two groups of 64, which this kernel (one scale per block) does not support: wrong there,
+    right at 64 and 32. A reference that takes block_k and ignores it (``named``) does not make it a branch of what
+    is computed (that was an error, 'the reference takes it'): the same warning as where it does not take it."""
+    text = UP_TO_GROUP.replace("def reference(x, scales):", "def reference(x, scales, block_k=None):") if named \
+        else UP_TO_GROUP
+    r = _scalars(_file(tmp_path, "user_upto", text), "launch_upto")
+    found = r.by_code("P208")
+    assert [f.severity for f in found] == ["warning"], r.text()
+    assert "block_k=128 (make_inputs gives 64)" in found[0].message, found[0].message
+    assert "a tile of the kernel (BLOCK_K)" in found[0].message and r.ok, r.text()
 
 
 def test_an_argument_the_reference_does_not_take_and_no_block_is_shaped_by_is_left_alone(tmp_path):

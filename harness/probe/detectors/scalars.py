@@ -45,7 +45,14 @@ sizes, at most ``MAX_RUNS`` launches in all, none that runs more than ``PROGRAMS
 defaults' programs, each stopped at the probe's budget.
 
 Severity, at a value where the default run was right: a result beyond the floor, a write past a tensor,
-an access outside memory: an error (which argument, which value, the sizes). The launcher or Triton
+an access outside memory: an error (which argument, which value, the sizes) where the argument is part of
+what is computed (the reference takes it and its answer changes with it: a flag, a page size, a padding)
+or an optional tensor left out: a caller of the launcher who passes that value gets it wrong. At another
+tile it is a warning: the launch at the user's inputs is right, and a kernel may well not support every
+tile (one that must not exceed a quantization group, or cover a head dim in one block); a tuned table, an
+autotune list or a caller that picks that tile gets it wrong, which the warning names. A reference that
+takes the argument and gives the same answer at the other value ignores it: the argument is a config,
+judged as a tile where it shapes a block, left alone where it does not. The launcher or Triton
 raising at a value, or the reference raising there: the value is outside their domain, a note. A result
 of another shape than the default's where ``make_inputs`` made the output buffers (sized for the
 default), or a reference with no finite answer at the value: not judged, a note. Under the interpreter
@@ -62,7 +69,7 @@ from dataclasses import dataclass
 from harness.probe import execute as X
 from harness.probe.context import budget_stop, fmt, take_kept, wrong
 from harness.probe.detectors import Detector
-from harness.probe.findings import ERROR, INFO, Code
+from harness.probe.findings import ERROR, INFO, WARNING, Code
 
 MAX_RUNS = 8  # launches at other values in all (the default run aside)
 PROGRAMS_FACTOR = 8  # a value whose launches run more programs than this many times the defaults' is not tried
@@ -400,10 +407,18 @@ def _try(ctx, st: dict, inputs: dict, ref, arg: Arg, v) -> bool:
     said = _said(arg, v)
     if arg.kind != "tile":
         try:
-            ref = X.reference(ctx.target, given)
+            at_v = X.reference(ctx.target, given)
         except Exception as e:  # noqa: BLE001  the reference's domain
             st["refused"].append(f"the reference raised with {said}: {error_line(e)}"[:200])
             return True
+        if arg.kind == "branch" and _same_answer(at_v, ref):
+            # the reference takes it and ignores it: not a branch of what is computed but a config, judged as
+            # one (a tile), and left alone where it shapes no block
+            arg.kind = "tile"
+            moved = {n for n in set(blocks) | set(st["blocks"]) if blocks.get(n) != st["blocks"].get(n)}
+            if raised is None and not moved & st["tiles"]:
+                return False
+        ref = at_v
     st["runs"] += 1
     kind, c, oob = _outcome(ctx, given, ref)
     if kind == "right":
@@ -417,6 +432,20 @@ def _try(ctx, st: dict, inputs: dict, ref, arg: Arg, v) -> bool:
         return True
     st["found"].append(_wrong_finding(ctx, arg, said, kind, c, new_oob, blocks, st))
     return True
+
+
+def _same_answer(a, b) -> bool:
+    """Whether two results of the reference are the same (shapes and values, NaN where NaN)."""
+    import torch
+
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return a.shape == b.shape and a.dtype == b.dtype and bool(torch.equal(a, b) or (
+            a.is_floating_point() and torch.isclose(a, b, rtol=0, atol=0, equal_nan=True).all()))
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(_same_answer(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_answer(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
 
 
 def _unjudged(c, st: dict, arg: Arg | None = None) -> str:
@@ -454,14 +483,17 @@ def _wrong_finding(ctx, arg: Arg, said: str, kind: str, c, oob: dict, blocks: di
     if arg.kind == "tile":
         names = sorted(n for n in set(blocks) | set(st["blocks"]) if blocks.get(n) != st["blocks"].get(n)
                        and n in st["tiles"])
-        why = (f"a tile of the kernel ({', '.join(names)}), which the reference does not take: the result must "
-               f"not depend on it")
+        why = (f"a tile of the kernel ({', '.join(names)}), which the reference does not take or ignores: the "
+               f"result must not depend on it, unless the kernel does not support that tile. A warning: the launch "
+               f"at your inputs is right; wrong only where a config (a tuned table, an autotune list, a caller) "
+               f"picks this tile; if the kernel does not support it, have the launcher refuse it")
     elif arg.kind == "optional":
         why = "the branch without it; the reference takes the same"
     else:
         why = "the reference takes it and was given the same value"
     return ctx.finding("P208", f"wrong with {said} at {fmt(ctx.target.sizes)} (right at the default): {what} "
-                               f"({why})"[:500], severity=ERROR, sizes=dict(ctx.target.sizes),
+                               f"({why})"[:700], severity=WARNING if arg.kind == "tile" else ERROR,
+                       sizes=dict(ctx.target.sizes),
                        defect="autotune-config-reuse" if arg.kind == "tile" else "")
 
 
@@ -489,8 +521,10 @@ def partial(ctx) -> list:
 P208 = Code("P208", ERROR, "wrong at another value of the launcher's own integer or bool argument (a flag the "
                            "reference takes, a tile the result must not depend on, an optional tensor left out), "
                            "at the default sizes, where the default value is right", ("autotune-key-missing-shape",),
-            otherwise="info where the launcher, Triton or the reference raises at that value (its domain), or the "
-                      "result's shape changes where make_inputs sized the outputs")
+            otherwise="a warning where the argument is a tile (the reference does not take it, or its answer does "
+                      "not change with it): the launch at the user's inputs is right, and the kernel may not support "
+                      "that tile; info where the launcher, Triton or the reference raises at that value (its "
+                      "domain), or the result's shape changes where make_inputs sized the outputs")
 
 # The interpreter's side only, for now: it has not been run on a GPU yet (the dry run that tells a tile is the
 # instrumented interpreter's). A probe on a GPU machine runs both backends at once (gpu+interpreter), so its

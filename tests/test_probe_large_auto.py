@@ -130,6 +130,38 @@ def test_under_the_interpreter_alone_the_evidence_is_a_note_at_the_offsets_line(
     assert any(d == "large" and s.startswith("skipped: no int32 offset") for _, d, _, s in fixed.ran), fixed.ran
 
 
+PERMUTE = Path(__file__).parent / "probe_fixtures" / "int32" / "permute_rows.py"
+
+
+def _permute_kernels():
+    spec = importlib.util.spec_from_file_location("permute_rows_fixture", PERMUTE)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.permute_rows_kernel, mod.permute_rows_kernel_64
+
+
+def test_an_index_loaded_from_a_32_bit_tensor_times_a_size_is_evidence_where_the_launch_shows_its_width():
+    """``dst = tl.load(dst_ptr + row)`` with ``row`` widened: the address is int64 but the value is the index
+    map's, int32, so ``dst * hidden`` wraps. Lint cannot see the map's dtype (no evidence without it); the probe
+    knows the launch's tensors (4-byte elements at dst_ptr), and an int64 map (8 bytes) is none."""
+    narrow, wide = _permute_kernels()
+    assert int32_offsets.evidence(int32_offsets.spans([narrow])) == []
+    (e,) = int32_offsets.evidence(int32_offsets.spans([narrow]), narrow={"permute_rows_kernel": {"dst_ptr"}})
+    assert (e["expr"], e["pointer"]) == ("dst * hidden", "out_ptr"), e
+    assert int32_offsets.evidence(int32_offsets.spans([narrow]), narrow={"permute_rows_kernel": {"x_ptr"}}) == []
+    assert int32_offsets.evidence(int32_offsets.spans([wide]), narrow={"permute_rows_kernel_64": {"dst_ptr"}}) == []
+
+
+def test_under_the_interpreter_the_loaded_index_offset_is_a_note_and_its_widened_twin_is_quiet():
+    r = probe(str(PERMUTE), backends=["interpreter"], detectors=["reference", "large"])
+    (f,) = r.by_code("P406")
+    assert f.message.startswith("int32 offset grows with tokens; wraps once the tensor at out_ptr"), f.message
+    assert f.severity == "info" and r.ok, r.text()
+    fixed = probe(str(PERMUTE), launcher="launch_fixed", backends=["interpreter"], detectors=["reference", "large"])
+    assert not fixed.problems and not fixed.by_code("P406"), fixed.text()
+    assert any(d == "large" and s.startswith("skipped: no int32 offset") for _, d, _, s in fixed.ran), fixed.ran
+
+
 def test_the_hazard_is_said_once_and_not_where_the_gpus_run_gave_a_verdict():
     from harness.probe.runner import one_int32_hazard
 
@@ -156,12 +188,30 @@ def _gpu_probe(launcher):
     return probe(str(FIXTURE), launcher=launcher, backends=["gpu"], budget=60)
 
 
+def _gpu_permute_probe(launcher):
+    """As ``_gpu_probe``, for the index-map fixture."""
+    return probe(str(PERMUTE), launcher=launcher, backends=["gpu"], budget=60)
+
+
 def gpu_ahead(items, start):
     """With a GPU, both probes (the int32 kernel's and its twin's) start at collection, beside the suite's
     other GPU work (run after the case batch, they added 9 s to the GPU suite on an H200, issue 40)."""
     if any(item.name.startswith("test_on_a_gpu_at_the_defaults") for item in items):
         for launcher in ("launch", "launch_fixed"):
             start(("large-auto", launcher), _gpu_probe, launcher)
+    if any(item.name.startswith("test_on_a_gpu_an_index_map") for item in items):
+        for launcher in ("launch", "launch_fixed"):
+            start(("large-permute", launcher), _gpu_permute_probe, launcher)
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_an_index_maps_int32_destination_row_is_caught_by_the_run_past_2_31(ahead):
+    """The evidence from the launch's 32-bit index map buys the run; the run shows the wrap (a crash or wrong
+    rows past 2**31 elements of out); the twin that widens the loaded index is quiet."""
+    r = ahead(("large-permute", "launch"), _gpu_permute_probe, "launch")
+    assert [f.severity for f in r.by_code("P404")] == ["error"], r.text()
+    fixed = ahead(("large-permute", "launch_fixed"), _gpu_permute_probe, "launch_fixed")
+    assert fixed.ok and not fixed.by_code("P404") and not fixed.by_code("P406"), fixed.text()
 
 
 @pytest.mark.gpu

@@ -141,10 +141,10 @@ def test_order_is_skipped_where_no_program_touches_what_another_writes(tmp_path)
     # every program stores to out[0] (nrm2-race): the race detector sees it, order runs
     case = ROOT / "cases" / "nrm2-race"
     shared = probe(str(case / "broken.py"), inputs=str(case / "case.py"), launcher="nrm2",
-                   detectors=["race", "order"], sizes={"n": 3001}, jobs=1)
+                   detectors=["race", "order"], sizes={"n": 3001}, jobs=1, budget=0)
     assert _status(shared, "order") == "done", shared.ran
     # order alone (no race record) runs, as before
-    alone = probe(path, detectors=["order"])
+    alone = probe(path, detectors=["order"], budget=0)  # (no budget: the status must not depend on speed)
     assert _status(alone, "order") == "done", alone.ran
 
 

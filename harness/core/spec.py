@@ -152,7 +152,7 @@ EVIDENCE = {
     "sentinel-access": "an access outside a tensor only once the contract's sentinel is in an integer index input (the same layout and sizes as a right run): a gather or a store through it",
     "grid-limit": "a grid axis past CUDA's limit at the sizes a GPU meets",
     "large-only": "wrong only past 2**31 elements or bytes",
-    "int32-offset": "a launched kernel's address holds a program id times a runtime size in int32, never widened "
+    "int32-offset": "a launched kernel's address holds a program id (or an index loaded from a 32-bit tensor) times a runtime size in int32, never widened "
                     "(a hazard past 2**31 elements, from the source)",
     "debug-assert": "TRITON_DEBUG's overflow checks (on a GPU, or their emulation under the interpreter) or a device assert fired",
     "hang": "the kernel does not return",

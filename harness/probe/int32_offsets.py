@@ -3,7 +3,8 @@
 The rule (lint's TL501, ``harness.lint.rules.tl501_int32_pointer_offset.offsets``, read on the
 kernels the launcher actually launched, at their own lines): an address of a ``tl.load`` or
 ``tl.store`` holds ``a * b`` where ``a`` comes from ``tl.program_id`` (or an index loaded through an
-address that does) with no 64-bit cast on the way and ``b`` is a runtime argument of the kernel (not
+address that does, or any value loaded through a pointer whose tensor has elements of 4 bytes or fewer at
+the launch: an int32 index map's destination row, ``launch_facts``) with no 64-bit cast on the way and ``b`` is a runtime argument of the kernel (not
 a constexpr, not a pointer, not annotated ``tl.int64``).
 
 Why that is enough to spend a GPU run past 2**31 elements on: ``tl.program_id`` is int32, and
@@ -49,10 +50,12 @@ def spans(kernels) -> list[dict]:
     return out
 
 
-def evidence(kernel_spans: list[dict], read=None) -> list[dict]:
+def evidence(kernel_spans: list[dict], read=None, narrow: dict | None = None) -> list[dict]:
     """The int32 offsets in the launched kernels (``spans``), each once, in file and line order:
     {"kernel", "file", "line", "expr" (the product), "pointer" (the kernel argument the address is
-    based on, or "")}. ``read(path)`` gives a file's source (default: the file; a zip's member too)."""
+    based on, or "")}. ``read(path)`` gives a file's source (default: the file; a zip's member too);
+    ``narrow`` ({kernel: pointer arguments holding 32-bit or narrower values at the launch}) makes a value
+    loaded through one an int32 source (``launch_facts``)."""
     from harness.lint.model import Module
     from harness.lint.rules._common import pointer_param
     from harness.lint.rules.tl501_int32_pointer_offset import offsets
@@ -65,7 +68,7 @@ def evidence(kernel_spans: list[dict], read=None) -> list[dict]:
     for path, mine in by_file.items():
         try:
             module = Module(read(path), path)
-            found = list(offsets(module))
+            found = list(offsets(module, narrow))
         except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
             continue
         for flow, node, pointer in found:
@@ -92,13 +95,11 @@ def here(ctx) -> list[dict]:
     from harness.run.triton_compat import launched_kernels
     from harness.run.worker import call_with
 
-    if not launched_kernels():
-        try:
-            call_with(ctx.target.launcher, X.make(ctx.target, ctx.target.sizes, ctx.seed, ctx.backend))
-        except Exception:  # noqa: BLE001  the launcher's own failure: another detector's finding
-            return []
-    found = evidence(spans(launched_kernels()))
-    return addressed(found, tensor_sizes(ctx)) if found else []
+    numels, narrow = launch_facts(ctx)
+    if not launched_kernels():  # the launcher raised before any launch: the reference detector says so
+        return []
+    found = evidence(spans(launched_kernels()), narrow=narrow)
+    return addressed(found, numels) if found else []
 
 
 def addressed(found: list[dict], numels: dict) -> list[dict]:
@@ -117,9 +118,12 @@ def largest_first(found: list[dict], numels: dict) -> list[dict]:
     return sorted(found, key=lambda e: -numels.get((e["kernel"], e["pointer"]), 0))
 
 
-def tensor_sizes(ctx) -> dict:
-    """{(kernel, argument): numel} of the kernels' tensor arguments in one call of the launcher at the default
-    sizes ({} where it raises)."""
+def launch_facts(ctx) -> tuple[dict, dict]:
+    """From one call of the launcher at the default sizes: {(kernel, argument): numel} of the kernels' tensor
+    arguments, and {kernel: the arguments whose elements are 4 bytes or fewer}. A value loaded through such an
+    argument and used in an address is an integer of 32 bits or fewer (an address takes no float), so a product
+    with it is int32: an index map's destination row times the hidden size wraps as a program id would. An int64
+    index tensor (8 bytes) gives int64 products. ({}, {}) where the launcher raises."""
     from harness.probe import execute as X
     from harness.run.triton_compat import launch_tensors
     from harness.run.worker import call_with
@@ -128,8 +132,12 @@ def tensor_sizes(ctx) -> dict:
         with launch_tensors() as got:
             call_with(ctx.target.launcher, X.make(ctx.target, ctx.target.sizes, ctx.seed, ctx.backend))
     except Exception:  # noqa: BLE001  the launcher's own failure: another detector's finding
-        return {}
-    return {k: n for k, (n, _) in got.items()}
+        return {}, {}
+    narrow: dict = {}
+    for (kernel, name), (_, itemsize) in got.items():
+        if itemsize <= 4:
+            narrow.setdefault(kernel, set()).add(name)
+    return {k: n for k, (n, _) in got.items()}, narrow
 
 
 def hazard_text(found: list[dict], size: str | None, tensor_fallback: str = "") -> str:

@@ -169,19 +169,27 @@ def int64_params(flow: Flow) -> set[str]:
             if a.annotation is not None and dotted(a.annotation).rsplit(".", 1)[-1] in INT64}
 
 
-def int32_products(flow: Flow, expr: ast.AST):
+def int32_products(flow: Flow, expr: ast.AST, narrow: frozenset = frozenset()):
     """``a * b`` in ``expr`` (through names) where ``a`` comes from a program id with no 64-bit cast on the way
     and ``b`` is a runtime (not constexpr) kernel argument that is not a pointer and not annotated ``tl.int64``:
-    an int32 product."""
+    an int32 product. ``narrow``: pointer arguments known to hold integers of 32 bits or fewer (the probe knows
+    the launch's tensors; lint does not): a value ``tl.load`` reads through one (an index map's destination row)
+    is int32 too, whatever the width of the address it was read at."""
     wide = int64_params(flow)
+
+    def int32_source(s: ast.AST) -> bool:
+        if widened(flow, s):
+            return False
+        call = flow.m.tl_call(s)
+        return call == "program_id" or (call == "load" and bool(narrow) and isinstance(s, ast.Call) and bool(
+            s.args) and pointer_param(flow, s.args[0]) in narrow)
     for n in flow.sources(expr, lambda x: widened(flow, x)):
         if not (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)):
             continue
         for side, other in ((n.left, n.right), (n.right, n.left)):
             runtime = isinstance(other, ast.Name) and other.id in flow.k.params and other.id not in wide and \
                 other.id not in flow.k.constexprs and "ptr" not in other.id.lower() and other.id not in flow.env
-            if runtime and any(flow.m.tl_call(s) == "program_id" and not widened(flow, s)
-                               for s in flow.sources(side, lambda x: widened(flow, x))):
+            if runtime and any(int32_source(s) for s in flow.sources(side, lambda x: widened(flow, x))):
                 yield n
                 break
 

@@ -47,14 +47,16 @@ def check(module):
                   f"before the multiply"), "int32-offset-overflow", widen(flow, n)
 
 
-def offsets(module):
+def offsets(module, narrow: dict | None = None):
     """Each int32 product of a program id and a runtime argument in a load's or store's address, once:
     (flow, the product, the pointer expression it is in). The probe reads the launched kernels with it
-    (``harness.probe.int32_offsets``)."""
+    (``harness.probe.int32_offsets``), giving ``narrow``: {kernel name: its pointer arguments whose tensors hold
+    32-bit or narrower integers at the launch}, whose loaded values are int32 sources too."""
     for flow in flows(module):
         seen = set()
+        mine = frozenset((narrow or {}).get(flow.k.name, ()))
         for call, kind, pointer, _ in memory_ops(flow):
-            for n in int32_products(flow, pointer):
+            for n in int32_products(flow, pointer, mine):
                 if id(n) not in seen:
                     seen.add(id(n))
                     yield flow, n, pointer

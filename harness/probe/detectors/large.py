@@ -160,8 +160,8 @@ def _skip(ctx: Context) -> str | None:
     ctx.board.int32_offsets = int32_offsets.here(ctx)
     if ctx.board.int32_offsets:
         return None
-    return ("no int32 offset that grows with a size in the launched kernels' addresses (a program id times a "
-            "runtime size, not widened to int64); --large runs sizes past 2**31 elements on the GPU anyway")
+    return ("no int32 offset that grows with a size in the launched kernels' addresses (a program id, or an "
+            "index loaded from a 32-bit tensor, times a runtime size, not widened to int64); --large runs sizes past 2**31 elements on the GPU anyway")
 
 
 def _tensors(ctx: Context, sizes: dict, launch: bool = True) -> tuple[list, dict]:
@@ -487,8 +487,9 @@ def _compare(ctx: Context, got, ref, spans, inputs: dict, p: dict) -> list | Non
 
 P404 = Code("P404", ERROR, "wrong past 2**31 elements or bytes (int32 offsets): sampled rows against the reference",
             ("int32-offset-overflow", "int32-pid-stride-overflow"), otherwise="info where those sizes could not be run")
-P406 = Code("P406", INFO, "an int32 offset that grows with a size in a launched kernel's address (a program id "
-                             "times a runtime size, not widened): a hazard past 2**31 elements, not shown wrong",
+P406 = Code("P406", INFO, "an int32 offset that grows with a size in a launched kernel's address (a program id, "
+                             "or an index loaded from a 32-bit tensor, times a runtime size, not widened): a hazard "
+                             "past 2**31 elements, not shown wrong",
             ("int32-offset-overflow", "int32-pid-stride-overflow"))
 
 

@@ -162,6 +162,17 @@ def test_under_the_interpreter_the_loaded_index_offset_is_a_note_and_its_widened
     assert any(d == "large" and s.startswith("skipped: no int32 offset") for _, d, _, s in fixed.ran), fixed.ran
 
 
+def test_a_run_whose_reference_does_not_fit_the_slice_is_made_without_it():
+    """The pilot's reference time is told apart from the launch's: a float64 reference over the whole problem on
+    the CPU (14 s for a 2**31-element permutation on an H200's host) must not stop a launch of 1 s that can show
+    the wrap as an illegal address; a launch that does not fit is not made."""
+    from harness.probe.detectors.large import fits
+
+    assert fits(0.9, 0.85, 16, 10.0) == (pytest.approx(0.8), False)  # the launch fits, its reference does not
+    assert fits(0.9, 0.1, 10, 10.0) == (pytest.approx(8.0), True)  # both fit
+    assert fits(0.9, 0.0, 16, 10.0) == (None, False)  # the launch itself does not
+
+
 def test_the_hazard_is_said_once_and_not_where_the_gpus_run_gave_a_verdict():
     from harness.probe.runner import one_int32_hazard
 
@@ -169,6 +180,8 @@ def test_the_hazard_is_said_once_and_not_where_the_gpus_run_gave_a_verdict():
     cpu = Finding("P406", "large", "interpreter", "int32 offset grows with rows", severity="warning")
     other = Finding("P401", "shapes", "interpreter", "wrong at n=3")
     assert one_int32_hazard([cpu, other, gpu], {}) == [other, gpu]
+    again = Finding("P406", "large", "gpu", "int32 offset grows with rows", severity="warning")  # said twice
+    assert one_int32_hazard([gpu, again, other], {}) == [gpu, other]
     assert one_int32_hazard([cpu, other], {"interpreter": {}}) == [cpu, other]
     judged = {"gpu": {"seen": {"large_verdict": "right"}}}
     assert one_int32_hazard([cpu, other, gpu], judged) == [other]

@@ -645,7 +645,8 @@ def one_int32_hazard(findings: list, meta: dict) -> list:
     judged = any((Blackboard.from_json((m.get("seen") if isinstance(m, dict) else None) or {}).large_verdict)
                  for m in meta.values())
     keep = [] if judged else [next((f for f in hazards if f.backend == "gpu"), hazards[0])]
-    return [f for f in findings if f.code != "P406" or f in keep]
+    # by identity: the GPU's hazard, said at once and again with its run's note, is two equal findings
+    return [f for f in findings if f.code != "P406" or any(f is k for k in keep)]
 
 
 def _poison_only(report: ProbeReport) -> list:

@@ -234,12 +234,15 @@ def large(ctx: Context) -> list:
             key = tuple(sorted(p["sizes"].items()))
             if key in tried:
                 continue
-            if auto and (why := _too_long(ctx, p, by)):
-                return [said, _not_run(ctx, why)]
+            with_reference = True
+            if auto:
+                why, with_reference = _too_long(ctx, p, by)
+                if why:
+                    return [said, _not_run(ctx, why)]
             tried.add(key)
             found = None
             with (ctx.budget.until_deadline() if auto else contextlib.nullcontext()):
-                found = run_at(ctx, p, by)
+                found = run_at(ctx, p, by, with_reference)
             if found is None:  # stopped at its slice's end
                 return [said, _not_run(ctx, f"the run at {_fmt(p['sizes'])} was stopped at the end of its slice of the "
                                       f"probe's budget")]
@@ -285,10 +288,13 @@ def _not_run(ctx: Context, why: str):
                                f"budget"[:400], severity=INFO)
 
 
-def _too_long(ctx: Context, p: dict, by: str) -> str:
-    """Why the planned run does not fit the slice of the budget left ("" where it does): a pilot run at
-    1/PILOT of the planned tensors (make_inputs, the reference where the run computes it, one call), timed,
-    scaled up by PILOT (each step's time grows with the elements it makes, copies or reads)."""
+def _too_long(ctx: Context, p: dict, by: str) -> tuple[str, bool]:
+    """(why the planned run does not fit the slice of the budget left, "" where it does; whether its float64
+    reference fits that slice too): a pilot run at 1/PILOT of the planned tensors (make_inputs and one call,
+    timed apart from the reference where the run computes it), scaled up by PILOT (each step's time grows with
+    the elements it makes, copies or reads). Where the launch fits and the reference does not (a reference over
+    the whole problem on the CPU), the run is made without it: a wrapped offset most often ends in an illegal
+    address, which needs no reference to show."""
     import time
 
     import torch
@@ -298,33 +304,47 @@ def _too_long(ctx: Context, p: dict, by: str) -> str:
 
     left = ctx.wrap_up_by() - ctx.budget.now()
     if left <= 0:
-        return "the probe's budget had no time left for it"
+        return "the probe's budget had no time left for it", False
     key, v0, v = p["key"], ctx.target.sizes[p["key"]], p["sizes"][p["key"]]
     exponent = p.get("growth") or 1.0
     small = max(v0, int(v / PILOT ** (1.0 / exponent)))
-    t0, inputs = time.monotonic(), None
+    t0, inputs, ref_took = time.monotonic(), None, 0.0
     try:
         with ctx.budget.until_deadline():
             inputs = _make(ctx, {**ctx.target.sizes, key: small})
             if _reference_fits(inputs):
+                r0 = time.monotonic()
                 X.reference(ctx.target, inputs)
+                ref_took = time.monotonic() - r0
             call_with(ctx.target.launcher, inputs)
             torch.cuda.synchronize()
     except Exception:  # noqa: BLE001  the pilot itself failed: the run decides
-        return ""
+        return "", True
     took = time.monotonic() - t0
     inputs = None
     torch.cuda.empty_cache()
-    cost = took * (v / small) ** exponent
-    if ctx.late() or cost > left:
+    cost, with_reference = fits(took, ref_took, (v / small) ** exponent, left)
+    if ctx.late() or cost is None:
         return (f"the run at {_fmt(p['sizes'])} ('{p['tensor']}' {p['numel']:,} elements) would take about "
-                f"{cost:.0f}s (a pilot at {key}={small} took {took:.1f}s), more than the {max(0.0, left):.0f}s "
-                f"the probe's budget leaves it")
-    return ""
+                f"{(took - ref_took) * (v / small) ** exponent:.0f}s (a pilot at {key}={small} took "
+                f"{took - ref_took:.1f}s), more than the {max(0.0, left):.0f}s the probe's budget leaves it"), False
+    return "", with_reference
 
 
-def run_at(ctx: Context, p: dict, by: str) -> list:
-    """One run at the planned sizes: a crash, or wrong sampled rows, is P404."""
+def fits(took: float, ref_took: float, scale: float, left: float) -> tuple[float | None, bool]:
+    """(the run's predicted seconds without the reference, None where they pass ``left``; whether the reference's
+    predicted seconds fit beside them) from a pilot that took ``took`` seconds in all, ``ref_took`` of them the
+    reference's, at 1/``scale`` of the run's work."""
+    cost, ref_cost = (took - ref_took) * scale, ref_took * scale
+    if cost > left:
+        return None, False
+    return cost, cost + ref_cost <= left
+
+
+def run_at(ctx: Context, p: dict, by: str, with_reference: bool = True) -> list:
+    """One run at the planned sizes: a crash, or wrong sampled rows, is P404. ``with_reference`` False: the
+    float64 reference over the whole problem is not computed (the budget's slice has no time for it: the
+    crash is checked, and sampled rows only where the launcher is row-wise)."""
     import torch
 
     from harness.errors import error_line
@@ -343,7 +363,7 @@ def run_at(ctx: Context, p: dict, by: str) -> list:
     except Exception:  # noqa: BLE001  make_inputs refuses this size (or it does not fit): scale another
         return REFUSED
     ref = None
-    if _reference_fits(inputs):
+    if with_reference and _reference_fits(inputs):
         try:
             ref = X.reference(ctx.target, inputs)
         except Exception:  # noqa: BLE001  (out of memory after all): sampled rows are checked another way
@@ -374,7 +394,8 @@ def run_at(ctx: Context, p: dict, by: str) -> list:
     except Exception:  # noqa: BLE001  the sampled rows could not be set beside a reference (shapes that do
         bad = None  # not slice the way the launcher's result does): the values are not checked
     if bad is None:
-        return [ctx.finding("P404", f"no crash {where}; values not checked (the float64 reference does not fit "
+        why = "does not fit" if with_reference else "was left out, its time past the budget's slice"
+        return [ctx.finding("P404", f"no crash {where}; values not checked (the float64 reference {why} "
                                     f"and the launcher is not row-wise) (information)", severity="info",
                             sizes=dict(sizes))]
     if not bad:

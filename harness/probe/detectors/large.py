@@ -394,14 +394,18 @@ def run_at(ctx: Context, p: dict, by: str, with_reference: bool = True) -> list:
     except Exception:  # noqa: BLE001  the sampled rows could not be set beside a reference (shapes that do
         bad = None  # not slice the way the launcher's result does): the values are not checked
     if bad is None:
-        why = "does not fit" if with_reference else "was left out, its time past the budget's slice"
-        return [ctx.finding("P404", f"no crash {where}; values not checked (the float64 reference {why} "
-                                    f"and the launcher is not row-wise) (information)", severity="info",
-                            sizes=dict(sizes))]
+        return [_unchecked(ctx, where, sizes, with_reference)]
     if not bad:
         return []
     return [ctx.finding("P404", f"{where}: rows {bad} of the result are wrong (compared: "
                                 f"{', '.join(f'{a}-{b - 1}' for a, b in spans)})"[:400], sizes=dict(sizes))]
+
+
+def _unchecked(ctx: Context, where: str, sizes: dict, with_reference: bool):
+    """The note of a run that did not crash and whose values could not be compared."""
+    why = "does not fit" if with_reference else "was left out, its time past the budget's slice"
+    return ctx.finding("P404", f"no crash {where}; values not checked (the float64 reference {why} and the "
+                               f"launcher is not row-wise) (information)", severity="info", sizes=dict(sizes))
 
 
 def _make(ctx: Context, sizes: dict) -> dict:

@@ -18,10 +18,15 @@ ROW_LINES = [i for i, line in enumerate(FIXTURE.read_text().splitlines(), 1)
              if "row * n_cols" in line and "ptr +" in line][:2]  # the int32 kernel's load and store
 
 
-def _kernels():
-    spec = importlib.util.spec_from_file_location("row_scale_fixture", FIXTURE)
+def _fixture(path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
+    return mod
+
+
+def _kernels():
+    mod = _fixture(FIXTURE, "row_scale_fixture")
     return mod.row_scale_kernel, mod.row_scale_kernel_64
 
 
@@ -134,9 +139,7 @@ PERMUTE = Path(__file__).parent / "probe_fixtures" / "int32" / "permute_rows.py"
 
 
 def _permute_kernels():
-    spec = importlib.util.spec_from_file_location("permute_rows_fixture", PERMUTE)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _fixture(PERMUTE, "permute_rows_fixture")
     return mod.permute_rows_kernel, mod.permute_rows_kernel_64
 
 

@@ -4,8 +4,8 @@ The rule (lint's TL501, ``harness.lint.rules.tl501_int32_pointer_offset.offsets`
 kernels the launcher actually launched, at their own lines): an address of a ``tl.load`` or
 ``tl.store`` holds ``a * b`` where ``a`` comes from ``tl.program_id`` (or an index loaded through an
 address that does, or any value loaded through a pointer whose tensor has elements of 4 bytes or fewer at
-the launch: an int32 index map's destination row, ``launch_facts``) with no 64-bit cast on the way and ``b`` is a runtime argument of the kernel (not
-a constexpr, not a pointer, not annotated ``tl.int64``).
+the launch: an int32 index map's destination row, ``launch_facts``) with no 64-bit cast on the way and
+``b`` is a runtime argument of the kernel (not a constexpr, not a pointer, not annotated ``tl.int64``).
 
 Why that is enough to spend a GPU run past 2**31 elements on: ``tl.program_id`` is int32, and
 Triton passes a Python int below 2**31 as int32, so the product is computed in int32 whatever the

@@ -181,8 +181,8 @@ def int32_products(flow: Flow, expr: ast.AST, narrow: frozenset = frozenset()):
         if widened(flow, s):
             return False
         call = flow.m.tl_call(s)
-        return call == "program_id" or (call == "load" and bool(narrow) and isinstance(s, ast.Call) and bool(
-            s.args) and pointer_param(flow, s.args[0]) in narrow)
+        return call == "program_id" or (call == "load" and bool(narrow and s.args)
+                                         and pointer_param(flow, s.args[0]) in narrow)
     for n in flow.sources(expr, lambda x: widened(flow, x)):
         if not (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)):
             continue

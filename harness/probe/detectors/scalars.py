@@ -399,8 +399,7 @@ def _try(ctx, st: dict, inputs: dict, ref, arg: Arg, v) -> bool:
     if arg.kind == "tile":
         if raised is not None:  # refused at this value (or a dry run's garbage): whether a tile, the next says
             return True
-        moved = {n for n in set(blocks) | set(st["blocks"]) if blocks.get(n) != st["blocks"].get(n)}
-        if not moved & st["tiles"]:
+        if not _moved_tiles(blocks, st):
             return False
     if programs and st["programs"] and programs > PROGRAMS_FACTOR * st["programs"]:
         return True  # too long a run under the interpreter (a tile made tiny): the next value
@@ -415,8 +414,7 @@ def _try(ctx, st: dict, inputs: dict, ref, arg: Arg, v) -> bool:
             # the reference takes it and ignores it: not a branch of what is computed but a config, judged as
             # one (a tile), and left alone where it shapes no block
             arg.kind = "tile"
-            moved = {n for n in set(blocks) | set(st["blocks"]) if blocks.get(n) != st["blocks"].get(n)}
-            if raised is None and not moved & st["tiles"]:
+            if raised is None and not _moved_tiles(blocks, st):
                 return False
         ref = at_v
     st["runs"] += 1
@@ -432,6 +430,12 @@ def _try(ctx, st: dict, inputs: dict, ref, arg: Arg, v) -> bool:
         return True
     st["found"].append(_wrong_finding(ctx, arg, said, kind, c, new_oob, blocks, st))
     return True
+
+
+def _moved_tiles(blocks: dict, st: dict) -> set:
+    """The kernels' tile names (``st["tiles"]``) whose constexpr values differ between a dry run's ``blocks`` and
+    the default's."""
+    return {n for n in set(blocks) | set(st["blocks"]) if blocks.get(n) != st["blocks"].get(n)} & st["tiles"]
 
 
 def _same_answer(a, b) -> bool:
@@ -481,8 +485,7 @@ def _wrong_finding(ctx, arg: Arg, said: str, kind: str, c, oob: dict, blocks: di
     else:
         what = wrong(c.cmp) + kept_fill(c, ctx.target.sizes)
     if arg.kind == "tile":
-        names = sorted(n for n in set(blocks) | set(st["blocks"]) if blocks.get(n) != st["blocks"].get(n)
-                       and n in st["tiles"])
+        names = sorted(_moved_tiles(blocks, st))
         why = (f"a tile of the kernel ({', '.join(names)}), which the reference does not take or ignores: the "
                f"result must not depend on it, unless the kernel does not support that tile. A warning: the launch "
                f"at your inputs is right; wrong only where a config (a tuned table, an autotune list, a caller) "

@@ -832,3 +832,57 @@ def test_a_detector_that_varies_the_inputs_takes_a_share_of_what_is_left():
     before = free.deadline
     free.begin_share()
     assert free.deadline == before
+
+
+def test_the_detectors_before_the_large_run_leave_it_its_time():
+    """Where the large detector will make its run past 2**31 elements (on the GPU, from the evidence), the detectors
+    before it in its process see the budget end ``LARGE_HOLD_S`` earlier, and the large detector then gets it back (on
+    a fake clock): ends and stop move together, and nothing changes without a budget or with nothing held."""
+    from harness.probe.budget import LARGE_HOLD_S
+
+    clock = FakeClock(100.0)
+    b = Budget.starting(20.0, clock=clock)
+    ends, stop = b.ends, b.stop
+    with b.holding(LARGE_HOLD_S["gpu"]):
+        assert (b.ends, b.stop) == (ends - LARGE_HOLD_S["gpu"], stop - LARGE_HOLD_S["gpu"])
+        clock.t = b.ends + 0.01  # the held time begins: a detector before the large one does not start
+        assert b.spent()
+    assert (b.ends, b.stop) == (ends, stop) and not b.spent()  # the large detector's own turn
+    with b.holding(0.0):
+        assert b.ends == ends
+    free = Budget.starting(0, clock=clock)
+    with free.holding(6.0):
+        assert free.ends is None and free.stop is None
+
+
+def test_the_time_held_is_the_most_a_later_detector_asks(monkeypatch):
+    from harness.probe import worker
+    from harness.probe.detectors import Detector
+
+    fake = {"a": Detector("a", "", None), "b": Detector("b", "", None, holds=lambda ctx: 6.0),
+            "c": Detector("c", "", None, holds=lambda ctx: 2.0)}
+    monkeypatch.setattr(worker, "detectors", lambda: fake)
+    assert worker.held(None, ["a", "b", "c"]) == 6.0
+    assert worker.held(None, ["a", "c"]) == 2.0
+    assert worker.held(None, ["a"]) == 0.0 and worker.held(None, []) == 0.0
+
+
+def test_the_large_detector_holds_time_only_on_the_gpu_with_evidence_and_without_large(monkeypatch):
+    from harness.probe import int32_offsets
+    from harness.probe.budget import LARGE_HOLD_S
+    from harness.probe.detectors import large
+    from harness.run import triton_compat
+
+    def ctx(backend, options=None):
+        return SimpleNamespace(backend=backend, options=options or {}, board=Blackboard())
+
+    monkeypatch.setattr(triton_compat, "launched_kernels", lambda: ["k"])
+    monkeypatch.setattr(int32_offsets, "here", lambda c: [{"kernel": "k", "pointer": "x_ptr"}])
+    assert large._holds(ctx("gpu")) == LARGE_HOLD_S["gpu"]
+    assert large._holds(ctx("interpreter")) == 0.0  # no run there: a note
+    assert large._holds(ctx("gpu", {"large": True})) == 0.0  # --large keeps its own time, outside the budget
+    monkeypatch.setattr(int32_offsets, "here", lambda c: [])
+    assert large._holds(ctx("gpu")) == 0.0  # no evidence: no run, nothing kept
+    monkeypatch.setattr(triton_compat, "launched_kernels", lambda: [])
+    c = ctx("gpu")
+    assert large._holds(c) == 0.0 and c.board.large_hold is None  # nothing launched yet: asked again later

@@ -40,6 +40,8 @@ class Blackboard:
     int32_offsets: list | None = None
     # the large detector's run past 2**31 elements: "wrong" (P404) or "right" (sampled rows checked); None: no verdict
     large_verdict: str | None = None
+    # seconds of the budget the detectors before the large detector leave it (``Detector.holds``); None: not decided
+    large_hold: float | None = None
     compared: int | None = None  # sizes shape fuzzing compared with the reference (ProbeReport.checked)
     fuzz: dict | None = None  # shape fuzzing's progress: {"tried", "planned", "seconds", "last"}
     found_at: list | None = None  # sizes where shape fuzzing found each failure (before shrinking)

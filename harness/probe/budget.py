@@ -45,6 +45,12 @@ VARY_SHARE = 1 / 3
 # detector, in a GPU process of its own beside the others; harness/probe/detectors/large.py): its pilot run
 # says whether the whole run fits, else it is not made (a note says so); the rest is the report's
 LARGE_SHARE = 0.85
+# of the probe's budget, what the detectors before the large detector in the GPU's main process leave it where the
+# launched kernels hold an int32 offset (the run past 2**31 elements it decides on: ``Budget.holding``). It runs
+# last there (after shape fuzzing, which a run at the start starved); without a share kept, the detectors before
+# it took the budget and the run was never made (the H200 board of 3f90368: "skipped: the probe's budget is
+# spent"). A pilot and a run past 2**31 elements took 0.4 to 7 s on an H200 (docs/measurements/large-index-map.md)
+LARGE_HOLD_S = {"gpu": 6.0}
 # shapes-rest does not start with less of the probe's budget left
 REST_MIN_LEFT_S = {"interpreter": 2.0, "gpu": 1.0}
 # shape fuzzing's own time for its sizes, and for shrinking the failures it met
@@ -261,6 +267,20 @@ class Budget:
     def tuned(self, seconds: float) -> None:
         """One call of the launcher spent ``seconds`` tuning (``execute.call``)."""
         self.longest_tuning = max(self.longest_tuning, seconds)
+
+    @contextlib.contextmanager
+    def holding(self, seconds: float):
+        """A block in which the budget ends ``seconds`` earlier (``ends`` and ``stop``): the time a later detector of
+        this process is kept (``LARGE_HOLD_S``); no budget, or nothing held: unchanged."""
+        if not seconds or self.ends is None:
+            yield
+            return
+        ends, stop = self.ends, self.stop
+        self.ends, self.stop = ends - seconds, (None if stop is None else stop - seconds)
+        try:
+            yield
+        finally:
+            self.ends, self.stop = ends, stop
 
     def diagnosis_reserve(self, backend: str) -> float:
         """Seconds the detectors before the diagnosis in its process leave it at the end of the

@@ -149,9 +149,11 @@ def run(args: dict) -> int:
                     emit(event="skipped", detector=name, reason=f"the kernel did not return in the {hung} detector")
                     emit(event="end", detector=name)
                     continue
-                # the detectors before the diagnosis leave it its share of the probe's budget
-                found = run_one(ctx, name, emit, req.timeout, reserve=budget.diagnosis_reserve(ctx.backend)
-                                if "diagnose" in req.detectors[i + 1:] else 0.0)
+                # the detectors before the diagnosis leave it its share of the probe's budget, and those before a
+                # detector that holds time (the large detector's run) leave it that
+                with budget.holding(held(ctx, req.detectors[i + 1:])):
+                    found = run_one(ctx, name, emit, req.timeout, reserve=budget.diagnosis_reserve(ctx.backend)
+                                    if "diagnose" in req.detectors[i + 1:] else 0.0)
                 if any(f.code == "P002" and f.severity == "error" for f in found):
                     hung = name
                 if ctx.backend == "gpu" and name != req.detectors[-1] and not cuda_usable():
@@ -163,6 +165,13 @@ def run(args: dict) -> int:
 
         emit(event="error", phase="run", message=error_line(e))
         return EXIT_RUN
+
+
+def held(ctx, later: list) -> float:
+    """Seconds of the budget the detectors still to run in this process (``later``) keep for themselves
+    (``Detector.holds``): the most any of them asks."""
+    found = detectors()
+    return max((found[n].holds(ctx) for n in later if found[n].holds is not None), default=0.0)
 
 
 def cuda_usable() -> bool:

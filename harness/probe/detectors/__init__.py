@@ -16,6 +16,8 @@ a list of ``harness.probe.findings.Finding``.
 - ``codes``: every code it can emit, each a ``harness.probe.findings.Code`` (severity, meaning, the cases
   that teach it); README's and docs/detectors.md's code tables are generated from them (``python -m
   harness.probe.codes``) and a test fails on a code emitted that no detector declares.
+- ``holds(ctx)``: seconds at the end of the probe's budget that the detectors before it in its process leave it
+  (``Budget.holding``), asked before each of them once the defaults' launch was seen; None: nothing kept.
 - ``case``: its case checks (``harness.probe.casecheck``): how ``detect`` and ``report`` judge a casebook
   case's recorded runs by the same idea (``harness.probe.cases`` collects them; ``case_runs`` makes the
   runs). A detector with no ``backends`` is a case check only (the GPU against the interpreter): the probe
@@ -60,6 +62,7 @@ class Detector:
     budgeted: bool | Callable = True
     partial: Callable | None = None  # (ctx) -> its findings so far, where the budget's end stopped it
     codes: tuple = ()  # the findings.Code of every code it can emit (generated tables: harness.probe.codes)
+    holds: Callable | None = None  # (ctx) -> seconds of the budget the detectors before it in its process leave it
     case: tuple = ()  # its case checks (harness.probe.casecheck.CaseCheck): how detect and report judge a casebook
     # case's runs by the same idea; a detector with no backends is a case check only
 

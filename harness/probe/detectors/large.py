@@ -44,7 +44,7 @@ from __future__ import annotations
 import contextlib
 import math
 
-from harness.probe.budget import LARGE_SHARE
+from harness.probe.budget import LARGE_HOLD_S, LARGE_SHARE
 from harness.probe.context import Context, fmt as _fmt, int_sizes
 from harness.probe.detectors import Detector
 from harness.probe.findings import ERROR, INFO, Code
@@ -162,6 +162,27 @@ def _skip(ctx: Context) -> str | None:
         return None
     return ("no int32 offset that grows with a size in the launched kernels' addresses (a program id, or an "
             "index loaded from a 32-bit tensor, times a runtime size, not widened to int64); --large runs sizes past 2**31 elements on the GPU anyway")
+
+
+def _holds(ctx: Context) -> float:
+    """What the detectors before it on the GPU leave it of the budget: ``LARGE_HOLD_S`` where the launched kernels
+    hold the evidence (the run it decides on, inside the budget); nothing under the interpreter, with ``--large``
+    (its own time) or without the evidence. Decided once the defaults' launch was seen (kept on the board)."""
+    from harness.run.triton_compat import launched_kernels
+
+    if ctx.backend != "gpu" or _explicit(ctx):
+        return 0.0
+    if ctx.board.large_hold is None:
+        if not launched_kernels():  # nothing launched yet (the reference detector comes first): asked again later
+            return 0.0
+        from harness.probe import int32_offsets
+
+        try:
+            found = int32_offsets.here(ctx)
+        except Exception:  # noqa: BLE001  the launcher raised again: nothing kept (the detectors say why)
+            found = []
+        ctx.board.large_hold = LARGE_HOLD_S["gpu"] if found else 0.0
+    return ctx.board.large_hold
 
 
 def _tensors(ctx: Context, sizes: dict, launch: bool = True) -> tuple[list, dict]:
@@ -522,9 +543,10 @@ DETECTOR = Detector("large", "sizes past 2**31 elements and bytes on the GPU (in
                              "where the launched kernels hold an int32 offset, or --large", large,
                     backends=("gpu", "interpreter"), process={"gpu": 0, "interpreter": 1}, rank=10, skip=_skip,
                     timeout_severity="info", budgeted=lambda options: not options.get("large"),
-                    codes=(P404, P406))  # asked for with --large, its own work (inputs and a reference past 2**31)
+                    holds=_holds, codes=(P404, P406))  # asked for with --large, its own work (inputs and a reference past 2**31)
 # keeps its own time, outside the probe's --budget; decided on by the probe, a slice of the budget. On the GPU it
 # runs last in the main process (rank 10, after shape fuzzing): side by side with it (its own process, as first
 # built) it took 85% of a 20 s budget from the start and, on the H200 board with five probes at once, starved the
 # reference detector and shape fuzzing of the GPU (docs/bugs/rows/gpu+interpreter: gemlite's n-tail entry lost its
-# P401); after them it takes what they leave
+# P401); after them, taking only what they left, it was starved in turn (skipped at the budget's end on the board of
+# 3f90368), so where it will run they leave it ``LARGE_HOLD_S`` (``holds``)

@@ -218,6 +218,31 @@ def gpu_ahead(items, start):
     if any(item.name.startswith("test_on_a_gpu_an_index_map") for item in items):
         for launcher in ("launch", "launch_fixed"):
             start(("large-permute", launcher), _gpu_permute_probe, launcher)
+    if any(item.name.startswith("test_on_a_gpu_a_paged_cache") for item in items):
+        for name in MORE:
+            for launcher in ("launch", "launch_fixed"):
+                start((f"large-{name}", launcher), _gpu_more_probe, name, launcher)
+
+
+MORE = ("paged_sum", "expert_gate")  # a page index from an int32 block table; program ids over experts' buffers
+
+
+def _gpu_more_probe(name, launcher):
+    """As ``_gpu_probe``, for one of the fixtures ``MORE`` names."""
+    path = Path(__file__).parent / "probe_fixtures" / "int32" / f"{name}.py"
+    return probe(str(path), launcher=launcher, backends=["gpu"], budget=60)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", MORE)
+def test_on_a_gpu_a_paged_cache_and_an_experts_batch_are_caught_past_2_31(ahead, name):
+    """A page offset ``page * page_stride`` with ``page`` read from an int32 block table (the pool passes 2**31
+    elements, the output stays small), and ``e * stride_e + t * stride_t`` over experts' buffers: the run past
+    2**31 elements shows each wrap; the twins that widen are quiet."""
+    r = ahead((f"large-{name}", "launch"), _gpu_more_probe, name, "launch")
+    assert [f.severity for f in r.by_code("P404")] == ["error"], r.text()
+    fixed = ahead((f"large-{name}", "launch_fixed"), _gpu_more_probe, name, "launch_fixed")
+    assert fixed.ok and not fixed.by_code("P404") and not fixed.by_code("P406"), fixed.text()
 
 
 @pytest.mark.gpu

@@ -117,6 +117,19 @@ DEVICE_FAULTS = ("illegal memory access", "illegal address", "misaligned address
                  "device-side assert", "illegal instruction")
 
 
+def cuda_usable() -> bool:
+    """False when the CUDA context is broken (a sticky error: an illegal address, a device-side assert): every
+    later launch of the process then raises the same error, whatever it runs."""
+    import torch
+
+    try:
+        torch.cuda.synchronize()
+        torch.ones(1, device="cuda").add_(1).item()
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
 def device_fault(e: BaseException) -> bool:
     """Whether ``e`` is the kernel's own fault (an access outside memory, a grid past CUDA's limits),
     an error at any size, rather than the launcher or Triton declining the sizes with an exception."""

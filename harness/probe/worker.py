@@ -36,6 +36,7 @@ import json
 import os
 import sys
 
+from harness.probe import context
 from harness.probe.blackboard import Declared, Meta
 from harness.probe.budget import SPENT, Budget, BudgetSpent, DetectorTimeout
 from harness.probe.request import ProbeRequest
@@ -156,7 +157,7 @@ def run(args: dict) -> int:
                                     if "diagnose" in req.detectors[i + 1:] else 0.0)
                 if any(f.code == "P002" and f.severity == "error" for f in found):
                     hung = name
-                if ctx.backend == "gpu" and name != req.detectors[-1] and not cuda_usable():
+                if ctx.backend == "gpu" and name != req.detectors[-1] and not context.cuda_usable():
                     return EXIT_CONTEXT
         emit(event="done")
         return 0
@@ -172,18 +173,6 @@ def held(ctx, later: list) -> float:
     (``Detector.holds``): the most any of them asks."""
     found = detectors()
     return max((found[n].holds(ctx) for n in later if found[n].holds is not None), default=0.0)
-
-
-def cuda_usable() -> bool:
-    """False when the CUDA context is broken (a sticky error: illegal address, device-side assert)."""
-    import torch
-
-    try:
-        torch.cuda.synchronize()
-        torch.ones(1, device="cuda").add_(1).item()
-        return True
-    except Exception:  # noqa: BLE001
-        return False
 
 
 def run_one(ctx, name: str, emit, timeout: float, reserve: float = 0.0) -> list:

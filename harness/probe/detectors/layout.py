@@ -131,7 +131,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from harness.probe import execute as X
-from harness.probe.context import budget_stop, fmt, wrong
+from harness.probe.context import budget_stop, cuda_usable, fmt, wrong
 from harness.probe.detectors import Detector, backends
 from harness.probe.findings import ERROR, INFO, WARNING, Code
 
@@ -340,7 +340,7 @@ def run(ctx) -> list:
             cut = _broadcast_run(ctx, st, inputs, these)
         else:
             cut = _one_run(ctx, st, inputs, ref, these, layouts)
-        if cut:
+        if cut or st.get("lost"):
             break
     ctx.board.layout_now = None
     found = sorted(st["found"], key=lambda f: ("error", "warning", "info").index(f.severity))[:MAX_FINDINGS]
@@ -348,6 +348,10 @@ def run(ctx) -> list:
         found.append(ctx.finding("P206", f"the launcher raised when {'; '.join(st['refused'][:3])} (information: it "
                                          f"does not take that layout; a loud error, not a silent wrong result)"[:400],
                                  severity=INFO))
+    if st.get("lost"):
+        found.append(ctx.finding("P000", "the layouts after that access outside memory were not tried: it left the "
+                                         "GPU's context unusable (CUDA's errors stick), so no launch of this process "
+                                         "can run; the interpreter's side tries them", severity=INFO))
     return found + ([budget_stop(ctx, "the layouts not yet tried")] if cut else [])
 
 
@@ -370,6 +374,8 @@ def _launches(ctx, st: dict, given: dict, done: list, ref, base: dict, seen: tup
         _judge(ctx, st, kind, c, given, done, ref, base)
         return False
     for k, lay in done[:MAX_ALONE]:  # which one (the largest first)
+        if st.get("lost"):
+            return False
         if ctx.late():
             return True
         alone = {**base, k: given[k]}
@@ -392,7 +398,7 @@ def _shared(ctx, st: dict, kind: str, given: dict, done: list, ref, base: dict) 
     group = _same_shape(st, k, v, base)
     if not group:
         return []
-    if ctx.late():
+    if ctx.late() or st.get("lost"):
         return None
     shared, laid = _relaid(base, [k, *group], (lay,), frozenset(abs(x) for x in st["base"]), same=True)
     if len(laid) < 2 or _outcome(ctx, shared, ref)[0] != "right":
@@ -503,7 +509,7 @@ def _again(ctx, st: dict, given: dict, k: str, lay: str, c, ref) -> tuple | None
     launch shows, the row-padded view again (its first launch, ``st["rows"]``, said which strides the launcher
     passes). (kind, view, its new integers), or None where the budget's end leaves no time for it (or a
     broadcast's tensor had no row-padded run)."""
-    if ctx.late():
+    if ctx.late() or st.get("lost"):
         return None
     own = "row-padded" if lay == "broadcast" else lay
     spec = LAYOUTS[own]
@@ -563,6 +569,11 @@ def _judge(ctx, st: dict, kind: str, c, given: dict, done: list, ref, base: dict
     from harness.errors import error_line
     from harness.probe.context import label
 
+    if kind == "fault" and getattr(ctx, "backend", None) == "gpu" and not cuda_usable():
+        # an illegal address leaves the CUDA context unusable (a grid past CUDA's limits does not): every later
+        # launch of this process raises the same error, so a second launch (the proof an error rests on, a twin's
+        # run) would show the broken context, not the kernel
+        st["lost"] = True
     new = {abs(x) for x in c.ints - st["base"]}
     how = {n: _passes(st, new, n, lay, given[n]) for n, lay in done}
     k, lay = done[0]

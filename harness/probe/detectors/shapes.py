@@ -22,7 +22,7 @@ from harness.probe import fuzz
 from harness.probe import kernels as source
 from harness.probe.budget import FUZZ_S, SHRINK_S
 from harness.probe.context import Context, crash as _crash, device_fault, fmt as _fmt, grid_finding, grid_limit_hit
-from harness.probe.context import int_sizes, label as _label, never_written, over_memory_cap, pinned_names
+from harness.probe.context import cuda_usable, int_sizes, label as _label, never_written, over_memory_cap, pinned_names
 from harness.probe.context import wrong as _wrong
 from harness.probe.execute import innermost_file
 from harness.probe.detectors import Detector
@@ -290,7 +290,7 @@ def shapes(ctx: Context) -> list:
     """The grid limits at the GPU's sizes, then seeded sizes around the defaults and the launcher's
     thresholds; each distinct failure shrunk to the smallest sizes that fail its way."""
     found = grid_limits(ctx)
-    if ctx.backend == "gpu" and found and not _cuda_usable():  # an illegal address at the GPU's sizes: every
+    if ctx.backend == "gpu" and found and not cuda_usable():  # an illegal address at the GPU's sizes: every
         return found                                            # launch after it fails the same way
     ctx.board.fuzz_now = {"grid": found}  # what the budget's end keeps (partial)
     found += fuzz_sizes(ctx)
@@ -309,16 +309,6 @@ def partial(ctx: Context) -> list:
         if key not in st["reported"]:
             out.append(_p401(ctx, key[0], first, first, n, None, why))
     return out
-
-
-def _cuda_usable() -> bool:
-    import torch
-
-    try:
-        torch.cuda.synchronize()
-        return True
-    except Exception:  # noqa: BLE001  a sticky CUDA error (illegal address, device-side assert)
-        return False
 
 
 def fuzz_sizes(ctx: Context) -> list:

@@ -346,3 +346,21 @@ def test_its_own_long_run_killed_at_the_budgets_end_is_a_note_not_a_warning():
     ev = runner.ProbeEvents()
     assert runner._ended("large", "gpu", proc, ev, 120.0, 20.0).severity == "info"
     assert runner._ended("shapes", "gpu", proc, ev, 120.0, 20.0).severity == "warning"
+
+
+def test_a_process_that_dies_in_the_run_past_2_31_is_that_runs_finding():
+    """The large detector's run past 2**31 elements is what a crash there shows (an int32 offset wrapped into an
+    illegal address that took the worker down): P404 with the error the worker said last, not the generic P001 a
+    crash in another detector is."""
+    import types
+
+    from harness.probe import runner
+
+    proc = types.SimpleNamespace(cut="", stopped=0.0, hung=False, silent=0.0, returncode=3)
+    ev = types.SimpleNamespace(trying={"rows": 2168960}, errors={"": "AcceleratorError: CUDA error: an illegal memory "
+                                                                    "access was encountered"})
+    f = runner._ended("large", "gpu", proc, ev, timeout=60.0, budget=20.0)
+    assert (f.code, f.severity, f.detector) == ("P404", "error", "large"), f
+    assert "rows=2168960" in f.message and "illegal memory access" in f.message, f.message
+    other = runner._ended("shapes", "gpu", proc, types.SimpleNamespace(trying={}, errors={}), timeout=60.0)
+    assert other.code == "P001" and other.message.endswith("exit status 3"), other

@@ -488,7 +488,10 @@ def _ended(name: str, backend: str, proc, ev: ProbeEvents, timeout: float, budge
                                               f"often the machine ran out of memory (information: not a finding "
                                               f"about the kernel)", severity=INFO)
     if proc.returncode:
-        return Finding("P001", name, backend, f"the process died{at}: {exit_message(proc.returncode)}")
+        d = registry.registry().get(name)
+        why = f" ({ev.errors['']})" if ev.errors.get("") else ""  # the worker's last word: the error it died of
+        return Finding(d.death_code if d is not None else "P001", name, backend,
+                       f"the process died{at}: {exit_message(proc.returncode)}{why}"[:400])
     return Finding("P000", name, backend, f"the detector failed: {ev.errors.get('', 'no result')}"[:300])
 
 

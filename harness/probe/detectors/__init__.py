@@ -63,6 +63,9 @@ class Detector:
     partial: Callable | None = None  # (ctx) -> its findings so far, where the budget's end stopped it
     codes: tuple = ()  # the findings.Code of every code it can emit (generated tables: harness.probe.codes)
     holds: Callable | None = None  # (ctx) -> seconds of the budget the detectors before it in its process leave it
+    # the code of its process dying in it (P001 for most: a crash at sizes it chose; the large detector's runs past
+    # 2**31 elements are what the crash shows: P404)
+    death_code: str = "P001"
     case: tuple = ()  # its case checks (harness.probe.casecheck.CaseCheck): how detect and report judge a casebook
     # case's runs by the same idea; a detector with no backends is a case check only
 

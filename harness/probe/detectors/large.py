@@ -543,7 +543,7 @@ DETECTOR = Detector("large", "sizes past 2**31 elements and bytes on the GPU (in
                              "where the launched kernels hold an int32 offset, or --large", large,
                     backends=("gpu", "interpreter"), process={"gpu": 0, "interpreter": 1}, rank=10, skip=_skip,
                     timeout_severity="info", budgeted=lambda options: not options.get("large"),
-                    holds=_holds, codes=(P404, P406))  # asked for with --large, its own work (inputs and a reference past 2**31)
+                    holds=_holds, death_code="P404", codes=(P404, P406))  # asked for with --large, its own work (inputs and a reference past 2**31)
 # keeps its own time, outside the probe's --budget; decided on by the probe, a slice of the budget. On the GPU it
 # runs last in the main process (rank 10, after shape fuzzing): side by side with it (its own process, as first
 # built) it took 85% of a 20 s budget from the start and, on the H200 board with five probes at once, starved the

@@ -63,8 +63,10 @@ def reference(target_probs, draft_token_ids, cu_num_draft_tokens):
     out = torch.empty_like(draft_token_ids)
     start = 0
     for r, end in enumerate(cu_num_draft_tokens.tolist()):
-        q = torch.empty(target_probs.shape[-1], dtype=torch.float32)
-        q.exponential_(generator=torch.Generator().manual_seed(SEED + r))
+        # drawn where the launcher draws it (its generators are on the probabilities' device): a CPU generator
+        # and a CUDA one give other numbers for one seed
+        q = torch.empty(target_probs.shape[-1], dtype=torch.float32, device=target_probs.device)
+        q.exponential_(generator=torch.Generator(device=target_probs.device).manual_seed(SEED + r))
         for t in range(start, end):
             p = target_probs[t].clone()
             p[draft_token_ids[t]] = 0

@@ -177,3 +177,46 @@ def test_the_readmes_pytest_example_is_the_file_beside_the_probe_file():
         blocks = re.findall(r"```python\n(.*?)```", text, re.S)
         assert body in blocks, readme
     assert "sys.path.insert" not in (REPO_ROOT / "examples" / "rownorm" / "probe_rownorm.py").read_text()
+
+
+# our own autotuned in-place update (the casebook's inplace-autotune trap), in a package of its own
+TUNED = textwrap.dedent("""\
+    import triton
+    import triton.language as tl
+
+
+    @triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128})], key=["n"])
+    @triton.jit
+    def add_inplace_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=mask, other=0.0) + tl.load(y_ptr + offs, mask=mask,
+                                                                                    other=0.0), mask=mask)
+
+
+    def add_(x, y):
+        add_inplace_kernel[lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)](x, y, x.numel())
+        return x
+    """)
+
+
+def test_an_autotuned_kernel_in_a_package_gets_a_true_first_call_in_every_detector(tmp_path, monkeypatch):
+    """The autotuner lives in the package the launcher comes from, not in the probe file's namespace: each
+    detector must still see a first call that tunes (``reset_autotune_caches`` clears every autotuner run in the
+    process). Without that, the reference detector's second call reused the tuned config and the first call's
+    wrong result (every benchmarking run adds y again) passed for masked lanes, and first-call saw two right
+    calls."""
+    site = tmp_path / "site"
+    (site / "tunedpkg").mkdir(parents=True)
+    (site / "tunedpkg" / "__init__.py").write_text("")
+    (site / "tunedpkg" / "ops.py").write_text(TUNED)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site)] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "probe_tuned.py").write_text(probe_file("import tunedpkg.ops", "tunedpkg.ops.add_(x.clone(), y)",
+                                                    "x + y", n=300))
+    monkeypatch.chdir(work)
+    r = probe("probe_tuned.py", detectors=["reference", "first-call"], backends=["interpreter"], budget=0)
+    assert [f.severity for f in r.by_code("P502")] == ["error"], r.text()
+    assert not r.by_code("P203") and r.errors, r.text()  # wrong at its first call: not taken for masked lanes
+    assert r.diagnosis and r.diagnosis[0]["defect"] == "autotune-accumulation", r.text()

@@ -420,6 +420,7 @@ def patched(interpreter: bool, on_compile: Callable[[str], None] | None = None,
 
 
 LAUNCHED: dict[int, object] = {}  # id -> each @triton.jit function launched in this process while patched
+TUNERS: dict[int, object] = {}  # id -> each Autotuner run in this process while patched (``reset_autotune_caches``)
 WIDE: set = set()  # ids of those launched with a float64 tensor argument (``launched_float64``)
 INTS: list = []  # the sets ``launch_ints`` is filling: every integer argument of each launch goes in each
 TENSORS: list = []  # the dicts ``launch_tensors`` is filling: each launch's tensor arguments by kernel and name
@@ -450,6 +451,23 @@ def _record_launches(patcher: Patcher) -> None:
             return _real(self, *args, **kwargs)
 
         patcher.setattr(cls, "run", run)
+    _record_tuners(patcher)
+
+
+def _record_tuners(patcher: Patcher) -> None:
+    """Keep each Autotuner whose ``run`` is called in ``TUNERS``, wherever its module lives (a package the probe
+    file imports a launcher from): ``reset_autotune_caches`` clears them too."""
+    from triton.runtime.autotuner import Autotuner
+
+    real = vars(Autotuner).get("run")
+    if real is None:
+        return
+
+    def run(self, *args, _real=real, **kwargs):
+        TUNERS.setdefault(id(self), self)
+        return _real(self, *args, **kwargs)
+
+    patcher.setattr(Autotuner, "run", run)
 
 
 def _noting_getitem(real):
@@ -540,18 +558,21 @@ def wrapped_objects(*modules) -> Iterator[object]:
 
 
 def reset_autotune_caches(*modules) -> int:
-    """Forget every tuned config in ``modules``, so the next call tunes again.
+    """Forget every tuned config in ``modules``, and of every autotuned kernel run so far in this process
+    (``TUNERS``: a launcher's kernels live in the module it imports them from, not in the probe file's), so
+    the next call tunes again.
 
     Each trial then sees a true first call, as a fresh process would.
     """
     from triton.runtime.autotuner import Autotuner
 
-    n = 0
-    for obj in wrapped_objects(*modules):
+    seen = {}
+    for obj in [*wrapped_objects(*modules), *TUNERS.values()]:
         if isinstance(obj, Autotuner):
-            obj.cache.clear()
-            n += 1
-    return n
+            seen[id(obj)] = obj
+    for obj in seen.values():
+        obj.cache.clear()
+    return len(seen)
 
 
 def compiled_kernels(*modules) -> list[dict]:

@@ -200,12 +200,13 @@ TUNED = textwrap.dedent("""\
     """)
 
 
-def test_an_autotuned_kernel_in_a_package_gets_a_true_first_call_in_every_detector(tmp_path, monkeypatch):
-    """The autotuner lives in the package the launcher comes from, not in the probe file's namespace: each
-    detector must still see a first call that tunes (``reset_autotune_caches`` clears every autotuner run in the
-    process). Without that, the reference detector's second call reused the tuned config and the first call's
-    wrong result (every benchmarking run adds y again) passed for masked lanes, and first-call saw two right
-    calls."""
+def test_an_autotuned_kernel_in_a_package_gets_true_first_calls_where_first_calls_are_compared(tmp_path,
+                                                                                                  monkeypatch):
+    """The autotuner lives in the package the launcher comes from, not in the probe file's namespace: the
+    reference detector (its masked-lane runs, each a first call) and first-call must still see first calls that
+    tune (``reset_autotune_caches(..., launched=True)`` clears every autotuner run in the process). Without that,
+    the reference detector's second call reused the tuned config and the first call's wrong result (every
+    benchmarking run adds y again) passed for masked lanes, and first-call saw two right calls."""
     site = tmp_path / "site"
     (site / "tunedpkg").mkdir(parents=True)
     (site / "tunedpkg" / "__init__.py").write_text("")

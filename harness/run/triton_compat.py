@@ -557,17 +557,17 @@ def wrapped_objects(*modules) -> Iterator[object]:
                 obj = getattr(obj, "fn", None)
 
 
-def reset_autotune_caches(*modules) -> int:
-    """Forget every tuned config in ``modules``, and of every autotuned kernel run so far in this process
-    (``TUNERS``: a launcher's kernels live in the module it imports them from, not in the probe file's), so
-    the next call tunes again.
+def reset_autotune_caches(*modules, launched: bool = False) -> int:
+    """Forget every tuned config in ``modules`` (and, with ``launched``, of every autotuned kernel run so far in
+    this process, ``TUNERS``: a launcher's kernels live in the module it imports them from, not in the probe
+    file's), so the next call tunes again.
 
     Each trial then sees a true first call, as a fresh process would.
     """
     from triton.runtime.autotuner import Autotuner
 
     seen = {}
-    for obj in [*wrapped_objects(*modules), *TUNERS.values()]:
+    for obj in [*wrapped_objects(*modules), *(TUNERS.values() if launched else ())]:
         if isinstance(obj, Autotuner):
             seen[id(obj)] = obj
     for obj in seen.values():

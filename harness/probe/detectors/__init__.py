@@ -18,6 +18,8 @@ a list of ``harness.probe.findings.Finding``.
   harness.probe.codes``) and a test fails on a code emitted that no detector declares.
 - ``holds(ctx)``: seconds at the end of the probe's budget that the detectors before it in its process leave it
   (``Budget.holding``), asked before each of them once the defaults' launch was seen; None: nothing kept.
+- ``death_code``: the code of its worker dying in it (P001; the large detector's P404: a crash in its run past
+  2**31 elements is what that run shows).
 - ``case``: its case checks (``harness.probe.casecheck``): how ``detect`` and ``report`` judge a casebook
   case's recorded runs by the same idea (``harness.probe.cases`` collects them; ``case_runs`` makes the
   runs). A detector with no ``backends`` is a case check only (the GPU against the interpreter): the probe

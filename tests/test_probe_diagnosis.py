@@ -598,3 +598,30 @@ def test_a_crash_at_other_sizes_is_scoped_by_the_sizes_its_message_names():
     wrong = Finding("P201", "reference", "interpreter", "at m=4: wrong", sizes=defaults)
     assert not at_sizes(sizes_of(died), defaults)
     assert all("empty" not in ev for ev in scopes([wrong, died], defaults=defaults)), scopes([wrong, died])
+
+
+def test_a_defect_that_needs_sizes_the_user_never_runs_comes_after_one_shown_at_sizes_they_do():
+    """gemlite's a16w8 GEMM's shape: wrong at the default sizes (a formula, no mechanism shown) and, separately, rows
+    wrong past 2**31 elements (int32 offsets, the run past 2**31 elements). An offset that wraps, a grid past the
+    hardware's limit and a size of 0 show only at sizes the defaults are not: they explain nothing of the defaults'
+    wrong values, and vetoed the formula's rule before (overflow was named first). Where nothing fails at the
+    defaults, a defect shown at the user's sizes with other values (a row of large values at the defaults) still
+    comes before one that needs 2**31 elements; alone, the wrap is still named."""
+    defaults = {"m": 16, "n": 128, "k": 128}
+    at_defaults = Finding("P201", "reference", "gpu", "at m=16, n=128, k=128: 2048/2048 differ", sizes=defaults)
+    large = Finding("P404", "large", "gpu", "at m=16, n=128, k=16945024: rows ['0-15'] of the result are wrong",
+                    sizes={"m": 16, "n": 128, "k": 16945024})
+    wrong = {"wrong-values": "1 of 1 elements wrong at m=16, n=128, k=128",
+             "wrong-everywhere": "1 of 1 elements wrong at m=16, n=128, k=128"}
+    d = diagnose([at_defaults, large], wrong, defaults=defaults)
+    assert [x["defect"] for x in d][:2] == ["wrong-formula", "overflow"], d
+    branch = Finding("P207", "special", "gpu", "with a row of large finite values in 'x' (x[0, :]) at m=16, n=128, "
+                     "k=128: 12 of 2048 result elements off by more than the tolerance and the error floor; "
+                     "a branch of the formula that large values take computes another value", sizes=defaults)
+    d = diagnose([branch, large], defaults=defaults)
+    assert [x["defect"] for x in d][:2] == ["wrong-formula", "overflow"], d
+    assert diagnose([large], defaults=defaults)[0]["defect"] == "overflow"
+    empty = Finding("P402", "shapes", "gpu", "wrong at m=0: NaN where the reference is 0", sizes={"m": 0, "n": 128,
+                                                                                                  "k": 128})
+    d = diagnose([at_defaults, empty], wrong, defaults=defaults)
+    assert [x["defect"] for x in d][:2] == ["wrong-formula", "degenerate-size"], d

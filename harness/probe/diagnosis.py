@@ -35,7 +35,12 @@ scope and the ones before it:
    saw none (``OUTSIDE``); nor does a layout finding (wrong at a view the user did not pass, right
    contiguous): each is a second defect, listed after what explains the first, and vetoing none of
    it. Any other mechanism seen at other inputs (a tail, a race, an order) is not shown absent at
-   the user's, and the same bug most often shows at both: it counts in the first scope too;
+   the user's, and the same bug most often shows at both: it counts in the first scope too. What
+   shows only at sizes the user's own are not (``SIZE_BOUND``: offsets past 2**31, a grid past the
+   hardware's limit, a size of 0) explains nothing there, and among the errors it comes last: a
+   defect shown at sizes the user runs (a row of large values at the defaults) is named before one
+   that needs 2**31 elements (gemlite's a16w8 GEMM, mamba's chunk-cumsum backward: their wrong
+   formula was named after an int32 wrap both versions share);
 3. a hazard: a warning's evidence (a layout the launcher neither handles nor refuses, float
    atomics' last bits, masked lanes that 0 makes right, TF32 left at Triton's default) shows no
    wrong result at all. Where the probe found an error it explains none: it is listed after every
@@ -314,6 +319,11 @@ OUTSIDE = frozenset({"oob-store", "oob-load", "oob-rmw", "oob-load-unused"})
 # it cannot be why the user's own layout is wrong), other values (special values, a sentinel, another value of a
 # launcher's argument)
 OTHER_INPUTS = frozenset({"P401", "P404", "P206", "P207", "P208", "P209"})
+# what shows only at sizes the user's own are not: an offset past 2**31 (the run past 2**31 elements), a grid past
+# the hardware's limit, a size of 0. Seen at other sizes, it explains no wrong value at the defaults (whose sizes
+# are none of these), nor comes before a defect shown at sizes the user can run: it is ranked after every other
+# error's evidence (a defect of its own, listed), and vetoes none of it
+SIZE_BOUND = frozenset({"large-only", "grid-limit", "empty"})
 
 
 def _merged(a: dict, b: dict) -> dict:
@@ -354,14 +364,16 @@ def scopes(findings: list, observed: dict | None = None, elsewhere: dict | None 
     here = [f for f in errors if f.code not in OTHER_INPUTS and at_sizes(sizes_of(f), defaults)]
     out = []
     if here:  # what explains the defaults: their own evidence, and what other inputs showed that is not shown
-        # absent at the user's own (an access outside; a layout the user did not pass)
+        # absent at the user's own (an access outside; a layout the user did not pass; a size the defaults are not)
         there = evidence_of([f for f in errors if f not in here], None, defaults)
-        there = {k: v for k, v in there.items() if k not in OUTSIDE and k != "layout"}
-        seen = {k: v for k, v in evidence_of([], elsewhere).items() if k not in OUTSIDE}
+        there = {k: v for k, v in there.items() if k not in OUTSIDE | SIZE_BOUND and k != "layout"}
+        seen = {k: v for k, v in evidence_of([], elsewhere).items() if k not in OUTSIDE | SIZE_BOUND}
         out.append(_merged(evidence_of(here, observed, defaults), _merged(there, seen)))
     if errors:
-        both = {**elsewhere, **observed}
-        out.append(evidence_of(errors, both, defaults))
+        both = evidence_of(errors, {**elsewhere, **observed}, defaults)
+        if reachable := {k: v for k, v in both.items() if k not in SIZE_BOUND}:
+            out.append(reachable)  # the errors at sizes the user can run first (SIZE_BOUND)
+        out.append(both)
     out.append(evidence_of(findings, {**elsewhere, **observed}, defaults))
     return out
 

@@ -886,3 +886,31 @@ def test_the_large_detector_holds_time_only_on_the_gpu_with_evidence_and_without
     monkeypatch.setattr(triton_compat, "launched_kernels", lambda: [])
     c = ctx("gpu")
     assert large._holds(c) == 0.0 and c.board.large_hold is None  # nothing launched yet: asked again later
+
+
+def test_once_a_result_is_wrong_no_detector_starts_inside_the_time_kept_for_the_diagnosis(monkeypatch):
+    """torchrec's TBE on the 2 x H200 board: the reference saw the defaults wrong, and the GPU's layout and special
+    detectors started one after another inside the diagnosis' reserve and ran to the budget's end; the diagnosis,
+    the one detector that says why, was skipped and no class was named. Now, once a result was seen wrong, a
+    detector before the diagnosis does not start inside its reserve (with the reason); before any wrong result, or
+    before the reserve, it runs as before."""
+    from harness.probe import worker
+    from harness.probe.budget import RESERVED
+    from harness.probe.detectors import Detector
+
+    ran = []
+    once = Detector("layout", "one run", lambda ctx: ran.append(ctx.budget.now()) or [])
+    monkeypatch.setattr(worker, "detectors", lambda: {"layout": once})
+    ctx = _budget_ctx("gpu", stop_in=5.0)  # 5 s left, 8 s kept for the diagnosis
+    events = []
+    assert worker.run_one(ctx, "layout", lambda **e: events.append(e), timeout=60.0, reserve=8.0) == []
+    assert len(ran) == 1  # nothing wrong yet: the time goes to finding, the reserve does not count
+    ctx.board.failing = {"n": 8}  # the reference's error at the defaults
+    worker.run_one(ctx, "layout", lambda **e: events.append(e), timeout=60.0, reserve=8.0)
+    assert len(ran) == 1 and {"event": "skipped", "detector": "layout", "reason": RESERVED} in events
+    worker.run_one(ctx, "layout", lambda **e: events.append(e), timeout=60.0, reserve=0.0)
+    assert len(ran) == 2  # the diagnosis itself and what comes after it keep no reserve
+    ctx = _budget_ctx("gpu", stop_in=10.0)
+    ctx.board.failing = {"n": 8}
+    worker.run_one(ctx, "layout", lambda **e: None, timeout=60.0, reserve=2.0)
+    assert len(ran) == 3  # wrong, but 10 s left and 2 s kept: it starts

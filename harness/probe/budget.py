@@ -84,6 +84,9 @@ TICK_S = 0.01
 
 
 SPENT = "the probe's budget is spent"  # why a detector that keeps to the budget did not start
+# why one did not start once a result was seen wrong and the time left is the diagnosis's (``Budget.reserved``)
+RESERVED = ("the time left of the probe's budget is the diagnosis's: a result was seen wrong, and the experiments "
+            "that take it apart come before looking for more")
 
 
 class BudgetSpent(BaseException):
@@ -223,6 +226,13 @@ class Budget:
         """Past ``ends``: a detector that keeps to the budget does not start, nor a worker process (it
         would have less than ``MARGIN_S`` for its start, its file's loading and its runs)."""
         return self.ends is not None and self.now() >= self.ends
+
+    def reserved(self, wrong: bool) -> bool:
+        """Once a result was seen wrong (``wrong``), inside the diagnosis' reserve (``begin``'s ``reserve``): a
+        detector before the diagnosis does not start. It would take the experiments' time to look for more where
+        the user's question is now why: one that starts just before the reserve keeps to it through ``late``,
+        but a detector started inside it ran on (a compilation, one launch per layout) to the budget's end."""
+        return self.ends is not None and wrong and self.reserve > 0 and self.now() >= self.ends - self.reserve
 
     def left(self) -> float | None:
         """Seconds to ``ends`` (None: no budget)."""

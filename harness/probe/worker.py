@@ -38,7 +38,7 @@ import sys
 
 from harness.probe import context
 from harness.probe.blackboard import Declared, Meta
-from harness.probe.budget import SPENT, Budget, BudgetSpent, DetectorTimeout
+from harness.probe.budget import RESERVED, SPENT, Budget, BudgetSpent, DetectorTimeout
 from harness.probe.request import ProbeRequest
 from harness.run.worker import Events, apply_memory_limit, import_failure
 
@@ -194,6 +194,8 @@ def run_one(ctx, name: str, emit, timeout: float, reserve: float = 0.0) -> list:
     stop = budget.stop if det.keeps_budget(ctx.options) else None
     if stop is not None and budget.spent():
         why = SPENT
+    elif stop is not None and budget.reserved(ctx.board.wrong()):
+        why = RESERVED
     else:
         why = det.skip(ctx) if det.skip is not None else None
     if why:

@@ -433,7 +433,8 @@ def test_a_bug_that_is_reliance_on_undefined_lanes_is_caught_by_its_detectors_wa
     from harness.probe.findings import WARNING, Finding
 
     def report(*findings):
-        return SimpleNamespace(problems=list(findings), diagnosis=[], seconds=1.0, budget=0.0, ran=[], meta={})
+        return SimpleNamespace(problems=list(findings), findings=list(findings), diagnosis=[], seconds=1.0,
+                               budget=0.0, ran=[], meta={})
 
     warn = Finding("P102", "memcheck", "interpreter", "load past the end; only through masked-off lanes",
                    severity=WARNING)
@@ -443,6 +444,26 @@ def test_a_bug_that_is_reliance_on_undefined_lanes_is_caught_by_its_detectors_wa
     assert not _summary(report(other), entry)["caught"]  # another detector's warning is not this bug
     plain = SimpleNamespace(defect="out-of-bounds-read", verify={"detector": "memcheck", "severity": "error"})
     assert not _summary(report(warn), plain)["caught"]  # elsewhere a warning is never a catch
+
+
+def test_a_row_keeps_the_notes_that_say_what_the_probe_did_not_check():
+    """A miss on the board is explained from its row: the run past 2**31 elements not made (and why), a detector
+    cut at the budget's end. The row keeps those notes (never other information), each with its backend."""
+    from types import SimpleNamespace
+
+    from harness.bugs.board import _summary
+    from harness.probe.findings import INFO, Finding
+
+    not_made = Finding("P000", "large", "gpu", "the run past 2**31 elements was not made: the run at n=4236288 "
+                       "would take about 9s, more than the 5s the probe's budget leaves it", severity=INFO)
+    cut = Finding("P000", "layout", "interpreter", "layout stopped at the end of its share of the probe's budget",
+                  severity=INFO)
+    other = Finding("P207", "special", "gpu", "with NaN in 'x': NaN out where the reference is NaN", severity=INFO)
+    report = SimpleNamespace(problems=[], findings=[not_made, cut, other], diagnosis=[], seconds=1.0, budget=20.0,
+                             ran=[], meta={})
+    notes = _summary(report, SimpleNamespace(defect="overflow", verify={}))["notes"]
+    assert [(n["detector"], n["backend"]) for n in notes] == [("large", "gpu"), ("layout", "interpreter")], notes
+    assert "would take about 9s" in notes[0]["message"]
 
 
 def test_the_scoreboard_gives_a_machines_run_dates_as_a_span():

@@ -78,11 +78,17 @@ def _summary(report, entry) -> dict:
         "problems": [{k: v for k, v in f.to_json().items() if v not in (None, "", [], {})} for f in probs[:30]],
         "observed": {b: {k: str(v)[:240] for k, v in ((m.get("seen") or {}).get("evidence") or {}).items()}
                      for b, m in report.meta.items() if isinstance(m, dict)},
+        # the probe's notes on what it did not check (the budget's cuts, the run past 2**31 elements not made and
+        # why, an exception at a fuzzed size): what explains a miss, kept with the row
+        "notes": [{"code": f.code, "detector": f.detector, "backend": f.backend, "message": f.message[:300]}
+                  for f in report.findings if f.severity == "info" and f.code in NOTE_CODES][:20],
         # how far shape fuzzing got on each backend (sizes tried of those planned, in how long)
         "fuzz": {b: (m.get("seen") or {}).get("fuzz") for b, m in report.meta.items()
                  if isinstance(m, dict) and (m.get("seen") or {}).get("fuzz")},
     }
 
+
+NOTE_CODES = ("P000", "P404", "P406")  # the notes a row keeps (``_summary``): what was not checked, and why
 
 WITH_GPU = "gpu+interpreter"  # one probe of both backends at once: `probe`'s default on a machine with a GPU
 

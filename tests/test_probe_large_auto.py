@@ -176,6 +176,36 @@ def test_a_run_whose_reference_does_not_fit_the_slice_is_made_without_it():
     assert fits(0.9, 0.0, 16, 10.0) == (None, False)  # the launch itself does not
 
 
+def test_the_pilots_compilation_is_paid_once_not_scaled_with_the_run(monkeypatch):
+    """te-permute on the H200 board of 030ab1e: a pilot of 0.7 s at 1/16 of the tensors, most of it compiling the
+    launch's new specialization, said the run would take 11 s, more than the 5 s left, and the run was not made
+    (at d1cf2a0 the same run took 5.1 s in all). The first pilot call's seconds that a second call at the same
+    sizes does not take again are paid once; only the rest scales. An autotuned kernel benchmarks its configs at
+    the run's own sizes: its first call scales whole, as before."""
+    from types import SimpleNamespace
+
+    from harness.probe.budget import Budget, ManualClock
+    from harness.probe.detectors import large
+
+    assert large.fits(0.2, 0.0, 16, 5.0, once=0.5) == (pytest.approx(3.7), True)  # fits with compiling paid once
+    assert large.fits(0.7, 0.0, 16, 5.0) == (None, False)  # the whole pilot scaled: it did not
+    clock = ManualClock()
+    calls = []
+
+    def call():  # the first call compiles (0.5 s), each call runs 0.02 s
+        calls.append(1)
+        clock.sleep(0.52 if len(calls) == 1 else 0.02)
+
+    import torch
+
+    ctx = SimpleNamespace(budget=Budget(clock=clock))
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    assert large._once_cost(ctx, call) == pytest.approx(0.5) and len(calls) == 2
+    ctx.budget.tuned(3.0)  # autotuned here: one call, scaled whole
+    calls.clear()
+    assert large._once_cost(ctx, call) == 0.0 and len(calls) == 1
+
+
 def test_the_hazard_is_said_once_and_not_where_the_gpus_run_gave_a_verdict():
     from harness.probe.runner import one_int32_hazard
 

@@ -9,7 +9,8 @@ kernels the launcher launched, at their lines; its docstring says why that evide
 
 - with the evidence, on a GPU, the run below is made at the defaults, inside the probe's budget: it
   takes at most ``budget.LARGE_SHARE`` of what the budget has left when it begins, and a pilot run
-  at 1/``PILOT`` of the planned size, timed, says whether the whole run fits that slice. Where it does
+  at 1/``PILOT`` of the planned size, timed, says whether the whole run fits that slice (what its first
+  call takes once, compiling the new specialization, told apart and not scaled: ``_once_cost``). Where it does
   not (or no size fits the GPU's memory), the P406 note names the hazard and a P000 note says the
   run was not made and why; never a silent skip;
 - with the evidence and no GPU (the interpreter), the P406 note at the offsets' lines: a hazard
@@ -329,7 +330,7 @@ def _too_long(ctx: Context, p: dict, by: str) -> tuple[str, bool]:
     key, v0, v = p["key"], ctx.target.sizes[p["key"]], p["sizes"][p["key"]]
     exponent = p.get("growth") or 1.0
     small = max(v0, int(v / PILOT ** (1.0 / exponent)))
-    t0, inputs, ref_took = time.monotonic(), None, 0.0
+    t0, inputs, ref_took, once = time.monotonic(), None, 0.0, 0.0
     try:
         with ctx.budget.until_deadline():
             inputs = _make(ctx, {**ctx.target.sizes, key: small})
@@ -337,26 +338,48 @@ def _too_long(ctx: Context, p: dict, by: str) -> tuple[str, bool]:
                 r0 = time.monotonic()
                 X.reference(ctx.target, inputs)
                 ref_took = time.monotonic() - r0
-            call_with(ctx.target.launcher, inputs)
-            torch.cuda.synchronize()
+            once = _once_cost(ctx, lambda: call_with(ctx.target.launcher, inputs))
     except Exception:  # noqa: BLE001  the pilot itself failed: the run decides
         return "", True
-    took = time.monotonic() - t0
+    took = time.monotonic() - t0 - once
     inputs = None
     torch.cuda.empty_cache()
-    cost, with_reference = fits(took, ref_took, (v / small) ** exponent, left)
+    scale = (v / small) ** exponent
+    cost, with_reference = fits(took, ref_took, scale, left, once)
     if ctx.late() or cost is None:
         return (f"the run at {_fmt(p['sizes'])} ('{p['tensor']}' {p['numel']:,} elements) would take about "
-                f"{(took - ref_took) * (v / small) ** exponent:.0f}s (a pilot at {key}={small} took "
-                f"{took - ref_took:.1f}s), more than the {max(0.0, left):.0f}s the probe's budget leaves it"), False
+                f"{(took - ref_took) * scale + once:.0f}s (a pilot at {key}={small} took {took - ref_took:.1f}s"
+                f"{f', and {once:.1f}s more once (compiling)' if once else ''}), more than the "
+                f"{max(0.0, left):.0f}s the probe's budget leaves it"), False
     return "", with_reference
 
 
-def fits(took: float, ref_took: float, scale: float, left: float) -> tuple[float | None, bool]:
+def _once_cost(ctx: Context, call) -> float:
+    """The pilot's calls: the seconds of the first that a second call at the same sizes does not take again (the
+    launch's compilation for a new specialization, a first allocation), paid once by the run too, never scaled up
+    with it. An autotuned kernel (tuned in this process: ``Budget.run_cost``) benchmarks each config at the run's
+    own sizes, which scales with them: one call, all of it scaled, as before."""
+    import torch
+
+    now = ctx.budget.now
+    c0 = now()
+    call()
+    torch.cuda.synchronize()
+    first = now() - c0
+    if ctx.budget.run_cost():
+        return 0.0
+    c1 = now()
+    call()
+    torch.cuda.synchronize()
+    return max(0.0, first - (now() - c1))
+
+
+def fits(took: float, ref_took: float, scale: float, left: float, once: float = 0.0) -> tuple[float | None, bool]:
     """(the run's predicted seconds without the reference, None where they pass ``left``; whether the reference's
     predicted seconds fit beside them) from a pilot that took ``took`` seconds in all, ``ref_took`` of them the
-    reference's, at 1/``scale`` of the run's work."""
-    cost, ref_cost = (took - ref_took) * scale, ref_took * scale
+    reference's, at 1/``scale`` of the run's work, and ``once`` seconds more that the run pays once, unscaled
+    (``_once_cost``: compiling)."""
+    cost, ref_cost = (took - ref_took) * scale + once, ref_took * scale
     if cost > left:
         return None, False
     return cost, cost + ref_cost <= left

@@ -200,10 +200,10 @@ def test_the_pilots_compilation_is_paid_once_not_scaled_with_the_run(monkeypatch
 
     ctx = SimpleNamespace(budget=Budget(clock=clock))
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
-    assert large._once_cost(ctx, call) == pytest.approx(0.5) and len(calls) == 2
+    assert large._once_cost(ctx, call) == (pytest.approx(0.5), pytest.approx(0.02)) and len(calls) == 2
     ctx.budget.tuned(3.0)  # autotuned here: one call, scaled whole
     calls.clear()
-    assert large._once_cost(ctx, call) == 0.0 and len(calls) == 1
+    assert large._once_cost(ctx, call) == (0.0, pytest.approx(0.52)) and len(calls) == 1
 
 
 def test_the_hazard_is_said_once_and_not_where_the_gpus_run_gave_a_verdict():
@@ -394,3 +394,51 @@ def test_a_process_that_dies_in_the_run_past_2_31_is_that_runs_finding():
     assert "rows=2168960" in f.message and "illegal memory access" in f.message, f.message
     other = runner._ended("shapes", "gpu", proc, types.SimpleNamespace(trying={}, errors={}), timeout=60.0)
     assert other.code == "P001" and other.message.endswith("exit status 3"), other
+
+
+def test_the_time_held_for_the_run_is_what_its_pilot_says_it_needs(monkeypatch):
+    """The detectors before the run past 2**31 elements leave it what its pilot, made as soon as the defaults'
+    launch was seen, says the run needs (over LARGE_SHARE, plus a margin), up to LARGE_HOLD_MAX_S; nothing where
+    the run is predicted past that (it will not be made: the others keep the time; a fixed 6 s was held for a run
+    predicted at 37 s on the H200 board of 030ab1e) or no size fits the GPU; LARGE_HOLD_S where the pilot cannot
+    tell. The run then decides from the same pilot: no second one."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from harness.probe.blackboard import Blackboard
+    from harness.probe.budget import (LARGE_HOLD_MARGIN_S, LARGE_HOLD_MAX_S, LARGE_HOLD_S, LARGE_SHARE, Budget,
+                                      ManualClock)
+    from harness.probe.detectors import large
+
+    plan = {"key": "n", "sizes": {"n": 2 ** 31 + 2 ** 24}, "tensor": "x", "numel": 2 ** 31 + 2 ** 24}
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda: (100 * 2 ** 30, 141 * 2 ** 30), raising=False)
+    monkeypatch.setattr(large, "profile", lambda ctx: [])
+    monkeypatch.setattr(large, "plans", lambda *a, **k: [plan])
+    piloted = []
+
+    def ctx_with(got):
+        monkeypatch.setattr(large, "_pilot", lambda ctx, p: piloted.append(p) or got)
+        return SimpleNamespace(board=Blackboard(), budget=Budget(20.0, ends=17.0, clock=ManualClock()),
+                               target=SimpleNamespace(sizes={"n": 1024}))
+
+    needs = {"took": 0.3, "ref_took": 0.0, "once": 0.5, "scale": 16.0, "small": 2 ** 27}
+    expect = (0.3 * 16 + 0.5) / LARGE_SHARE + LARGE_HOLD_MARGIN_S
+    assert expect < LARGE_HOLD_MAX_S["gpu"]
+    assert large._hold_for(ctx_with(needs)) == pytest.approx(expect)
+    assert large._hold_for(ctx_with({**needs, "took": 2.3})) == 0.0  # 37 s: not made, nothing held
+    assert large._hold_for(ctx_with(None)) == LARGE_HOLD_S["gpu"]  # the pilot could not tell
+    monkeypatch.setattr(large, "plans", lambda *a, **k: [])
+    assert large._hold_for(ctx_with(needs)) == 0.0  # no size fits the GPU's memory
+    # the run's decision reuses the pilot kept on the board
+    monkeypatch.undo()
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None, raising=False)
+    ctx = SimpleNamespace(board=Blackboard(), budget=Budget(20.0, ends=17.0, clock=ManualClock()),
+                          target=SimpleNamespace(sizes={"n": 1024}), late=lambda: False)
+    ctx.wrap_up_by = lambda: ctx.budget.now() + 8.0
+    ctx.board.large_pilot = {"plan": sorted(plan["sizes"].items()), "got": needs}
+    monkeypatch.setattr(large, "_make", lambda *a: pytest.fail("a second pilot was made"))
+    assert large._too_long(ctx, plan, "elements") == ("", True)
+    ctx.wrap_up_by = lambda: ctx.budget.now() + 3.0
+    why, _ = large._too_long(ctx, plan, "elements")
+    assert "would take about 5s" in why and "0.5s more once (compiling)" in why, why

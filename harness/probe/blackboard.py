@@ -12,7 +12,8 @@ import dataclasses
 from dataclasses import dataclass, field
 
 # the fields that stay in the worker (work a detector leaves for one after it, a cache): not sent
-LOCAL = ("fuzz_left", "fuzz_now", "layout_now", "scalars_now", "special_now", "sentinel_now", "outcomes")
+LOCAL = ("fuzz_left", "fuzz_now", "layout_now", "scalars_now", "special_now", "sentinel_now", "outcomes",
+         "large_pilot")
 
 
 @dataclass
@@ -48,6 +49,9 @@ class Blackboard:
     experiments: list | None = None  # the diagnosis' experiments run so far, with their seconds
     evidence: dict | None = None  # the diagnosis' evidence: {experiment key: what it showed}
     # -- kept in the worker (LOCAL) --
+    # the large detector's pilot, made early to size its hold (``large._holds``): {"key": the plan's sizes, "took",
+    # "ref_took", "once", "scale"}, reused by its run's decision instead of a second pilot
+    large_pilot: dict | None = None
     # shape fuzzing's state where a failure cut it short under the budget: the sizes left, for shapes-rest
     fuzz_left: dict | None = None
     # shape fuzzing's state while it runs ({"st": ..., "grid": [...]}): what the budget's end keeps (partial)

@@ -51,6 +51,12 @@ LARGE_SHARE = 0.85
 # it took the budget and the run was never made (the H200 board of 3f90368: "skipped: the probe's budget is
 # spent"). A pilot and a run past 2**31 elements took 0.4 to 7 s on an H200 (docs/measurements/large-index-map.md)
 LARGE_HOLD_S = {"gpu": 6.0}
+# the most they leave it where the pilot, made as soon as the defaults' launch was seen, says how long the run will
+# take (``large._holds``): the run's predicted seconds over LARGE_SHARE, and LARGE_HOLD_MARGIN_S more, up to this;
+# a run predicted past it is not made, and nothing is held (the time goes to the other detectors). LARGE_HOLD_S is
+# what is held where the pilot could not tell (it raised, or was stopped)
+LARGE_HOLD_MAX_S = {"gpu": 10.0}
+LARGE_HOLD_MARGIN_S = 1.0
 # shapes-rest does not start with less of the probe's budget left
 REST_MIN_LEFT_S = {"interpreter": 2.0, "gpu": 1.0}
 # shape fuzzing's own time for its sizes, and for shrinking the failures it met
@@ -228,10 +234,7 @@ class Budget:
         return self.ends is not None and self.now() >= self.ends
 
     def reserved(self, wrong: bool) -> bool:
-        """Once a result was seen wrong (``wrong``), inside the diagnosis' reserve (``begin``'s ``reserve``): a
-        detector before the diagnosis does not start. It would take the experiments' time to look for more where
-        the user's question is now why: one that starts just before the reserve keeps to it through ``late``,
-        but a detector started inside it ran on (a compilation, one launch per layout) to the budget's end."""
+        """Wrong seen, and inside the diagnosis' reserve: no detector before it starts (docs/probe-budget.md)."""
         return self.ends is not None and wrong and self.reserve > 0 and self.now() >= self.ends - self.reserve
 
     def left(self) -> float | None:

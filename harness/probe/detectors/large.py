@@ -45,7 +45,7 @@ from __future__ import annotations
 import contextlib
 import math
 
-from harness.probe.budget import LARGE_HOLD_S, LARGE_SHARE
+from harness.probe.budget import LARGE_HOLD_MARGIN_S, LARGE_HOLD_MAX_S, LARGE_HOLD_S, LARGE_SHARE
 from harness.probe.context import Context, fmt as _fmt, int_sizes
 from harness.probe.detectors import Detector
 from harness.probe.findings import ERROR, INFO, Code
@@ -166,9 +166,10 @@ def _skip(ctx: Context) -> str | None:
 
 
 def _holds(ctx: Context) -> float:
-    """What the detectors before it on the GPU leave it of the budget: ``LARGE_HOLD_S`` where the launched kernels
-    hold the evidence (the run it decides on, inside the budget); nothing under the interpreter, with ``--large``
-    (its own time) or without the evidence. Decided once the defaults' launch was seen (kept on the board)."""
+    """What the detectors before it on the GPU leave it of the budget, where the launched kernels hold the evidence
+    (the run it decides on, inside the budget): the time its pilot says the run needs (``_hold_for``); nothing
+    under the interpreter, with ``--large`` (its own time) or without the evidence. Decided once the defaults'
+    launch was seen (kept on the board)."""
     from harness.run.triton_compat import launched_kernels
 
     if ctx.backend != "gpu" or _explicit(ctx):
@@ -182,8 +183,40 @@ def _holds(ctx: Context) -> float:
             found = int32_offsets.here(ctx)
         except Exception:  # noqa: BLE001  the launcher raised again: nothing kept (the detectors say why)
             found = []
-        ctx.board.large_hold = LARGE_HOLD_S["gpu"] if found else 0.0
+        ctx.board.int32_offsets = found or ctx.board.int32_offsets
+        ctx.board.large_hold = _hold_for(ctx) if found else 0.0
     return ctx.board.large_hold
+
+
+def _hold_for(ctx: Context) -> float:
+    """The seconds the run past 2**31 elements needs, from its pilot made now (kept for the run): the predicted
+    launch, and its reference where that fits too, over LARGE_SHARE (the run's slice of what is left when it
+    begins), and LARGE_HOLD_MARGIN_S; nothing where that passes LARGE_HOLD_MAX_S (the run will not be made: the
+    detectors before it keep the time) or no size fits the GPU's memory; LARGE_HOLD_S where the pilot cannot
+    tell (it raised or was stopped: the run decides). A fixed hold kept 6 s for a run predicted at 37 s, which was
+    then not made, and 6 s for runs that needed 8 to 9 (the H200 board of 030ab1e)."""
+    import torch
+
+    try:
+        free, _ = torch.cuda.mem_get_info()
+        first = plans(ctx.target.sizes, profile(ctx), free, "elements", targets(ctx))[:1]
+    except Exception:  # noqa: BLE001  the launcher or the GPU refused: the run decides
+        return LARGE_HOLD_S["gpu"]
+    if not first:
+        return 0.0
+    budget = ctx.budget
+    budget.deadline = budget.now() + LARGE_HOLD_MAX_S["gpu"]  # the pilot's own end (the next detector begins anew)
+    if budget.ends is not None:
+        budget.deadline = min(budget.deadline, budget.ends)
+    got = _pilot(ctx, first[0])
+    if got is None:
+        return LARGE_HOLD_S["gpu"]
+    most = LARGE_HOLD_MAX_S["gpu"] * LARGE_SHARE
+    cost, with_reference = fits(got["took"], got["ref_took"], got["scale"], most, got["once"])
+    if cost is None:
+        return 0.0
+    need = (cost + (got["ref_took"] * got["scale"] if with_reference else 0.0)) / LARGE_SHARE + LARGE_HOLD_MARGIN_S
+    return min(need, LARGE_HOLD_MAX_S["gpu"])
 
 
 def _tensors(ctx: Context, sizes: dict, launch: bool = True) -> tuple[list, dict]:
@@ -312,53 +345,71 @@ def _not_run(ctx: Context, why: str):
 
 def _too_long(ctx: Context, p: dict, by: str) -> tuple[str, bool]:
     """(why the planned run does not fit the slice of the budget left, "" where it does; whether its float64
-    reference fits that slice too): a pilot run at 1/PILOT of the planned tensors (make_inputs and one call,
-    timed apart from the reference where the run computes it), scaled up by PILOT (each step's time grows with
-    the elements it makes, copies or reads). Where the launch fits and the reference does not (a reference over
-    the whole problem on the CPU), the run is made without it: a wrapped offset most often ends in an illegal
-    address, which needs no reference to show."""
-    import time
+    reference fits that slice too), from the pilot (``_pilot``). Where the launch fits and the reference does not
+    (a reference over the whole problem on the CPU), the run is made without it: a wrapped offset most often ends
+    in an illegal address, which needs no reference to show."""
+    left = ctx.wrap_up_by() - ctx.budget.now()
+    if left <= 0:
+        return "the probe's budget had no time left for it", False
+    got = _pilot(ctx, p)
+    if got is None:  # the pilot itself failed: the run decides
+        return "", True
+    took, ref_took, once, scale = got["took"], got["ref_took"], got["once"], got["scale"]
+    cost, with_reference = fits(took, ref_took, scale, left, once)
+    if ctx.late() or cost is None:
+        return (f"the run at {_fmt(p['sizes'])} ('{p['tensor']}' {p['numel']:,} elements) would take about "
+                f"{(took - ref_took) * scale + once:.0f}s (a pilot at {p['key']}={got['small']} took "
+                f"{took - ref_took:.1f}s{f', and {once:.1f}s more once (compiling)' if once else ''}), more than the "
+                f"{max(0.0, left):.0f}s the probe's budget leaves it"), False
+    return "", with_reference
 
+
+def _pilot(ctx: Context, p: dict) -> dict | None:
+    """A pilot run at 1/PILOT of the planned tensors (make_inputs and the launcher's calls, timed apart from the
+    reference where the run computes it; ``_once_cost``), each step's time growing with the elements it makes,
+    copies or reads: {"took", "ref_took", "once", "scale" (the run's work over the pilot's), "small"}; None where
+    the pilot failed or was stopped. Made once a plan (kept on the board: ``_holds`` makes it early to size the
+    time held for the run, which then reuses it)."""
     import torch
 
     from harness.probe import execute as X
     from harness.run.worker import call_with
 
-    left = ctx.wrap_up_by() - ctx.budget.now()
-    if left <= 0:
-        return "the probe's budget had no time left for it", False
+    plan = sorted(p["sizes"].items())
+    if (kept := ctx.board.large_pilot) is not None and kept["plan"] == plan:
+        return kept["got"]
     key, v0, v = p["key"], ctx.target.sizes[p["key"]], p["sizes"][p["key"]]
     exponent = p.get("growth") or 1.0
     small = max(v0, int(v / PILOT ** (1.0 / exponent)))
-    t0, inputs, ref_took, once = time.monotonic(), None, 0.0, 0.0
+    now, t0, inputs, ref_took, once, done = ctx.budget.now, ctx.budget.now(), None, 0.0, 0.0, False
+    got = None
     try:
         with ctx.budget.until_deadline():
             inputs = _make(ctx, {**ctx.target.sizes, key: small})
             if _reference_fits(inputs):
-                r0 = time.monotonic()
+                r0 = now()
                 X.reference(ctx.target, inputs)
-                ref_took = time.monotonic() - r0
-            once = _once_cost(ctx, lambda: call_with(ctx.target.launcher, inputs))
-    except Exception:  # noqa: BLE001  the pilot itself failed: the run decides
-        return "", True
-    took = time.monotonic() - t0 - once
+                ref_took = now() - r0
+            c0 = now()
+            once, steady = _once_cost(ctx, lambda: call_with(ctx.target.launcher, inputs))
+            calls = now() - c0
+            done = True
+        if done:  # the pilot's steps, one call of them (the steady one), and what its first call paid once
+            got = {"took": now() - t0 - calls + steady, "ref_took": ref_took, "once": once,
+                   "scale": (v / small) ** exponent, "small": small}
+    except Exception:  # noqa: BLE001  the pilot itself failed
+        got = None
     inputs = None
     torch.cuda.empty_cache()
-    scale = (v / small) ** exponent
-    cost, with_reference = fits(took, ref_took, scale, left, once)
-    if ctx.late() or cost is None:
-        return (f"the run at {_fmt(p['sizes'])} ('{p['tensor']}' {p['numel']:,} elements) would take about "
-                f"{(took - ref_took) * scale + once:.0f}s (a pilot at {key}={small} took {took - ref_took:.1f}s"
-                f"{f', and {once:.1f}s more once (compiling)' if once else ''}), more than the "
-                f"{max(0.0, left):.0f}s the probe's budget leaves it"), False
-    return "", with_reference
+    ctx.board.large_pilot = {"plan": plan, "got": got}
+    return got
 
 
-def _once_cost(ctx: Context, call) -> float:
-    """The pilot's calls: the seconds of the first that a second call at the same sizes does not take again (the
-    launch's compilation for a new specialization, a first allocation), paid once by the run too, never scaled up
-    with it. An autotuned kernel (tuned in this process: ``Budget.run_cost``) benchmarks each config at the run's
-    own sizes, which scales with them: one call, all of it scaled, as before."""
+def _once_cost(ctx: Context, call) -> tuple[float, float]:
+    """The pilot's calls: (once, one call's own seconds). Once: the seconds of the first call that a second at the
+    same sizes does not take again (the launch's compilation for a new specialization, a first allocation), paid
+    once by the run too, never scaled up with it. An autotuned kernel (tuned in this process: ``Budget.run_cost``)
+    benchmarks each config at the run's own sizes, which scales with them: one call, all of it scaled."""
     import torch
 
     now = ctx.budget.now
@@ -367,11 +418,12 @@ def _once_cost(ctx: Context, call) -> float:
     torch.cuda.synchronize()
     first = now() - c0
     if ctx.budget.run_cost():
-        return 0.0
+        return 0.0, first
     c1 = now()
     call()
     torch.cuda.synchronize()
-    return max(0.0, first - (now() - c1))
+    second = now() - c1
+    return max(0.0, first - second), min(first, second)
 
 
 def fits(took: float, ref_took: float, scale: float, left: float, once: float = 0.0) -> tuple[float | None, bool]:
@@ -572,4 +624,5 @@ DETECTOR = Detector("large", "sizes past 2**31 elements and bytes on the GPU (in
 # built) it took 85% of a 20 s budget from the start and, on the H200 board with five probes at once, starved the
 # reference detector and shape fuzzing of the GPU (docs/bugs/rows/gpu+interpreter: gemlite's n-tail entry lost its
 # P401); after them, taking only what they left, it was starved in turn (skipped at the budget's end on the board of
-# 3f90368), so where it will run they leave it ``LARGE_HOLD_S`` (``holds``)
+# 3f90368), so where it will run they leave it the time its pilot, made early, says it needs (``holds``:
+# ``_hold_for``; a fixed ``LARGE_HOLD_S`` until session 20)

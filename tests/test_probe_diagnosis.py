@@ -625,3 +625,29 @@ def test_a_defect_that_needs_sizes_the_user_never_runs_comes_after_one_shown_at_
                                                                                                   "k": 128})
     d = diagnose([at_defaults, empty], wrong, defaults=defaults)
     assert [x["defect"] for x in d][:2] == ["wrong-formula", "degenerate-size"], d
+
+
+def test_a_large_row_not_run_again_where_nothing_overflows_claims_no_overflow():
+    """te-cross-entropy's backward that drops the per-token gradient (a dev entry) on the H200 board of 030ab1e:
+    off at a row of zeros (a formula that ignores the input) and off at a row of large values, whose run again at
+    a magnitude where nothing overflows was cut by the budget. The large row's error then showed no overflow, yet
+    it was read as one and outranked the formula. Untold, it claims neither; told, as before."""
+    from harness.probe.detectors.special import below_overflow
+    from harness.probe.diagnosis import SPECIAL_UNTOLD
+
+    d = {"seq": 64, "batch": 2}
+    zero = Finding("P207", "special", "gpu", "with a row of zeros in 'g' (g[0, :]) at seq=64, batch=2: 53211 of "
+                   "128000 result elements off by more than the tolerance and the error floor", sizes=d)
+    from types import SimpleNamespace
+
+    untold = SimpleNamespace(late=lambda: True)
+    said = below_overflow(untold, {}, "g")
+    assert SPECIAL_UNTOLD in said
+    large = Finding("P207", "special", "gpu", "with a row of large finite values in 'g' (g[0, :], largest magnitude "
+                    f"266) at seq=64, batch=2: 63922 of 128000 result elements off by more than the tolerance and "
+                    f"the error floor{said}", sizes=d)
+    assert [x["defect"] for x in diagnose([zero, large], defaults=d)][:1] == ["wrong-formula"]
+    assert diagnose([large], defaults=d)[0]["defect"] == "overflow"  # alone: the likelier, weakly
+    told = Finding("P207", "special", "gpu", large.message.replace(said, "; right with the row at largest "
+                   "magnitude 44.4, where nothing overflows: an intermediate overflows"), sizes=d)
+    assert diagnose([zero, told], defaults=d)[0]["defect"] == "overflow"  # shown: it explains the large row

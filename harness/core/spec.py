@@ -123,6 +123,9 @@ EVIDENCE = {
                     "off too where that row's magnitude overflows nothing (half ln of the format's largest value): "
                     "a branch of the formula that only large inputs take (past a threshold, a clamp) computes "
                     "another value",
+    "large-row": "finite values off beyond the floor with a row of large finite values put into an input, not "
+                 "run again at a magnitude where nothing overflows (the budget's end, or that run could not be "
+                 "made): an overflow not told apart from a formula's branch",
     "zero-row": "NaN or Inf where the reference is finite, with a row of zeros put into an input (0/0 or x/0 that the reference guards)",
     "small-error": "close to the reference but outside the tolerance (relative error under 5%)",
     "error-grows": "the error grows with the size",

@@ -102,6 +102,9 @@ RULES = (
     # finite values far off at large inputs that the reference's own formula in float32 handles, right where the
     # row's magnitude overflows nothing: an intermediate overflowed (1/inf = 0), or underflowed
     _r("overflow", "magnitude", 0.6, "oob-load oob-store layout length nonfinite"),
+    # the same, not run again where nothing overflows (the budget's end): an overflow is likelier than a branch
+    # (more formulas overflow than branch at large values), but it was not shown; anything shown comes first
+    _r("overflow", "large-row", 0.25, "oob-load oob-store layout length nonfinite"),
     # finite values off at large inputs, and off too where the row's magnitude overflows nothing: no overflow is the
     # cause; the branch that large values take (softplus's linear part past its threshold, a clamp) computes
     # another value than the reference's
@@ -210,6 +213,9 @@ SPECIAL_PROPAGATES = "propagates through a shared row/group value such as a scal
 # the words of a P207 error at a large row that is off at a magnitude no intermediate overflows at too
 # (detectors/special.py's BRANCH): the evidence "large-values", not "magnitude"
 SPECIAL_BRANCH = "a branch of the formula that large values take computes another value"
+# the words of a P207 error at a large row that was not run again where nothing overflows (detectors/special.py's
+# UNTOLD): the evidence "large-row", which shows neither an overflow nor a branch
+SPECIAL_UNTOLD = "overflow not told apart from a branch of the formula"
 
 # the defect a P209 finding names (detectors/sentinel.py: what the sentinel showed) -> the evidence it is
 SENTINEL_EVIDENCE = {"out-of-bounds-read": "oob-load", "out-of-bounds-write": "oob-store",
@@ -256,6 +262,8 @@ def evidence_of(findings: list, observed: dict | None = None, defaults: dict | N
             kind = next((e for start, e in SPECIAL_EVIDENCE.items() if f.message.startswith(start)), "")
             if kind == "magnitude" and SPECIAL_BRANCH in f.message:  # off where nothing overflows: no overflow
                 kind = "large-values"
+            elif kind == "magnitude" and SPECIAL_UNTOLD in f.message:  # not run where nothing overflows: unknown
+                kind = "large-row"
             if SPECIAL_PROPAGATES in f.message:  # IEEE propagation along the kernel's own data path: no defect
                 name = kind = ""
             if kind and f.severity != "info":

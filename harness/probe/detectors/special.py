@@ -172,7 +172,7 @@ from __future__ import annotations
 from harness.probe import execute as X
 from harness.probe.context import budget_stop, fmt
 from harness.probe.detectors import Detector, backends, kept_so_far, no_inputs_to_vary
-from harness.probe.diagnosis import SPECIAL_BRANCH as BRANCH
+from harness.probe.diagnosis import SPECIAL_BRANCH as BRANCH, SPECIAL_UNTOLD as UNTOLD
 from harness.probe.diagnosis import SPECIAL_PROPAGATES as PROPAGATES
 from harness.probe.findings import ERROR, INFO, WARNING, Code
 
@@ -533,13 +533,14 @@ def run(ctx) -> list:
                      lambda g=given: meets_nan(t, g), base=base.ref,
                      moves=lambda n=name: _once(moved, n, lambda: kernel_moves(ctx, inputs, n, base)),
                      scale=atol_scale(inputs, name) if variant == "large" else 1.0)
-        if variant == "large" and got is not None and not isinstance(got, str) and got.severity == ERROR \
-                and "NaN/Inf" not in got.message:
-            got.message = (got.message + below_overflow(ctx, inputs, name))[:500]
         if isinstance(got, str):
             notes.append(got)
         elif got is not None:
-            found.append(got)
+            found.append(got)  # kept before the run below: the budget's stop there keeps it, untold
+            if variant == "large" and got.severity == ERROR and "NaN/Inf" not in got.message:
+                said_first = got.message
+                got.message = (said_first + f"; not run again where nothing overflows: {UNTOLD}")[:500]
+                got.message = (said_first + below_overflow(ctx, inputs, name))[:500]
     ctx.board.special_now = None
     out = sorted(found, key=lambda f: ("error", "warning", "info").index(f.severity))[:MAX_FINDINGS]
     if notes and not any(f.severity != INFO for f in out):
@@ -836,23 +837,25 @@ def below_overflow(ctx, inputs: dict, name: str) -> str:
     """For finite values off at the large row of ``inputs[name]``: the kernel run again with that row at
     ``tame_value``'s magnitude, where no intermediate overflows. Off there too: no overflow is the cause, and
     the finding says so (``BRANCH``: the diagnosis's "large-values"); right there: an intermediate overflows
-    between the two magnitudes (its "magnitude"); "" where it could not be run."""
+    between the two magnitudes (its "magnitude"); where it could not be run (the budget's end, the reference
+    raising there), that it was not (``UNTOLD``: "large-row", which claims neither)."""
     from harness.probe import execute as X
 
+    untold = f"; not run again where nothing overflows: {UNTOLD}"
     if ctx.late():
-        return ""
+        return untold
     v = tame_value(inputs[name].dtype)
     given = X.clone_inputs(inputs)
     if _place(given, name, "large", magnitude=v) is None:
-        return ""
+        return untold
     try:
         r = X.reference(ctx.target, given)
     except Exception:  # noqa: BLE001  the reference's domain
-        return ""
+        return untold
     with ctx.instrument(poison_masked=False):
         c = ctx.call(X.clone_inputs(given), ref=r)
     if c.error is not None or c.out is None or c.out.numel() != c.ref.numel():
-        return ""
+        return untold
     if c.cmp.get("close"):
         return f"; right with the row at largest magnitude {v:.3g}, where nothing overflows: an intermediate overflows"
     return f"; off with the row at largest magnitude {v:.3g} too, where nothing overflows: {BRANCH}"

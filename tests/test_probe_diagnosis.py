@@ -365,6 +365,33 @@ def test_an_empty_input_whose_reference_is_not_finite_is_information(tmp_path):
     r = probe(str(path), detectors=["shapes"], options={"fuzz_trials": 2})
     (f,) = r.by_code("P402")
     assert f.severity == "info" and "not finite" in f.message and r.ok, r.text()
+    assert f.sizes == {"n": 0}  # where it showed: never taken for the defaults' own result
+
+
+def test_a_failure_at_a_size_of_0_the_defaults_do_not_hold_is_not_where_the_experiments_start():
+    """verl's linear cross-entropy (a first-run row): wrong at the defaults, and wrong at hidden=0. The empty run's
+    finding had no sizes, so it was taken as at the defaults: degenerate-size came first there. It now carries
+    its sizes; and the experiments never start at a size of 0 the defaults do not hold (nothing to take apart),
+    while defaults that hold a 0 (the empty-input case) are still where they start."""
+    from types import SimpleNamespace
+
+    from harness.probe.blackboard import Blackboard
+    from harness.probe.worker import _note_failing
+
+    empty = Finding("P402", "shapes", "interpreter", "at n=0: 1/1 differ", sizes={"n": 0})
+    ctx = SimpleNamespace(board=Blackboard(), target=SimpleNamespace(sizes={"n": 8}))
+    _note_failing(ctx, [empty])
+    assert ctx.board.failing is None
+    ctx = SimpleNamespace(board=Blackboard(), target=SimpleNamespace(sizes={"n": 0}))
+    _note_failing(ctx, [empty])
+    assert ctx.board.failing == {"n": 0}
+    d = {"tokens": 16, "hidden": 64}
+    wrong = Finding("P201", "reference", "interpreter", "at tokens=16, hidden=64: 16/16 differ", sizes=d)
+    zero = Finding("P402", "shapes", "interpreter", "at tokens=16, hidden=0: 16/16 differ",
+                   sizes={"tokens": 16, "hidden": 0})
+    tail = {"tail": "wrong at tokens=16, hidden=64; right at hidden=128 (multiples of 64)"}
+    assert [x["defect"] for x in diagnose([wrong, zero], tail, defaults=d)][:2] == ["padding-contamination",
+                                                                                   "degenerate-size"]
 
 
 @pytest.mark.parametrize("dtype", ["uint8", "int16", "float16", "float32"])

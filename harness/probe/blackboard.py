@@ -49,8 +49,8 @@ class Blackboard:
     experiments: list | None = None  # the diagnosis' experiments run so far, with their seconds
     evidence: dict | None = None  # the diagnosis' evidence: {experiment key: what it showed}
     # -- kept in the worker (LOCAL) --
-    # the large detector's pilot, made early to size its hold (``large._holds``): {"key": the plan's sizes, "took",
-    # "ref_took", "once", "scale"}, reused by its run's decision instead of a second pilot
+    # the large detector's pilot, made early to size its hold (``large._holds``): {"plan": the plan's sizes,
+    # "got": ``large._pilot``'s answer}, reused by its run's decision instead of a second pilot
     large_pilot: dict | None = None
     # shape fuzzing's state where a failure cut it short under the budget: the sizes left, for shapes-rest
     fuzz_left: dict | None = None

@@ -263,8 +263,7 @@ def _note_failing(ctx, found: list) -> None:
     for f in found:
         if f.severity == "error" and f.code not in ("P003", "P002"):
             sizes = dict(f.sizes or ctx.target.sizes)
-            if any(v == 0 and ctx.target.sizes.get(k) != 0 for k, v in sizes.items()
-                   if isinstance(v, int) and not isinstance(v, bool)):
+            if any(v == 0 and ctx.target.sizes.get(k) != 0 for k, v in context.int_sizes(sizes).items()):
                 continue  # a size of 0 the defaults do not hold (the empty-input run): nothing to take apart there
             if ctx.board.failing is None or volume(sizes) < volume(ctx.board.failing):
                 ctx.board.failing = sizes

@@ -174,6 +174,9 @@ from harness.probe.context import budget_stop, fmt
 from harness.probe.detectors import Detector, backends, kept_so_far, no_inputs_to_vary
 from harness.probe.diagnosis import SPECIAL_BRANCH as BRANCH, SPECIAL_UNTOLD as UNTOLD
 from harness.probe.diagnosis import SPECIAL_PROPAGATES as PROPAGATES
+
+# what a large row's error says until (or where) it is run again where nothing overflows (``below_overflow``)
+UNTOLD_SAID = f"; not run again where nothing overflows: {UNTOLD}"
 from harness.probe.findings import ERROR, INFO, WARNING, Code
 
 # Whether the detector runs on the GPU backend too (a probe with a GPU runs both backends: the GPU side puts the
@@ -539,7 +542,7 @@ def run(ctx) -> list:
             found.append(got)  # kept before the run below: the budget's stop there keeps it, untold
             if variant == "large" and got.severity == ERROR and "NaN/Inf" not in got.message:
                 said_first = got.message
-                got.message = (said_first + f"; not run again where nothing overflows: {UNTOLD}")[:500]
+                got.message = (said_first + UNTOLD_SAID)[:500]
                 got.message = (said_first + below_overflow(ctx, inputs, name))[:500]
     ctx.board.special_now = None
     out = sorted(found, key=lambda f: ("error", "warning", "info").index(f.severity))[:MAX_FINDINGS]
@@ -841,21 +844,20 @@ def below_overflow(ctx, inputs: dict, name: str) -> str:
     raising there), that it was not (``UNTOLD``: "large-row", which claims neither)."""
     from harness.probe import execute as X
 
-    untold = f"; not run again where nothing overflows: {UNTOLD}"
     if ctx.late():
-        return untold
+        return UNTOLD_SAID
     v = tame_value(inputs[name].dtype)
     given = X.clone_inputs(inputs)
     if _place(given, name, "large", magnitude=v) is None:
-        return untold
+        return UNTOLD_SAID
     try:
         r = X.reference(ctx.target, given)
     except Exception:  # noqa: BLE001  the reference's domain
-        return untold
+        return UNTOLD_SAID
     with ctx.instrument(poison_masked=False):
         c = ctx.call(X.clone_inputs(given), ref=r)
     if c.error is not None or c.out is None or c.out.numel() != c.ref.numel():
-        return untold
+        return UNTOLD_SAID
     if c.cmp.get("close"):
         return f"; right with the row at largest magnitude {v:.3g}, where nothing overflows: an intermediate overflows"
     return f"; off with the row at largest magnitude {v:.3g} too, where nothing overflows: {BRANCH}"

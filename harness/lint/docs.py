@@ -38,7 +38,8 @@ FIRST_RUNS = {"A to C": (PACKAGES, 2, ("Held-out set A", "Held-out set B", "Held
               "O": (FIRST_RUN, 3, ("Set O",)),
               "P": (FIRST_RUN, 3, ("Set P",)),
               "Q": (FIRST_RUN, 3, ("Set Q",)),
-              "R": (FIRST_RUN, 3, ("Set R",))}
+              "R": (FIRST_RUN, 3, ("Set R",)),
+              "S": (FIRST_RUN, 3, ("Set S",))}
 
 
 def first_runs(pages: dict[Path, str] | None = None) -> dict[str, dict[str, Counter]]:

@@ -307,3 +307,79 @@ def test_a_process_killed_at_a_fuzzed_size_by_an_access_outside_memory_is_named_
     assert "an access outside memory" in f.message and "past the end of 'idx_ptr'" in f.message, bug.text()
     ok = probe(str(GATHER), detectors=["shapes", "diagnose"], backends=["interpreter"], options={"fuzz_trials": 6})
     assert ok.ok and not ok.findings, ok.text()
+
+
+QUANT = FIX / "quantize_rows.py"
+
+
+def test_an_integer_code_one_off_at_a_rounding_tie_is_within_the_floor_and_a_truncation_is_not():
+    """A quantizer's int8 codes: at a tie (x * 127 / max|x| = k + 1/2) the kernel's ties away from zero and the
+    reference's ties to even are both correct, one code apart; truncating is a code off past every half."""
+    quiet = probe(str(QUANT), detectors=["reference", "shapes"], backends=["interpreter"], budget=0,
+                  options={"fuzz_trials": 6})
+    assert quiet.ok and not quiet.warnings, quiet.text()
+    bug = probe(str(QUANT), launcher="launch_truncate", detectors=["reference"], backends=["interpreter"], budget=0)
+    (f,) = bug.by_code("P201")
+    assert f.severity == ERROR, bug.text()
+
+
+def test_the_exact_comparison_alone_calls_the_correct_quantizer_wrong(interpreted_quant):
+    """What the integer floor is for: the kernel's codes differ from the reference's at its ties, the element
+    the floor allows exactly there, and nowhere else."""
+    import torch
+
+    from harness.core import compare
+    from harness.probe import floor
+
+    out, ref = interpreted_quant
+    o = out.to(torch.float64).reshape(-1)
+    assert not compare.compare(out, ref.reshape(out.shape), 0.0, 0.0)["close"]
+    allow = floor.integer_allowance(ref, o)
+    differ = (o - ref.reshape(-1)).abs() > 0
+    assert bool((allow[differ] >= 1).all()) and int((allow > 0).sum()) < ref.numel() // 4
+
+
+@pytest.fixture
+def interpreted_quant(monkeypatch):
+    """The correct quantizer's codes and the float64 reference (with its floor's record) at the defaults."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    from harness.probe import execute as X
+    from harness.probe import target
+    from harness.run.triton_compat import patched
+    from harness.run.worker import call_with
+
+    t = target.load(str(QUANT), launcher="launch")
+    inputs = X.make(t, t.sizes, 0, "interpreter")
+    ref = X.reference(t, inputs)
+    with patched(interpreter=True):
+        out = call_with(t.launcher, X.clone_inputs(inputs))
+    return out, ref
+
+
+def test_an_integer_the_reference_computes_exactly_stays_exact():
+    """Integer-valued floats truncated: a correct fp32 kernel computes them exactly, so no element gets a code of
+    licence (moved, 200.0 would truncate to 199), and a result one off is wrong."""
+    import torch
+
+    from harness.probe import execute as X
+    from harness.probe import floor
+
+    x = torch.arange(0, 256, dtype=torch.float32)
+
+    def reference(x):
+        return (x.double() * 2.0 + 1.0).to(torch.int32)
+
+    ref = X.as_reference(reference(x))
+    floor.remember(ref, {"x": x}, lambda rounded: X.as_reference(rounded(lambda: reference(x.clone()))))
+    off = ref.reshape(-1) + 1
+    allow = floor.integer_allowance(ref, off)
+    assert allow is not None and float(allow.max()) == 0.0
+
+
+def test_the_integer_floor_stops_when_the_differences_cannot_be_ties():
+    from harness.probe.floor import TIE_ODDS, tie_runs
+
+    assert not tie_runs(0, 0)  # nothing left to cover
+    assert tie_runs(0, 1000)  # no run yet: always one
+    assert tie_runs(1, 3) and not tie_runs(13, 3)  # 13 runs that covered none of 3: (3/4)**39
+    assert not tie_runs(1, TIE_ODDS)  # one run that covered none of 39

@@ -487,7 +487,7 @@ def _compare_parts(target, outs: list, ref) -> dict:
         o = t.detach().to("cpu")
         rtol, atol = target.tolerance_for(o.dtype, r)
         c = compare.compare(o, r, rtol, atol)
-        if not c["close"] and (allow := _floor(o, ref, ref.numel())) is not None:
+        if not c["close"] and (allow := _floor(o, ref, ref.numel(), at)) is not None:
             c = compare.compare(o, r, rtol, atol, allow[at:at + size])
         merged["n"] += c["n"]
         merged["n_bad"] += c["n_bad"]
@@ -505,16 +505,24 @@ def _compare_parts(target, outs: list, ref) -> dict:
     return merged
 
 
-def _floor(out, flat_ref, numel: int):
-    """The error floor's allowance for the flat reference (``harness.probe.floor.allowance``), or
-    None: an integer or bool result is exact, and a reference that kept no record has none."""
+def _floor(out, flat_ref, numel: int, at: int = 0):
+    """The error floor's allowance for the flat reference (``harness.probe.floor.allowance``; for an
+    integer result ``floor.integer_allowance``: a code off only where the reference's own roundings move
+    it), or None: a bool result is exact, and a reference that kept no record has none. ``at``: where
+    ``out`` (one part of the result) starts in the flat reference."""
     import torch
 
     from harness.probe import floor
 
-    if flat_ref is None or not isinstance(out, torch.Tensor) or not out.dtype.is_floating_point:
+    if flat_ref is None or not isinstance(out, torch.Tensor) or out.dtype == torch.bool or out.dtype.is_complex:
         return None
-    allow = floor.allowance(flat_ref)
+    if out.dtype.is_floating_point:
+        allow = floor.allowance(flat_ref)
+    else:  # the whole flat result, this part in its place and the reference's own values elsewhere
+        whole = flat_ref.detach().to("cpu", torch.float64).reshape(-1).clone()
+        o = out.detach().to("cpu", torch.float64).reshape(-1)
+        whole[at:at + o.numel()] = o if at + o.numel() <= whole.numel() else whole[at:at + o.numel()]
+        allow = floor.integer_allowance(flat_ref, whole)
     return allow if allow is not None and allow.numel() == numel else None
 
 

@@ -46,14 +46,27 @@ by element, is added to the allowance. The result is still compared with the use
 it is (a quantizer's reference may round on purpose): only the licence grows, by what the
 reference is shown to be off by its own formats; a reference that refuses float64 inputs gets none.
 
+An integer result computed from floating-point values (a quantizer's codes: ``round(x * 127 /
+amax)``, an index of a maximum) has no unit to be off by: it is exact or it is one code off, and a
+correct fp32 kernel is one code off wherever the value it rounds is within its own roundings of a
+rounding boundary (a tie: ``x = amax / 2`` gives 63.5 in float64, 63.499996 through an fp32
+reciprocal; ``torch.round``'s ties to even against a kernel's ties away from zero). So such an
+element may be as far from the reference as the reference itself moves there when its roundings are
+moved by ``K`` units (runs until each differing element is covered, or until, were they all ties,
+their staying put would have odds below 2**-16: ``tie_runs``; at most ``INT_SAMPLES``); everywhere
+else it is exact. A reference computed in integers moves nowhere: exact. A rounding bug
+(truncating, a wrong scale) is off at elements far from any boundary, which no run moves.
+
 Only where the fixed tolerance already fails is the floor computed (two more runs of the
-reference), once per reference (cached on it); integer and bool results stay exact.
+reference; up to ``INT_SAMPLES`` for an integer result), once per reference (cached on it); bool results
+stay exact.
 """
 
 from __future__ import annotations
 
 K = 16  # the floor's multiple an element may be off by (see the module's docstring)
 SAMPLES = 2  # Monte Carlo runs of the reference
+INT_SAMPLES = 16  # the most runs for an integer result (``tie_runs`` says when fewer do)
 # results whose value the reference's operation does not round (a view, a copy, a selection): left alone
 EXACT = frozenset({
     "__getitem__", "__setitem__", "clone", "contiguous", "reshape", "view", "view_as", "flatten", "unflatten",
@@ -142,6 +155,46 @@ def allowance(ref):
     return got
 
 
+def integer_allowance(ref, out=None):
+    """The absolute error each element of the flat ``ref`` may have where the result is an integer (the
+    module's docstring): the reference's own largest move over runs with its roundings moved by ``K``
+    units, 0 where no run moves it; None where it cannot be estimated. ``out``: the kernel's flat result
+    (float64, on the CPU), whose elements that differ decide how many runs are made (``tie_runs``)."""
+    import torch
+
+    src = getattr(ref, "_casebook_floor", None)
+    if src is None:
+        return None
+    r = ref.detach().to("cpu", torch.float64).reshape(-1)
+    # [the allowance so far, the runs made], or None (a run failed); kept on ref for the next result
+    state = getattr(ref, "_casebook_int_runs", [torch.zeros_like(r), 0])
+    diff = None if out is None else torch.nan_to_num((out - r).abs(), nan=float("inf"))
+    stale, left = 0, None if diff is None else int((diff > state[0]).sum())
+    while state and state[1] < INT_SAMPLES and (diff is None or tie_runs(stale, left)):
+        moved = estimate(*src, ref, samples=1, scale=K, first=state[1] + 1, integer=True)
+        state = None if moved is None else [torch.maximum(state[0], moved), state[1] + 1]
+        if state and diff is not None:
+            now = int((diff > state[0]).sum())
+            stale, left = (0 if now < left else stale + 1), now
+    try:
+        ref._casebook_int_runs = state
+    except (AttributeError, TypeError):
+        pass
+    return state[0] if state else None
+
+
+TIE_ODDS = 39  # runs x elements: (3/4)**39 < 2**-16
+
+
+def tie_runs(stale: int, uncovered: int) -> bool:
+    """Whether another run is due, with ``uncovered`` elements of the result differing beyond what the runs so
+    far moved the reference by, none of them covered by the last ``stale`` runs: none is left, or, were every
+    one of them a tie, each run covers each with chance at least 1/4 (its roundings' signed sum is above 0 with
+    chance 1/4 or more: two terms, the fewest that can leave it at 0), so after ``stale * uncovered >=
+    TIE_ODDS`` their all staying put has odds below 2**-16: they are no ties (a rounding bug: one run shows it)."""
+    return uncovered > 0 and stale * uncovered < TIE_ODDS
+
+
 def _elementwise_or_normwise(f, parts=None):
     """Each element's floor, at least the root mean square of its output's (each part of a tuple,
     list or dict of outputs on its own)."""
@@ -204,18 +257,22 @@ def computes_in_float64(kernel) -> bool:
     return False
 
 
-def estimate(inputs: dict, rerun, ref):
-    """Per element of the flat ``ref``: the largest distance of ``SAMPLES`` Monte Carlo runs of the
-    reference (``rerun``, see ``remember``) from it (0 where a run is not finite: an overflow of the
-    emulation is no licence)."""
+def estimate(inputs: dict, rerun, ref, samples: int = SAMPLES, scale: float = 1.0, first: int = 1,
+             integer: bool = False):
+    """Per element of the flat ``ref``: the largest distance of ``samples`` Monte Carlo runs of the
+    reference (``rerun``, see ``remember``; seeds from ``first``) from it, each rounding moved by ``scale``
+    units (0 where a run is not finite: an overflow of the emulation is no licence); ``integer``: as
+    ``Rounding`` moves them for an integer result."""
     import torch
 
     unit = accumulator_unit(inputs)
+    exact_in = torch.float64 if unit < 2.0 ** -24 else torch.float32  # the accumulator's format
+    unit *= scale
     r = ref.detach().to("cpu", torch.float64).reshape(-1)
     worst = torch.zeros_like(r)
-    for seed in range(1, SAMPLES + 1):
+    for seed in range(first, first + samples):
         def rounded(call, seed=seed):
-            with Rounding(unit, seed):
+            with Rounding(unit, seed, exact_in if integer else None):
                 return call()
         try:
             got = rerun(rounded)
@@ -252,9 +309,13 @@ def _storages(args, kwargs) -> set:
     return out
 
 
-def Rounding(unit: float, seed: int):  # noqa: N802  (a context manager, named like a class)
+def Rounding(unit: float, seed: int, exact_in=None):  # noqa: N802  (a context manager, named like a class)
     """A torch function mode in which every new floating-point result is multiplied by
-    ``1 + s * unit``, ``s`` one random sign per element (seeded)."""
+    ``1 + s * unit``, ``s`` one random sign per element (seeded). ``exact_in`` (for an integer result:
+    the accumulator's format): an element that format holds exactly is left where it is (a correct
+    kernel computes it exactly: a widening conversion, a product of small integers; moved, a truncation
+    there would take 200 to 199), and ``round`` takes an exact tie (x.5) to either neighbour at random
+    (a kernel may break ties away from zero, up, or to even: each is a correct rounding)."""
     import torch
     from torch.overrides import TorchFunctionMode
 
@@ -278,12 +339,26 @@ def Rounding(unit: float, seed: int):  # noqa: N802  (a context manager, named l
             except (RuntimeError, NotImplementedError):
                 return t
             u = unit if t.dtype == torch.float64 else max(unit, 2.0 ** -23)
-            return (t.double() * (1 + self._sign(t) * u)).to(t.dtype)
+            moved = (t.double() * (1 + self._sign(t) * u))
+            if exact_in is not None:
+                moved = torch.where(t.double().to(exact_in).double() == t.double(), t.double(), moved)
+            return moved.to(t.dtype)
+
+        def _tie(self, x, out):
+            """``round``'s result with each exact tie of ``x`` taken to either neighbour at random."""
+            if not isinstance(out, torch.Tensor) or not out.dtype.is_floating_point or not out.numel():
+                return out
+            tie = (x - torch.floor(x)) == 0.5
+            up = self._sign(out) > 0
+            return torch.where(tie, torch.where(up, torch.ceil(x), torch.floor(x)), out)
 
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             out = func(*args, **kwargs)
             name = getattr(func, "__name__", "")
+            if (exact_in is not None and name == "round" and args and isinstance(args[0], torch.Tensor)
+                    and not kwargs.get("decimals", args[1] if len(args) > 1 else 0)):
+                return self._tie(args[0], out)
             if name in EXACT or (name.endswith("_") and not name.startswith("__")) or "out" in kwargs:
                 return out  # exact, or in place (x.add_(y); x += y is left alone below: its storage is x's)
             shared = _storages(args, kwargs)

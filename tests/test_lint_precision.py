@@ -287,6 +287,106 @@ def row_dot(o, do, delta):
     row_dot_kernel[(triton.cdiv(n_rows, 128),)](o, do, delta, n_rows, D=o.shape[1], BLOCK=128)
 '''
 
+# Set S's classes (docs/lint-first-run.md): each correct for a reason the launch shows
+# S7: the atomic is under a constexpr the launch turns off
+SWITCHED = HEAD + '''
+@triton.jit
+def block_sums_kernel(x_ptr, part_ptr, total_ptr, n, BLOCK: tl.constexpr, ACCUMULATE: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    s = tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0))
+    if ACCUMULATE:
+        tl.atomic_add(total_ptr, s)
+    else:
+        tl.store(part_ptr + pid, s)
+
+def block_sums(x):
+    blocks = triton.cdiv(x.numel(), 256)
+    part = torch.empty(blocks, device=x.device)
+    block_sums_kernel[(blocks,)](x, part, part, x.numel(), BLOCK=256, ACCUMULATE=False)
+    return part
+'''
+
+# S3-S6: a scratch buffer of whole tiles
+SPLIT_PARTIALS = HEAD + '''
+@triton.jit
+def merge_splits_kernel(part_ptr, out_ptr, n_split, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for s in range(0, n_split):
+        acc += tl.load(part_ptr + (row * n_split + s) * BLOCK + offs)
+    tl.store(out_ptr + row * BLOCK + offs, acc)
+
+def merge_splits(part_of, rows, n_split, width):
+    block = triton.next_power_of_2(width)
+    part = torch.empty(rows * n_split * block, device="cuda")
+    part_of(part)
+    out = torch.empty(rows, block, device="cuda")
+    merge_splits_kernel[(rows,)](part, out, n_split, BLOCK=block)
+    return out[:, :width]
+'''
+
+# a padded buffer is read whole, as it is written whole
+PADDED_INPUT = HEAD + '''
+@triton.jit
+def square_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, x * x)
+
+def squares(x):
+    n = x.numel()
+    n_padded = triton.cdiv(n, 512) * 512
+    staged = torch.zeros(n_padded, device=x.device)
+    staged[:n] = x
+    out = torch.empty(n_padded, device=x.device)
+    square_kernel[(triton.cdiv(n, 512),)](staged, out, BLOCK=512)
+    return out[:n]
+'''
+
+# S8-S9's question: K built as whole groups at the launch
+GROUPED_K = HEAD + '''
+GROUP = 32
+
+@triton.jit
+def group_dot_kernel(a_ptr, b_ptr, out_ptr, K, BLOCK_K: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_K,), dtype=tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        acc += tl.load(a_ptr + row * K + k0 + offs) * tl.load(b_ptr + k0 + offs)
+    tl.store(out_ptr + row, tl.sum(acc))
+
+def group_dot(a, b, n_groups):
+    K = n_groups * GROUP
+    out = torch.empty(a.shape[0], device=a.device)
+    group_dot_kernel[(a.shape[0],)](a, b, out, K, BLOCK_K=GROUP)
+    return out
+'''
+
+# S1-S2: a running max over the whole loop, then summed
+RUNNING_MAX = HEAD + '''
+@triton.jit
+def peak_score_kernel(x_ptr, out_ptr, N, stride_row, stride_tok, R: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    toks = tl.arange(0, R)
+    cols = tl.arange(0, BLOCK)
+    peak = tl.full((R,), float("-inf"), dtype=tl.float32)
+    for start in range(0, N, BLOCK):
+        offs = start + cols
+        x = tl.load(x_ptr + row * stride_row + toks[:, None] * stride_tok + offs[None, :],
+                    mask=offs[None, :] < N, other=float("-inf"))
+        peak = tl.maximum(peak, tl.max(x, axis=1))
+    tl.atomic_add(out_ptr, tl.log(tl.sum(peak)))
+
+def peak_score(x):
+    rows, r, n = x.shape
+    out = torch.zeros(1, device=x.device)
+    peak_score_kernel[(rows,)](x, out, n, x.stride(0), x.stride(1), R=r, BLOCK=128)
+    return out
+'''
+
 PAIRS = [  # (rule, correct kernel, the same kernel without the reason it is correct)
     ("TL301", ONE_CONFIG, ONE_CONFIG.replace('[triton.Config({"BLOCK": 1024})]',
                                              '[triton.Config({"BLOCK": 1024}), triton.Config({"BLOCK": 256})]')),
@@ -322,6 +422,11 @@ PAIRS = [  # (rule, correct kernel, the same kernel without the reason it is cor
     ("TL702", WORK_QUEUE, WORK_QUEUE.replace("        tile = tl.atomic_add(counter, 1)", "        tile = tl.atomic_add(counter, 0)")),
     ("TL602", TILE, TILE.replace("        qk = tl.zeros((BLOCK,), dtype=tl.float16)\n", "").replace(
         "    best = tl.zeros", "    qk = tl.zeros((BLOCK,), dtype=tl.float16)\n    best = tl.zeros")),
+    ("TL306", SWITCHED, SWITCHED.replace("ACCUMULATE=False", "ACCUMULATE=True")),
+    ("TL101", SPLIT_PARTIALS, SPLIT_PARTIALS.replace("rows * n_split * block,", "rows * n_split * width,")),
+    ("TL101", PADDED_INPUT, PADDED_INPUT.replace("staged = torch.zeros(n_padded,", "staged = torch.zeros(n,")),
+    ("TL101", GROUPED_K, GROUPED_K.replace("K = n_groups * GROUP", "K = a.shape[1]")),
+    ("TL206", RUNNING_MAX, RUNNING_MAX.replace("peak = tl.maximum(peak, tl.max(x, axis=1))", "peak = tl.max(x, axis=1)")),
 ]
 
 
@@ -363,3 +468,111 @@ def test_a_where_clamp_is_read_in_either_order_and_through_an_and():
     assert tl101(swapped.replace("rows >= n_rows, n_rows - 1", "rows < n_rows, n_rows - 1"))
     assert not tl101(WHERE_CLAMP.replace("inside = rows < n_rows", "inside = n_rows > rows"))
     assert not tl101(WHERE_CLAMP.replace("safe = tl.where(inside,", "safe = tl.where(inside & (rows >= 0),"))
+
+
+def fires(code, source):
+    return code in {f.code for f in lint_source(source, "k.py")}
+
+
+def test_an_atomic_in_a_branch_the_launch_compiles_out_is_not_there_and_one_it_may_compile_is():
+    """Set S's S7: a ``tl.constexpr`` the launch fixes (a literal, a name bound once to one, a module constant no
+    function rebinds, the parameter's default) picks the branch Triton compiles; the atomic in the other one is not
+    in the kernel. A flag lint cannot pin down (the caller's, a loop's, **kwargs, a heuristic's) leaves it in."""
+    flag = SWITCHED.replace("ACCUMULATE=False", "ACCUMULATE=fused")
+    assert not fires("TL306", SWITCHED.replace("ACCUMULATE=False", "ACCUMULATE=0"))
+    assert fires("TL306", SWITCHED.replace("ACCUMULATE=False", "ACCUMULATE=1"))
+    assert fires("TL306", SWITCHED.replace("x.numel(), BLOCK=256, ACCUMULATE=False", "x.numel(), 256, True"))
+    assert not fires("TL306", SWITCHED.replace("x.numel(), BLOCK=256, ACCUMULATE=False", "x.numel(), 256, False"))
+    assert fires("TL306", flag.replace("def block_sums(x):", "def block_sums(x, fused):"))
+    assert not fires("TL306", flag.replace("    part = torch.empty", "    fused = False\n    part = torch.empty"))
+    assert fires("TL306", flag.replace("    block_sums_kernel[", "    for fused in (False, True):\n        block_sums_kernel["))
+    module = flag.replace("\n@triton.jit", "\nfused = False\n\n@triton.jit", 1)
+    assert not fires("TL306", module)
+    assert fires("TL306", module + "\ndef fuse():\n    global fused\n    fused = True\n")
+    default = SWITCHED.replace("ACCUMULATE: tl.constexpr)", "ACCUMULATE: tl.constexpr = False)").replace(
+        ", ACCUMULATE=False)", ")")
+    assert not fires("TL306", default)
+    assert fires("TL306", default.replace("= False)", "= True)"))
+    assert fires("TL306", default.replace("BLOCK=256)", "BLOCK=256, **opts)").replace("(x):", "(x, **opts):"))
+    tuned = default.replace("@triton.jit\ndef", '@triton.heuristics({"ACCUMULATE": lambda a: a["n"] > 4096})\n'
+                                                "@triton.jit\ndef")
+    assert fires("TL306", tuned)
+
+
+def test_the_branch_taken_is_read_from_not_and_or_comparisons_and_an_early_return():
+    assert fires("TL306", SWITCHED.replace("if ACCUMULATE:", "if not ACCUMULATE:"))  # the atomic is in the else
+    assert not fires("TL306", SWITCHED.replace("if ACCUMULATE:", "if ACCUMULATE and n > 0:"))
+    assert fires("TL306", SWITCHED.replace("if ACCUMULATE:", "if ACCUMULATE or n > 0:"))  # n decides
+    mode = SWITCHED.replace("if ACCUMULATE:", "if ACCUMULATE == 2:")
+    assert not fires("TL306", mode.replace("ACCUMULATE=False", "ACCUMULATE=1"))
+    assert fires("TL306", mode.replace("ACCUMULATE=False", "ACCUMULATE=2"))
+    early = SWITCHED.replace("    if ACCUMULATE:\n        tl.atomic_add(total_ptr, s)\n    else:\n        tl.store(part_ptr + pid, s)\n",
+                             "    if not ACCUMULATE:\n        tl.store(part_ptr + pid, s)\n        return\n"
+                             "    tl.atomic_add(total_ptr, s)\n")
+    assert early != SWITCHED and not fires("TL306", early)
+    assert fires("TL306", early.replace("ACCUMULATE=False", "ACCUMULATE=True"))
+
+
+def test_a_buffer_is_whole_tiles_when_its_size_has_the_launched_block_as_a_factor():
+    """Set S's S3 to S6: the size's factors, through the launcher's names (and ints: 64 is 64), hold the very value
+    the launch passes for the block; for a tile of rows (``lanes[:, None] * D``) the row's length apart. A sum, a
+    division, another factor, a square tile whose rows and columns lint cannot tell apart: still reported."""
+    def tl101(old, new):
+        assert old in SPLIT_PARTIALS, old
+        return fires("TL101", SPLIT_PARTIALS.replace(old, new))
+
+    alloc = "torch.empty(rows * n_split * block,"
+    assert not tl101(alloc, "torch.empty((rows, n_split, block),")
+    assert not tl101(alloc, "torch.empty(rows, n_split, block,")
+    assert not tl101("    part = " + alloc, "    count = rows * n_split * block\n    part = torch.empty(count,")
+    assert tl101("BLOCK=block)", "BLOCK=width)")
+    assert tl101(alloc, "torch.empty(rows * n_split * block + 1,")
+    assert tl101(alloc, "torch.empty(rows * n_split * block // 2,")
+    assert tl101("    part_of(part)\n", "    part_of(part)\n    block = block * 2\n")  # read where it is allocated
+    given = SPLIT_PARTIALS.replace("width):", "width, block):").replace("    block = triton.next_power_of_2(width)\n", "")
+    assert not fires("TL101", given)  # the caller's block, the same at the allocation and the launch
+    assert fires("TL101", given.replace("    part_of(part)\n", "    part_of(part)\n    block = 2 * block\n"))
+    literal = SPLIT_PARTIALS.replace("block = triton.next_power_of_2(width)", "block = 64")
+    assert not fires("TL101", literal.replace(alloc, "torch.empty(rows * n_split * 64,"))
+    assert fires("TL101", literal.replace(alloc, "torch.empty(rows * n_split * 48,"))
+    rows = SPLIT_PARTIALS.replace("tl.load(part_ptr + (row * n_split + s) * BLOCK + offs)",
+                                  "tl.sum(tl.load(part_ptr + ((row * n_split + s) * BLOCK + offs)[:, None] * D"
+                                  " + tl.arange(0, D)[None, :]), axis=1)").replace(
+        "n_split, BLOCK: tl.constexpr)", "n_split, BLOCK: tl.constexpr, D: tl.constexpr)").replace(
+        "BLOCK=block)", "BLOCK=block, D=16)")
+    assert rows != SPLIT_PARTIALS and fires("TL101", rows)  # n * block elements hold n * block / 16 rows
+    assert not fires("TL101", rows.replace(alloc, "torch.empty(rows * n_split * block * 16,"))
+    square = PADDED_INPUT.replace("offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)",
+                                  "offs = (tl.program_id(0) * BLOCK + tl.arange(0, BLOCK))[:, None] * BLOCK"
+                                  " + tl.arange(0, BLOCK)[None, :]").replace("torch.zeros(n_padded,", "torch.zeros(n * 512,")
+    assert fires("TL101", square)  # rows and columns walk by the same block: which one the 512 is, lint cannot tell
+
+
+def test_a_k_loop_walks_whole_groups_only_when_the_launcher_shows_k_is_a_multiple():
+    """Set S's S8 and S9 stay: their launcher checks ``scales.shape == (E, N, K // 32)``, which a K up to 31 wider
+    passes. ``K`` built as whole groups at the launch, or asserted ``K % GROUP == 0``, is a multiple."""
+    measured = GROUPED_K.replace("    K = n_groups * GROUP\n", "    K = a.shape[1]\n")
+    assert not fires("TL101", measured.replace("a.shape[1]\n", "a.shape[1]\n    assert K % GROUP == 0\n"))
+    assert fires("TL101", measured.replace("a.shape[1]\n", "a.shape[1]\n    assert n_groups == K // GROUP\n"))
+    assert fires("TL101", GROUPED_K.replace("K = n_groups * GROUP", "K = n_groups * 48"))
+    assert not fires("TL101", GROUPED_K.replace("K = n_groups * GROUP", "K = n_groups * 64"))
+    counted = GROUPED_K.replace("for k0 in range(0, K, BLOCK_K):", "for i in range(0, tl.cdiv(K, BLOCK_K)):\n"
+                                                                    "        k0 = i * BLOCK_K")
+    assert not fires("TL101", counted)
+    assert fires("TL101", counted.replace("K = n_groups * GROUP", "K = a.shape[1]"))
+
+
+def test_a_reduction_carried_over_the_whole_loop_is_complete_and_one_block_of_it_is_not():
+    """Set S's S1 and S2: a running max (or sum) over a loop every program runs whole is the program's own. The
+    sum taken inside the loop, a loop split among programs, or summed lanes that walk with the program are
+    partials."""
+    step = "        peak = tl.maximum(peak, tl.max(x, axis=1))\n"
+    assert not fires("TL206", RUNNING_MAX.replace(step, "        peak += tl.max(x, axis=1)\n"))
+    assert not fires("TL206", RUNNING_MAX.replace(step, "        peak = peak + tl.sum(x, axis=1)\n"))
+    assert not fires("TL206", RUNNING_MAX.replace("tl.log(tl.sum(peak))", "tl.log(tl.sum(peak, axis=0))"))
+    inside = RUNNING_MAX.replace(step + "    tl.atomic_add(out_ptr", step + "        tl.atomic_add(out_ptr")
+    assert inside != RUNNING_MAX and fires("TL206", inside)
+    assert fires("TL206", RUNNING_MAX.replace("for start in range(0, N, BLOCK):",
+                                              "for start in range(tl.program_id(1) * 4 * BLOCK, N, BLOCK):"))
+    assert fires("TL206", RUNNING_MAX.replace("toks[:, None] * stride_tok", "(tl.program_id(1) * R + toks)[:, None]"
+                                                                            " * stride_tok"))

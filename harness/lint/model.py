@@ -79,8 +79,60 @@ class Launch:
                 return values[0]
         return node
 
+    def reaching(self, name: str, at: ast.AST | None = None) -> ast.expr | None:
+        """What ``name`` holds at the launch (or at the node ``at`` of the launcher): ``reaching``."""
+        return reaching(self.launcher, name, self.node if at is None else at) if self.launcher is not None else None
+
+
+def reaching(fn: ast.AST, name: str, at: ast.AST) -> ast.expr | None:
+    """What ``name`` holds at the node ``at`` of the function ``fn``, where ``fn`` assigns it more than once: the last
+    assignment before ``at`` in a block that holds ``at`` (``part = ...`` in the function's body after another
+    ``part = ...`` in an ``if`` branch that returned), when no assignment after it (before ``at``, in a branch, or
+    later in a loop around ``at``) may rebind it; the one assignment when there is one. None when lint cannot tell."""
+    values = assignments(fn).get(name, [])
+    if len(values) <= 1:
+        return values[0] if values else None
+    parents = _parents(fn)
+    holding, node = set(), at
+    while node is not None:
+        holding.add(id(node))
+        node = parents.get(node)
+
+    def statement(v: ast.AST) -> ast.AST:
+        while v is not None and not isinstance(v, ast.stmt):
+            v = parents.get(v)
+        return v
+
+    here = statement(at)
+    if here is None or any(statement(v) is None for v in values):
+        return None  # a part of a tuple unpacked (made up, outside the tree)
+    here = (here.lineno, here.col_offset)
+    where = {id(v): (statement(v).lineno, statement(v).col_offset) for v in values}
+    loops = [n for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While)) and id(n) in holding]
+    if any(where[id(v)] > here and any(lp.lineno <= where[id(v)][0] <= lp.end_lineno for lp in loops) for v in values):
+        return None  # rebound later in a loop that comes back to ``at``
+    before = [v for v in values if where[id(v)] < here]
+    dominating = [v for v in before if id(parents.get(statement(v))) in holding]
+    if not dominating:
+        return None
+    last = max(dominating, key=lambda v: where[id(v)])
+    return None if any(where[id(v)] > where[id(last)] for v in before) else last
+
 
 _ASSIGNMENTS: dict[int, tuple[ast.AST, dict]] = {}
+_PARENTS: dict[int, tuple[ast.AST, dict]] = {}
+
+
+def _parents(fn: ast.AST) -> dict:
+    """Each node of ``fn`` -> the node that holds it; cached."""
+    hit = _PARENTS.get(id(fn))
+    if hit is not None and hit[0] is fn:
+        return hit[1]
+    if len(_PARENTS) > 1024:
+        _PARENTS.clear()
+    out = {c: p for p in ast.walk(fn) for c in ast.iter_child_nodes(p)}
+    _PARENTS[id(fn)] = (fn, out)
+    return out
 
 
 def assignments(fn: ast.AST) -> dict[str, list[ast.expr]]:

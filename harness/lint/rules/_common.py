@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 from typing import Iterator
 
 from harness.lint.flow import Flow, arg
-from harness.lint.model import Expr, Launch, Module, dotted
+from harness.lint.model import Expr, Launch, Module, assignments, dotted
 
 NONNEG = {"abs", "exp", "exp2", "sqrt", "sqrt_rn", "rsqrt", "sigmoid", "softplus"}
 REDUCE_MAX = {"max", "min", "argmax", "argmin"}
@@ -397,7 +398,8 @@ def partial_block_evidence(flow: Flow, call: ast.AST, block: str) -> str | None:
             for n in ast.walk(loop))
         if steps and isinstance(it, ast.Call) and it.args and (rounds_up(it) or len(it.args) >= 2 and any(
                 isinstance(n, ast.Name) and n.id in flow.k.params and n.id not in flow.k.constexprs
-                for n in ast.walk(it.args[1]))) and not whole_range(flow, it, block):
+                for n in ast.walk(it.args[1]))) and not whole_range(flow, it, block) and \
+                not launched_multiple(flow, it, block):
             return "strong"
     axes = [axis for axis, blocks in axis_blocks(flow).items() if block in blocks]
     for launch in flow.k.launches:
@@ -459,6 +461,29 @@ def whole_range(flow: Flow, it: ast.Call, block: str) -> bool:
     return _rounded_down(flow, stop, block) is not None and _whole_start(flow, start, block)
 
 
+def launched_multiple(flow: Flow, it: ast.Call, block: str) -> bool:
+    """A loop to a kernel argument that every launch passes as a whole number of blocks: ``range(0, K, BLOCK_K)``
+    (or ``range(tl.cdiv(K, BLOCK_K))``) where each launch passes ``K`` as a product with the value it passes for
+    ``BLOCK_K`` as a factor (``K = n_groups * GROUP`` and ``BLOCK_K=GROUP``). The last block is whole. A size
+    only checked by ``K // GROUP`` is not one (the floor drops a remainder)."""
+    args = it.args
+    if len(args) == 3 and ast.unparse(args[2]) == block and _whole_start(flow, args[0], block):
+        stop = _bound(flow, args[1])
+    elif 1 <= len(args) <= 2 and (len(args) == 1 or isinstance(args[0], ast.Constant) and args[0].value == 0):
+        stop = _bound(flow, args[-1])
+        if not (flow.m.tl_call(stop) == "cdiv" and len(stop.args) == 2 and ast.unparse(stop.args[1]) == block):
+            return False
+        stop = _bound(flow, stop.args[0])
+    else:
+        return False
+    if not (isinstance(stop, ast.Name) and stop.id in flow.k.params and stop.id not in flow.env):
+        return False
+    launches = flow.k.launches
+    return bool(launches) and all(
+        stop.id in l.args and whole_rows(flow, l, product(l, l.home or flow.m, l.args[stop.id]), block, 1)
+        for l in launches)
+
+
 def whole_cdiv(launch: Launch, module: Module, axis: ast.AST) -> bool:
     """The grid axis is ``cdiv(512, bd)`` with a literal extent and block sizes that all divide it
     (``bd = 64 if ne else 512``): a fixed layout cut into whole blocks, never a partial one."""
@@ -496,23 +521,153 @@ def whole_blocks_exit(flow: Flow, block: str) -> bool:
 ALLOCATORS = ("empty", "zeros", "ones", "full", "empty_strided", "new_empty", "new_zeros", "new_full")
 
 
-def padded_allocation(flow: Flow, param: str | None) -> bool:
-    """Every launch passes for ``param`` a tensor its launcher allocates with a padded size: a shape that
-    names a padded size (``M_padded``, ``pad_m``) or rounds up (``cdiv(n, B) * B``, or ``blocks * B`` with
-    ``blocks = cdiv(n, B)``). The author sized the
-    buffer for whole blocks, so writes of the last block's extra lanes stay inside it."""
+def allocation(launch: Launch, param: str) -> ast.Call | None:
+    """The ``torch.empty(...)`` (or zeros, full, ...) call the launch's launcher makes the tensor it passes for
+    ``param`` with, if it makes it so (the assignment that reaches the launch: ``Launch.reaching``)."""
+    passed = launch.args.get(param)
+    value = launch.reaching(passed.id) if isinstance(passed, ast.Name) else None
+    if isinstance(value, ast.Call) and dotted(value.func).rsplit(".", 1)[-1] in ALLOCATORS and value.args:
+        return value
+    return None
+
+
+class Product:
+    """A size as a product: the source texts of its factors that are no number (with their counts) and the
+    product of those that are. ``a * b * 64`` holds ``a * 32``'s factors: ``a``, and 32 divides 64."""
+
+    def __init__(self, names: Counter | None = None, number: int = 1):
+        self.names, self.number = names if names is not None else Counter(), number
+
+    def __mul__(self, other: "Product") -> "Product":
+        return Product(self.names + other.names, self.number * other.number)
+
+    def without(self, part: "Product") -> "Product | None":
+        """This product divided by ``part`` when ``part``'s factors are among its own, else None."""
+        if part.number == 0 or self.number % part.number or any(self.names[n] < c for n, c in part.names.items()):
+            return None
+        return Product(self.names - part.names, self.number // part.number)
+
+
+def product(launch: Launch, module: Module, node: ast.AST, at: ast.AST | None = None, depth: int = 0) -> Product:
+    """``node``, a size in the launcher read at ``at`` (the launch when None), as a ``Product``: through ``*``, and
+    through names where it reads them (``part = B * n_split * block_q``; ``torch.empty(part * D)``:
+    ``Launch.reaching``); a name bound to an int, or a module constant, is that number; anything else (a launcher's
+    parameter it never rebinds, ``x.shape[1]``, a sum) is one factor, and a name the launcher binds in a way lint
+    cannot follow to that point matches nothing."""
+    at = launch.node if at is None else at
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return product(launch, module, node.left, at, depth) * product(launch, module, node.right, at, depth)
+    fn = launch.launcher
+    if isinstance(node, ast.Name) and fn is not None and node.id in assignments(fn):
+        bound = launch.reaching(node.id, at) if depth < 4 else None
+        if bound is None or node.id in {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}:
+            return Product(Counter({f"{node.id}@{id(at)}": 1}))  # rebound where lint cannot follow: itself only
+        return product(launch, module, bound, bound, depth + 1)
+    number = module_int(module, node) if not (fn is not None and isinstance(node, ast.Name) and node.id in {
+        a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}) else None
+    return Product(number=number) if number is not None else Product(Counter({ast.unparse(node): 1}))
+
+
+def extent_dims(call: ast.Call) -> list[ast.AST]:
+    """The sizes whose product is the number of elements an allocation holds: a shape tuple's items, or
+    ``torch.empty``'s / ``zeros``' / ``ones``' positional sizes; the first argument alone for the others (``full``'s
+    second is the fill value). None for ``empty_strided`` (its strides may spread the elements)."""
+    name = dotted(call.func).rsplit(".", 1)[-1]
+    if name == "empty_strided":
+        return []
+    if isinstance(call.args[0], (ast.Tuple, ast.List)):
+        return list(call.args[0].elts)
+    return list(call.args) if name in ("empty", "zeros", "ones") else [call.args[0]]
+
+
+def addends(flow: Flow, node: ast.AST, depth: int = 0) -> list[ast.AST]:
+    """The addends of an address (``base + rows[:, None] * s + cols[None, :]``), through names that one
+    assignment reaches."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        return addends(flow, node.left, depth) + addends(flow, node.right, depth)
+    if isinstance(node, ast.Name) and node.id in flow.env and depth < 8:
+        values = flow.reaching(node)
+        if len(values) == 1:
+            return addends(flow, values[0], depth + 1)
+    return [node]
+
+
+def _bare(flow: Flow, node: ast.AST) -> ast.AST:
+    """``node`` without ``[:, None]`` and through a name assigned once in the kernel."""
+    for _ in range(6):
+        if isinstance(node, ast.Subscript):
+            node = node.value
+        elif isinstance(node, ast.Name) and len(flow.env.get(node.id, ())) == 1:
+            node = flow.env[node.id][0][0]
+        else:
+            break
+    return node
+
+
+def tile_stride(flow: Flow, pointer: ast.AST, block: str) -> ast.AST | int | None:
+    """What the address multiplies its ``tl.arange(0, block)`` lanes by: 1 when they are added as they are (the
+    block walks the buffer's contiguous elements), the scalar ``s`` of ``lanes[:, None] * s`` (it walks rows ``s``
+    long), None when lint cannot tell (two different ones, a product of several)."""
+    found = set()
+    for term in addends(flow, pointer):
+        if ("arange", block) not in flow.atoms(term):
+            continue
+        bare = _bare(flow, term)
+        if not (isinstance(bare, ast.BinOp) and isinstance(bare.op, ast.Mult)):
+            found.add(1)
+            continue
+        sides = [(bare.left, bare.right), (bare.right, bare.left)]
+        lanes = [(a, b) for a, b in sides if ("arange", block) in flow.atoms(a) and ("arange", block) not in
+                 flow.atoms(b) and isinstance(b, (ast.Name, ast.Constant))]
+        inner = _bare(flow, lanes[0][0]) if len(lanes) == 1 else None
+        if inner is None or isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Mult):
+            return None
+        found.add(ast.unparse(lanes[0][1]))
+    return found.pop() if len(found) == 1 else None
+
+
+def whole_rows(flow: Flow, launch: Launch, sizes: Product, block: str, stride) -> bool:
+    """A buffer of ``sizes`` elements holds a whole number of ``block``-long tiles laid out ``stride`` apart: its
+    size is a product with, among its factors, the value the launch passes for the block and, apart, the one it
+    passes for the stride (a number, or a kernel argument the launch gives)."""
+    module = launch.home or flow.m
+    passed = launch.args.get(block)
+    if passed is None or isinstance(passed, ast.Starred) or stride is None:
+        return False
+    rest = sizes.without(product(launch, module, passed))
+    if rest is None or stride == 1:
+        return rest is not None
+    value = int(stride) if stride.isdigit() else launch.args.get(stride)
+    if value is None or isinstance(value, ast.Starred):
+        return False
+    return rest.without(Product(number=value) if isinstance(value, int) else product(launch, module, value)) is not None
+
+
+def padded_allocation(flow: Flow, param: str | None, block: str | None = None, pointer: ast.AST | None = None) -> bool:
+    """Every launch passes for ``param`` a tensor its launcher allocates whole blocks of: with a shape that names a
+    padded size (``M_padded``, ``pad_m``) or rounds up (``cdiv(n, B) * B``, or ``blocks * B`` with ``blocks =
+    cdiv(n, B)``), or (given the ``block`` an access at ``pointer`` walks by) whose number of elements is a product
+    with the value the launch passes for that block as a factor (``torch.empty(B * H * n_split * block_g)`` with
+    ``BLOCK_G=block_g``) and, where the access walks rows (``lanes[:, None] * D``), the row's length as another
+    (``torch.empty(part * D)``, ``D=D``). The buffer holds a whole number of blocks, so a block that starts inside
+    it ends inside it: the extra lanes of the last block, read or written, stay inside the buffer."""
     launches = flow.k.launches
     if not launches or param is None:
         return False
+    stride = tile_stride(flow, pointer, block) if block is not None and pointer is not None else None
     for launch in launches:
-        passed = launch.args.get(param)
-        value = launch.resolve(passed) if isinstance(passed, ast.Name) else None
-        if not (isinstance(value, ast.Call) and dotted(value.func).rsplit(".", 1)[-1] in ALLOCATORS and value.args):
+        value = allocation(launch, param)
+        if value is None:
             return False
         shape = value.args[0]
         names = {n.id.lower() for n in ast.walk(shape) if isinstance(n, ast.Name)}
         counts = rounds_up(shape) or any(rounds_up(launch.resolve(n)) for n in ast.walk(shape) if isinstance(n, ast.Name))
-        if not (any("pad" in n for n in names) or counts and any(
-                isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) for n in ast.walk(shape))):
+        padded = any("pad" in n for n in names) or counts and any(
+            isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult) for n in ast.walk(shape))
+        dims = extent_dims(value)
+        sizes = Product()
+        for d in dims:
+            sizes = sizes * product(launch, launch.home or flow.m, d, value)
+        if not (padded or dims and whole_rows(flow, launch, sizes, block, stride)):
             return False
     return True

@@ -11,6 +11,7 @@ from harness.lint.flow import arg, flows
 from harness.lint.rules._common import (REDUCE_MAX, divisibility_checked, exact_width, is_none, is_zero, masked_loads,
                                         memory_ops, padded_allocation, partial_block_evidence, pointer_param, under_if,
                                         value_chain)
+from harness.lint.rules._launch import dead_for
 
 
 # -- TL101 and its twin ----------------------------------------------------------------------------
@@ -19,10 +20,13 @@ def unmasked_tiles(module, strength: str):
     """The hits of TL101 (``strength`` "strong") or TL106 ("weak"): see partial_block_evidence."""
     for flow in flows(module):
         for call, kind, pointer, mask in memory_ops(flow):
-            if under_if(flow, call) or kind == "store" and padded_allocation(flow, pointer_param(flow, pointer)):
+            if under_if(flow, call):
                 continue
             tiles = {a[1] for a in flow.atoms(pointer) if a[0] == "tile" and not exact_width(flow, a[1])
                      and not divisibility_checked(flow, a[1]) and partial_block_evidence(flow, call, a[1]) == strength}
+            if tiles:  # a buffer the launcher allocates in whole blocks holds the last block whole, read or written
+                param = pointer_param(flow, pointer)
+                tiles = {b for b in tiles if not padded_allocation(flow, param, b, pointer)}
             if not tiles:
                 continue
             if is_none(mask):
@@ -112,11 +116,12 @@ def initialised(launcher: ast.FunctionDef, name: str, before: int) -> str:
     return "empty" if kinds <= {"empty", "empty_like", "new_empty"} else ""
 
 
-def stored_params(flow) -> dict[str, int]:
-    """The kernel's pointer arguments it stores into, with the line of the first store."""
+def stored_params(flow, launch=None) -> dict[str, int]:
+    """The kernel's pointer arguments it stores into, with the line of the first store; with ``launch``, only the
+    stores that launch's specialization holds (not those under an ``if`` on a constexpr it turns off)."""
     out = {}
     for call, kind, pointer, _ in memory_ops(flow):
-        param = pointer_param(flow, pointer) if kind == "store" else None
+        param = pointer_param(flow, pointer) if kind == "store" and not dead_for(flow, launch, call) else None
         if param and param not in out:
             out[param] = call.lineno
     return out
@@ -124,29 +129,47 @@ def stored_params(flow) -> dict[str, int]:
 
 def filled_before(module, launch) -> set[str]:
     """The launcher's names that an earlier launch in it passes to a kernel that stores into them (a prep
-    kernel that writes zeros, or the counts, before the atomics start)."""
-    stores = {id(f.k): stored_params(f) for f in flows(module)}
+    kernel that writes zeros, or the counts, before the atomics start), in that earlier launch's specialization."""
+    by_kernel = {id(f.k): f for f in flows(module)}
     out = set()
     for other in module.launches:
-        if other.launcher is launch.launcher and other.node.lineno < launch.node.lineno:
-            out |= {v.id for p, v in other.args.items() if isinstance(v, ast.Name) and p in stores.get(id(other.kernel), {})}
+        earlier = other.launcher is launch.launcher and other.node.lineno < launch.node.lineno
+        if earlier and id(other.kernel) in by_kernel:
+            stores = stored_params(by_kernel[id(other.kernel)], other)
+            out |= {v.id for p, v in other.args.items() if isinstance(v, ast.Name) and p in stores}
     return out
+
+
+def accumulators(flow, launch) -> set[str]:
+    """The pointer arguments the kernel atomically adds into in the specialization ``launch`` compiles (an atomic
+    under ``if FLAG:`` with the launch's ``FLAG=0`` is not in it), less those the kernel itself stores into before
+    its first such atomic, and those its autotune's pre-hook or ``reset_to_zero`` zeroes."""
+    atomics = [c for c in flow.calls("atomic_add", "atomic_sub")
+               if arg(c, 0, "pointer") is not None and not dead_for(flow, launch, c)]
+    if not atomics:
+        return set()
+    stores = stored_params(flow, launch)
+    first = min(a.lineno for a in atomics)
+    targets = {p for c in atomics if (p := pointer_param(flow, arg(c, 0, "pointer")))
+               and not (p in stores and stores[p] < first)}  # the kernel zeroes it
+    if flow.k.autotune is not None:  # a config's pre_hook (init_to_zero) zeroes before every launch
+        targets = {t for t in targets if not flow.k.autotune.resets(t)}
+    return targets
 
 
 def uninitialised_atomics(module):
     """(launch, name passed, kernel parameter, 'empty' | 'param') for each atomic accumulator nobody zeroes."""
     for flow in flows(module):
-        atomics = [c for c in flow.calls("atomic_add", "atomic_sub") if arg(c, 0, "pointer") is not None]
-        stores = stored_params(flow)
-        targets = {p for c in atomics if (p := pointer_param(flow, arg(c, 0, "pointer")))
-                   and not (p in stores and stores[p] < min(a.lineno for a in atomics))}  # the kernel zeroes it
-        if flow.k.autotune is not None:  # a config's pre_hook (init_to_zero) zeroes before every launch
-            targets = {t for t in targets if not flow.k.autotune.resets(t)}
+        if not any(arg(c, 0, "pointer") is not None for c in flow.calls("atomic_add", "atomic_sub")):
+            continue
         for launch in flow.k.launches:
-            filled = filled_before(module, launch) if targets and launch.launcher is not None else set()
+            if launch.launcher is None:
+                continue
+            targets = accumulators(flow, launch)
+            filled = filled_before(module, launch) if targets else set()
             for param in sorted(targets):
                 passed = launch.args.get(param)
-                if launch.launcher is None or not isinstance(passed, ast.Name) or passed.id in filled:
+                if not isinstance(passed, ast.Name) or passed.id in filled:
                     continue
                 how = initialised(launch.launcher, passed.id, launch.node.lineno)
                 if how:

@@ -6,6 +6,7 @@ import ast
 
 from harness.lint.flow import arg, flows, promote
 from harness.lint.registry import HIGH, rule
+from harness.lint.rules._common import addends
 
 BAD = '''
 import triton
@@ -19,18 +20,6 @@ def nrm2_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 '''
 
 GOOD = BAD.replace("tl.sqrt(tl.sum(x * x))", "tl.sum(x * x)")
-
-def _terms(flow, node: ast.AST, depth: int = 0) -> list[ast.AST]:
-    """The addends of an address (``base + rows[:, None] * s + cols[None, :]``), through names that one
-    assignment reaches."""
-    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
-        return _terms(flow, node.left, depth) + _terms(flow, node.right, depth)
-    if isinstance(node, ast.Name) and node.id in flow.env and depth < 8:
-        values = flow.reaching(node)
-        if len(values) == 1:
-            return _terms(flow, values[0], depth + 1)
-    return [node]
-
 
 def _axis(flow, term: ast.AST) -> int | None:
     """The block axis a term of a 2-D address varies along: 0 for ``v[:, None]``, 1 for ``v[None, :]``;
@@ -55,22 +44,105 @@ def _walks(flow, terms: list[ast.AST]) -> bool:
                for t in terms for n in flow.sources(t))
 
 
-def complete(flow, total: ast.Call) -> bool:
+ACCUMULATE = {"maximum", "minimum"}  # acc = tl.maximum(acc, x): a running max (or min); acc += x: a running sum
+
+
+def _full_loop(flow, loop: ast.AST) -> bool:
+    """A ``for`` whose bounds are the same in every program (no program id, nothing loaded): each program runs all
+    of it, so what it accumulates over the loop is not split among programs."""
+    if not isinstance(loop, ast.For):
+        return False
+    it = loop.iter
+    bounds = it.args[:2] if isinstance(it, ast.Call) else [it]
+    return not any(a[0] in ("pid", "load") for b in bounds for a in flow.atoms(b))
+
+
+def _accumulates(flow, value: ast.AST, name: str) -> bool:
+    """``value`` (assigned to ``name``) folds the name's own value into it: ``name + x``, ``x + name`` (``+=``
+    too), ``tl.maximum(name, x)``, ``tl.minimum(x, name)``."""
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+        sides = [value.left, value.right]
+    elif flow.m.tl_call(value) in ACCUMULATE:
+        sides = list(value.args)
+    else:
+        return False
+    return any(isinstance(s, ast.Name) and s.id == name for s in sides)
+
+
+def _covered_loop(flow, use: ast.Name, value: ast.AST) -> str | None:
+    """The variable of the loop whose every iteration ``value`` accumulates into ``use.id``, when ``use`` reads it
+    after that loop: the value there is the reduction over the whole loop (its running max or sum), complete
+    along the axis the loop walks."""
+    if not _accumulates(flow, value, use.id):
+        return None
+    around = {id(a) for a in flow.ancestors(use)}
+    for loop in flow.ancestors(value):
+        if isinstance(loop, (ast.For, ast.While)) and id(loop) not in around:
+            return loop.target.id if _full_loop(flow, loop) and isinstance(loop.target, ast.Name) else None
+    return None
+
+
+def reached(flow, node: ast.AST, hit, through: bool,
+            covered: frozenset = frozenset()) -> list[tuple[ast.AST, frozenset]]:
+    """Each node ``hit`` accepts whose value reaches ``node`` (a ``tl.load``, a ``tl.sum``), with the loops (their
+    variables) that the value went through a running reduction of, over every iteration, on the way (``m =
+    tl.maximum(m, tl.max(s, axis=1))`` in a loop, read after it), added to ``covered``. ``through``: also what
+    reaches a hit (the loads that make a load's address: gathered indices)."""
+    out, seen, stack = [], set(), [(node, covered)]
+    while stack:
+        n, done = stack.pop()
+        if (id(n), done) in seen:
+            continue
+        seen.add((id(n), done))
+        if hit(n):
+            out.append((n, done))
+            if not through:
+                continue
+        if isinstance(n, ast.Name) and n.id in flow.env:
+            for v in flow.reaching(n):
+                loop = _covered_loop(flow, n, v)
+                stack.append((v, done | {loop} if loop else done))
+        else:
+            stack.extend((c, done) for c in ast.iter_child_nodes(n))
+    return out
+
+
+def _uncovered(flow, pointer: ast.AST, covered: frozenset) -> list[ast.AST]:
+    """The addends of a load's address but those a covered loop's variable steps (an addend that also holds a
+    program id, a pointer advanced in the loop from a program's block, stays)."""
+    return [t for t in addends(flow, pointer) if ("pid",) in flow.atoms(t) or
+            not any(("loop", v) in flow.atoms(t) for v in covered)]
+
+
+def _tiled(flow, pointer: ast.AST, covered: frozenset) -> bool:
+    """The address walks a tile, leaving out the addends a covered loop steps."""
+    if not covered:
+        return any(a[0] == "tile" for a in flow.atoms(pointer))
+    atoms = set().union(*(flow.atoms(t) for t in _uncovered(flow, pointer, covered)))
+    return any(a[0] == "tile" for a in atoms | promote(atoms, atoms))
+
+
+def complete(flow, total: ast.Call, covered: frozenset = frozenset()) -> bool:
     """``total`` (a ``tl.sum``) adds lanes read, along the axis it sums, only at offsets no program or
     iteration walks block by block (no ``("tile", B)``, directly or through loaded indices): each program sums
     its whole extent, not a slice of one shared with other programs. Along a 2-D block's other axis the rows
-    may come from anywhere (gathered through the program id): each row's sum is still its own."""
+    may come from anywhere (gathered through the program id): each row's sum is still its own. A value read after
+    a loop that folds every iteration into it (a running ``tl.maximum``/``tl.minimum`` or sum over a loop that
+    every program runs whole) is complete along what that loop walks: the addresses' addends its variable steps
+    do not count (``covered``: those of the loops ``total`` itself is folded over, on its way to the atomic)."""
     summed = arg(total, 0, "input")
     if summed is None:
         return False
+    is_load = lambda n: flow.m.tl_call(n) == "load"  # noqa: E731
     axis = arg(total, 1, "axis")
     if not (isinstance(axis, ast.Constant) and isinstance(axis.value, int)):  # every lane of the block is summed
-        loads = [n for n in flow.sources(summed) if flow.m.tl_call(n) == "load"]
-        return bool(loads) and not any(a[0] == "tile" for n in loads for a in flow.atoms(arg(n, 0, "pointer")))
-    loads = [n for n in flow.sources(summed, lambda n: flow.m.tl_call(n) == "load") if flow.m.tl_call(n) == "load"]
-    for load in loads:
+        loads = reached(flow, summed, is_load, True, covered)
+        return bool(loads) and not any(_tiled(flow, arg(n, 0, "pointer"), done) for n, done in loads)
+    loads = reached(flow, summed, is_load, False, covered)
+    for load, done in loads:
         pointer = arg(load, 0, "pointer")
-        if pointer is None or _walks(flow, [t for t in _terms(flow, pointer) if _axis(flow, t) in (None, axis.value)]):
+        if pointer is None or _walks(flow, [t for t in _uncovered(flow, pointer, done)
+                                             if _axis(flow, t) in (None, axis.value)]):
             return False
     return bool(loads)
 
@@ -89,7 +161,10 @@ def check(module):
     program per row): the statistic is the row's own, and what is added over programs is a function of it
     per row, which addition combines rightly (RMSNorm's weight gradient). For ``tl.sum(v, axis=k)`` of a 2-D
     block only the offsets along axis ``k`` count: rows gathered through the program id (``x[idx[:, None],
-    cols[None, :]]`` with ``cols = tl.arange(0, D)``) are each summed whole."""
+    cols[None, :]]`` with ``cols = tl.arange(0, D)``) are each summed whole. A value read after a loop that every
+    program runs whole and that folds each iteration into it (``m = tl.maximum(m, tl.max(s, axis=1))``, ``acc +=
+    ...``) is complete along what the loop walks: summing it, the program adds its whole extent (a tl.sum taken
+    inside the loop is still one block's)."""
     for flow in flows(module):
         for call in flow.calls("atomic_add"):
             value = arg(call, 1, "val")
@@ -97,8 +172,8 @@ def check(module):
                 continue
             for n in flow.sources(value, lambda n: flow.m.tl_call(n) in ("sum", "load")):
                 name = flow.m.tl_call(n)
-                sums = [s for s in flow.sources(n) if flow.m.tl_call(s) == "sum"]
-                if name in NONLINEAR and sums and not all(complete(flow, s) for s in sums):
+                sums = reached(flow, n, lambda s: flow.m.tl_call(s) == "sum", True)
+                if name in NONLINEAR and sums and not all(complete(flow, s, covered) for s, covered in sums):
                     yield call, (f"atomic_add of tl.{name}(...) of this program's tl.sum: the programs' "
                                  f"tl.{name}s add up to something else than tl.{name} of the total; add the "
                                  f"partial sums and apply tl.{name} once, after")

@@ -21,8 +21,11 @@ def check(module):
     launcher, and for a caller's tensor that the launcher never zeroes and returns as its result (an ``out=``
     argument is overwritten, not added to); quiet when the kernel's autotune zeroes it (reset_to_zero, or a config's
     ``pre_hook=init_to_zero([...])``), when the kernel itself stores into it before its first atomic, or when
-    an earlier launch in the launcher stores into it. A caller's tensor that the launcher never zeroes and
-    does not return is TL307, a preview rule."""
+    an earlier launch in the launcher stores into it. Only the atomics the launch's specialization holds count:
+    one under ``if FUSED:`` (``FUSED`` a ``tl.constexpr``) is not compiled into a launch that passes ``FUSED=0``
+    (a literal, a name bound once to one, a module constant, or the parameter's default), nor is one after an
+    ``if not FUSED: return``; a flag lint cannot pin down (the caller's, a heuristic's) leaves it in. A caller's
+    tensor that the launcher never zeroes and does not return is TL307, a preview rule."""
     for flow, launch, name, param, how in uninitialised_atomics(module):
         if how == "param" and returned(launch.launcher, name):
             yield launch.node, (f"{name} is the caller's, never zeroed here, and {flow.k.name} tl.atomic_adds into "

@@ -4,6 +4,7 @@ wrong is read from what the launcher passes the kernel (harness/probe/detectors/
 
 from __future__ import annotations
 
+import contextlib
 import textwrap
 import tomllib
 from pathlib import Path
@@ -161,7 +162,11 @@ def test_a_row_stride_without_a_column_stride_is_tritons_convention_a_note(user)
 
 def test_an_in_place_argument_is_laid_out_too_and_judged_on_its_values(user):
     bad = _layout(user, "launch_in_place")
-    assert [f.severity for f in bad.by_code("P206")] == ["warning", "warning"], bad.text()
+    # scaled as numel flat elements: the row-padded view's gaps are rewritten (x * 0.5 of what they hold), an
+    # error seen with the gaps finite (their NaN poison scaled is the same NaN); the transposed view has no gaps
+    # inside its span to write: the stride rules' warning
+    assert [f.severity for f in bad.by_code("P206")] == ["error", "warning"], bad.text()
+    assert "wrote into the view's gaps" in bad.by_code("P206")[0].message
     safe = _layout(user, "launch_in_place_safe")
     assert safe.findings == [], safe.text()
 
@@ -904,7 +909,10 @@ def _gap_write_judged(monkeypatch, passed: bool, written: bool = True, past: str
 
     found, ends = [], list(then)
     ctx = types.SimpleNamespace(target=types.SimpleNamespace(sizes={"n": 4}), late=lambda: False,
-                                finding=lambda code, text, severity, sizes: (code, severity, text))
+                                finding=lambda code, text, severity, sizes: (code, severity, text),
+                                # the second look with finite gaps (layout._wrote_gaps_finite) writes none there
+                                instrument=lambda **kw: contextlib.nullcontext(),
+                                call=lambda *a, **kw: types.SimpleNamespace(error=None, guard={}))
     base = {"x": torch.randn(4, 5), "y": torch.randn(4, 5)}
     given, done = layout._relaid(base, ["x"], (lay,))
     st = {"base": set(), "row_stride": set(), "dims": {}, "rows": {}, "refused": [], "wrong": {}, "found": found,
@@ -938,3 +946,52 @@ def test_a_gap_write_is_an_error_only_for_a_tensor_changed_in_place_whose_layout
     assert severity == "warning" and "reads 'y' by them" in text and "gaps" not in text, text
     severity, text = _gap_write_judged(monkeypatch, passed=True, then=("wrong", "wrong"))  # its own strides misused
     assert severity == "error" and "wrong again at stride" in text and "gaps" not in text, text
+
+
+# An update in place that walks its tensor as numel flat elements from the first (an optimizer's step, found on
+# torch-optimi 0.3.3's AdamW by a colleague's probe): given a slice of a wider buffer it rewrites the view's gaps
+# with an update of what they held. Under the interpreter the gaps' poison NaN comes back as a NaN with the same
+# payload (x * 0.5 + 1 of a NaN), the bytes unchanged: the write is seen only with the gaps holding a finite
+# value (``layout.GAP_FILL``), and it is an error as any write into a view's gaps; the twin that refuses views
+# gives a note.
+DECAY = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def decay_flat(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x_ptr + offs, mask=m)
+    tl.store(x_ptr + offs, v * 0.5 + 1.0, mask=m)
+
+
+def launch(x):  # x taken as numel contiguous elements, nothing checked
+    decay_flat[(triton.cdiv(x.numel(), 64),)](x, x.numel(), BLOCK=64)
+    return x
+
+
+def launch_checked(x):  # the twin that refuses a view
+    assert x.is_contiguous(), "x must be contiguous"
+    return launch(x)
+
+
+def make_inputs(*, device, gen, rows=6, cols=40):
+    return {"x": torch.randn(rows, cols, generator=gen).to(device)}
+
+
+def reference(x):
+    return x.double() * 0.5 + 1.0
+"""
+
+
+def test_an_update_in_place_that_carries_the_gaps_nan_through_is_still_seen_writing_into_them(tmp_path):
+    path = _written(tmp_path, "decay", DECAY)
+    bad = _layout(path, "launch")
+    padded = [f for f in bad.by_code("P206") if "a slice of a wider buffer" in f.message]
+    assert [f.severity for f in padded] == ["error"], bad.text()
+    assert "changes in place, and it wrote into the view's gaps" in padded[0].message, padded[0].message
+    checked = _layout(path, "launch_checked")
+    assert checked.ok and not checked.errors and not checked.warnings, checked.text()

@@ -220,7 +220,7 @@ _NAN_BITS = {"float32": ("int32", 0x7FC01000), "float64": ("int64", 0x7FF8000000
              "float16": ("int16", 0x7E10), "bfloat16": ("int16", 0x7FC1)}
 
 
-def _fill_poison(base, salt: int, finite: bool) -> None:
+def _fill_poison(base, salt: int, finite: bool | float) -> None:
     """Poison with a payload of its own per tensor: a NaN copied from one tensor's band into
     another's still changes the bytes there."""
     import torch
@@ -228,8 +228,9 @@ def _fill_poison(base, salt: int, finite: bool) -> None:
     name = str(base.dtype).replace("torch.", "")
     if base.dtype == torch.bool:
         base.fill_(True)
-    elif finite:  # the second fill of a comparison: 0 (an int8 tensor's band must differ from the poison too)
-        base.fill_(0)
+    elif finite is not False:  # the second fill of a comparison: 0 (an int8 tensor's band must differ from the
+        # poison too), or the finite value given for a float band
+        base.fill_(finite if base.dtype.is_floating_point and finite is not True else 0)
     elif name in _NAN_BITS:
         ity, bits = _NAN_BITS[name]
         base.view(getattr(torch, ity)).fill_(bits + salt)
@@ -257,7 +258,7 @@ class Band:
         return int((now[self.pad_mask] != self.before).any(dim=1).sum())
 
 
-def padded(name: str, t, salt: int, finite: bool = False, pad: int = PAD) -> Band:
+def padded(name: str, t, salt: int, finite: bool | float = False, pad: int = PAD) -> Band:
     """``t`` copied into a buffer with ``pad`` poison elements before and after, strides kept."""
     import torch
 
@@ -280,7 +281,7 @@ def padded(name: str, t, salt: int, finite: bool = False, pad: int = PAD) -> Ban
     return Band(name, base, view, mask, before)
 
 
-def _guard_inputs(inputs: dict, finite: bool = False, pad: int = PAD) -> tuple[dict, list]:
+def _guard_inputs(inputs: dict, finite: bool | float = False, pad: int = PAD) -> tuple[dict, list]:
     import torch
 
     bands = [padded(k, v, i + 1, finite, pad) for i, (k, v) in enumerate(inputs.items())
@@ -370,10 +371,11 @@ class Watch:
         return self.counter.seconds if self.counter is not None else 0.0
 
 
-def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: bool = False, canary=None,
+def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: bool | float = False, canary=None,
          pad: int = PAD, on_device: bool = False, watch: Watch | None = None, changed: bool = False) -> Call:
     """The reference, then the launcher on guard-banded copies of ``inputs`` (with torch.empty
-    poisoned while it runs), compared; the guard bands checked. ``finite``: bands of 0.0; ``pad``:
+    poisoned while it runs), compared; the guard bands checked. ``finite``: bands of 0.0 (True) or of
+    that float value (float bands; integer ones 0); ``pad``:
     guard elements on each side (0: none, under a GPU tool that checks accesses itself);
     ``on_device``: a single output compared where it lies (the GPU: a second where the host takes
     seconds for 16 million elements), for an experiment that repeats one call many times; ``watch``:

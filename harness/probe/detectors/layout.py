@@ -111,8 +111,10 @@ How wrong is wrong depends on what the launcher promised, which its own launch s
   the gaps, which hold the probe's poison and not the caller's data: so every caller who passes that view
   gets the same writes). A write outside a tensor is an error everywhere else in the probe (the guard
   bands, shape fuzzing) at any size the launcher accepts; a view it accepts is judged alike. A write of
-  the gaps' own poison (NaN read there and written back) leaves them unchanged and is not seen: that run
-  is judged by the other rules;
+  the gaps' own poison (NaN read there and written back: the interpreter keeps a NaN's payload through
+  arithmetic) leaves them unchanged; where the run was wrong and the gaps kept their bytes, the launch is made
+  once more with the guard bands holding a finite value (``GAP_FILL``), which an update read and written
+  back changes (an optimizer's step walking the view as contiguous: torch-optimi 0.3.3's AdamW);
 - an access outside memory (a fault, loud) is judged by the stride rules: an error where the launcher
   passes that layout's strides; where it takes the tensor as contiguous, the fault is that assumption's
   doing (an index vector misread through its gaps sends a gather anywhere: cases/histogram-lost-updates'
@@ -597,7 +599,8 @@ def _judge(ctx, st: dict, kind: str, c, given: dict, done: list, ref, base: dict
         what = wrong(c.cmp)
     shared = _shared(ctx, st, kind, given, done, ref, base) if how[k] == "all" else []
     severity, why = _severity(kind, k, lay, given[k], how[k], proof, shared, _same_shape(st, k, given[k], base))
-    if how[k] != "all" and _wrote_gaps(st, kind, k, lay, c):
+    if how[k] != "all" and (_wrote_gaps(st, kind, k, lay, c)
+                            or _wrote_gaps_finite(ctx, st, kind, k, lay, c, given, ref)):
         severity, why = ERROR, _GAPS.format(k=k, why=why.removeprefix("information: "))
     st["found"].append(ctx.finding("P206", f"wrong when {when}, at {fmt(ctx.target.sizes)} (right when contiguous, "
                                            f"the same values): {what} ({why})"[:500], severity=severity,
@@ -617,6 +620,22 @@ def _wrote_gaps(st: dict, kind: str, k: str, lay: str, c) -> bool:
     ``k`` by a twin's strides, right for views of one packed buffer)."""
     return (kind == "wrong" and lay in LAST_DIM_KEPT and k in st["written"]
             and k in (c.guard.get("wrote_past_end") or {}))
+
+
+GAP_FILL = 1.375  # the gaps' finite fill for the second look (``_wrote_gaps_finite``): no fixed point of an update
+
+
+def _wrote_gaps_finite(ctx, st: dict, kind: str, k: str, lay: str, c, given: dict, ref) -> bool:
+    """``_wrote_gaps`` once more where the first launch's gaps showed no write: the same launch with the guard
+    bands (the gaps among them) holding ``GAP_FILL`` instead of the poison. A kernel that walks the view as
+    contiguous reads the gaps' NaN and writes a NaN back, which keeps the poison's bytes (the interpreter carries
+    a NaN's payload through arithmetic): unseen. A finite value read there and updated (x - lr * g) changes."""
+    if not (kind == "wrong" and lay in LAST_DIM_KEPT and k in st["written"] and given[k].dtype.is_floating_point
+            and not (c.guard.get("wrote_past_end") or {}).get(k)) or ctx.late():
+        return False
+    with ctx.instrument(poison_masked=False, memcheck=True):
+        again = ctx.call(_kept(given), ref=ref, finite=GAP_FILL)
+    return again.error is None and k in (again.guard.get("wrote_past_end") or {})
 
 
 # the layouts that keep the last dim contiguous: the gap-write error holds there. A transposed, interleaved or

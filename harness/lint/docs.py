@@ -39,7 +39,8 @@ FIRST_RUNS = {"A to C": (PACKAGES, 2, ("Held-out set A", "Held-out set B", "Held
               "P": (FIRST_RUN, 3, ("Set P",)),
               "Q": (FIRST_RUN, 3, ("Set Q",)),
               "R": (FIRST_RUN, 3, ("Set R",)),
-              "S": (FIRST_RUN, 3, ("Set S",))}
+              "S": (FIRST_RUN, 3, ("Set S",)),
+              "T": (FIRST_RUN, 3, ("Set T",))}
 
 
 def first_runs(pages: dict[Path, str] | None = None) -> dict[str, dict[str, Counter]]:

@@ -33,6 +33,25 @@ KERNELS = textwrap.dedent('''
             tl.debug_barrier()
         x = tl.load(buf_ptr + base + (i + SHIFT) % BLOCK)  # lane i reads what lane i + SHIFT stored
         tl.store(out_ptr + base + i, x)
+
+
+    @triton.jit
+    def spread(x_ptr, g_ptr, n, D: tl.constexpr, GATHER: tl.constexpr, BLOCK: tl.constexpr, OUT: tl.constexpr):
+        i = tl.arange(0, BLOCK)
+        g = tl.load(g_ptr + i)
+        if GATHER:  # each x[j] read, changed and stored once, by one lane: x[j] += g[j] + g[j - D] + g[j - 2D]
+            j = tl.arange(0, OUT)
+            g0 = tl.load(g_ptr + j, mask=j < BLOCK, other=0.0)
+            g1 = tl.load(g_ptr + j - D, mask=(j >= D) & (j < BLOCK + D), other=0.0)
+            g2 = tl.load(g_ptr + j - 2 * D, mask=(j >= 2 * D) & (j < n), other=0.0)
+            tl.store(x_ptr + j, tl.load(x_ptr + j, mask=j < n) + g0 + g1 + g2, mask=j < n)
+        else:  # scattered: x[i], x[i + D], x[i + 2D] += g[i], three tiles loaded, then three stored back
+            a = tl.load(x_ptr + i)
+            b = tl.load(x_ptr + D + i)
+            c = tl.load(x_ptr + 2 * D + i)
+            tl.store(x_ptr + i, a + g)
+            tl.store(x_ptr + D + i, b + g)
+            tl.store(x_ptr + 2 * D + i, c + g)
 ''')
 
 
@@ -132,3 +151,80 @@ def test_the_cases_broken_kernel_is_a_warning_at_its_line_and_the_fixed_one_quie
     assert hit.severity == WARNING and hit.line.rpartition("/")[2] in bugs, runs["broken"].text()
     assert runs["broken"].diagnosis[0]["case"] == slug, runs["broken"].diagnosis
     assert not [f for f in runs["fixed"].findings if f.code in ("P304", "P305")], runs["fixed"].text()
+
+
+def _spread(kernels, gather: bool, block: int = 16, d: int = 2):
+    import torch
+
+    from harness.run import interp_instrument as I
+
+    n = block + 2 * d
+    g = torch.arange(1.0, block + 1)
+    x = torch.zeros(n)
+    with I.instrumented(I.Options(race=True)) as rec:
+        kernels.spread[(1,)](x, g, n, D=d, GATHER=gather, BLOCK=block, OUT=32)
+    want = torch.zeros(n)
+    for k in range(3):
+        want[k * d:k * d + block] += g
+    return rec, x, want
+
+
+def test_lanes_that_read_change_and_store_back_what_other_lanes_stored_lose_updates(kernels):
+    """A tile scattered into overlapping ranges (cherimoya 0.0.1's dilated-conv backward): every lane loads its
+    three addresses before any lane stores, so each store overwrites what other lanes stored, from a stale read:
+    the interpreter loses the updates too (in any order), and the overwrites are recorded as read-modify-writes."""
+    rec, x, want = _spread(kernels, gather=False)
+    assert not x.equal(want)  # updates lost
+    assert rec.overwrites and all(h["rmw"] > 0 for h in rec.overwrites), rec.overwrites
+    lines = {h["store_line"].rpartition(":")[2] for h in rec.overwrites}
+    assert str(_line("tl.store(x_ptr + D + i")) in lines and str(_line("tl.store(x_ptr + 2 * D + i")) in lines
+    assert rec.collisions == []  # each store's own lanes write distinct addresses
+
+
+def test_each_address_read_changed_and_stored_by_one_lane_is_no_overwrite(kernels):
+    rec, x, want = _spread(kernels, gather=True)
+    assert x.equal(want) and rec.overwrites == [] and rec.collisions == []
+    rec, out = _stage(kernels, shift=0, barrier=False)  # a lane storing, then storing again, its own address
+    assert rec.overwrites == []
+
+
+SPREAD_PROBE = """
+import torch
+import triton
+from lane_kernels import spread
+
+
+def launch(g, d):
+    n = g.numel() + 2 * d
+    x = torch.zeros(n, device=g.device)
+    spread[(1,)](x, g, n, D=d, GATHER=False, BLOCK=g.numel(), OUT=triton.next_power_of_2(n))
+    return x
+
+
+def make_inputs(*, device, gen, block=16, d=2):
+    return {"g": torch.randn(block, generator=gen).to(device), "d": d}
+
+
+def reference(g, d):
+    g = g.double()
+    x = torch.zeros(g.numel() + 2 * d, dtype=torch.float64)
+    for k in range(3):
+        x[k * d:k * d + g.numel()] += g
+    return x
+"""
+
+
+def test_the_probe_names_the_lost_update_first_where_the_result_is_wrong(tmp_path):
+    """The overwrites stay a warning (which lane's store lands is the GPU's choice), but a read-modify-write over
+    other lanes' stores loses updates in any order: where the result at the defaults is wrong, it is the mechanism
+    shown there (diagnosis.IN_ANY_ORDER), named before a formula."""
+    from harness import probe
+    from harness.probe.findings import WARNING
+
+    (tmp_path / "lane_kernels.py").write_text(KERNELS)
+    (tmp_path / "spread_probe.py").write_text(SPREAD_PROBE)
+    r = probe(str(tmp_path / "spread_probe.py"), backends=["interpreter"], detectors=["reference", "race", "diagnose"],
+              budget=0, jobs=1)
+    assert [f.code for f in r.errors] == ["P201"], r.text()
+    assert {f.severity for f in r.by_code("P304")} == {WARNING}, r.text()
+    assert r.diagnosis[0]["defect"] == "lost-update", r.diagnosis

@@ -135,7 +135,9 @@ EVIDENCE = {
     "race": "a store to an address another program of the launch touches",
     "read-write-race": "a program loads an address another program stores to (read-modify-write, no atomics)",
     "order": "the result depends on the order the programs run in",
-    "lane-collision": "lanes of one tl.store write one address with different values (which lands is unspecified on a GPU)",
+    "lane-collision": "lanes of one tl.store, or of two with no barrier between, write one address with different values (which lands is unspecified on a GPU)",
+    "lost-rmw": "lanes of one program load, change and store back addresses that other lanes of it stored, with no "
+                "barrier between: every update but one is lost",
     "cross-lane": "a tl.load reads what other lanes of its program stored, with no tl.debug_barrier() between",
     "other-stream": "wrong in plain runs, right with every torch.cuda.Stream() the launcher makes standing for the current stream (GPU)",
     "wrong-any-order": "result elements wrong with the programs in order and in reverse: computed wrong by their own program, not overwritten",

@@ -26,8 +26,9 @@ scope and the ones before it:
 1. the failure at the user's own inputs: an error at the default sizes with the inputs as the
    user's file makes them (the reference, the guard bands, memcheck, the races and orders there),
    the experiments where they took that failure apart, and what the kernels' source says
-   (``FACTS``: true at every size). This is the failure the user meets; what explains it comes
-   first;
+   (``FACTS``: true at every size), and what a warning at the user's inputs shows that loses values
+   in any order (``IN_ANY_ORDER``: lanes of a program reading, changing and storing back what other
+   lanes of it stored). This is the failure the user meets; what explains it comes first;
 2. a failure only at other inputs (``OTHER_INPUTS``: shape fuzzing's sizes, memcheck's tails,
    another layout, special values, a sentinel, another value of an argument): an access outside a
    tensor seen there (a store past a tensor at n=3) is a defect there and explains nothing of a
@@ -72,7 +73,7 @@ def _r(defect: str, needs: str, confidence: float, unless: str = "") -> Rule:
 NO_MECHANISM = ("tail many-programs layout equal-sizes oob-store oob-load unwritten race order "
                 "autotune-first-call first-call-right special-value fill-kept tf32 accumulated grid-limit large-only uninitialized masked-undefined "
                 "error-grows autotuned-atomics autotune-reuse atomic-order empty hang nonfinite-input zero-input zero-row magnitude "
-                "wider-dtype block-repeat lane-collision cross-lane other-stream config-value")
+                "wider-dtype block-repeat lane-collision lost-rmw cross-lane other-stream config-value")
 
 RULES = (
     # an access outside that contiguous copies of the inputs make go away is the stride assumption's doing
@@ -142,6 +143,9 @@ RULES = (
     _r("unwritten-output", "unwritten oob-store", 0.5),  # a stray store may leave its own element unwritten
     _r("store-race", "race", 0.8, "read-write-race"),
     _r("store-race", "lane-collision", 0.8),  # lanes of one store: which lands is the GPU's choice
+    # lanes of one program each load, add to and store back overlapping addresses: every update but the last
+    # store's is lost, in any order (a read-modify-write is what lost-update is; the lanes' race beside it)
+    _r("lost-update", "lost-rmw", 0.85),
     _r("missing-barrier", "cross-lane", 0.85),  # beside what stale reads leave behind (never-written elements)
     _r("stream-race", "other-stream", 0.95),  # right once the launcher's side streams are the current one:
     # what an unordered stream leaves looks like anything else
@@ -217,6 +221,10 @@ SPECIAL_BRANCH = "a branch of the formula that large values take computes anothe
 # UNTOLD): the evidence "large-row", which shows neither an overflow nor a branch
 SPECIAL_UNTOLD = "overflow not told apart from a branch of the formula"
 
+# the words of a P304 whose overwriting lanes had read the address they store over (detectors/race.py): the
+# evidence "lost-rmw", a read-modify-write whose read missed the other lane's store
+LOST_RMW = "read-modify-write from a read made before the other lane's store or after it unordered"
+
 # the defect a P209 finding names (detectors/sentinel.py: what the sentinel showed) -> the evidence it is
 SENTINEL_EVIDENCE = {"out-of-bounds-read": "oob-load", "out-of-bounds-write": "oob-store",
                      "degenerate-size": "sentinel-row", "wrong-formula": "sentinel-value"}
@@ -239,11 +247,7 @@ def evidence_of(findings: list, observed: dict | None = None, defaults: dict | N
             name = "oob-store" if "wrote outside" in f.message else "unwritten" if "never written" in f.message \
                 else "nonfinite" if "non-finite" in f.message else "crash" if "raised" in f.message else ""
         elif f.code == "P208":  # the launcher's argument at another value: a tile or a branch, and how
-            name = "config-value" if "(a tile of the kernel" in f.message else "branch-value"
-            if f.severity != "info" and KEPT_FILL in f.message:  # its wrong elements hold the output's fill
-                out.setdefault("fill-kept", []).append(f"{f.detector}: {f.message}"[:300])
-            if f.severity != "info" and (more := _p208_access(f.message)):
-                out.setdefault(more, []).append(f"{f.detector}: {f.message}"[:300])
+            name = _p208(f, out)
         elif f.code == "P209":  # the contract's sentinel put in: what it showed is the finding's defect
             name = SENTINEL_EVIDENCE.get(f.defect, "")
             if name in ("oob-load", "oob-store") and f.severity != "info":
@@ -268,6 +272,10 @@ def evidence_of(findings: list, observed: dict | None = None, defaults: dict | N
                 name = kind = ""
             if kind and f.severity != "info":
                 out.setdefault(kind, []).append(f"{f.detector}: {f.message}"[:300])
+        elif f.code == "P304":  # lanes' stores over each other; a read-modify-write among them loses updates
+            name = "lane-collision"
+            if LOST_RMW in f.message and f.severity != "info":
+                out.setdefault("lost-rmw", []).append(f"{f.detector}: {f.message}"[:300])
         elif f.code == "P601":
             m = f.message.lower()
             name = "oob-store" if "write" in m else "oob-load" if "read" in m else ""
@@ -286,6 +294,16 @@ def evidence_of(findings: list, observed: dict | None = None, defaults: dict | N
     if rmw := _read_modify_write(out.get("oob-load", []), out.get("oob-store", [])):
         out["oob-rmw"] = rmw
     return out
+
+
+def _p208(f, out: dict) -> str:
+    """A P208's evidence: a tile or a branch, what its wrong elements hold (the output's fill: "fill-kept", kept in
+    ``out``) and an access outside a tensor it names (kept in ``out``)."""
+    if f.severity != "info" and KEPT_FILL in f.message:  # its wrong elements hold the output's fill
+        out.setdefault("fill-kept", []).append(f"{f.detector}: {f.message}"[:300])
+    if f.severity != "info" and (more := _p208_access(f.message)):
+        out.setdefault(more, []).append(f"{f.detector}: {f.message}"[:300])
+    return "config-value" if "(a tile of the kernel" in f.message else "branch-value"
 
 
 def _p208_access(message: str) -> str:
@@ -333,6 +351,12 @@ OTHER_INPUTS = frozenset({"P401", "P404", "P206", "P207", "P208", "P209"})
 # error's evidence (a defect of its own, listed), and vetoes none of it
 SIZE_BOUND = frozenset({"large-only", "grid-limit", "empty"})
 
+# what a warning shows that loses values in every order and on every backend, where it was seen at the default
+# inputs: lanes of a program each reading, changing and storing back addresses other lanes of it stored (every
+# update but one lost). The finding stays a warning (which lane's store lands is the GPU's choice), but where the
+# result at the defaults is wrong it is a mechanism shown there, not a hazard: it counts in the first scope
+IN_ANY_ORDER = frozenset({"lost-rmw"})
+
 
 def _merged(a: dict, b: dict) -> dict:
     """Two evidence dicts in one, each name's observations from both (``a``'s first)."""
@@ -376,6 +400,8 @@ def scopes(findings: list, observed: dict | None = None, elsewhere: dict | None 
         there = evidence_of([f for f in errors if f not in here], None, defaults)
         there = {k: v for k, v in there.items() if k not in OUTSIDE | SIZE_BOUND and k != "layout"}
         seen = {k: v for k, v in evidence_of([], elsewhere).items() if k not in OUTSIDE | SIZE_BOUND}
+        warned = [f for f in findings if f.severity == WARNING and at_sizes(sizes_of(f), defaults)]
+        seen.update({k: v for k, v in evidence_of(warned, None, defaults).items() if k in IN_ANY_ORDER})
         out.append(_merged(evidence_of(here, observed, defaults), _merged(there, seen)))
     if errors:
         both = evidence_of(errors, {**elsewhere, **observed}, defaults)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from harness.probe import execute as X
 from harness.probe.context import crash
+from harness.probe.diagnosis import LOST_RMW
 from harness.probe.detectors import Detector
 from harness.probe.findings import ERROR, INFO, WARNING, Code
 
@@ -46,6 +47,15 @@ def lane_findings(ctx, rec) -> list:
                     f"address, at {c['addresses']:,} addresses (first {c['address']}, program {c['pid']}); "
                     f"which lane lands is unspecified on a GPU", severity=WARNING, line=c["store_line"],
             kernel=c["kernel"], programs=[c["pid"]]))
+    for c in _first_per(getattr(rec, "overwrites", []), ("kernel", "store_line", "other_line")):
+        rmw = (f"; at {c['rmw']:,} of them the overwriting lane had loaded the address since the barrier: a "
+               f"{LOST_RMW}, the other lane's update lost") if c.get("rmw") else ""
+        out.append(ctx.finding(
+            "P304", f"{c['kernel']}: lanes of the tl.store at {c['store_line']} overwrite, with other values, what "
+                    f"other lanes of the program stored at {c['other_line']}, at {c['addresses']:,} addresses (first "
+                    f"{c['address']}, program {c['pid']}), with no tl.debug_barrier() between: which lands is "
+                    f"unspecified on a GPU{rmw}", severity=WARNING, line=c["store_line"], kernel=c["kernel"],
+            programs=[c["pid"]]))
     for c in _first_per(rec.cross_lane, ("kernel", "load_line", "store_line")):
         out.append(ctx.finding(
             "P305", f"{c['kernel']}: the tl.load at {c['load_line']} reads {c['addresses']:,} addresses that other "
@@ -56,12 +66,13 @@ def lane_findings(ctx, rec) -> list:
 
 
 def _first_per(hits: list, keys: tuple) -> list:
-    """One hit per ``keys`` (the first launch's), its addresses summed over the launches."""
+    """One hit per ``keys`` (the first launch's), its addresses (and read-modify-writes) summed over the launches."""
     out: dict = {}
     for h in hits:
         k = tuple(h[n] for n in keys)
         if k in out:
-            out[k] = {**out[k], "addresses": out[k]["addresses"] + h["addresses"]}
+            out[k] = {**out[k], "addresses": out[k]["addresses"] + h["addresses"],
+                      **({"rmw": out[k].get("rmw", 0) + h["rmw"]} if "rmw" in h else {})}
         else:
             out[k] = h
     return list(out.values())
@@ -71,8 +82,9 @@ P301 = Code("P301", ERROR, "two programs of one launch touch an address one of t
                            "on which runs last", ("sum-reduction-store-race", "nrm2-race"), sanitize=ERROR,
             sanitize_otherwise="a warning where only stores meet there and the reversed and shuffled program orders "
                                "give the same result: the programs store the same value")
-P304 = Code("P304", WARNING, "lanes of one `tl.store` write one address with different values: which lane lands is "
-                             "unspecified on a GPU", ("duplicate-index-store",))
+P304 = Code("P304", WARNING, "lanes of one `tl.store`, or of two with no `tl.debug_barrier()` between, write one "
+                             "address with different values: which lane lands is unspecified on a GPU",
+            ("duplicate-index-store",))
 P305 = Code("P305", WARNING, "a `tl.load` reads what other lanes of its program stored since its last "
                              "`tl.debug_barrier()`", ("store-then-load-no-barrier",))
 

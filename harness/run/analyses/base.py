@@ -65,6 +65,7 @@ class Recorder:
     cross_program: int = 0  # addresses one program wrote (store or atomic) and another touched (race recording)
     collisions: list = field(default_factory=list)  # stores whose lanes write different values to one address
     cross_lane: list = field(default_factory=list)  # loads of what other lanes stored, no barrier between
+    overwrites: list = field(default_factory=list)  # stores over what other lanes stored, no barrier between
     atomics: int = 0
     float_atomics: int = 0
     tf32_dots: int = 0

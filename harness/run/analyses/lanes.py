@@ -10,6 +10,14 @@ race detector (``Options.race``). Two observations, per launch:
   lane where the two blocks' shapes differ) since the program's last ``tl.debug_barrier()``. On a
   GPU the lanes are threads of several warps and the load may run before the other thread's
   store. A lane reading back its own store is fine.
+- **overwrites** (``Recorder.overwrites``): a ``tl.store`` whose active lane writes, with another
+  value, an address that another lane of the same program stored since the last barrier. On a GPU
+  the two stores are two threads' with nothing ordering them: which lands is unspecified. Where the
+  overwriting lane had loaded that address since the barrier, the store is a read-modify-write whose
+  read came before the other lane's store (the other update is lost whatever the order: a tile
+  scattered into overlapping ranges, ``x[l - d]``, ``x[l]``, ``x[l + d]``, each loaded, added to
+  and stored back) or after it with no barrier (a cross-lane read, above). A lane storing over its
+  own store is fine.
 
 Atomics are neither: they are ordered by the hardware."""
 
@@ -28,7 +36,9 @@ class Lanes(Analysis):
         self.launch = None  # the launch the records below are of
         self.collide: dict = {}  # store line -> what the store's lanes wrote over each other
         self.cross: dict = {}  # (load line, store line) -> what the load read of other lanes' stores
-        self.stores: list = []  # this program's stores since its last barrier: (lo, hi, addrs, keys, line)
+        self.stores: list = []  # this program's stores since its last barrier: (lo, hi, addrs, keys, line, bits)
+        self.loads: list = []  # its loads since its last barrier: (lo, hi, addrs, keys), addrs sorted
+        self.over: dict = {}  # (store line, other store line) -> what the store wrote over other lanes' stores
         self.kept = 0
         self.shapes: dict = {}
 
@@ -37,11 +47,11 @@ class Lanes(Analysis):
 
     def program_starts(self, rec):
         if rec.current is not self.launch:
-            self.launch, self.collide, self.cross, self.shapes = rec.current, {}, {}, {}
+            self.launch, self.collide, self.cross, self.shapes, self.over = rec.current, {}, {}, {}, {}
         self.barrier(rec)
 
     def barrier(self, rec):
-        self.stores, self.kept = [], 0
+        self.stores, self.loads, self.kept = [], [], 0
 
     def store(self, rec, ptrs, addrs, mask, value):
         import numpy as np
@@ -54,15 +64,26 @@ class Lanes(Analysis):
         n, first = collisions(a, bits)
         if n:
             _count(self.collide, line, n, rec, first)
+        keys = self._keys(mask)
+        if self.stores:
+            self._check_store(rec, a, keys, bits, line)
         if self.kept + a.size <= MAX_STORED:
-            keys = self._keys(mask)
             order = np.lexsort((keys, a))
-            self.stores.append((int(a.min()), int(a.max()), a[order], keys[order], line))
+            self.stores.append((int(a.min()), int(a.max()), a[order], keys[order], line, bits[order]))
             self.kept += a.size
 
     def load(self, rec, ptrs, addrs, mask, other):
-        if self.stores and rec.current is not None and mask.any():
-            self._check_load(rec, addrs[mask], self._keys(mask))
+        import numpy as np
+
+        if rec.current is None or not mask.any():
+            return other
+        a, keys = addrs[mask], self._keys(mask)
+        if self.stores:
+            self._check_load(rec, a, keys)
+        if self.kept + a.size <= MAX_STORED:
+            order = np.lexsort((keys, a))
+            self.loads.append((int(a.min()), int(a.max()), a[order], keys[order]))
+            self.kept += a.size
         return other
 
     def launch_ends(self, rec):
@@ -70,7 +91,9 @@ class Lanes(Analysis):
         rec.collisions += [{"kernel": kernel, "store_line": line, **hit} for line, hit in self.collide.items()]
         rec.cross_lane += [{"kernel": kernel, "load_line": load, "store_line": store, **hit}
                            for (load, store), hit in self.cross.items()]
-        self.launch, self.collide, self.cross = None, {}, {}
+        rec.overwrites += [{"kernel": kernel, "store_line": store, "other_line": other, **hit}
+                           for (store, other), hit in self.over.items()]
+        self.launch, self.collide, self.cross, self.over = None, {}, {}, {}
         self.barrier(rec)
 
     def _keys(self, mask):
@@ -80,9 +103,36 @@ class Lanes(Analysis):
         shape = self.shapes.setdefault(mask.shape, len(self.shapes))
         return np.flatnonzero(mask).astype(np.int64) + (shape << _LANE_BITS)
 
+    def _check_store(self, rec: Recorder, a, keys, bits, line) -> None:
+        """The addresses of this store (lanes ``keys``, values ``bits``) that a store since the barrier wrote from
+        another lane with other bits, and of those, the ones this lane loaded since the barrier (``_stale``)."""
+        lo, hi = int(a.min()), int(a.max())
+        for s_lo, s_hi, s_addrs, s_keys, s_line, s_bits in self.stores:
+            if s_lo > hi or s_hi < lo:
+                continue
+            hit = overwritten(a, keys, bits, s_addrs, s_keys, s_bits)
+            if hit.any():
+                stale = self._stale(a[hit], keys[hit])
+                _count(self.over, (line, s_line), int(hit.sum()), rec, int(a[hit][0]))
+                self.over[(line, s_line)]["rmw"] = self.over[(line, s_line)].get("rmw", 0) + stale
+
+    def _stale(self, a, keys) -> int:
+        """How many of ``a`` the same lane (``keys``) loaded since the barrier."""
+        import numpy as np
+
+        n = np.zeros(a.shape, dtype=bool)
+        for l_lo, l_hi, l_addrs, l_keys in self.loads:
+            if l_lo > int(a.max()) or l_hi < int(a.min()):
+                continue
+            left = np.searchsorted(l_addrs, a, "left")
+            right = np.searchsorted(l_addrs, a, "right")
+            for i in np.flatnonzero((right > left) & ~n):
+                n[i] = bool((l_keys[left[i]:right[i]] == keys[i]).any())
+        return int(n.sum())
+
     def _check_load(self, rec: Recorder, a, keys) -> None:
         lo, hi, line = int(a.min()), int(a.max()), None
-        for s_lo, s_hi, s_addrs, s_keys, s_line in self.stores:
+        for s_lo, s_hi, s_addrs, s_keys, s_line, _ in self.stores:
             if s_lo > hi or s_hi < lo:
                 continue
             n, first = other_lanes(a, keys, s_addrs, s_keys)
@@ -126,6 +176,18 @@ def other_lanes(addrs, keys, s_addrs, s_keys) -> tuple[int, int]:
     first, last = s_keys[np.minimum(left, s_addrs.size - 1)], s_keys[np.maximum(right - 1, 0)]
     other = np.unique(addrs[hit & ((first != keys) | (last != keys))])
     return int(other.size), int(other[0]) if other.size else 0
+
+
+def overwritten(addrs, keys, bits, s_addrs, s_keys, s_bits):
+    """Which of a store's ``addrs`` (lanes ``keys``, values ``bits``) an earlier store (``s_addrs`` sorted, its
+    ``s_keys`` and ``s_bits`` in that order) wrote last from another lane with other bits: a bool mask."""
+    import numpy as np
+
+    right = np.searchsorted(s_addrs, addrs, "right")
+    seen = right > 0
+    last = np.maximum(right - 1, 0)
+    seen &= s_addrs[last] == addrs
+    return seen & (s_keys[last] != keys) & (s_bits[last] != bits)
 
 
 def _count(table: dict, key, n: int, rec: Recorder, addr: int) -> None:

@@ -1,6 +1,6 @@
-"""What the GPU-only scripts of benchmarks/found share: the released package imported from the folder it was
-installed into (``pip install --no-deps --target SITE``), on a CUDA device, or one line on stderr saying why
-nothing ran."""
+"""What the scripts of benchmarks/found share: the released package imported from the folder it was installed
+into (``pip install --no-deps --target SITE``), on a CUDA device for the GPU-only ones, or one line on stderr
+saying why nothing ran."""
 
 import importlib
 import sys
@@ -26,6 +26,19 @@ def released(site: str, package: str, module: str, name: str, why_gpu: str):
     print(f"{package} {top.__version__}, torch {torch.__version__}, triton {triton.__version__}; "
           f"{torch.cuda.get_device_name()}")
     return top, found
+
+
+def installed(site: str, dist: str, pin: str):
+    """The version of the distribution ``dist`` installed in ``SITE`` (its ``<dist>-*.dist-info``), or None after
+    an ``error:`` line on stderr saying how to install ``pin`` there."""
+    from importlib.metadata import PathDistribution
+    from pathlib import Path
+
+    found = next(Path(site).glob(f"{dist}-*.dist-info"), None)
+    if found is None:
+        print(f"error: {dist} not installed in {site} (pip install --no-deps --target {site} {pin})", file=sys.stderr)
+        return None
+    return PathDistribution(found).version
 
 
 def from_file(path, name: str):

@@ -67,10 +67,10 @@ def main(site: str) -> int:
     import torch
     import triton
 
-    dist = next(Path(site).glob("flashdrr-*.dist-info"), None)
-    if dist is None:
-        print(f"error: flashdrr not installed in {site} (pip install --no-deps --target {site} flashdrr==0.6.0)",
-              file=sys.stderr)
+    from _released import installed
+
+    version = installed(site, "flashdrr", "flashdrr==0.6.0")
+    if version is None:
         return 2
     try:
         from flashdrr.rendering import FusedVolumeRenderer
@@ -80,13 +80,11 @@ def main(site: str) -> int:
     if GPU and not torch.cuda.is_available():
         print("error: --gpu needs a CUDA device", file=sys.stderr)
         return 2
-    from importlib.metadata import PathDistribution
-
     from harness.run.triton_compat import patched
 
     device = "cuda" if GPU else "cpu"
     where = torch.cuda.get_device_name() if GPU else "CPU, TRITON_INTERPRET=1"
-    print(f"flashdrr {PathDistribution(dist).version}, torch {torch.__version__}, triton {triton.__version__}; "
+    print(f"flashdrr {version}, torch {torch.__version__}, triton {triton.__version__}; "
           f"{where}")
 
     # A random 8 x 8 x 8 volume, one view looking along +z through it, a 4 x 4 image of rays spread slightly about

@@ -23,7 +23,6 @@ cannot be imported from SITE.
 
 import os
 import sys
-from pathlib import Path
 
 os.environ.setdefault("TRITON_INTERPRET", "1")
 
@@ -40,19 +39,17 @@ def main(site: str) -> int:
     import torch
     import triton
 
-    dist = next(Path(site).glob("flashnn-*.dist-info"), None)
-    if dist is None:
-        print(f"error: flashnn not installed in {site} (pip install --no-deps --target {site} flashnn==0.1.1)",
-              file=sys.stderr)
+    from _released import installed
+
+    version = installed(site, "flashnn", "flashnn==0.1.1")
+    if version is None:
         return 2
     try:
         import flashnn
     except ImportError as exc:
         print(f"error: flashnn not importable from {site}: {exc}", file=sys.stderr)
         return 2
-    from importlib.metadata import PathDistribution
-
-    print(f"flashnn {PathDistribution(dist).version}, torch {torch.__version__}, triton {triton.__version__}; "
+    print(f"flashnn {version}, torch {torch.__version__}, triton {triton.__version__}; "
           f"CPU, TRITON_INTERPRET=1")
     gen = torch.Generator().manual_seed(0)
     cases = [  # (name, input (num_tokens, hidden_size), half precision as DynamicQuantize takes it)

@@ -522,8 +522,7 @@ def _floor(out, flat_ref, numel: int, at: int = 0):
         allow = floor.allowance(flat_ref)
     else:  # the whole flat result, this part in its place and the reference's own values elsewhere
         whole = flat_ref.detach().to("cpu", torch.float64).reshape(-1).clone()
-        o = out.detach().to("cpu", torch.float64).reshape(-1)
-        whole[at:at + o.numel()] = o if at + o.numel() <= whole.numel() else whole[at:at + o.numel()]
+        whole[at:at + out.numel()] = out.detach().to("cpu", torch.float64).reshape(-1)
         allow = floor.integer_allowance(flat_ref, whole)
     return allow if allow is not None and allow.numel() == numel else None
 

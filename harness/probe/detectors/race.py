@@ -47,7 +47,7 @@ def lane_findings(ctx, rec) -> list:
                     f"address, at {c['addresses']:,} addresses (first {c['address']}, program {c['pid']}); "
                     f"which lane lands is unspecified on a GPU", severity=WARNING, line=c["store_line"],
             kernel=c["kernel"], programs=[c["pid"]]))
-    for c in _first_per(getattr(rec, "overwrites", []), ("kernel", "store_line", "other_line")):
+    for c in _first_per(rec.overwrites, ("kernel", "store_line", "other_line")):
         rmw = (f"; at {c['rmw']:,} of them the overwriting lane had loaded the address since the barrier: a "
                f"{LOST_RMW}, the other lane's update lost") if c.get("rmw") else ""
         out.append(ctx.finding(

@@ -38,6 +38,7 @@ class Lanes(Analysis):
         self.cross: dict = {}  # (load line, store line) -> what the load read of other lanes' stores
         self.stores: list = []  # this program's stores since its last barrier: (lo, hi, addrs, keys, line, bits)
         self.loads: list = []  # its loads since its last barrier: (lo, hi, addrs, keys), addrs sorted
+        self.kept_loads = 0  # lanes of those loads (a budget of their own: loads never crowd out stores)
         self.over: dict = {}  # (store line, other store line) -> what the store wrote over other lanes' stores
         self.kept = 0
         self.shapes: dict = {}
@@ -51,7 +52,7 @@ class Lanes(Analysis):
         self.barrier(rec)
 
     def barrier(self, rec):
-        self.stores, self.loads, self.kept = [], [], 0
+        self.stores, self.loads, self.kept, self.kept_loads = [], [], 0, 0
 
     def store(self, rec, ptrs, addrs, mask, value):
         import numpy as np
@@ -80,10 +81,10 @@ class Lanes(Analysis):
         a, keys = addrs[mask], self._keys(mask)
         if self.stores:
             self._check_load(rec, a, keys)
-        if self.kept + a.size <= MAX_STORED:
+        if self.kept_loads + a.size <= MAX_STORED:
             order = np.lexsort((keys, a))
             self.loads.append((int(a.min()), int(a.max()), a[order], keys[order]))
-            self.kept += a.size
+            self.kept_loads += a.size
         return other
 
     def launch_ends(self, rec):

@@ -89,11 +89,11 @@ def make_inputs(*, device, gen, tokens=64, ep_size=2, strided=0):
     ``strided`` (an author switch, 0 by default): each of the three vectors is given as column 0 of a
     [num experts, 2] table (a view of stride 2, the layout PR 3771's test feeds, whose skipped slots
     hold another rank's metadata for the same experts, as the count tables upstream slices do)."""
-    mine = _rank_metadata(gen, tokens, ep_size, 0)
-    if strided:
-        other = _rank_metadata(gen, tokens, ep_size, 1 % ep_size)
+    mine = tuple(t.to(device) for t in _rank_metadata(gen, tokens, ep_size, 0))
+    if strided:  # the views made on the device: .to(device) copies a view with gaps into a dense tensor
+        other = (t.to(device) for t in _rank_metadata(gen, tokens, ep_size, 1 % ep_size))
         mine = tuple(torch.stack([a, b], dim=1)[:, 0] for a, b in zip(mine, other))
-    counts, offsets, starts = (t.to(device) for t in mine)
+    counts, offsets, starts = mine
     return {"counts": counts, "local_dest_offsets": offsets, "local_count_starts": starts}
 
 

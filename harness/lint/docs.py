@@ -40,7 +40,8 @@ FIRST_RUNS = {"A to C": (PACKAGES, 2, ("Held-out set A", "Held-out set B", "Held
               "Q": (FIRST_RUN, 3, ("Set Q",)),
               "R": (FIRST_RUN, 3, ("Set R",)),
               "S": (FIRST_RUN, 3, ("Set S",)),
-              "T": (FIRST_RUN, 3, ("Set T",))}
+              "T": (FIRST_RUN, 3, ("Set T",)),
+              "U": (FIRST_RUN, 3, ("Set U",))}
 
 
 def first_runs(pages: dict[Path, str] | None = None) -> dict[str, dict[str, Counter]]:

@@ -560,3 +560,30 @@ def test_a_stride_annotated_int64_makes_the_product_64_bit():
     assert annotated != BAD
     assert [f.code for f in lint_source(annotated, select=["TL501"])] == []
     assert [f.code for f in lint_source(BAD, select=["TL501"])] == ["TL501"]
+
+
+# ---------------------------------------------------------------- a causal mask aligned by an offset parameter
+
+CAUSAL_OFFSET = '''
+@triton.jit
+def attn_kernel(k_ptr, o_ptr, S_q, S_k, Q_START, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    q_abs = offs_m + Q_START
+    offs_n = tl.arange(0, BLOCK_N)
+    for start_n in range(0, S_k, BLOCK_N):
+        k = tl.load(k_ptr + start_n + offs_n, mask=start_n + offs_n < S_k, other=0.0)
+        causal = (start_n + offs_n)[None, :] <= q_abs[:, None]
+        s = tl.where(causal, k[None, :], float("-inf"))
+        tl.store(o_ptr + offs_m, tl.max(s, 1), mask=offs_m < S_q)
+'''
+
+
+def test_a_causal_mask_shifted_by_a_runtime_offset_is_aligned():
+    """Lint set U (U2 to U5): the queries' absolute position, ``offs_m + Q_START`` with ``Q_START`` the
+    caller's ``S_k - S_q``, is the bottom-right alignment TL103 asks for, whatever the parameter is called;
+    without the offset the same kernel is the top-left mask the rule is for."""
+    assert not [f for f in lint_source(HEAD + CAUSAL_OFFSET, "k.py") if f.code == "TL103"]
+    bare = CAUSAL_OFFSET.replace("offs_m + Q_START", "offs_m")
+    assert [f.code for f in lint_source(HEAD + bare, "k.py") if f.code == "TL103"] == ["TL103"]
+    block = CAUSAL_OFFSET.replace("offs_m + Q_START", "offs_m + BLOCK_N")  # a constexpr is no offset
+    assert [f.code for f in lint_source(HEAD + block, "k.py") if f.code == "TL103"] == ["TL103"]

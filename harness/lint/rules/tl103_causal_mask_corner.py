@@ -50,7 +50,16 @@ def check(module):
             loop_side = [any(a[0] == "loop" for a in s) for s in sides]
             pid_side = [any(a[0] == "pid" for a in s) and not any(a[0] == "loop" for a in s) for s in sides]
             lengths = any(a[0] == "param" and a[1] in q_len + k_len for s in sides for a in s)
-            if (loop_side[0] and pid_side[1] or loop_side[1] and pid_side[0]) and not lengths:
+            if (loop_side[0] and pid_side[1] or loop_side[1] and pid_side[0]) and not lengths \
+                    and not _offset_term(flow, sides):
                 yield node, (f"causal mask {ast.unparse(node)} compares key and query offsets directly: with "
                              f"{q_len[0]} < {k_len[0]} (a KV cache) query i sits at i + {k_len[0]} - {q_len[0]}; add "
                              f"that offset (bottom-right alignment)")
+
+
+def _offset_term(flow, sides) -> bool:
+    """A runtime scalar added to a side (``offs_m + Q_START``, ``offs_m + past_len``): the position of the first
+    query in the keys, whatever its name, is the bottom-right alignment the rule asks for. Not a constexpr (a
+    block size), not a stride, not a factor of a program id (``pid * BLOCK``, which the flow files as a stride)."""
+    return any(a[0] == "param" and a[1] not in flow.k.constexprs and "stride" not in a[1].lower()
+               and ("stride", a[1]) not in s for s in sides for a in s)

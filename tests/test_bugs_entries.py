@@ -88,3 +88,39 @@ CI_ENTRIES = sorted(s for s in ENTRIES if board.visible(_read(s), "interpreter")
 def test_verifies_under_the_interpreter(slug):
     r = board.verify(_read(slug), "interpreter")
     assert r["verified"], f"{slug}: {r['why']}"
+
+
+def _glue_module(e):
+    import importlib.util
+    import sys
+
+    sys.modules.pop("repro", None)  # reproductions' own module, one name in many folders
+    spec = importlib.util.spec_from_file_location(f"glue_{e.slug.replace('-', '_')}", e.glue)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("slug", sorted(ENTRIES))
+def test_make_inputs_keeps_its_layout_on_a_device(slug):
+    """A view made on the CPU and then moved with ``.to(device)`` arrives dense on a GPU (torch keeps the strides
+    of a dense tensor only): a layout switch built that way gives the GPU contiguous tensors, and the entry's
+    bug does not show there (two first-run entries' GPU verification, session 22). The meta device moves the
+    same way, so each tensor make_inputs gives, at its defaults and its interpreter trigger, has the strides on
+    'meta' it has on the CPU."""
+    import torch
+
+    e = _read(slug)
+    mod = _glue_module(e)
+    seen = []
+    for sizes in ({}, e.verify_sizes("interpreter")):  # (a GPU's trigger may be past 2**31 elements: not here)
+        if sizes in seen:
+            continue
+        seen.append(sizes)
+        try:
+            on = {d: mod.make_inputs(device=d, gen=torch.Generator().manual_seed(0), **sizes) for d in ("cpu", "meta")}
+        except Exception as ex:  # noqa: BLE001  inputs from upstream code that meta tensors cannot run
+            pytest.skip(f"make_inputs does not run on the meta device: {type(ex).__name__}")
+        moved = [k for k, v in on["cpu"].items() if isinstance(v, torch.Tensor) and v.dim()
+                 and isinstance(on["meta"].get(k), torch.Tensor) and v.stride() != on["meta"][k].stride()]
+        assert not moved, f"{slug} at {sizes}: {moved} lose their layout on a device (make the view there)"

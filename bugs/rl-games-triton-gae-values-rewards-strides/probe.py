@@ -97,8 +97,8 @@ def make_inputs(*, device, gen, horizon=8, num_envs=16, value_size=1, values_vie
     of a (horizon, num_envs, value_size + 1) buffer, the layout of the test's view case
     (test_triton_handles_view_inputs), while rewards stay dense: same shape, other strides."""
     rewards = torch.randn(horizon, num_envs, value_size, generator=gen)
-    if values_view:
-        values = torch.randn(horizon, num_envs, value_size + 1, generator=gen)[:, :, :value_size]
+    if values_view:  # sliced on the device: .to(device) copies a view with gaps into a dense tensor
+        values = torch.randn(horizon, num_envs, value_size + 1, generator=gen).to(device)[:, :, :value_size]
     else:
         values = torch.randn(horizon, num_envs, value_size, generator=gen)
     dones = (torch.rand(horizon, num_envs, generator=gen) < 0.15).float()

@@ -27,6 +27,9 @@ def test_each_split_is_counted_apart():
     first = [_line("f1", "first-run", False, True)]
     sp = board.totals(lines, first_run=first)["splits"]
     assert (sp["first-run"]["caught_visible"], sp["first-run"]["false_alarms"]) == (0, 1)
+    # beside it, the same entries' newest rows (the probe since changed: not blind), labelled so on the board
+    assert (sp["first-run-now"]["caught_visible"], sp["first-run-now"]["false_alarms"]) == (1, 0)
+    assert "not blind" in record.SPLIT_HEADS["first-run-now"]
     assert "splits" not in board.totals([{k: v for k, v in x.items() if k != "split"} for x in lines])
 
 

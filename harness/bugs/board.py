@@ -504,6 +504,8 @@ def totals(lines: list, peers: tuple = PEERS, first_run: list | None = None) -> 
         kept = {x["slug"]: x for x in first_run or []}
         t["splits"] = {s: split_totals([kept.get(x["slug"], x) if s == "first-run" else x
                                         for x in lines if x.get("split") == s]) for s in SPLITS}
+        if first_run:  # the same entries' newest rows beside their first scores (not blind: the probe changed since)
+            t["splits"]["first-run-now"] = split_totals([x for x in lines if x.get("split") == "first-run"])
         # given the trigger: the newest rows of every split (a first-run entry's first score had no such run)
         t["trigger"] = {s: split_totals([x for x in lines if x.get("split") == s], "trigger") for s in SPLITS}
     for p in peers:

@@ -768,10 +768,10 @@ def rot_kernel(x_ptr, cos_ptr, sin_ptr, out_ptr, H, sx, sc, ss, so, OWN_SIN: tl.
     tl.store(out_ptr + r * so + H + j, x2 * c + x1 * s, mask=m)
 
 
-def _rot(x, cos, sin, own_sin, ignore):
+def _rot(x, cos, sin, own_sin, ignore, pass_sin=True):
     out = torch.empty_like(x)
-    rot_kernel[(x.shape[0],)](x, cos, sin, out, cos.shape[1], x.stride(0), cos.stride(0), sin.stride(0), out.stride(0),
-                              OWN_SIN=own_sin, IGNORE=ignore, BLOCK=16)
+    rot_kernel[(x.shape[0],)](x, cos, sin, out, cos.shape[1], x.stride(0), cos.stride(0), sin.stride(0) if pass_sin else 0,
+                              out.stride(0), OWN_SIN=own_sin, IGNORE=ignore, BLOCK=16)
     return out
 
 
@@ -779,7 +779,11 @@ def launch_rot_right(x, cos, sin):
     return _rot(x.contiguous(), cos, sin, True, False)
 
 
-def launch_rot_shared(x, cos, sin):  # right for cos and sin views of one packed buffer
+def launch_rot_shared(x, cos, sin):  # right for cos and sin views of one packed buffer: one row stride passed
+    return _rot(x.contiguous(), cos, sin, False, False, pass_sin=False)
+
+
+def launch_rot_told(x, cos, sin):  # sin's row stride passed too, and the kernel reads sin by cos's
     return _rot(x.contiguous(), cos, sin, False, False)
 
 
@@ -814,6 +818,17 @@ def test_a_table_read_by_its_twins_stride_is_a_warning_and_a_stride_passed_then_
     cos = [f for f in ignored.errors if "'cos' is a slice of a wider buffer" in f.message]
     assert cos and "wrong again at stride" in cos[0].message, ignored.text()
     assert not _layout(rotary, "launch_rot_right").problems
+
+
+def test_twins_whose_own_strides_are_both_passed_are_an_error(rotary):
+    """The packed-buffer excuse is a launcher's that passes one set of strides. One that passes sin's row stride
+    as well says sin may be laid out otherwise, and its kernel reads sin by cos's: each alone row-padded is wrong
+    with its own strides among the launch's integers, an error for both (first-run entries rl-games' GAE, values
+    read by the rewards' strides, and triton.ops' attention, K and V offset by Q's head stride)."""
+    told = _layout(rotary, "launch_rot_told")
+    for name, twin in (("cos", "sin"), ("sin", "cos")):
+        said = [f for f in told.errors if f"'{name}' is a slice of a wider buffer" in f.message]
+        assert said and f"passes the strides of '{name}' and of '{twin}'" in said[0].message, told.text()
 
 
 def _rotary_judged(rotary, monkeypatch, launcher: str, late_after: int, kind: str = "wrong"):

@@ -35,7 +35,10 @@ a quantized weight's scales and zeros) have one set of strides: where a launch g
 strides is wrong, the tensors of its shape are given the same layout with those very strides, and a
 launcher right then reads them all by the one tensor's strides: right for views of one packed buffer,
 wrong when they differ (a warning, not an error), a fault included (reading one by the other's larger stride
-runs past its end). An error where such tensors exist rests on that launch having run (wrong too): where the
+runs past its end). Unless the launcher passes each such tensor's own strides too (each, laid out alone, wrong
+with its strides among the launch's integers, proved as below): a launcher written for views of one packed buffer
+passes one set, and one that passes every set says they may differ; its kernel reading one by another's is an
+error (``_twins_told``). An error where such tensors exist rests on that launch having run (wrong too): where the
 budget's end leaves no time for it, the launcher reading the others by the one's strides is not ruled out, and
 the finding is a warning that says so (a rotary kernel reading sin by cos's row stride, stopped there, would
 otherwise be called broken for a caller who passes views of one packed buffer). The guard bands place
@@ -345,6 +348,7 @@ def run(ctx) -> list:
         if cut or st.get("lost"):
             break
     ctx.board.layout_now = None
+    _twins_told(ctx, st)
     found = sorted(st["found"], key=lambda f: ("error", "warning", "info").index(f.severity))[:MAX_FINDINGS]
     if st["refused"] and all(f.severity == INFO for f in found):  # a refusal is news beside notes only
         found.append(ctx.finding("P206", f"the launcher raised when {'; '.join(st['refused'][:3])} (information: it "
@@ -602,9 +606,31 @@ def _judge(ctx, st: dict, kind: str, c, given: dict, done: list, ref, base: dict
     if how[k] != "all" and (_wrote_gaps(st, kind, k, lay, c)
                             or _wrote_gaps_finite(ctx, st, kind, k, lay, c, given, ref)):
         severity, why = ERROR, _GAPS.format(k=k, why=why.removeprefix("information: "))
+    if len(done) == 1 and how[k] == "all":
+        st.setdefault("passed", set()).add((k, lay))
+        if shared:
+            st.setdefault("twins", []).append((len(st["found"]), k, lay, shared, f"wrong when {when}", what))
     st["found"].append(ctx.finding("P206", f"wrong when {when}, at {fmt(ctx.target.sizes)} (right when contiguous, "
                                            f"the same values): {what} ({why})"[:500], severity=severity,
                                    sizes=dict(ctx.target.sizes)))
+
+
+def _twins_told(ctx, st: dict) -> None:
+    """The warning of a tensor read by its twin's strides (``_severity``: views of one packed buffer share them)
+    becomes an error where the launch was given each twin's own strides too: each alone in the layout was wrong
+    with its strides among the launch's integers (``_passes``, proved by a second launch). A launcher written for
+    views of one packed buffer passes one set; one that passes every tensor's strides says they may differ, and
+    its kernel reads a tensor by another's although told where its elements are."""
+    for i, k, lay, shared, when, what in st.get("twins", []):
+        told = [n for n in shared if (n, lay) in st.get("passed", ())]
+        if told != shared:
+            continue
+        them = ", ".join(f"'{n}'" for n in told)
+        st["found"][i] = ctx.finding(
+            "P206", f"{when}, at {fmt(ctx.target.sizes)} (right when contiguous, the same values): {what} (the "
+                    f"launcher passes the strides of '{k}' and of {them}, yet the kernel reads one by the other's: "
+                    f"wrong whenever they differ; read each through its own)"[:500], severity=ERROR,
+            sizes=dict(ctx.target.sizes))
 
 
 _GAPS = ("'{k}' is an argument the launch changes in place, and it wrote into the view's gaps: memory that is not "

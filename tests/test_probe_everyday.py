@@ -276,3 +276,35 @@ def test_a_kernel_that_does_not_compile_is_one_finding_per_run_not_a_wrong_resul
     r = probe(str(FIXTURES / "no_compile.py"), detectors=["reference", "memcheck"])
     assert r.findings and all(f.code in ("P001", "P003") for f in r.findings), r.text()
     assert "power of 2" in r.findings[0].message, r.text()
+
+
+def test_wrap_triton_hands_an_interpreted_kernel_back_as_torch_2_13_does(monkeypatch):
+    """A ``torch.library.triton_op`` launcher calls ``wrap_triton(kernel)``; before torch 2.13 that refused the
+    interpreter's ``@triton.jit`` (an InterpretedFunction), so the launcher raised under TRITON_INTERPRET=1
+    (fairchem's first-run GPU board, torch 2.11: P001 on both versions). Under the patch it is handed back as
+    it is; a compiled kernel still goes to torch's own, and leaving the patch restores torch's."""
+    import torch.library as library
+    from torch._library import triton as torch_triton
+    from triton.runtime.interpreter import InterpretedFunction
+
+    from harness.run.patching import Patcher
+    from harness.run.triton_compat import _wrap_triton
+
+    def refusing(kernel, /):  # torch 2.11's check
+        raise RuntimeError("wrap_triton only works on functions annotated with triton.jit or triton.autotune")
+
+    monkeypatch.setattr(torch_triton, "wrap_triton", refusing)
+    monkeypatch.setattr(library, "wrap_triton", refusing)
+
+    def kernel_fn(x_ptr):
+        pass
+
+    interpreted = InterpretedFunction(kernel_fn)
+    with Patcher() as patcher:
+        _wrap_triton(patcher)
+        assert library.wrap_triton(interpreted) is interpreted
+        assert torch_triton.wrap_triton(interpreted) is interpreted
+        with pytest.raises(RuntimeError, match="only works on"):
+            library.wrap_triton(kernel_fn)  # not a kernel: torch's own answer
+    with pytest.raises(RuntimeError, match="only works on"):
+        library.wrap_triton(interpreted)

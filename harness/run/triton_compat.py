@@ -39,7 +39,8 @@
    raised for them); ``compiled-helpers``, a ``@triton.jit`` helper decorated before
    TRITON_INTERPRET was set, run as the interpreter's device function; ``scalar-args``, a float
    or bool kernel argument made an fp32 or int1 scalar where the interpreter does not (3.7: a
-   float has no ``.to()``, a bool's int1 fails). ``for start in
+   float has no ``.to()``, a bool's int1 fails); ``wrap-triton``, ``torch.library.wrap_triton`` handing an
+   interpreted kernel back as it is (before torch 2.13 it raised). ``for start in
    range(0, n, BLOCK)`` over a runtime ``n`` with NumPy 2.4 is item 2. And numbers:
    ``bf16-arithmetic``, bfloat16 ``+``, ``-``, ``*``, comparisons, ``tl.clamp``, ``tl.fma`` and
    Python-float constants computed on the values, not on their 16-bit patterns (and ``tl.fma``
@@ -711,6 +712,38 @@ def _list_grid(patcher: Patcher) -> None:
     patcher.setattr(interpreter.GridExecutor, "__init__", __init__)
 
 
+def _wrap_triton(patcher: Patcher) -> None:
+    """``torch.library.wrap_triton(kernel)`` (what a ``torch.library.triton_op`` launcher calls) before torch 2.13
+    refuses the interpreter's ``@triton.jit``, an ``InterpretedFunction`` and no ``JITFunction`` ("wrap_triton only
+    works on functions annotated with triton.jit or triton.autotune"), so such a launcher runs compiled and raises
+    under TRITON_INTERPRET=1 (fairchem's Wigner kernels on torch 2.11). torch 2.13 hands an interpreted kernel back
+    as it is, eager-launchable; the same here, for ``wrap_triton`` and its older name ``capture_triton``, where the
+    launcher's module binds it while the patch holds (the probe loads the user's file inside ``patched``)."""
+    try:
+        import torch.library as library
+        from torch._library import triton as torch_triton
+        from triton.runtime.autotuner import Autotuner
+        from triton.runtime.interpreter import InterpretedFunction
+    except ImportError:  # a torch or Triton without them: nothing to mend
+        return
+
+    def interpreted(kernel) -> bool:
+        return isinstance(kernel, InterpretedFunction) or (isinstance(kernel, Autotuner)
+                                                           and isinstance(getattr(kernel, "fn", None), InterpretedFunction))
+
+    for name in ("wrap_triton", "capture_triton"):
+        original = getattr(torch_triton, name, None)
+        if original is None:
+            continue
+
+        def wrap(kernel, /, _original=original):
+            return kernel if interpreted(kernel) else _original(kernel)
+
+        patcher.setattr(torch_triton, name, wrap)
+        if getattr(library, name, None) is original:
+            patcher.setattr(library, name, wrap)
+
+
 def _tuple_grid(grid):
     if isinstance(grid, list):
         return tuple(grid)
@@ -1117,7 +1150,7 @@ def _scalar_args(patcher: Patcher) -> None:
 
 
 EVERYDAY_FIXES = {"list-grid": _list_grid, "bool-ops": _bool_ops, "libdevice": _libdevice,
-                  "compiled-helpers": _compiled_helpers, "scalar-args": _scalar_args,
+                  "compiled-helpers": _compiled_helpers, "scalar-args": _scalar_args, "wrap-triton": _wrap_triton,
                   "bf16-arithmetic": bf16_arithmetic, "float-conversions": float_conversions}
 
 

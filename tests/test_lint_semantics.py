@@ -587,3 +587,31 @@ def test_a_causal_mask_shifted_by_a_runtime_offset_is_aligned():
     assert [f.code for f in lint_source(HEAD + bare, "k.py") if f.code == "TL103"] == ["TL103"]
     block = CAUSAL_OFFSET.replace("offs_m + Q_START", "offs_m + BLOCK_N")  # a constexpr is no offset
     assert [f.code for f in lint_source(HEAD + block, "k.py") if f.code == "TL103"] == ["TL103"]
+
+
+# ---------------------------------------------------------------- a sum along one axis of a 3-D block
+
+SPAN_LOGITS = '''
+@triton.jit
+def span_bwd_kernel(q_ptr, k_ptr, dk_ptr, L, stride_q, D: tl.constexpr, S: tl.constexpr, BLOCK_N: tl.constexpr):
+    qi = tl.program_id(0)
+    d = tl.arange(0, D)
+    s_idx = tl.arange(0, S)
+    q = tl.load(q_ptr + qi * stride_q + d)
+    for start in range(0, L, BLOCK_N):
+        n = start + tl.arange(0, BLOCK_N)
+        k_pos = s_idx[:, None] * L + n[None, :]
+        k = tl.load(k_ptr + k_pos[:, :, None] * D + d[None, None, :])
+        w = tl.exp(tl.sum(k * q[None, None, :], axis=2))
+        tl.atomic_add(dk_ptr + k_pos[:, :, None] * D + d[None, None, :], w[:, :, None] * q[None, None, :])
+'''
+
+
+def test_a_sum_along_the_whole_axis_of_a_3d_block_is_complete_whatever_the_other_axes_walk():
+    """Lint set T (T10, T11): each logit is a dot product along the head, ``tl.sum(..., axis=2)`` of a 3-D block
+    whose key offsets (``k_pos[:, :, None]``, axes 0 and 1) the loop walks; the head axis is whole in the program,
+    so the exp of each sum, added over queries, is right. Cut the head into blocks over a second grid axis and the
+    sum along axis 2 is a slice's: the rule fires."""
+    assert not [f for f in lint_source(HEAD + SPAN_LOGITS, "k.py") if f.code == "TL206"]
+    split = SPAN_LOGITS.replace("    d = tl.arange(0, D)\n", "    d = tl.program_id(1) * D + tl.arange(0, D)\n")
+    assert [f.code for f in lint_source(HEAD + split, "k.py") if f.code == "TL206"], "a head split over programs"

@@ -21,16 +21,32 @@ def nrm2_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 GOOD = BAD.replace("tl.sqrt(tl.sum(x * x))", "tl.sum(x * x)")
 
-def _axis(flow, term: ast.AST) -> int | None:
-    """The block axis a term of a 2-D address varies along: 0 for ``v[:, None]``, 1 for ``v[None, :]``;
-    None when it says neither (a 1-D offset, or a scalar)."""
-    axes = set()
-    for n in flow.sources(term, lambda n: flow.m.tl_call(n) == "load"):
-        if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Tuple) and len(n.slice.elts) == 2:
-            kinds = [isinstance(e, ast.Slice) for e in n.slice.elts]
-            if kinds.count(True) == 1:
-                axes.add(kinds.index(True))
-    return axes.pop() if len(axes) == 1 else None
+def _axes(flow, term: ast.AST) -> tuple[int, frozenset] | None:
+    """The rank of the block a term of an address is lifted into and the axes it varies along, from the subscript
+    that lifts it: (2, {0}) for ``v[:, None]``, (2, {1}) for ``v[None, :]``, (3, {0, 1}) for ``k[:, :, None]``,
+    (3, {2}) for ``d[None, None, :]``; the term's own subscript first (``k_pos[:, :, None] * D`` lifts a 2-D
+    ``k_pos`` made of its own), else those of what it reads; None when none says or two disagree."""
+    def lifts(nodes) -> set:
+        found = set()
+        for n in nodes:
+            if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Tuple) and len(n.slice.elts) >= 2:
+                elts = n.slice.elts
+                if all(isinstance(e, ast.Slice) or (isinstance(e, ast.Constant) and e.value is None) for e in elts):
+                    found.add((len(elts), frozenset(i for i, e in enumerate(elts) if isinstance(e, ast.Slice))))
+        return found
+
+    found = lifts(ast.walk(term)) or lifts(flow.sources(term, lambda n: flow.m.tl_call(n) == "load"))
+    return found.pop() if len(found) == 1 else None
+
+
+def _along(flow, term: ast.AST, axis: int) -> bool:
+    """Whether a term of an address may vary along block axis ``axis`` (negative counted from the last): unknown
+    counts as yes."""
+    got = _axes(flow, term)
+    if got is None:
+        return True
+    rank, axes = got
+    return (axis % rank if -rank <= axis < rank else axis) in axes
 
 
 def _walks(flow, terms: list[ast.AST]) -> bool:
@@ -142,7 +158,7 @@ def complete(flow, total: ast.Call, covered: frozenset = frozenset()) -> bool:
     for load, done in loads:
         pointer = arg(load, 0, "pointer")
         if pointer is None or _walks(flow, [t for t in _uncovered(flow, pointer, done)
-                                             if _axis(flow, t) in (None, axis.value)]):
+                                             if _along(flow, t, axis.value)]):
             return False
     return bool(loads)
 

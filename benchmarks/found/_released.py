@@ -64,3 +64,18 @@ def bare_packages(folders: dict) -> None:
         package = types.ModuleType(name)
         package.__path__ = [str(folder)]
         sys.modules.setdefault(name, package)
+
+
+def run_on(gpu: bool, what: str) -> str | None:
+    """The device a script's run takes (``--gpu``: "cuda", else "cpu" under TRITON_INTERPRET=1), after the line
+    naming ``what`` (the package and its version), torch, Triton and the device; None after an ``error:`` line on
+    stderr where ``--gpu`` finds no CUDA device."""
+    import torch
+    import triton
+
+    if gpu and not torch.cuda.is_available():
+        print("error: --gpu needs a CUDA device; nothing ran", file=sys.stderr)
+        return None
+    where = torch.cuda.get_device_name() if gpu else "CPU, TRITON_INTERPRET=1"
+    print(f"{what}, torch {torch.__version__}, triton {triton.__version__}; {where}")
+    return "cuda" if gpu else "cpu"

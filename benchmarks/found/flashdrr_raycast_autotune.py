@@ -65,9 +65,8 @@ def main(site: str) -> int:
     import contextlib
 
     import torch
-    import triton
 
-    from _released import installed
+    from _released import installed, run_on
 
     version = installed(site, "flashdrr", "flashdrr==0.6.0")
     if version is None:
@@ -77,15 +76,11 @@ def main(site: str) -> int:
     except ImportError as exc:
         print(f"error: flashdrr not importable from {site}: {exc}", file=sys.stderr)
         return 2
-    if GPU and not torch.cuda.is_available():
-        print("error: --gpu needs a CUDA device", file=sys.stderr)
+    device = run_on(GPU, f"flashdrr {version}")
+    if device is None:
         return 2
     from harness.run.triton_compat import patched
 
-    device = "cuda" if GPU else "cpu"
-    where = torch.cuda.get_device_name() if GPU else "CPU, TRITON_INTERPRET=1"
-    print(f"flashdrr {version}, torch {torch.__version__}, triton {triton.__version__}; "
-          f"{where}")
 
     # A random 8 x 8 x 8 volume, one view looking along +z through it, a 4 x 4 image of rays spread slightly about
     # the axis, 32 samples from near to far; the upstream gradient of tau random too.

@@ -28,7 +28,6 @@ def main(site: str) -> int:
     import contextlib
 
     import torch
-    import triton
 
     try:
         import flashlib
@@ -36,14 +35,13 @@ def main(site: str) -> int:
     except ImportError as exc:
         print(f"error: flashlib not importable from {site}: {exc}", file=sys.stderr)
         return 2
-    if GPU and not torch.cuda.is_available():
-        print("error: --gpu needs a CUDA device", file=sys.stderr)
+    from _released import run_on
+
+    device = run_on(GPU, f"flashlib {flashlib.__version__}")
+    if device is None:
         return 2
     from harness.run.triton_compat import patched
 
-    device = "cuda" if GPU else "cpu"
-    where = torch.cuda.get_device_name() if GPU else "CPU, TRITON_INTERPRET=1"
-    print(f"flashlib {flashlib.__version__}, torch {torch.__version__}, triton {triton.__version__}; {where}")
     torch.manual_seed(0)
     n, d = 300, 40
     x = torch.randn(n, d, device=device)

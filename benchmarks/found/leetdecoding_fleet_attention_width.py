@@ -102,9 +102,8 @@ def race(fleet, inputs, heads, n, launches, summary, torch) -> bool:
 def main(site: str) -> int:
     sys.path.insert(0, site)
     import torch
-    import triton
 
-    from _released import installed
+    from _released import installed, run_on
 
     version = installed(site, "leetdecoding", "leetdecoding==0.0.3")
     if version is None:
@@ -116,12 +115,9 @@ def main(site: str) -> int:
     except ImportError as exc:
         print(f"error: leetDecoding not importable from {site}: {exc}", file=sys.stderr)
         return 2
-    if GPU and not torch.cuda.is_available():
-        print("error: --gpu needs a CUDA device", file=sys.stderr)
+    device = run_on(GPU, f"leetdecoding {version}")
+    if device is None:
         return 2
-    device = "cuda" if GPU else "cpu"
-    where = torch.cuda.get_device_name() if GPU else "CPU, TRITON_INTERPRET=1"
-    print(f"leetdecoding {version}, torch {torch.__version__}, triton {triton.__version__}; {where}")
 
     gen = torch.Generator().manual_seed(0)
 

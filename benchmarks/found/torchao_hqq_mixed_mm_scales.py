@@ -164,11 +164,10 @@ def main(site: str) -> int:
     import torchao.prototype.hqq  # noqa: F401
 
     torchao = types.SimpleNamespace(__version__=PathDistribution(dist).version)
-    if GPU and not torch.cuda.is_available():
-        print("error: --gpu needs a CUDA device; nothing ran", file=sys.stderr)
+    from _released import run_on
+
+    if run_on(GPU, f"torchao {torchao.__version__}") is None:
         return 2
-    where = torch.cuda.get_device_name() if GPU else "CPU, TRITON_INTERPRET=1"
-    print(f"torchao {torchao.__version__}, torch {torch.__version__}, triton {triton.__version__}; {where}")
     wrong = run_gpu(torch) if GPU else run_cpu(torch, triton)
     return 1 if wrong else 0
 

@@ -91,14 +91,12 @@ def test_verifies_under_the_interpreter(slug):
 
 
 def _glue_module(e):
-    import importlib.util
     import sys
 
+    from harness.core.discovery import import_file
+
     sys.modules.pop("repro", None)  # reproductions' own module, one name in many folders
-    spec = importlib.util.spec_from_file_location(f"glue_{e.slug.replace('-', '_')}", e.glue)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return import_file(e.glue, f"glue_{e.slug.replace('-', '_')}")
 
 
 @pytest.mark.parametrize("slug", sorted(ENTRIES))

@@ -46,7 +46,7 @@ def _along(flow, term: ast.AST, axis: int) -> bool:
     if got is None:
         return True
     rank, axes = got
-    return (axis % rank if -rank <= axis < rank else axis) in axes
+    return (axis + rank if axis < 0 else axis) in axes
 
 
 def _walks(flow, terms: list[ast.AST]) -> bool:

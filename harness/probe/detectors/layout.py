@@ -609,10 +609,14 @@ def _judge(ctx, st: dict, kind: str, c, given: dict, done: list, ref, base: dict
     if len(done) == 1 and how[k] == "all":
         st.setdefault("passed", set()).add((k, lay))
         if shared:
-            st.setdefault("twins", []).append((len(st["found"]), k, lay, shared, f"wrong when {when}", what))
-    st["found"].append(ctx.finding("P206", f"wrong when {when}, at {fmt(ctx.target.sizes)} (right when contiguous, "
-                                           f"the same values): {what} ({why})"[:500], severity=severity,
-                                   sizes=dict(ctx.target.sizes)))
+            st.setdefault("twins", []).append((len(st["found"]), k, lay, shared, when, what))
+    st["found"].append(_p206(ctx, when, what, why, severity))
+
+
+def _p206(ctx, when: str, what: str, why: str, severity: str):
+    """The finding of a wrong run with ``when`` laid out otherwise: ``what`` went wrong and ``why`` it counts so."""
+    return ctx.finding("P206", f"wrong when {when}, at {fmt(ctx.target.sizes)} (right when contiguous, the same "
+                               f"values): {what} ({why})"[:500], severity=severity, sizes=dict(ctx.target.sizes))
 
 
 def _twins_told(ctx, st: dict) -> None:
@@ -626,11 +630,9 @@ def _twins_told(ctx, st: dict) -> None:
         if told != shared:
             continue
         them = ", ".join(f"'{n}'" for n in told)
-        st["found"][i] = ctx.finding(
-            "P206", f"{when}, at {fmt(ctx.target.sizes)} (right when contiguous, the same values): {what} (the "
-                    f"launcher passes the strides of '{k}' and of {them}, yet the kernel reads one by the other's: "
-                    f"wrong whenever they differ; read each through its own)"[:500], severity=ERROR,
-            sizes=dict(ctx.target.sizes))
+        st["found"][i] = _p206(ctx, when, what, f"the launcher passes the strides of '{k}' and of {them}, yet the "
+                                                f"kernel reads one by the other's: wrong whenever they differ; read "
+                                                f"each through its own", ERROR)
 
 
 _GAPS = ("'{k}' is an argument the launch changes in place, and it wrote into the view's gaps: memory that is not "

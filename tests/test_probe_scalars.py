@@ -277,6 +277,52 @@ def test_an_optional_tensor_left_out_takes_the_branch_without_it(tmp_path):
     assert "'bias' left out (None, the launcher's and the reference's default)" in found.message
 
 
+# an integer scale the reference takes, 1 in make_inputs' dict (as a config's default): the broken kernel applies
+# it twice, right at 1 only. 1 is also the unit stride of every contiguous input: no size of the inputs
+SCALED = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, n, scale, TWICE: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0) * scale
+    if TWICE:
+        x = x * scale
+    tl.store(out_ptr + offs, x, mask=offs < n)
+
+
+def _scaled(x, scale, twice):
+    out = torch.empty_like(x)
+    scale_kernel[(triton.cdiv(x.numel(), 128),)](x, out, x.numel(), float(scale), TWICE=twice, BLOCK=128)
+    return out
+
+
+def launch(x, scale):
+    return _scaled(x, scale, True)
+
+
+def launch_fixed(x, scale):
+    return _scaled(x, scale, False)
+
+
+def make_inputs(*, device, gen, n=300):
+    return {"x": torch.randn(n, generator=gen).to(device), "scale": 1}
+
+
+def reference(x, scale):
+    return x.double() * scale
+"""
+
+
+def test_an_integer_scale_of_one_is_varied_though_it_equals_a_unit_stride(tmp_path):
+    """x's stride is 1, as every contiguous tensor's last one is: that names no size, and the scale is varied."""
+    _, found = _one_error_and_a_quiet_twin(_file(tmp_path, "user_scaled", SCALED), "launch", "launch_fixed")
+    assert "wrong with scale=2 (make_inputs gives 1) at n=300" in found.message, found.message
+
+
 def test_the_values_tried_come_from_the_value_and_its_type():
     from harness.probe.detectors.scalars import domain
 
@@ -297,13 +343,13 @@ def test_a_scalar_that_a_size_decides_is_not_varied(monkeypatch):
     def make_inputs(*, device, gen, rows=4, k=256):
         return {"x": torch.zeros(rows, k), "w": torch.zeros(8, 128), "s": torch.zeros(rows, k // 64),
                 "n": rows * k, "cols": 128, "group": 16, "block_k": 64, "flag": True,
-                "offsets": torch.tensor([0, 5, 7, 17]), "longest": 10}
+                "offsets": torch.tensor([0, 5, 7, 17]), "longest": 10, "scale": 1}
 
     class T:
         sizes = {"rows": 4, "k": 256}
 
         @staticmethod
-        def launcher(x, w, s, n, cols, group, block_k, flag, offsets, longest, extra=3):
+        def launcher(x, w, s, n, cols, group, block_k, flag, offsets, longest, scale, extra=3):
             pass
 
     T.make_inputs = staticmethod(make_inputs)
@@ -315,7 +361,7 @@ def test_a_scalar_that_a_size_decides_is_not_varied(monkeypatch):
     fixed = scalars.fixed_by_sizes(C, inputs)
     # n moves with the keywords; cols is w's constant dim; group is w's 128 / 8 ratio; longest is the offsets'
     # largest step (a segment's length); block_k equals k // 4 only at the defaults (k=257 makes x's dim move,
-    # not block_k); flag and extra are nobody's
+    # not block_k); flag and extra are nobody's, nor is scale (1: only the unit strides of contiguous dims)
     assert fixed == {"n", "cols", "group", "longest"}, fixed
     assert scalars.value_bounds(inputs) == [17, 10]  # no int argument is taken below these where it bounds them
     assert scalars.values_for(scalars.Arg("most", 16, "branch"), [13]) == [32]  # 8 < 13: not tried

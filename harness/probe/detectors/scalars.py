@@ -11,9 +11,9 @@ knob for it), and is varied as one; the keyword itself is never changed, nor any
 
 - a scalar (a bool or an int) is one only where it is constant in ``make_inputs`` (each of its keywords
   moved by one, a bool flipped, leaves it as it is: a value computed from a size or a switch is theirs) and
-  equals no size of the inputs (a dim, a numel, a stride, a ratio of two dims, an integer tensor's largest
-  value, sum, last value or largest step: a length, an offset) that stays where it is whatever the
-  keywords: varying a size alone gives the kernel inputs that contradict each other, not another valid
+  equals no size of the inputs (a dim, a numel, a stride past 1, a ratio of two dims, an integer
+  tensor's largest value, sum, last value or largest step: a length, an offset) that stays where it is
+  whatever the keywords: varying a size alone gives the kernel inputs that contradict each other, not another valid
   input;
 - what a value means is decided by who takes it. Where ``reference`` names the argument (a ``causal``, a
   ``has_bias``, a ``blocksize`` of a quantization), the reference is called with the same value and is the
@@ -179,8 +179,10 @@ def arguments(target, inputs: dict, fixed: set) -> list[Arg]:
 
 
 def size_facts(inputs: dict) -> dict:
-    """Every size the inputs hold: each tensor's dims, numel, strides, the ratios of two dims (a group
-    size, a packing factor), and what an integer tensor's values say (``_int_values``: lengths, offsets)."""
+    """Every size the inputs hold: each tensor's dims, numel, strides past 1, the ratios of two dims (a
+    group size, a packing factor), and what an integer tensor's values say (``_int_values``: lengths,
+    offsets). A stride of 1 (0) is what every contiguous (expanded) dim has: a scalar of 1 that equals only
+    those (a scale, a flag's count) is no size of the inputs."""
     import torch
 
     facts, dims = {}, []
@@ -189,7 +191,9 @@ def size_facts(inputs: dict) -> dict:
             continue
         facts[("numel", name)] = t.numel()
         for i, (d, s) in enumerate(zip(t.shape, t.stride())):
-            facts[("dim", name, i)], facts[("stride", name, i)] = d, s
+            facts[("dim", name, i)] = d
+            if s > 1:  # a unit (or broadcast) stride is any contiguous (expanded) tensor's, no size of its own
+                facts[("stride", name, i)] = s
             dims.append(((name, i), d))
         facts.update({(k, name): v for k, v in (_int_values(t) or {}).items()})
     for a, da in dims:

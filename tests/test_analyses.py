@@ -137,6 +137,35 @@ def test_intwrap_records_a_signed_product_that_wraps_at_the_kernels_line(tmp_pat
     assert rec.wraps == []
 
 
+SHIFTS = textwrap.dedent('''
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def pack(x_ptr, out_ptr, tag_ptr, n, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        offs = pid * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n)
+        tl.store(out_ptr + offs, (x & 0xF) << 28, mask=offs < n)  # into the sign bit: packing, on purpose
+        tl.store(tag_ptr + pid, pid << 40)  # past the 32 bits of pid's type
+''')
+
+
+def test_intwrap_records_a_shift_past_its_types_width_and_not_one_into_the_sign_bit(tmp_path, monkeypatch):
+    import torch
+
+    from harness.run import interp_instrument as I
+
+    mod = _kernel(tmp_path, monkeypatch, "shifts_kernel", SHIFTS)
+    line = SHIFTS.splitlines().index(next(x for x in SHIFTS.splitlines() if "pid << 40" in x)) + 1
+    x, out, tag = torch.arange(16, dtype=torch.int32), torch.zeros(16, dtype=torch.int32), torch.zeros(2, dtype=torch.int32)
+    with I.instrumented(I.Options(int_wrap=True)) as rec:
+        mod.pack[(2,)](x, out, tag, 16, BLOCK=8)
+    [(where, what)] = rec.wraps
+    assert where.endswith(f"shifts_kernel.py:{line}") and what == "int32 << 40: a shift past the 32 bits of its type"
+
+
 def test_fresh_tuning_empties_the_tuning_cache_before_each_autotuned_launch(tmp_path, monkeypatch):
     from harness.run import interp_instrument as I
 

@@ -323,6 +323,61 @@ def test_an_integer_scale_of_one_is_varied_though_it_equals_a_unit_stride(tmp_pa
     assert "wrong with scale=2 (make_inputs gives 1) at n=300" in found.message, found.message
 
 
+# each element tagged with its block's index in bits 40 and up where the launcher's flag asks: the broken kernel
+# shifts the int32 program id by 40 in its own type (past its 32 bits), the fixed one widens it first
+TAGGED = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def tag_kernel(x_ptr, out_ptr, n, TAG: tl.constexpr, WIDE: tl.constexpr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + offs, mask=offs < n, other=0)
+    if TAG:
+        if WIDE:
+            v |= pid.to(tl.int64) << 40
+        else:
+            v |= pid << 40
+    tl.store(out_ptr + offs, v, mask=offs < n)
+
+
+def _tag(x, tag, wide):
+    out = torch.empty_like(x)
+    tag_kernel[(triton.cdiv(x.numel(), 64),)](x, out, x.numel(), TAG=tag, WIDE=wide, BLOCK=64)
+    return out
+
+
+def launch(x, tag=False):
+    return _tag(x, tag, False)
+
+
+def launch_fixed(x, tag=False):
+    return _tag(x, tag, True)
+
+
+def make_inputs(*, device, gen, n=300):
+    return {"x": torch.randint(0, 1 << 20, (n,), generator=gen).to(device)}
+
+
+def reference(x, tag=False):
+    return x | (torch.arange(x.numel(), device=x.device) // 64 << 40) if tag else x.clone()
+"""
+
+
+def test_a_value_whose_run_shifts_an_int32_past_its_width_is_named_an_overflow(tmp_path):
+    """The wrong run at tag=True is made once more with the int wrap check: the shift of the 32-bit program id by
+    40 is named at its line, and the diagnosis ranks it an overflow, not the flag's formula."""
+    r, found = _one_error_and_a_quiet_twin(_file(tmp_path, "user_tagged", TAGGED), "launch", "launch_fixed")
+    assert "wrong with tag=True (the launcher's default is False)" in found.message, found.message
+    line = textwrap.dedent(TAGGED).splitlines().index("            v |= pid << 40") + 1
+    assert "an integer wraps at " in found.message and f"user_tagged.py:{line} (int32 << 40: a shift past the 32 " \
+        "bits" in found.message, found.message
+    assert r.diagnosis and r.diagnosis[0]["defect"] == "overflow", r.diagnosis
+
+
 def test_the_values_tried_come_from_the_value_and_its_type():
     from harness.probe.detectors.scalars import domain
 

@@ -229,6 +229,11 @@ LOST_RMW = "read-modify-write from a read made before the other lane's store or 
 SENTINEL_EVIDENCE = {"out-of-bounds-read": "oob-load", "out-of-bounds-write": "oob-store",
                      "degenerate-size": "sentinel-row", "wrong-formula": "sentinel-value"}
 
+# the words of a P208 whose wrong run, made once more with the int wrap check (experiments/intwrap.py's), saw a
+# signed integer of 32 bits or fewer wrap, or an integer shifted past its width (detectors/scalars.py):
+# evidence "debug-assert" at that value
+INT_WRAPS = "an integer wraps at"
+
 # the words of a finding whose wrong elements all keep the output's fill (context.fill_kept): evidence "fill-kept"
 KEPT_FILL = "never written, they keep what the output was filled with"
 
@@ -298,11 +303,14 @@ def evidence_of(findings: list, observed: dict | None = None, defaults: dict | N
 
 def _p208(f, out: dict) -> str:
     """A P208's evidence: a tile or a branch, what its wrong elements hold (the output's fill: "fill-kept", kept in
-    ``out``) and an access outside a tensor it names (kept in ``out``)."""
+    ``out``), an access outside a tensor it names and a signed integer it saw wrap ("debug-assert"), kept in
+    ``out``."""
     if f.severity != "info" and KEPT_FILL in f.message:  # its wrong elements hold the output's fill
         out.setdefault("fill-kept", []).append(f"{f.detector}: {f.message}"[:300])
     if f.severity != "info" and (more := _p208_access(f.message)):
         out.setdefault(more, []).append(f"{f.detector}: {f.message}"[:300])
+    if f.severity != "info" and INT_WRAPS in f.message:  # an index, offset or counter past its type at that value
+        out.setdefault("debug-assert", []).append(f"{f.detector}: {f.message[f.message.index(INT_WRAPS):]}"[:300])
     return "config-value" if "(a tile of the kernel" in f.message else "branch-value"
 
 

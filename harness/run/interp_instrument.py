@@ -77,7 +77,8 @@ from harness.run.patching import Patcher
 _PROPAGATE = ("create_addptr", "create_splat", "create_broadcast", "create_expand_dims", "create_reshape",
               "create_trans", "create_select", "create_cat", "create_join", "create_bitcast", "cast_impl",
               "create_int_to_ptr")
-_ARITH = {"create_add": "add", "create_sub": "subtract", "create_mul": "multiply"}  # -> Analysis.arith's op
+_ARITH = {"create_add": "add", "create_sub": "subtract", "create_mul": "multiply",  # -> Analysis.arith's op
+          "create_shl": "left_shift", "create_ashr": "right_shift", "create_lshr": "right_shift"}
 _NEEDED = ("InterpreterBuilder", "GridExecutor", "TensorHandle", "_patch_lang", "_implicit_cvt",
            "_get_np_dtype", "interpreter_builder", "InterpreterError")
 # Handles whose ``materialize_pointers`` turns a block pointer or a tensor descriptor into

@@ -53,7 +53,10 @@ tile (one that must not exceed a quantization group, or cover a head dim in one 
 autotune list or a caller that picks that tile gets it wrong, which the warning names. A reference that
 takes the argument and gives the same answer at the other value ignores it: the argument is a config,
 judged as a tile where it shapes a block, left alone where it does not. The launcher or Triton
-raising at a value, or the reference raising there: the value is outside their domain, a note. A result
+raising at a value, or the reference raising there: the value is outside their domain, a note. A wrong result
+at a value is run once more with the int wrap check of the diagnosis's intwrap experiment: a signed integer of
+the kernel that wraps there (an index shifted or multiplied past 32 bits) is named in the finding, the
+mechanism the diagnosis then ranks (overflow). A result
 of another shape than the default's where ``make_inputs`` made the output buffers (sized for the
 default), or a reference with no finite answer at the value: not judged, a note. Under the interpreter
 only (a GPU probe runs it on its interpreter side), until it has run on a GPU.
@@ -432,8 +435,27 @@ def _try(ctx, st: dict, inputs: dict, ref, arg: Arg, v) -> bool:
     if kind == "wrong" and not new_oob and not c.guard.get("wrote_past_end") and (why := _unjudged(c, st, arg)):
         st["unjudged"].append(f"with {said} {why}")
         return True
-    st["found"].append(_wrong_finding(ctx, arg, said, kind, c, new_oob, blocks, st))
+    wraps = _wraps(ctx, given) if kind == "wrong" else ""
+    st["found"].append(_wrong_finding(ctx, arg, said, kind, c, new_oob, blocks, st, wraps))
     return True
+
+
+def _wraps(ctx, given: dict) -> str:
+    """"; a signed integer wraps at LINE (WHAT)" where the launch at ``given``, made once more with the int wrap
+    check (the diagnosis's intwrap experiment's: each signed add, subtract and multiply of 32 bits or fewer in the
+    kernel's lines against the same in 64 bits), sees one wrap, else "": an index, offset or counter past its
+    type at that value is the mechanism (``diagnosis.INT_WRAPS``: evidence "debug-assert")."""
+    from harness.probe.diagnosis import INT_WRAPS
+
+    try:
+        with ctx.instrument(poison_masked=False, memcheck=True, int_wrap=True) as rec:
+            X.call(ctx.target, X.clone_inputs(given), backend=ctx.backend, watch=ctx.watch)
+    except Exception:  # noqa: BLE001  the value's own run said what it does; this one only looks for a wrap
+        return ""
+    if rec is None or not rec.wraps:
+        return ""
+    line, what = rec.wraps[0]
+    return f"; {INT_WRAPS} {line} ({what})"
 
 
 def _moved_tiles(blocks: dict, st: dict) -> set:
@@ -474,7 +496,7 @@ def _unjudged(c, st: dict, arg: Arg | None = None) -> str:
     return ""
 
 
-def _wrong_finding(ctx, arg: Arg, said: str, kind: str, c, oob: dict, blocks: dict, st: dict):
+def _wrong_finding(ctx, arg: Arg, said: str, kind: str, c, oob: dict, blocks: dict, st: dict, wraps: str = ""):
     from harness.errors import error_line
     from harness.probe.context import label
 
@@ -488,6 +510,7 @@ def _wrong_finding(ctx, arg: Arg, said: str, kind: str, c, oob: dict, blocks: di
                                                                              f"; {wrong(c.cmp)}")
     else:
         what = wrong(c.cmp) + kept_fill(c, ctx.target.sizes)
+    what += wraps
     if arg.kind == "tile":
         names = sorted(_moved_tiles(blocks, st))
         why = (f"a tile of the kernel ({', '.join(names)}), which the reference does not take or ignores: the "

@@ -127,8 +127,8 @@ class Analysis:
         return a, b
 
     def arith(self, rec: Recorder, op: str, lhs, rhs, result) -> None:
-        """After an integer or float ``+``, ``-`` or ``*`` (``op``: "add", "subtract", "multiply") of
-        the interpreter gave ``result``. Installed only for a block whose options turn on an analysis
+        """After an integer or float ``+``, ``-`` or ``*`` (``op``: "add", "subtract", "multiply"), or an
+        integer shift (``op``: "left_shift", "right_shift"), of the interpreter gave ``result``. Installed only for a block whose options turn on an analysis
         that overrides it (every operation of every program passes here)."""
 
     def autotune(self, rec: Recorder, tuner) -> None:

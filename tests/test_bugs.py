@@ -196,6 +196,20 @@ def test_verify_and_record(tmp_path):
     assert rec["env"]["device"].startswith("CPU") and rec["env"]["triton"] and rec["sizes"] == {"n": 1000}
 
 
+def test_verification_is_made_without_the_probes_budget(monkeypatch):
+    """Whether the bug shows at its trigger is asked of each version with no budget (a GPU's compilation of an
+    autotuned launcher must not end the run before its answer, as the 20 s default did on an H200)."""
+    from types import SimpleNamespace
+
+    from harness.bugs import board
+
+    seen = []
+    monkeypatch.setattr(board, "fetch_entry", lambda e: "")
+    monkeypatch.setattr(board, "probe_variant", lambda e, v, b, **kw: seen.append(kw["budget"]) or {"caught": v == "buggy"})
+    entry = SimpleNamespace(slug="x", verify={"detector": "reference"}, verify_sizes=lambda b: {"n": 3})
+    assert board.verify(entry, "gpu")["verified"] and seen == [0, 0]
+
+
 def _stable(rows: list) -> list:
     """What must not change between two runs of the same tasks: verdicts, not seconds."""
     out = []

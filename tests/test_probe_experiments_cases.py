@@ -390,6 +390,21 @@ def test_the_tail_experiment_does_not_raise_a_size_to_many_times_the_work(tmp_pa
     assert {"batch": 1, "n": 69_952} in tried  # the block multiple below n: about the same work
 
 
+def test_the_tail_experiment_tries_a_grain_coarser_than_the_kernels_blocks(tmp_path, monkeypatch):
+    """A split of 1024 walked in blocks of 256 (only 256 is a constexpr): wrong at n=1 and at 256 (the split's
+    other 768 entries padded), right at 1024, wrong again at 1025: the tail, at the multiples of 1024."""
+    import harness.probe.experiments.tail as tail
+
+    tried = []
+    with context(tmp_path, monkeypatch, SLOW) as ctx:
+        monkeypatch.setattr(tail, "outcome", lambda c, sizes, *a: tried.append(dict(sizes))
+                            or ("right" if sizes["n"] % 1024 == 0 else "wrong", None))
+        monkeypatch.setattr(tail, "block_sizes", lambda c: [256])
+        got = tail.run(ctx, {"batch": 1, "n": 1})
+    assert got == {"tail": "wrong at n=1 and n=1025; right at n=1024 (multiples of 1024)"}, (got, tried)
+    assert {"batch": 1, "n": 256} in tried and {"batch": 1, "n": 512} in tried  # the block's multiples first
+
+
 def test_the_tail_experiment_says_wrong_at_the_failing_sizes_only_where_it_saw_it(tmp_path, monkeypatch):
     """Shape fuzzing's failure may be a rounding error just over the tolerance that the same sizes
     with other inputs do not repeat: then there is no tail to speak of."""

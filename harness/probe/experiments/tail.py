@@ -2,7 +2,13 @@
 on either side of it, and wrong again one block on with the same remainder: the last, partial
 block is where it goes wrong (a missing mask, padded lanes entering the result, a grid that
 drops the remainder). Right one block on, it was not the tail: the inputs made at the other
-sizes lacked what the failing ones had (a value past a threshold, say)."""
+sizes lacked what the failing ones had (a value past a threshold, say).
+
+The blocks tried are the kernels' own (the constexprs the launch was given), largest first, then the
+powers of two past the largest of them (``GUESSES``): the work is often cut at a coarser grain than
+any block, by a runtime value (a split of 1024 vocabulary entries walked in blocks of 256), whose
+padded part is the tail. Where no block was seen (a GPU run) the guesses alone, none far past the
+size."""
 
 from __future__ import annotations
 
@@ -21,7 +27,8 @@ def run(ctx, failing: dict) -> dict:
     if outcome(ctx, failing)[0] != "wrong":
         return {}
     seen = sorted({b for b in (block_sizes(ctx) or []) if isinstance(b, int) and b >= 2}, reverse=True)
-    blocks = seen or list(reversed(GUESSES))
+    coarser = [g for g in GUESSES if seen and g > seen[0]]  # a grain past every block: a runtime split's
+    blocks = seen + coarser if seen else list(reversed(GUESSES))
     for k, v in int_sizes(failing).items():
         for b in blocks:
             # a guessed block far past the size says little about it; a block the launch was given is the kernel's

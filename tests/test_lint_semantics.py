@@ -298,6 +298,36 @@ def table_sums(table, out):
     table_sum_kernel[(n_seqs, splits)](table, out, n_cols, per_split, BLOCK=triton.next_power_of_2(per_split))
 '''
 
+# the capped size reassigned to a power of two (at least 1) before the division: never 0 there
+SPLITS_RESHAPED = HEAD + '''
+import math
+
+@triton.jit
+def chunk_sum_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.atomic_add(out_ptr, tl.sum(tl.load(x_ptr + offs, mask=offs < n, other=0.0)))
+
+def chunk_sum(x, out):
+    numel = x.numel()
+    block = min(4096, numel)
+    block = int(2 ** math.floor(math.log2(block)))
+    chunk_sum_kernel[(triton.cdiv(numel, block),)](x, out, numel, BLOCK=block)
+'''
+
+# blocks counted by a floor: every tile the loop reads is whole (the rest of K is left undone, not read past)
+FLOOR_COUNTED = HEAD + '''
+@triton.jit
+def rowsum_kernel(x_ptr, out_ptr, K, stride, BK: tl.constexpr):
+    row = tl.program_id(0)
+    acc = tl.zeros((BK,), dtype=tl.float32)
+    for k in range(0, K // BK):
+        acc += tl.load(x_ptr + row * stride + k * BK + tl.arange(0, BK))
+    tl.store(out_ptr + row, tl.sum(acc))
+
+def rowsums(x, out):
+    rowsum_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), BK=128)
+'''
+
 CLAMPED_GATHER = HEAD + '''
 @triton.jit
 def scale_rows_kernel(x_ptr, div_ptr, out_ptr, n_rows, D: tl.constexpr, BLOCK: tl.constexpr):
@@ -365,6 +395,11 @@ PAIRS = [  # (id, rule, correct kernel, (old, new): the edit that takes the reas
     ("rng-coordinate-scaled-down-backward", "TL502", COORDINATE_RNG, (
         "        ctx.sizes = (x.numel(), inner, outer)", "        ctx.sizes = (x.numel(), outer, inner)")),
     ("min-of-a-width-not-the-batch", "TL404", SPLITS_OF_A_WIDTH, ("splits = min(n_cols, 8)", "splits = min(n_seqs, 8)")),
+    ("capped-size-reassigned-before-division", "TL404", SPLITS_RESHAPED, (
+        "    block = int(2 ** math.floor(math.log2(block)))\n", "")),
+    ("blocks-counted-by-a-floor", "TL101", FLOOR_COUNTED, ("range(0, K // BK)", "range(0, tl.cdiv(K, BK))")),
+    ("blocks-counted-by-a-floor-one-argument", "TL101", FLOOR_COUNTED.replace("range(0, K // BK)", "range(K // BK)"),
+     ("range(K // BK)", "range(tl.cdiv(K, BK))")),
     ("index-clamped-by-minimum", "TL101", CLAMPED_GATHER.replace("BOUNDED", "tl.minimum(rows, n_rows - 1)"),
      ("tl.minimum(rows, n_rows - 1)", "rows")),
     ("index-clamped-by-minimum-bound-first", "TL101",

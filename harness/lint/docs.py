@@ -41,7 +41,8 @@ FIRST_RUNS = {"A to C": (PACKAGES, 2, ("Held-out set A", "Held-out set B", "Held
               "R": (FIRST_RUN, 3, ("Set R",)),
               "S": (FIRST_RUN, 3, ("Set S",)),
               "T": (FIRST_RUN, 3, ("Set T",)),
-              "U": (FIRST_RUN, 3, ("Set U",))}
+              "U": (FIRST_RUN, 3, ("Set U",)),
+              "V": (FIRST_RUN, 3, ("Set V",))}
 
 
 def first_runs(pages: dict[Path, str] | None = None) -> dict[str, dict[str, Counter]]:

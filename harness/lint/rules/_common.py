@@ -450,7 +450,13 @@ def _whole_start(flow: Flow, node: ast.AST | None, block: str) -> bool:
 def whole_range(flow: Flow, it: ast.Call, block: str) -> bool:
     """``range(start, stop, block)`` that walks whole blocks only, the tail peeled off before or after the loop:
     ``range(N % B, N, B)`` (the first, partial block done apart), ``range(0, N // B * B, B)`` or
-    ``range(B, N - N % B, B)`` (the last one done apart). The loop's accesses never pass ``stop``."""
+    ``range(B, N - N % B, B)`` (the last one done apart). The loop's accesses never pass ``stop``. Or a count of
+    blocks rounded down, ``range(N // B)`` or ``range(s, N // B)``, whose index the access multiplies by ``B``
+    (the loops that ``partial_block_evidence`` weighs step by the block): block ``k < N // B`` ends at
+    ``(k + 1) * B <= N``, whole (what the floor drops is the tail, left undone, not read past)."""
+    if 1 <= len(it.args) <= 2:
+        stop = _bound(flow, it.args[-1])
+        return isinstance(stop, ast.BinOp) and isinstance(stop.op, ast.FloorDiv) and ast.unparse(stop.right) == block
     if len(it.args) != 3 or ast.unparse(it.args[2]) != block:
         return False
     start, stop = it.args[0], it.args[1]

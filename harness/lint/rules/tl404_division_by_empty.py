@@ -50,6 +50,17 @@ def capped_sizes(fn: ast.FunctionDef) -> dict[str, set[str]]:
     return out
 
 
+def bound_there(fn: ast.FunctionDef, name: str, line: int) -> bool:
+    """Whether ``name``'s last assignment in the launcher before ``line`` is a ``min(...)``: one reassigned after it
+    (``b = min(cap, n)`` then ``b = 2 ** floor(log2(b))``) holds what the later line made, not the capped size."""
+    last = max(((n.lineno, n) for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                and n.lineno < line and any(isinstance(t, ast.Name) and t.id == name
+                                            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))),
+               default=None, key=lambda x: x[0])
+    return last is not None and isinstance(last[1], ast.Assign) and isinstance(last[1].value, ast.Call) and \
+        dotted(last[1].value.func) == "min"
+
+
 def guarded(fn: ast.FunctionDef, names: set[str], line: int) -> bool:
     """An ``if``/``assert`` before ``line`` that tests one of ``names`` (or any numel): an early return."""
     return any(isinstance(n, (ast.If, ast.Assert, ast.IfExp)) and n.lineno < line and any(
@@ -71,7 +82,7 @@ def check(module):
             divisor = n.args[1] if isinstance(n, ast.Call) and dotted(n.func).endswith("cdiv") and len(n.args) == 2 \
                 else n.right if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Div, ast.FloorDiv, ast.Mod)) \
                 else None
-            if isinstance(divisor, ast.Name) and divisor.id in names and \
+            if isinstance(divisor, ast.Name) and divisor.id in names and bound_there(fn, divisor.id, n.lineno) and \
                     not guarded(fn, names[divisor.id] | {divisor.id}, n.lineno):
                 yield n, (f"{ast.unparse(n)} divides by {divisor.id}, which is 0 for an empty input: "
                           f"ZeroDivisionError; return early when the tensor is empty")

@@ -328,6 +328,32 @@ def rowsums(x, out):
     rowsum_kernel[(x.shape[0],)](x, out, x.shape[1], x.stride(0), BK=128)
 '''
 
+# a max of per-row counts taken only as a loop's trip count: a padded lane's 0 can lift a max only from below 0,
+# and a range to 0 or below runs no trip either way
+TRIP_COUNT = HEAD + '''
+@triton.jit
+def longest_kernel(cnt_ptr, x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    c = tl.load(cnt_ptr + offs, mask=offs < n)
+    most = tl.max(c, axis=0)
+    acc = 0.0
+    for i in tl.range(0, most):
+        acc += tl.load(x_ptr + i)
+    tl.store(out_ptr, acc)
+'''
+
+# a softmax over values scaled by a width that exp makes of a log-width: the summed exp subtracts the max; the
+# inner exp is not summed
+WIDTH_SCALED_SOFTMAX = HEAD + '''
+@triton.jit
+def scaled_softmax_kernel(x_ptr, lw_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=-float("inf"))
+    z = x / tl.exp(tl.load(lw_ptr))
+    num = tl.exp(z - tl.max(z, axis=0))
+    tl.store(out_ptr + offs, num / tl.sum(num, axis=0), mask=offs < n)
+'''
+
 CLAMPED_GATHER = HEAD + '''
 @triton.jit
 def scale_rows_kernel(x_ptr, div_ptr, out_ptr, n_rows, D: tl.constexpr, BLOCK: tl.constexpr):
@@ -397,6 +423,9 @@ PAIRS = [  # (id, rule, correct kernel, (old, new): the edit that takes the reas
     ("min-of-a-width-not-the-batch", "TL404", SPLITS_OF_A_WIDTH, ("splits = min(n_cols, 8)", "splits = min(n_seqs, 8)")),
     ("capped-size-reassigned-before-division", "TL404", SPLITS_RESHAPED, (
         "    block = int(2 ** math.floor(math.log2(block)))\n", "")),
+    ("max-only-a-trip-count", "TL201", TRIP_COUNT, ("    tl.store(out_ptr, acc)\n",
+                                                    "    tl.store(out_ptr, acc + most)\n")),
+    ("exp-inside-a-max-subtracted-exp", "TL603", WIDTH_SCALED_SOFTMAX, ("tl.exp(z - tl.max(z, axis=0))", "tl.exp(z)")),
     ("blocks-counted-by-a-floor", "TL101", FLOOR_COUNTED, ("range(0, K // BK)", "range(0, tl.cdiv(K, BK))")),
     ("blocks-counted-by-a-floor-one-argument", "TL101", FLOOR_COUNTED.replace("range(0, K // BK)", "range(K // BK)"),
      ("range(K // BK)", "range(tl.cdiv(K, BK))")),

@@ -40,16 +40,19 @@ def nonpositive(flow, node) -> bool:
 def check(module):
     """``exp(x)`` overflows fp32 once x > 88.7: the sum is inf and the softmax is NaN and zeros. Subtracting
     the row max first makes every exponent <= 0 and changes nothing else. Quiet when the exponent contains
-    any subtraction (``x - m``, an online softmax's ``qk - m_ij``) or is never positive (``-tl.abs(x)``)."""
+    any subtraction (``x - m``, an online softmax's ``qk - m_ij``) or is never positive (``-tl.abs(x)``). Only
+    the outermost exps of the sum are judged: one inside another's exponent is not what is summed."""
     for flow in flows(module):
         divisors = [n.right for n in flow.nodes if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)]
         found = {id(n) for d in divisors for n in value_chain(flow, d)}  # the divisor is (a scale of) the sum
         sums = [s for s in flow.calls("sum") if id(s) in found]
         for s in sums:
-            for e in flow.sources(arg(s, 0, "input") or s):
-                if flow.m.tl_call(e) not in ("exp", "exp2") or not e.args:
-                    continue
-                if nonpositive(flow, e.args[0]):
+            exps = [e for e in flow.sources(arg(s, 0, "input") or s) if flow.m.tl_call(e) in ("exp", "exp2") and e.args]
+            # an exp inside another's exponent (a log-width made a width, then divided into the softmax's input) is
+            # not what is summed: the outer one is, and it alone is judged
+            inner = {id(n) for e in exps for n in flow.sources(e.args[0]) if n is not e}
+            for e in exps:
+                if id(e) in inner or nonpositive(flow, e.args[0]):
                     continue
                 inside = list(flow.sources(e.args[0]))
                 if any(flow.m.tl_call(n) == "load" for n in inside) and not any(

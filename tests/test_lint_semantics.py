@@ -354,6 +354,17 @@ def scaled_softmax_kernel(x_ptr, lw_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, num / tl.sum(num, axis=0), mask=offs < n)
 '''
 
+# per-row log-likelihoods over a row's whole width, each row's own sum, less a per-row value lifted at its use
+ROW_CENTRED_LSE = HEAD + '''
+@triton.jit
+def row_lse_kernel(v_ptr, mu_ptr, s_ptr, M, K: tl.constexpr, BM: tl.constexpr):
+    m = tl.program_id(0) * BM + tl.arange(0, BM)
+    j = tl.arange(0, K)
+    mu = tl.load(mu_ptr + m, mask=m < M, other=0.0)
+    v = tl.load(v_ptr + m[:, None] * K + j[None, :], mask=m[:, None] < M, other=0.0)
+    tl.atomic_add(s_ptr + m, tl.log(tl.sum(tl.exp(v - mu[:, None]), axis=1)), mask=m < M)
+'''
+
 CLAMPED_GATHER = HEAD + '''
 @triton.jit
 def scale_rows_kernel(x_ptr, div_ptr, out_ptr, n_rows, D: tl.constexpr, BLOCK: tl.constexpr):
@@ -426,6 +437,9 @@ PAIRS = [  # (id, rule, correct kernel, (old, new): the edit that takes the reas
     ("max-only-a-trip-count", "TL201", TRIP_COUNT, ("    tl.store(out_ptr, acc)\n",
                                                     "    tl.store(out_ptr, acc + most)\n")),
     ("exp-inside-a-max-subtracted-exp", "TL603", WIDTH_SCALED_SOFTMAX, ("tl.exp(z - tl.max(z, axis=0))", "tl.exp(z)")),
+    ("per-row-value-lifted-at-its-use", "TL206", ROW_CENTRED_LSE, (
+        "tl.atomic_add(s_ptr + m, tl.log(tl.sum(tl.exp(v - mu[:, None]), axis=1)), mask=m < M)",
+        "tl.atomic_add(s_ptr + j, tl.log(tl.sum(tl.exp(v - mu[:, None]), axis=0)))")),
     ("blocks-counted-by-a-floor", "TL101", FLOOR_COUNTED, ("range(0, K // BK)", "range(0, tl.cdiv(K, BK))")),
     ("blocks-counted-by-a-floor-one-argument", "TL101", FLOOR_COUNTED.replace("range(0, K // BK)", "range(K // BK)"),
      ("range(K // BK)", "range(tl.cdiv(K, BK))")),

@@ -39,6 +39,34 @@ def _axes(flow, term: ast.AST) -> tuple[int, frozenset] | None:
     return found.pop() if len(found) == 1 else None
 
 
+def _lift(node: ast.AST) -> tuple[int, frozenset] | None:
+    """(rank, the axes it varies along) of a subscript that lifts a value into a bigger block: ``v[:, None]`` is
+    (2, {0}), ``v[None, :]`` (2, {1}); None for any other node."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) and len(node.slice.elts) >= 2:
+        elts = node.slice.elts
+        if all(isinstance(e, ast.Slice) or isinstance(e, ast.Constant) and e.value is None for e in elts) and \
+                any(isinstance(e, ast.Constant) for e in elts):
+            return len(elts), frozenset(i for i, e in enumerate(elts) if isinstance(e, ast.Slice))
+    return None
+
+
+def _summed_loads(flow, summed: ast.AST, axis: int, covered: frozenset) -> list:
+    """The loads whose values reach ``summed`` and may vary along its summed ``axis``: a load reached only through
+    lifts that leave that axis out (``mu[:, None]`` summed along axis 1: one value a row) is constant along it,
+    whatever its address walks, and is left out."""
+    is_load = lambda n: flow.m.tl_call(n) == "load"  # noqa: E731
+    out, lifted = [], []
+    for n, done in reached(flow, summed, lambda n: is_load(n) or _lift(n) is not None, False, covered):
+        if is_load(n):
+            out.append((n, done))
+            continue
+        rank, axes = _lift(n)
+        across = (axis + rank if axis < 0 else axis) in axes
+        lifted += [(load, d, across) for load, d in reached(flow, n.value, is_load, False, done)]
+    direct = {id(load) for load, _ in out}
+    return out + [(load, d) for load, d, across in lifted if across or id(load) in direct]
+
+
 def _along(flow, term: ast.AST, axis: int) -> bool:
     """Whether a term of an address may vary along block axis ``axis`` (negative counted from the last): unknown
     counts as yes."""
@@ -155,7 +183,7 @@ def complete(flow, total: ast.Call, covered: frozenset = frozenset()) -> bool:
         loads = reached(flow, summed, is_load, True, covered)
         return bool(loads) and not any(_tiled(flow, arg(n, 0, "pointer"), done) for n, done in loads)
     loads = reached(flow, summed, is_load, False, covered)
-    for load, done in loads:
+    for load, done in _summed_loads(flow, summed, axis.value, covered):
         pointer = arg(load, 0, "pointer")
         if pointer is None or _walks(flow, [t for t in _uncovered(flow, pointer, done)
                                              if _along(flow, t, axis.value)]):
@@ -177,7 +205,9 @@ def check(module):
     program per row): the statistic is the row's own, and what is added over programs is a function of it
     per row, which addition combines rightly (RMSNorm's weight gradient). For ``tl.sum(v, axis=k)`` of a 2-D
     block only the offsets along axis ``k`` count: rows gathered through the program id (``x[idx[:, None],
-    cols[None, :]]`` with ``cols = tl.arange(0, D)``) are each summed whole. A value read after a loop that every
+    cols[None, :]]`` with ``cols = tl.arange(0, D)``) are each summed whole, and a per-row value lifted at its use
+    (``v - mu[:, None]``, summed along axis 1) is one value a row, whatever rows its load walks. A value read after
+    a loop that every
     program runs whole and that folds each iteration into it (``m = tl.maximum(m, tl.max(s, axis=1))``, ``acc +=
     ...``) is complete along what the loop walks: summing it, the program adds its whole extent (a tl.sum taken
     inside the loop is still one block's)."""

@@ -43,7 +43,8 @@ FIRST_RUNS = {"A to C": (PACKAGES, 2, ("Held-out set A", "Held-out set B", "Held
               "T": (FIRST_RUN, 3, ("Set T",)),
               "U": (FIRST_RUN, 3, ("Set U",)),
               "V": (FIRST_RUN, 3, ("Set V",)),
-              "W": (FIRST_RUN, 3, ("Set W",))}
+              "W": (FIRST_RUN, 3, ("Set W",)),
+              "X": (FIRST_RUN, 3, ("Set X",))}
 
 
 def first_runs(pages: dict[Path, str] | None = None) -> dict[str, dict[str, Counter]]:

@@ -390,19 +390,28 @@ def test_the_tail_experiment_does_not_raise_a_size_to_many_times_the_work(tmp_pa
     assert {"batch": 1, "n": 69_952} in tried  # the block multiple below n: about the same work
 
 
-def test_the_tail_experiment_tries_a_grain_coarser_than_the_kernels_blocks(tmp_path, monkeypatch):
+def test_the_grain_experiment_tries_a_grain_coarser_than_the_kernels_blocks(tmp_path, monkeypatch):
     """A split of 1024 walked in blocks of 256 (only 256 is a constexpr): wrong at n=1 and at 256 (the split's
-    other 768 entries padded), right at 1024, wrong again at 1025: the tail, at the multiples of 1024."""
+    other 768 entries padded), right at 1024, wrong again at 1025. The tail experiment, at the kernel's block,
+    finds no tail; the grain experiment, run after every other, finds it at the multiples of 1024, and is
+    not run where the tail was found."""
+    import harness.probe.experiments.grain as grain
     import harness.probe.experiments.tail as tail
+    from harness.probe.experiments import registry
 
     tried = []
     with context(tmp_path, monkeypatch, SLOW) as ctx:
         monkeypatch.setattr(tail, "outcome", lambda c, sizes, *a: tried.append(dict(sizes))
                             or ("right" if sizes["n"] % 1024 == 0 else "wrong", None))
         monkeypatch.setattr(tail, "block_sizes", lambda c: [256])
-        got = tail.run(ctx, {"batch": 1, "n": 1})
-    assert got == {"tail": "wrong at n=1 and n=1025; right at n=1024 (multiples of 1024)"}, (got, tried)
-    assert {"batch": 1, "n": 256} in tried and {"batch": 1, "n": 512} in tried  # the block's multiples first
+        assert tail.run(ctx, {"batch": 1, "n": 1}) == {}
+        got = grain.run(ctx, {"batch": 1, "n": 1})
+        assert got == {"tail": "wrong at n=1 and n=1025; right at n=1024 (multiples of 1024)"}, (got, tried)
+        ctx.board.add_evidence(got)
+        assert grain.run(ctx, {"batch": 1, "n": 1}) == {}
+    assert {"batch": 1, "n": 256} in tried and {"batch": 1, "n": 512} in tried
+    order = list(registry())
+    assert all(order.index("grain") > order.index(n) for n in order if n not in ("grain", "runs"))  # runs: the GPU's
 
 
 def test_the_tail_experiment_says_wrong_at_the_failing_sizes_only_where_it_saw_it(tmp_path, monkeypatch):

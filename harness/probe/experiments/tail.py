@@ -4,11 +4,9 @@ block is where it goes wrong (a missing mask, padded lanes entering the result, 
 drops the remainder). Right one block on, it was not the tail: the inputs made at the other
 sizes lacked what the failing ones had (a value past a threshold, say).
 
-The blocks tried are the kernels' own (the constexprs the launch was given), largest first, then the
-powers of two past the largest of them (``GUESSES``): the work is often cut at a coarser grain than
-any block, by a runtime value (a split of 1024 vocabulary entries walked in blocks of 256), whose
-padded part is the tail. Where no block was seen (a GPU run) the guesses alone, none far past the
-size."""
+The blocks tried are the kernels' own (the constexprs the launch was given), largest first; where
+none was seen (a GPU run) the guesses (``GUESSES``), none far past the size. A grain coarser than any
+block (a runtime split) is the ``grain`` experiment's, after every other."""
 
 from __future__ import annotations
 
@@ -21,20 +19,28 @@ GUESSES = (16, 32, 64, 128, 256, 512, 1024)  # block sizes to try where none was
 GROWTH, SMALL = 8, 1 << 16  # a size tried may make the work this many times larger, or up to this volume
 
 
+def seen_blocks(ctx) -> list:
+    """The kernels' own block sizes (the constexprs the launch was given), largest first."""
+    return sorted({b for b in (block_sizes(ctx) or []) if isinstance(b, int) and b >= 2}, reverse=True)
+
+
 def run(ctx, failing: dict) -> dict:
+    seen = seen_blocks(ctx)
+    return search(ctx, failing, seen or list(reversed(GUESSES)), guessed=not seen)
+
+
+def search(ctx, failing: dict, blocks: list, guessed: bool) -> dict:
+    """The tail's evidence at one of ``blocks`` (``guessed``: none is the kernels' own), or {}."""
     # the evidence says "wrong at" the failing sizes: seen here (shape fuzzing's failure may have
     # been a rounding error just over the tolerance that other inputs at those sizes do not repeat)
     if outcome(ctx, failing)[0] != "wrong":
         return {}
-    seen = sorted({b for b in (block_sizes(ctx) or []) if isinstance(b, int) and b >= 2}, reverse=True)
-    coarser = [g for g in GUESSES if seen and g > seen[0]]  # a grain past every block: a runtime split's
-    blocks = seen + coarser if seen else list(reversed(GUESSES))
     for k, v in int_sizes(failing).items():
         for b in blocks:
             # a guessed block far past the size says little about it; a block the launch was given is the kernel's
             # own, however small the size shape fuzzing shrank to (k=3 inside one block of 128: right at 128 and
             # wrong again at 131 is the tail's evidence as at any size)
-            if v % b == 0 or (not seen and b > max(2 * v, 64)):
+            if v % b == 0 or (guessed and b > max(2 * v, 64)):
                 continue
             lo, hi = (v // b) * b, (v // b + 1) * b
             if volume({**failing, k: v + b}) > max(GROWTH * volume(failing), SMALL):

@@ -378,13 +378,14 @@ def test_an_experiments_run_stops_at_the_diagnosis_deadline_and_tells_nothing(tm
 
 def test_the_tail_experiment_does_not_raise_a_size_to_many_times_the_work(tmp_path, monkeypatch):
     import harness.probe.experiments.tail as tail
+    import harness.probe.tails as tails
 
     tried = []
     with context(tmp_path, monkeypatch, SLOW) as ctx:
         failing = {"batch": 1, "n": 70_000}
-        monkeypatch.setattr(tail, "outcome", lambda c, sizes, *a: tried.append(dict(sizes))
+        monkeypatch.setattr(tails, "outcome", lambda c, sizes, *a: tried.append(dict(sizes))
                             or ("wrong" if sizes == failing else "right", None))
-        monkeypatch.setattr(tail, "block_sizes", lambda c: [64])
+        monkeypatch.setattr(tails, "block_sizes", lambda c: [64])
         tail.run(ctx, failing)
     assert tried and all(s["batch"] == 1 for s in tried), tried  # batch 1 -> 64: 64 times the work
     assert {"batch": 1, "n": 69_952} in tried  # the block multiple below n: about the same work
@@ -397,13 +398,14 @@ def test_the_grain_experiment_tries_a_grain_coarser_than_the_kernels_blocks(tmp_
     not run where the tail was found."""
     import harness.probe.experiments.grain as grain
     import harness.probe.experiments.tail as tail
+    import harness.probe.tails as tails
     from harness.probe.experiments import registry
 
     tried = []
     with context(tmp_path, monkeypatch, SLOW) as ctx:
-        monkeypatch.setattr(tail, "outcome", lambda c, sizes, *a: tried.append(dict(sizes))
+        monkeypatch.setattr(tails, "outcome", lambda c, sizes, *a: tried.append(dict(sizes))
                             or ("right" if sizes["n"] % 1024 == 0 else "wrong", None))
-        monkeypatch.setattr(tail, "block_sizes", lambda c: [256])
+        monkeypatch.setattr(tails, "block_sizes", lambda c: [256])
         assert tail.run(ctx, {"batch": 1, "n": 1}) == {}
         got = grain.run(ctx, {"batch": 1, "n": 1})
         assert got == {"tail": "wrong at n=1 and n=1025; right at n=1024 (multiples of 1024)"}, (got, tried)
@@ -418,10 +420,11 @@ def test_the_tail_experiment_says_wrong_at_the_failing_sizes_only_where_it_saw_i
     """Shape fuzzing's failure may be a rounding error just over the tolerance that the same sizes
     with other inputs do not repeat: then there is no tail to speak of."""
     import harness.probe.experiments.tail as tail
+    import harness.probe.tails as tails
 
     tried = []
     with context(tmp_path, monkeypatch, SLOW) as ctx:
-        monkeypatch.setattr(tail, "outcome", lambda c, sizes, *a: tried.append(dict(sizes)) or ("right", None))
-        monkeypatch.setattr(tail, "block_sizes", lambda c: [64])
+        monkeypatch.setattr(tails, "outcome", lambda c, sizes, *a: tried.append(dict(sizes)) or ("right", None))
+        monkeypatch.setattr(tails, "block_sizes", lambda c: [64])
         assert tail.run(ctx, {"batch": 1, "n": 1025}) == {}
     assert tried == [{"batch": 1, "n": 1025}]

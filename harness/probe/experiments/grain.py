@@ -7,7 +7,7 @@ the least telling of them their time otherwise."""
 from __future__ import annotations
 
 from harness.probe.experiments import Experiment
-from harness.probe.experiments.tail import GUESSES, search, seen_blocks
+from harness.probe.tails import GUESSES, search, seen_blocks
 
 
 def run(ctx, failing: dict) -> dict:

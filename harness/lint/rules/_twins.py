@@ -52,7 +52,7 @@ def neutral_other(load: ast.Call, reduction: str) -> Fix:
 
 
 def padded_reductions(module, explicit_zero: bool):
-    """(reduction call, load call) where what a max/min/argmax/argmin reduces *is* a masked load whose
+    """(flow, reduction call, load call) where what a max/min/argmax/argmin reduces *is* a masked load whose
     padding is 0 (``other=0`` given when ``explicit_zero``, no ``other=`` otherwise), give or take a scale
     or an offset by a number (``value_chain``): not through tl.where, a call (tl.abs, tl.exp: never
     negative), nor arithmetic with another block."""
@@ -67,7 +67,7 @@ def padded_reductions(module, explicit_zero: bool):
                 continue
             for n in value_chain(flow, value):
                 if id(n) in loads:
-                    yield red, loads[id(n)]
+                    yield flow, red, loads[id(n)]
                     break
 
 

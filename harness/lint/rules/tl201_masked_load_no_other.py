@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 
-from harness.lint.flow import flows
 from harness.lint.registry import HIGH, rule
 from harness.lint.rules._twins import neutral_other, padded_reductions
 
@@ -23,25 +22,22 @@ def _a_stop(flow, node: ast.AST) -> bool:
         start.value >= 0
 
 
-def only_a_trip_count(module, red: ast.Call) -> bool:
+def only_a_trip_count(flow, red: ast.Call) -> bool:
     """A ``tl.max`` whose value is only ever a loop's trip count (the stop of a ``range`` from 0 or past it,
     directly or through a name assigned once): a padded lane's 0 raises the max only from below 0 to 0, and
-    a stop at or below the start runs no trip either way, so the padding changes nothing."""
+    a stop at or below the start runs no trip either way, so the padding changes nothing. ``flow``: the
+    kernel's flow that holds ``red``."""
     if ast.unparse(red.func).rsplit(".", 1)[-1] != "max":
         return False
-    for flow in flows(module):
-        if red not in flow.parents:
-            continue
-        if _a_stop(flow, red):
-            return True
-        holder = flow.parents.get(red)
-        if not (isinstance(holder, ast.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name)
-                and len(flow.env.get(holder.targets[0].id, ())) == 1):
-            return False
-        name = holder.targets[0].id
-        uses = [n for n in flow.nodes if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
-        return bool(uses) and all(_a_stop(flow, n) for n in uses)
-    return False
+    if _a_stop(flow, red):
+        return True
+    holder = flow.parents.get(red)
+    if not (isinstance(holder, ast.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0], ast.Name)
+            and len(flow.env.get(holder.targets[0].id, ())) == 1):
+        return False
+    name = holder.targets[0].id
+    uses = [n for n in flow.nodes if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+    return bool(uses) and all(_a_stop(flow, n) for n in uses)
 
 BAD = '''
 import triton
@@ -67,8 +63,8 @@ def check(module):
     passes through ``tl.where`` (the padding is replaced), any call (``tl.abs``, ``tl.exp``: never
     negative), or arithmetic with another block, and for a max that is only a loop's trip count (the stop
     of a range from 0: a 0 that wins it runs the same no trips as the negative max it replaced)."""
-    for red, load in padded_reductions(module, explicit_zero=False):
-        if only_a_trip_count(module, red):
+    for flow, red, load in padded_reductions(module, explicit_zero=False):
+        if only_a_trip_count(flow, red):
             continue
         name = ast.unparse(red.func).rsplit(".", 1)[-1]
         yield red, (f"tl.{name} over a tl.load (line {load.lineno}) with a mask and no other=: the masked lanes "

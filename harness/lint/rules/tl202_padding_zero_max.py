@@ -45,7 +45,7 @@ def check(module):
     and where the reduced value is not the load itself (give or take a scale): through ``tl.where``, a call
     such as ``tl.abs`` or ``tl.exp`` (never negative, so 0 cannot win a max), or another block; quiet for an
     integer ``other=0`` whose max feeds no ``tl.exp``: a max of lengths or counts, never negative."""
-    for red, load in padded_reductions(module, explicit_zero=True):
+    for _, red, load in padded_reductions(module, explicit_zero=True):
         if not float_scores(module, red, load):
             continue
         name = ast.unparse(red.func).rsplit(".", 1)[-1]

@@ -446,15 +446,15 @@ def _wraps(ctx, given: dict) -> str:
     kernel's lines against the same in 64 bits), sees one wrap, else "": an index, offset or counter past its
     type at that value is the mechanism (``diagnosis.INT_WRAPS``: evidence "debug-assert")."""
     from harness.probe.diagnosis import INT_WRAPS
+    from harness.probe.wraps import first_wrap
 
     try:
-        with ctx.instrument(poison_masked=False, memcheck=True, int_wrap=True) as rec:
-            X.call(ctx.target, X.clone_inputs(given), backend=ctx.backend, watch=ctx.watch)
+        wrap = first_wrap(ctx, X.clone_inputs(given))
     except Exception:  # noqa: BLE001  the value's own run said what it does; this one only looks for a wrap
         return ""
-    if rec is None or not rec.wraps:
+    if wrap is None:
         return ""
-    line, what = rec.wraps[0]
+    line, what = wrap
     return f"; {INT_WRAPS} {line} ({what})"
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from harness.probe import execute as X
 from harness.probe.context import fmt
 from harness.probe.experiments import Experiment, outcome
+from harness.probe.wraps import first_wrap
 
 
 def run(ctx, failing: dict) -> dict:
@@ -20,11 +21,9 @@ def run(ctx, failing: dict) -> dict:
         inputs = X.make(ctx.target, failing, ctx.seed, ctx.backend)
     except Exception:  # noqa: BLE001  make_inputs declined these sizes
         return {}
-    with ctx.instrument(poison_masked=False, memcheck=True, int_wrap=True) as rec:
-        X.call(ctx.target, inputs, backend=ctx.backend, watch=ctx.watch)
-    if not rec.wraps:
+    if (wrap := first_wrap(ctx, inputs)) is None:
         return {}
-    line, what = rec.wraps[0]
+    line, what = wrap
     return {"debug-assert": f"at {fmt(failing)}: a signed integer wraps at {line} ({what}): an index, offset or "
                         f"counter past the type's range (TRITON_DEBUG's overflow check, emulated)"}
 

@@ -181,3 +181,48 @@ def test_fresh_tuning_empties_the_tuning_cache_before_each_autotuned_launch(tmp_
             mod.scale.cache[("sentinel",)] = "kept only until the next launch"
             assert _launch(mod).tolist() == [9.0 * i for i in range(8)]
         assert rec.retuned == 2 and ("sentinel",) not in mod.scale.cache
+
+
+def test_an_analysis_that_raises_after_a_launch_is_its_own_failure_and_the_launch_stands(tmp_path, monkeypatch):
+    """A board row (2 x H200, 75051e9) held "the launcher raised" (P001, an error) where the race analysis had
+    raised inside NumPy after the launch: the probe's failure, reported as the kernel's. The launch stands and the
+    recorder keeps the failure; the detector's worker turns it into a note, never an error."""
+    import torch
+
+    from harness.probe.context import Context
+    from harness.probe.worker import _analysis_failures
+    from harness.run import interp_instrument as I
+    from harness.run.analyses.base import Analysis
+
+    class Broken(Analysis):
+        name = "broken"
+
+        def on(self, options):
+            return True
+
+        def launch_ends(self, rec):
+            raise TypeError("Cannot compare structured arrays")
+
+    mod = _kernel(tmp_path, monkeypatch)
+    x, out = torch.arange(16, dtype=torch.float32), torch.zeros(8)
+    with I.instrumented(I.Options(), analyses=[Broken()]) as rec:
+        mod.shift[(1,)](x, out, 8, BLOCK=8)
+    assert out.tolist() == x[1:9].tolist() and rec.failed == ["broken: TypeError: Cannot compare structured arrays"]
+    ctx = Context(target=None, backend="interpreter", seed=0, name="race", failed=list(rec.failed))
+    (note,) = _analysis_failures(ctx)
+    assert (note.code, note.severity, note.detector) == ("P000", "info", "race") and ctx.failed == []
+    assert "broken: TypeError" in note.message and "not a finding about the kernel" in note.message
+
+
+def test_unique_pairs_is_numpys_unique_rows_without_a_structured_view():
+    import numpy as np
+
+    from harness.run.analyses.races import unique_pairs
+
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 50, 4000).astype(np.uint64) + np.uint64(2**40)
+    b = rng.integers(0, 7, 4000).astype(np.int64)
+    got_a, got_b = unique_pairs(a, b)
+    want = np.unique(np.stack([a, b.astype(np.uint64)], axis=1), axis=0)
+    assert got_a.tolist() == want[:, 0].tolist() and got_b.tolist() == want[:, 1].astype(np.int64).tolist()
+    assert [x.size for x in unique_pairs(a[:0], b[:0])] == [0, 0]

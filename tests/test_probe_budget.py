@@ -914,3 +914,29 @@ def test_once_a_result_is_wrong_no_detector_starts_inside_the_time_kept_for_the_
     ctx.board.failing = {"n": 8}
     worker.run_one(ctx, "layout", lambda **e: None, timeout=60.0, reserve=2.0)
     assert len(ran) == 3  # wrong, but 10 s left and 2 s kept: it starts
+
+
+def test_shape_fuzzing_cut_before_its_first_size_says_so_not_that_there_were_no_sizes(monkeypatch):
+    """A board row (2 x H200, 75051e9) read "no sizes to fuzz (no integer sizes)" for a launcher with two sizes: the
+    budget's end had stopped fuzzing before its first one. The note names the cut and the sizes planned."""
+    from harness.probe.context import Context
+    from harness.probe.detectors import shapes
+
+    ran = []
+    monkeypatch.setattr(shapes, "_memo", lambda ctx, memo, sizes: ran.append(sizes))
+    planned = [{"n": 1, "k": 2}, {"n": 3, "k": 2}, {"n": 5, "k": 4}]
+    monkeypatch.setattr(shapes, "_plan", lambda ctx: {"sizes": planned, "tried": 0, "seconds": 0.0, "memo": {},
+                                                      "classes": {}, "reported": set(), "cut": False})
+    monkeypatch.setattr(shapes, "_refusals", lambda ctx: [])
+    clock = FakeClock()
+    ctx = Context(target=None, backend="interpreter", seed=0, name="shapes", options={"empty": False},
+                  budget=Budget(clock=clock, ends=clock.t + 4))
+    ctx.budget.tuned(6.0)  # its first size would tune past the budget's end
+    (note,) = shapes.fuzz_sizes(ctx)
+    assert ran == [] and note.code == "P000" and note.severity == "info"
+    assert "before its first size (3 planned)" in note.message and "no integer sizes" not in note.message
+    ctx.budget = Budget(clock=clock, ends=clock.t + 4)
+    monkeypatch.setattr(shapes, "_plan", lambda ctx: {"sizes": [], "tried": 0, "seconds": 0.0, "memo": {},
+                                                      "classes": {}, "reported": set(), "cut": False})
+    (note,) = shapes.fuzz_sizes(ctx)
+    assert note.message == "no sizes to fuzz (no integer sizes)"

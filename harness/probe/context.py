@@ -30,6 +30,7 @@ class Context:
     refused: list = field(default_factory=list)  # (sizes, why) where Triton would not compile the kernel
     board: Blackboard = field(default_factory=Blackboard)  # what the runs showed (skips, the diagnosis, the parent)
     pad: int = PAD  # guard elements on each side of every tensor (0 under a GPU tool: it checks accesses itself)
+    failed: list = field(default_factory=list)  # the analyses' own failures in this detector's runs (its P000 notes)
 
     def call(self, inputs: dict, **kw):
         """One call of the launcher on ``inputs`` (``execute.call``) on this run's backend, with its guard bands."""
@@ -64,6 +65,7 @@ class Context:
             return
         with instrumented(Options(**{**opts, **kw})) as rec:
             yield rec
+        self.failed += [f for f in rec.failed if f not in self.failed]
         for name, values in rec.blocks.items():
             self.blocks = sorted(set(self.blocks) | set(values))
         if rec.float_atomics or getattr(rec, "atomics", 0):

@@ -210,6 +210,7 @@ def run_one(ctx, name: str, emit, timeout: float, reserve: float = 0.0) -> list:
             found = det.run(ctx)
     except BaseException as e:  # noqa: BLE001  the detector's own failure, its time or the budget's end
         found = _stopped(ctx, det, e, timeout, emit)
+    found += _analysis_failures(ctx)
     _note_failing(ctx, found)
     ctx.board.kernel_files = launched_files()  # the modules of the kernels launched: the lint cross-check's
     emit(event="meta", **Meta(blocks=ctx.blocks, seen=ctx.board).to_json())
@@ -217,6 +218,18 @@ def run_one(ctx, name: str, emit, timeout: float, reserve: float = 0.0) -> list:
         emit(event="finding", **f.to_json())
     emit(event="end", detector=name)
     return found
+
+
+def _analysis_failures(ctx) -> list:
+    """A note for each analysis of the instrumented interpreter whose own code raised in this detector's runs
+    (``Recorder.failed``): the probe's failure, not the kernel's, so never the launcher's error (P001). The launch
+    stands; what that analysis would have said of it is missing, and the note says so."""
+    from harness.probe.findings import INFO, Finding
+
+    failed, ctx.failed = ctx.failed, []
+    return [Finding("P000", ctx.name, ctx.backend, f"the probe's own {what} (its analysis of a launch failed, so "
+                                                   f"its answer for that launch is missing: not a finding about "
+                                                   f"the kernel)"[:300], severity=INFO) for what in failed]
 
 
 def _stopped(ctx, det, e: BaseException, timeout: float, emit) -> list:

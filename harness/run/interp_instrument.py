@@ -387,7 +387,10 @@ def grid_call(rec: Recorder, interp):
                     raise
                 raise interp.InterpreterError(repr(e)) from e
             for a in rec.active:
-                a.launch_ends(rec)
+                try:
+                    a.launch_ends(rec)
+                except Exception as e:  # noqa: BLE001  the analysis's own failure, not the kernel's: the launch stands
+                    rec.failed.append(f"{a.name}: {type(e).__name__}: {e}"[:200])
         finally:
             rec.current = None
             if patch_scope is not None:

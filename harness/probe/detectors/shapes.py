@@ -325,7 +325,11 @@ def fuzz_sizes(ctx: Context) -> list:
     out = _empty(ctx) if ctx.options.get("empty", True) and not ctx.late() else []
     out += _refusals(ctx)
     if not st["classes"]:
-        if not st["tried"]:
+        if not st["tried"] and st["cut"]:
+            out.append(ctx.finding("P000", f"shape fuzzing stopped at the end of the probe's budget before its first "
+                                           f"size ({len(st['sizes'])} planned): a larger --budget gives it the time",
+                                   severity=INFO))
+        elif not st["tried"]:
             out.append(ctx.finding("P000", "no sizes to fuzz (no integer sizes)", severity=INFO))
         return out
     out[:0] = report_classes(ctx, st, st["classes"])

@@ -79,6 +79,7 @@ class Recorder:
     grid_limits: list = field(default_factory=list)  # launches past CUDA's grid limits (check_grid)
     wraps: list = field(default_factory=list)  # (kernel line, what) of the first wrap at each line (intwrap)
     retuned: int = 0  # autotuned launches whose tuning cache was emptied first (tuning)
+    failed: list = field(default_factory=list)  # "analysis: error" where an analysis's own code raised (not the kernel)
     analyses: list = field(default_factory=list)  # every Analysis of the block, on or off
     active: list = field(default_factory=list)  # those the options turn on, for the launch running
 

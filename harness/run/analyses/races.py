@@ -126,14 +126,28 @@ def _guarded(launch: Launch, racy, addrs, locksets):
 
     locks = [frozenset(launch.tokens[t] for t in ts if launch.tokens[t] is not None) for ts in launch.locksets]
     sel = np.isin(addrs, racy)
-    pairs = np.unique(np.stack([addrs[sel].astype(np.uint64), locksets[sel].astype(np.uint64)], axis=1), axis=0)
-    _, first, counts = np.unique(pairs[:, 0], return_index=True, return_counts=True)
-    ids = pairs[:, 1].astype(np.int64)
+    pair_addrs, ids = unique_pairs(addrs[sel], locksets[sel])
+    _, first, counts = np.unique(pair_addrs, return_index=True, return_counts=True)
     guarded = np.array([bool(locks[ids[f]]) for f in first], dtype=bool) & (counts == 1)
     for i in np.flatnonzero(counts > 1):
         sets = [locks[j] for j in ids[first[i]:first[i] + counts[i]]]
         guarded[i] = bool(frozenset.intersection(*sets))
     return guarded
+
+
+def unique_pairs(a, b) -> tuple:
+    """The distinct (a[i], b[i]) pairs, sorted by a then b, as two arrays (a's values, b's). Sorting and
+    comparing neighbours, not ``np.unique(..., axis=0)``, which views the rows as a structured dtype: on an H200
+    (NumPy 2.5.2) a race run raised "Cannot compare structured arrays unless they have a common dtype" from
+    NumPy's set routines, and those views were the only structured arrays in it (not reproduced since, here or
+    there)."""
+    import numpy as np
+
+    order = np.lexsort((b, a))
+    a, b = a[order], b[order]
+    keep = np.ones(a.size, dtype=bool)
+    keep[1:] = (a[1:] != a[:-1]) | (b[1:] != b[:-1])
+    return a[keep], b[keep]
 
 
 def find_races(launch: Launch, limit: int = 5) -> list[dict]:
@@ -147,8 +161,7 @@ def find_races(launch: Launch, limit: int = 5) -> list[dict]:
     pids = np.concatenate([np.full(a.size, p, dtype=np.int64) for a, p, *_ in launch.accesses])
     kinds = np.concatenate([np.full(a.size, k, dtype=np.int8) for a, _, k, *_ in launch.accesses])
     access = np.concatenate([np.full(a.size, i, dtype=np.int64) for i, (a, *_) in enumerate(launch.accesses)])
-    pairs = np.unique(np.stack([addrs.astype(np.uint64), pids.astype(np.uint64)], axis=1), axis=0)
-    shared_addrs, n = np.unique(pairs[:, 0], return_counts=True)
+    shared_addrs, n = np.unique(unique_pairs(addrs, pids)[0], return_counts=True)
     shared = shared_addrs[n > 1]
     stored = np.unique(addrs[kinds == STORE])
     racy = np.intersect1d(shared, stored)
@@ -175,8 +188,7 @@ def cross_program_writes(launch: Launch) -> int:
     addrs = np.concatenate([a for a, *_ in launch.accesses]).astype(np.uint64)
     pids = np.concatenate([np.full(a.size, p, dtype=np.uint64) for a, p, *_ in launch.accesses])
     kinds = np.concatenate([np.full(a.size, k, dtype=np.int8) for a, _, k, *_ in launch.accesses])
-    pairs = np.unique(np.stack([addrs, pids], axis=1), axis=0)
-    shared_addrs, n = np.unique(pairs[:, 0], return_counts=True)
+    shared_addrs, n = np.unique(unique_pairs(addrs, pids)[0], return_counts=True)
     return int(np.intersect1d(shared_addrs[n > 1], addrs[kinds != LOAD]).size)
 
 

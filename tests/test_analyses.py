@@ -226,3 +226,50 @@ def test_unique_pairs_is_numpys_unique_rows_without_a_structured_view():
     want = np.unique(np.stack([a, b.astype(np.uint64)], axis=1), axis=0)
     assert got_a.tolist() == want[:, 0].tolist() and got_b.tolist() == want[:, 1].astype(np.int64).tolist()
     assert [x.size for x in unique_pairs(a[:0], b[:0])] == [0, 0]
+
+
+BAD_ARANGE = textwrap.dedent('''
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def odd(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, 3)  # Triton refuses a range that is not a power of two
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+''')
+
+
+def test_an_analysis_that_raises_in_a_program_is_the_probes_failure_not_the_launchers(tmp_path, monkeypatch):
+    """What the instrumented interpreter's own code raises while a program runs (the interpreter wraps it in its own
+    error) is reported as the probe's note, never "the launcher raised" (P001, an error); what Triton raises for the
+    kernel, or the launcher itself, stays P001."""
+    import pytest
+    import torch
+
+    from harness.probe.context import Context, crash, own_failure
+    from harness.run import interp_instrument as I
+    from harness.run.analyses import races
+
+    ctx = Context(target=None, backend="interpreter", seed=0, name="race")
+    mod = _kernel(tmp_path, monkeypatch)
+    x, out = torch.arange(16, dtype=torch.float32), torch.zeros(8)
+    monkeypatch.setattr(races, "MAX_RECORDED", "many")  # the race analysis's own comparison now raises
+    with pytest.raises(Exception) as ours:
+        with I.instrumented(I.Options(race=True)):
+            mod.shift[(1,)](x, out, 8, BLOCK=8)
+    where = own_failure(ours.value)
+    assert where is not None and where.startswith("harness/run/analyses/races.py:")
+    note = crash(ctx, ours.value, {"n": 8})
+    assert (note.code, note.severity) == ("P000", "info") and "not a finding about the kernel" in note.message
+    monkeypatch.undo()
+
+    odd = _kernel(tmp_path, monkeypatch, "odd_kernel", BAD_ARANGE)
+    with pytest.raises(Exception) as kernels:
+        with I.instrumented(I.Options(race=True)):
+            odd.odd[(1,)](x, out, 8, BLOCK=8)
+    assert own_failure(kernels.value) is None and crash(ctx, kernels.value).code in ("P001", "P003")
+    try:
+        raise ValueError("the launcher's own check")
+    except ValueError as e:
+        assert own_failure(e) is None and crash(ctx, e).code == "P001" and crash(ctx, e).severity == "error"

@@ -90,7 +90,49 @@ def crash(ctx: Context, e: BaseException, sizes: dict | None = None) -> Finding:
         return ctx.finding("P001", f"the worker ran out of the address space the probe gives it{at} "
                                    f"(CASEBOOK_WORKER_MEMORY_GB): {error_line(e)} (information: not a finding "
                                    f"about the kernel)"[:300], severity=INFO)
+    if (where := own_failure(e)) is not None:
+        from harness.probe.findings import INFO
+
+        root = _root_cause(e)
+        return ctx.finding("P000", f"the probe's own analysis raised{at} ({where}): {error_line(root)} (information: "
+                                   f"not a finding about the kernel; that launch's answer is missing)"[:300],
+                           severity=INFO)
     return ctx.finding("P001", f"the launcher raised{at}: {error_line(e)}"[:300], line=error_where(e))
+
+
+def _root_cause(e: BaseException) -> BaseException:
+    """The exception at the bottom of ``e``'s ``raise ... from`` chain (the interpreter wraps what a program
+    raised in its own error)."""
+    seen = set()
+    while e.__cause__ is not None and id(e) not in seen:
+        seen.add(id(e))
+        e = e.__cause__
+    return e
+
+
+def own_failure(e: BaseException) -> str | None:
+    """file:line where the probe's own instrumentation raised ``e`` (its root cause), else None: the innermost frame
+    of the root cause's traceback outside NumPy and torch lies in the instrumented interpreter or one of its
+    analyses (``harness/run/interp_instrument.py``, ``harness/run/analyses/``). An error of the kernel or the
+    launcher has its innermost such frame in their code or in Triton's (which runs the kernel's operations),
+    never in ours; a deliberate refusal of ours (a grid past CUDA's limits) is judged before this."""
+    import os
+    import traceback
+
+    import numpy
+    import torch
+
+    root = _root_cause(e)
+    libs = (os.path.dirname(numpy.__file__), os.path.dirname(torch.__file__))
+    frames = [f for f in traceback.extract_tb(root.__traceback__) if not f.filename.startswith(libs)]
+    if not frames:
+        return None
+    run = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "run")
+    ours = (os.path.join(run, "analyses") + os.sep, os.path.join(run, "interp_instrument.py"))
+    last = frames[-1]
+    if not os.path.abspath(last.filename).startswith(ours):
+        return None
+    return f"{os.path.relpath(last.filename, os.path.dirname(os.path.dirname(run)))}:{last.lineno}"
 
 
 def over_memory_cap(e: BaseException | None) -> bool:

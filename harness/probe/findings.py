@@ -89,10 +89,12 @@ class Code:
 # two detectors): declared here once; each detector that can emit one lists it in its ``codes``.
 NONDETERMINISM = "by DETERMINISTIC: an error where declared True, a warning where undeclared, info where False"
 P000 = Code("P000", INFO, "the detector itself stopped, failed or was not run (the budget's end, no sizes to "
-                          "fuzz, too many accesses recorded); the line says why", otherwise="an error where the "
+                          "fuzz, too many accesses recorded, the probe's own analysis raised in a launch: never "
+                          "the kernel's error); the line says why", otherwise="an error where the "
                                                                                        "detector failed")
-P001 = Code("P001", ERROR, "the launcher raised, or the worker process died (on a GPU an illegal address is "
-                           "an exception)", ("empty-input", "attention-seq-tail"),
+P001 = Code("P001", ERROR, "the launcher raised (the launcher, Triton or the kernel: what the probe's own "
+                           "instrumentation raises is P000), or the worker process died (on a GPU an illegal address "
+                           "is an exception)", ("empty-input", "attention-seq-tail"),
             otherwise="info where the worker ran out of the address space the probe gives it",
             sanitize=INFO, sanitize_otherwise="a launch that raised: not checked, counted apart")
 P002 = Code("P002", ERROR, "no result before the detector's timeout: the kernel hung", ("spin-lock-no-ordering",),

@@ -403,6 +403,30 @@ def rms_norm_backward(dy, x, dx, dw, eps):
 # the same backward with the row cut into blocks over a second grid axis: each program's sum is a slice's
 ROW_SPLIT = ("    cols = tl.arange(0, BLOCK)\n", "    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)\n")
 
+# set X's X1 (cosmos-rl 0.4.7's all-to-all, docs/lint-first-run.md): a program's share walked in whole steps, then a
+# tail; for a program whose share starts past the end, (end - off) // STEP is negative, but truncated toward zero
+# off + whole stays between off and end, so the range runs no trip and neither does the tail (run under the
+# interpreter with two programs past the end: the copy right, nothing outside dst written)
+WHOLE_STEPS = HEAD + '''
+@triton.jit
+def copy_kernel(src, dst, n, SHARE: tl.constexpr, STEP: tl.constexpr):
+    off = tl.program_id(0) * SHARE
+    end = tl.minimum(off + SHARE, n)
+    whole = (end - off) // STEP * STEP
+    for i in tl.range(off, off + whole, STEP):
+        o = i + tl.arange(0, STEP)
+        tl.store(dst + o, tl.load(src + o))
+    off += whole
+    while off < end:
+        o = off + tl.arange(0, STEP)
+        tl.store(dst + o, tl.load(src + o, mask=o < end), mask=o < end)
+        off += STEP
+
+def copy(src, dst):
+    assert src.is_contiguous() and dst.is_contiguous()
+    copy_kernel[(triton.cdiv(src.numel(), 4096) + 2,)](src, dst, src.numel(), SHARE=4096, STEP=256)
+'''
+
 PAIRS = [  # (id, rule, correct kernel, (old, new): the edit that takes the reason away)
     ("wrapper-same-file", "TL701", SAME_FILE_WRAPPER, WITHOUT_PID),
     ("from-triton-language-import", "TL701", FROM_IMPORT, WITHOUT_PID),
@@ -456,6 +480,7 @@ PAIRS = [  # (id, rule, correct kernel, (old, new): the edit that takes the reas
      ("tl.minimum(rows, n_rows - 1)", "tl.minimum(rows, rows + 1)")),
     ("index-wrapped-by-modulo", "TL101", CLAMPED_GATHER.replace("BOUNDED", "rows % n_rows"), ("rows % n_rows", "rows")),
     ("row-statistic-complete-in-program", "TL206", ROW_STATISTIC, ROW_SPLIT),
+    ("whole-steps-toward-the-end", "TL102", WHOLE_STEPS, ("    off += whole\n", "    off += (end - off) // STEP\n")),
     ("filled-by-earlier-launch", "TL306", FILLED_BY_EARLIER_LAUNCH, (
         "    fill_kernel[(triton.cdiv(bins, 256),)](out, bins, BLOCK=256)\n", "")),
 ]

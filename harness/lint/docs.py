@@ -44,7 +44,8 @@ FIRST_RUNS = {"A to C": (PACKAGES, 2, ("Held-out set A", "Held-out set B", "Held
               "U": (FIRST_RUN, 3, ("Set U",)),
               "V": (FIRST_RUN, 3, ("Set V",)),
               "W": (FIRST_RUN, 3, ("Set W",)),
-              "X": (FIRST_RUN, 3, ("Set X",))}
+              "X": (FIRST_RUN, 3, ("Set X",)),
+              "Y": (FIRST_RUN, 3, ("Set Y",))}
 
 
 def first_runs(pages: dict[Path, str] | None = None) -> dict[str, dict[str, Counter]]:

@@ -428,3 +428,38 @@ def test_the_tail_experiment_says_wrong_at_the_failing_sizes_only_where_it_saw_i
         monkeypatch.setattr(tails, "block_sizes", lambda c: [64])
         assert tail.run(ctx, {"batch": 1, "n": 1025}) == {}
     assert tried == [{"batch": 1, "n": 1025}]
+
+
+# -- a match with a reference of zeros only is no evidence (outcome's "trivial") ------------------------------------
+
+SCALED_COPY = '''
+@triton.jit
+def k(x_ptr, w_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    w = tl.load(w_ptr)
+    tl.store(out_ptr + offs, (tl.load(x_ptr + offs, mask=offs < n, other=0.0) * w).to(tl.int8), mask=offs < n)
+
+def launch(x, w):
+    out = torch.empty(x.numel(), dtype=torch.int8, device=x.device)  # a narrower type than the result's
+    k[(triton.cdiv(x.numel(), 64),)](x, w, out, x.numel(), BLOCK=64)
+    return out
+
+def make_inputs(*, device, gen, n=100, weight=1):
+    x = torch.rand(n, generator=gen) * 3
+    return {"x": x.to(device), "w": torch.full((1,), float(weight)).to(device)}
+
+def reference(x, w):
+    return x * w
+'''
+
+
+def test_a_match_with_a_reference_of_zeros_is_no_evidence_either_way(tmp_path, monkeypatch):
+    """A board row (LightX2V's int8 output, the CPU at aa42c65) named padding-contamination first: the tail
+    experiment saw the kernel right at m=256, where the seeded draw gave the one weight of n=1, k=1 the value 0, so
+    every product, and the reference, was 0. Such a run says nothing of the formula: neither right nor wrong."""
+    from harness.probe.experiments import outcome
+
+    with context(tmp_path, monkeypatch, SCALED_COPY) as ctx:
+        assert outcome(ctx, {"n": 100, "weight": 1})[0] == "wrong"  # the int8 store drops every fraction
+        assert outcome(ctx, {"n": 100, "weight": 0})[0] == "trivial"
+        assert outcome(ctx, {"n": 1, "weight": 0})[0] == "trivial"

@@ -38,9 +38,11 @@ def last_axis(t, n: int) -> int:
 def outcome(ctx, sizes: dict, inputs: dict | None = None, **analyses):
     """One call at ``sizes`` (or on ``inputs``, with more of the interpreter's ``analyses`` on, as
     ``ctx.instrument`` takes them) as a GPU runs it today (0 in masked lanes):
-    ("right" | "wrong" | "refused" | "late", the Call). Refused: make_inputs, the reference or
+    ("right" | "wrong" | "refused" | "late" | "trivial", the Call). Refused: make_inputs, the reference or
     Triton declined these sizes, which tells nothing; late: the experiments' time is spent (a run
-    already made at these sizes is still answered), which tells nothing either."""
+    already made at these sizes is still answered), which tells nothing either; trivial: the kernel matched a
+    reference that is 0 everywhere, which says nothing of its formula (neither right nor wrong: a wrong formula
+    times a weight of 0 is 0 too)."""
     import contextlib
 
     from harness.probe import execute as X
@@ -75,8 +77,22 @@ def outcome(ctx, sizes: dict, inputs: dict | None = None, **analyses):
         c.loads = rec.loads
     if c.error is not None:
         result = ("refused" if refused(c.error) else "wrong"), c
+    elif c.cmp["close"] and _nothing_to_get_wrong(ref):
+        result = "trivial", c
     else:
         result = ("right" if c.cmp["close"] else "wrong"), c
     if key is not None:
         cache[key] = result
     return result
+
+
+def _nothing_to_get_wrong(ref) -> bool:
+    """Whether every element of the reference's result is 0: a kernel that matches it there may compute nothing
+    (a zero drawn for the only weight at these sizes zeroes every product, right or wrong the formula), so a match
+    is no evidence that it is right at those sizes."""
+    import torch
+
+    from harness.probe import execute as X
+
+    parts = [t for _, t in X.flat_parts(ref) if isinstance(t, torch.Tensor) and t.numel()]
+    return bool(parts) and all(not bool(t.ne(0).any()) for t in parts)

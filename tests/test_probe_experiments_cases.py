@@ -463,3 +463,21 @@ def test_a_match_with_a_reference_of_zeros_is_no_evidence_either_way(tmp_path, m
         assert outcome(ctx, {"n": 100, "weight": 1})[0] == "wrong"  # the int8 store drops every fraction
         assert outcome(ctx, {"n": 100, "weight": 0})[0] == "trivial"
         assert outcome(ctx, {"n": 1, "weight": 0})[0] == "trivial"
+
+
+def test_a_result_in_an_integer_type_that_cannot_hold_the_reference_is_named(tmp_path, monkeypatch):
+    """The launcher allocates an int8 output for a float result (as LightX2V's int8 GEMM did by default): past int8's
+    range the store wraps ("narrow-result", overflow); with values in range, only the fractions are dropped
+    ("narrow-fraction"); a float result says nothing."""
+    run = experiment("result-type")
+    with context(tmp_path, monkeypatch, SCALED_COPY) as ctx:
+        got = run(ctx, {"n": 100, "weight": 100})
+        assert list(got) == ["narrow-result"] and "int8" in got["narrow-result"], got
+        wraps = got
+        got = run(ctx, {"n": 100, "weight": 1})
+        assert list(got) == ["narrow-fraction"], got
+    assert diagnose(wrong("at n=100: wrong"), wraps)[0]["defect"] == "overflow"
+    assert diagnose(wrong("at n=100: wrong"), got)[0]["defect"] == "precision-loss"
+    with context(tmp_path, monkeypatch, SCALED_COPY.replace("dtype=torch.int8", "dtype=torch.float32")
+                 .replace(".to(tl.int8)", "")) as ctx:
+        assert run(ctx, {"n": 100, "weight": 100}) == {}  # right: nothing to take apart

@@ -160,6 +160,8 @@ EVIDENCE = {
     "int32-offset": "a launched kernel's address holds a program id (or an index loaded from a 32-bit tensor) times a runtime size in int32, never widened "
                     "(a hazard past 2**31 elements, from the source)",
     "debug-assert": "TRITON_DEBUG's overflow checks (on a GPU, or their emulation under the interpreter) or a device assert fired",
+    "narrow-result": "the launcher's result comes back as an integer type whose range the reference's values pass",
+    "narrow-fraction": "the launcher's result comes back as an integer type and the reference's values have fractions",
     "hang": "the kernel does not return",
     "crash": "the launcher raised or the process died",
     "wrong-everywhere": "most output elements are wrong at every size tried",

@@ -73,7 +73,8 @@ def _r(defect: str, needs: str, confidence: float, unless: str = "") -> Rule:
 NO_MECHANISM = ("tail many-programs layout equal-sizes oob-store oob-load unwritten race order "
                 "autotune-first-call first-call-right special-value fill-kept tf32 accumulated grid-limit large-only uninitialized masked-undefined "
                 "error-grows autotuned-atomics autotune-reuse atomic-order empty hang nonfinite-input zero-input zero-row magnitude "
-                "wider-dtype block-repeat lane-collision lost-rmw cross-lane other-stream config-value")
+                "wider-dtype block-repeat lane-collision lost-rmw cross-lane other-stream config-value narrow-result "
+                "narrow-fraction")
 
 RULES = (
     # an access outside that contiguous copies of the inputs make go away is the stride assumption's doing
@@ -98,6 +99,10 @@ RULES = (
     # an int32 offset in the source (a warning: not shown wrong): named only where nothing else is
     _r("overflow", "int32-offset", 0.1),
     _r("overflow", "debug-assert", 0.8),
+    # the launcher's result is an integer tensor whose type cannot hold the reference's values (a dequantized
+    # product stored into an int8 output made like its operands): past its range, the store wraps whatever the
+    # kernel computed; only fractions dropped, a loss of precision (below)
+    _r("overflow", "narrow-result", 0.85, "oob-load oob-store layout"),
     # an overflow that needs the length too is a running sum in too narrow a type: precision (below)
     _r("overflow", "nonfinite magnitude", 0.85, "oob-load oob-store layout length"),
     # finite values far off at large inputs that the reference's own formula in float32 handles, right where the
@@ -132,6 +137,7 @@ RULES = (
     # (a stream race is wrong in some runs only: a wider type's run that happened to be right is no
     # evidence of rounding once ordering the streams made every run right)
     _r("precision-loss", "tf32", 0.9),
+    _r("precision-loss", "narrow-fraction", 0.7, "oob-load oob-store layout"),
     _r("precision-loss", "error-grows small-error", 0.7, "tail layout other-stream"),
     _r("precision-loss", "wider-dtype small-error", 0.8, "tail layout other-stream"),
     # right one type wider and at a quarter of the length, wrong with the largest values clipped: a running

@@ -678,3 +678,28 @@ def test_a_large_row_not_run_again_where_nothing_overflows_claims_no_overflow():
     told = Finding("P207", "special", "gpu", large.message.replace(said, "; right with the row at largest "
                    "magnitude 44.4, where nothing overflows: an intermediate overflows"), sizes=d)
     assert diagnose([zero, told], defaults=d)[0]["defect"] == "overflow"  # shown: it explains the large row
+
+
+def test_shape_fuzzings_failure_at_an_axis_or_switch_of_0_is_no_empty_input():
+    """A board row (trident's argmax, the H200 at 5ec1637) named degenerate-size first: shape fuzzing's P401 at
+    rows=5, cols=2000, dim=0, log_probs=0 read as a failure at a size of 0, where dim is the reduced axis and log_probs
+    a switch. Only a P401 whose sizes leave an input empty (shape fuzzing says so) is evidence of an empty input."""
+    from harness.probe.diagnosis import EMPTY_THERE, evidence_of
+    from harness.probe.findings import Finding
+
+    sizes = {"rows": 5, "cols": 2000, "dim": 0, "log_probs": 0}
+    at_an_axis = Finding("P401", "shapes", "interpreter", "wrong values: smallest failing sizes rows=5, cols=2000, "
+                         "dim=0, log_probs=0: 75/2000 differ", sizes=sizes)
+    assert "empty" not in evidence_of([at_an_axis])
+    emptied = Finding("P401", "shapes", "interpreter", f"wrong values: smallest failing sizes ({EMPTY_THERE}) n=0: "
+                      f"1/1 differ", sizes={"n": 0})
+    assert "empty" in evidence_of([emptied])
+
+
+def test_shape_fuzzing_says_where_an_input_is_empty(tmp_path, monkeypatch):
+    from test_probe_experiments_cases import SCALED_COPY, context
+
+    from harness.probe.detectors.shapes import _empty_there
+
+    with context(tmp_path, monkeypatch, SCALED_COPY) as ctx:
+        assert _empty_there(ctx, {"n": 0, "weight": 1}) and not _empty_there(ctx, {"n": 3, "weight": 0})

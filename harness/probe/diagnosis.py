@@ -240,11 +240,25 @@ SENTINEL_EVIDENCE = {"out-of-bounds-read": "oob-load", "out-of-bounds-write": "o
 # evidence "debug-assert" at that value
 INT_WRAPS = "an integer wraps at"
 
+# the words of shape fuzzing's P401 whose smallest failing sizes leave an input with no element (detectors/shapes.py):
+# evidence "empty". A size of 0 alone is not: a keyword at 0 may be an axis (dim=0) or a switch (causal=0)
+EMPTY_THERE = "an input holds no element there"
+
 # the words of a finding whose wrong elements all keep the output's fill (context.fill_kept): evidence "fill-kept"
 KEPT_FILL = "never written, they keep what the output was filled with"
 
 # what shape fuzzing's P401 can be evidence of (its message names which)
 P401_EVIDENCE = frozenset({"oob-store", "unwritten", "nonfinite", "crash", "empty"})
+
+
+def _failed_empty(f, at: dict | None) -> bool:
+    """Whether ``f`` failed where an input is empty: shape fuzzing says so (P401, ``EMPTY_THERE``: its sizes may hold
+    an axis or a switch at 0, which empties nothing); a crash at sizes with a 0 among them (the defaults' own, as
+    empty-input's n_rows=0, or those its message names)."""
+    if f.severity == "info":
+        return False
+    return (f.code == "P401" and EMPTY_THERE in f.message
+            or f.code == "P001" and 0 in (at or {}).values())
 
 
 def evidence_of(findings: list, observed: dict | None = None, defaults: dict | None = None) -> dict[str, list[str]]:
@@ -295,8 +309,8 @@ def evidence_of(findings: list, observed: dict | None = None, defaults: dict | N
         # it failed at a size of 0 (a crash whose message names the default sizes is at them: ``defaults``)
         at = sizes_of(f)
         at = defaults if defaults is not None and at and at_sizes(at, defaults) else f.sizes
-        if f.code in ("P401", "P001") and f.severity != "info" and 0 in (at or {}).values():
-            out.setdefault("empty", []).append(f"{f.detector}: {f.message}"[:300])  # it failed at a size of 0
+        if _failed_empty(f, at):
+            out.setdefault("empty", []).append(f"{f.detector}: {f.message}"[:300])
         if name and f.severity != "info":
             where = f" at {f.line}" if f.line else ""
             out.setdefault(name, []).append(f"{f.detector}: {f.message}{where}"[:300])

@@ -26,6 +26,7 @@ from harness.probe.context import cuda_usable, int_sizes, label as _label, never
 from harness.probe.context import wrong as _wrong
 from harness.probe.execute import innermost_file
 from harness.probe.detectors import Detector
+from harness.probe.diagnosis import EMPTY_THERE
 from harness.probe.findings import ERROR, INFO, P203, P204, Code
 
 DEFAULT_TRIALS = 24
@@ -526,9 +527,25 @@ def _p401(ctx: Context, kind: str, best: dict, first: dict, n: int, runs: int | 
     ctx.board.found_at = [*(ctx.board.found_at or []), dict(first)]
     how = "not shrunk: the probe's budget ended" if runs is None else f"shrunk in {runs} runs"
     what = "failing sizes" if runs is None else "smallest failing sizes"
+    if _empty_there(ctx, best):
+        what = f"{what} ({EMPTY_THERE})"
     return ctx.finding("P401", f"{kind}: {what} {_fmt(best)} (seed {ctx.seed}; found at "
                                f"{_fmt(first)} after {n} sizes, {how}): {why}"[:400],
                        defect=defect, sizes=dict(best))
+
+
+def _empty_there(ctx: Context, sizes: dict) -> bool:
+    """Whether make_inputs at ``sizes`` gives a tensor with no element (a size of 0 that is a tensor's dim, not an
+    axis or a switch at 0): the diagnosis's evidence "empty" (``diagnosis.EMPTY_THERE``)."""
+    import torch
+
+    if 0 not in sizes.values():
+        return False
+    try:
+        inputs = X.make(ctx.target, sizes, ctx.seed, ctx.backend)
+    except Exception:  # noqa: BLE001  make_inputs declined them: nothing to say
+        return False
+    return any(isinstance(v, torch.Tensor) and v.numel() == 0 for v in inputs.values())
 
 
 P401 = Code("P401", ERROR, "wrong at other sizes (shape fuzzing): the smallest failing sizes, shrunk one size at a "

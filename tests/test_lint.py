@@ -156,14 +156,14 @@ def test_first_run_precision_is_read_from_every_triaged_hit():
     """The rules table's first-run column counts the triage tables of docs/lint-packages.md: every hit of sets A
     to C (74, 49 false alarms) and E to G (27, 3 false alarms), as that page's summary says; and those of
     docs/lint-first-run.md: sets H to J (10, 5 false alarms), K (6, 6), L (1, 1), M (7, 4), N (8, 8), O (17, 17), P (no hit), Q
-    (3, 1), R (16, 2), S (9, 9), T (12, 2), U (6, 4), V (6, 6), W (10, 7), X (2, 1) and Y (no hit), as its answer table
-    says. Set Y's table of triaged preview hits has no verdict column and is not counted."""
+    (3, 1), R (16, 2), S (9, 9), T (12, 2), U (6, 4), V (6, 6), W (10, 7), X (2, 1), Y (no hit) and Z (38, 0), as its
+    answer table says. Set Y's table of triaged preview hits has no verdict column and is not counted."""
     from harness.lint.docs import FIRST_RUN, first_runs
 
     runs = first_runs()
     totals = {g: (sum(sum(c.values()) for c in rules.values()), sum(c["false alarm"] for c in rules.values()))
               for g, rules in runs.items()}
-    assert totals == {"A to C": (74, 49), "E to G": (27, 3), "H to J": (10, 5), "K": (6, 6), "L": (1, 1), "M": (7, 4), "N": (8, 8), "O": (17, 17), "P": (0, 0), "Q": (3, 1), "R": (16, 2), "S": (9, 9), "T": (12, 2), "U": (6, 4), "V": (6, 6), "W": (10, 7), "X": (2, 1), "Y": (0, 0)}
+    assert totals == {"A to C": (74, 49), "E to G": (27, 3), "H to J": (10, 5), "K": (6, 6), "L": (1, 1), "M": (7, 4), "N": (8, 8), "O": (17, 17), "P": (0, 0), "Q": (3, 1), "R": (16, 2), "S": (9, 9), "T": (12, 2), "U": (6, 4), "V": (6, 6), "W": (10, 7), "X": (2, 1), "Y": (0, 0), "Z": (38, 0)}
     assert {c: dict(v) for c, v in runs["L"].items()} == {"TL703": {"false alarm": 1}}
     assert {c: dict(v) for c, v in runs["M"].items()} == {
         "TL301": {"real bug": 3}, "TL206": {"false alarm": 3}, "TL402": {"false alarm": 1}}
@@ -204,6 +204,9 @@ def test_first_run_precision_is_read_from_every_triaged_hit():
     assert {c: dict(v) for c, v in runs["X"].items()} == {"TL102": {"false alarm": 1}, "TL303": {"latent hazard": 1}}
     assert "| **H to Y together** | | 130 packages | 2,158 | 113 | 16 / 24 / 73 |" in page
     assert runs["Y"] == {} and "| Yp1 | fastqml/register_ops.py:39 | TL501 |" in page  # preview rows, not counted
+    assert "| **H to Z together** | | 138 packages | 2,241 | 151 | 18 / 60 / 73 |" in page
+    assert {c: dict(v) for c, v in runs["Z"].items()} == {
+        "TL301": {"real bug": 2, "latent hazard": 2}, "TL703": {"latent hazard": 34}}
     one_more = page.replace("| I6 | flashnn/", "| I7 | x.py:1 | TL404 | false alarm | a test row |\n| I6 | flashnn/", 1)
     assert sum(first_runs({FIRST_RUN: one_more})["H to J"]["TL404"].values()) == 2  # a row added is counted
 

@@ -45,7 +45,8 @@ FIRST_RUNS = {"A to C": (PACKAGES, 2, ("Held-out set A", "Held-out set B", "Held
               "V": (FIRST_RUN, 3, ("Set V",)),
               "W": (FIRST_RUN, 3, ("Set W",)),
               "X": (FIRST_RUN, 3, ("Set X",)),
-              "Y": (FIRST_RUN, 3, ("Set Y",))}
+              "Y": (FIRST_RUN, 3, ("Set Y",)),
+              "Z": (FIRST_RUN, 3, ("Set Z",))}
 
 
 def first_runs(pages: dict[Path, str] | None = None) -> dict[str, dict[str, Counter]]:

@@ -481,3 +481,14 @@ def test_a_result_in_an_integer_type_that_cannot_hold_the_reference_is_named(tmp
     with context(tmp_path, monkeypatch, SCALED_COPY.replace("dtype=torch.int8", "dtype=torch.float32")
                  .replace(".to(tl.int8)", "")) as ctx:
         assert run(ctx, {"n": 100, "weight": 100}) == {}  # right: nothing to take apart
+
+
+def test_a_result_type_too_narrow_is_read_at_the_defaults_too(tmp_path, monkeypatch):
+    """LightX2V's int8 output at the CPU's later run (be81ade): shape fuzzing's smallest failing sizes (one product)
+    held fractions only, and the defaults' products pass int8's range: the range passed is named (overflow)."""
+    run = experiment("result-type")
+    source = SCALED_COPY.replace("def make_inputs(*, device, gen, n=100, weight=1):",
+                                 "def make_inputs(*, device, gen, n=100, weight=100):")
+    with context(tmp_path, monkeypatch, source) as ctx:
+        got = run(ctx, {"n": 100, "weight": 1})  # fractions only there; the defaults' weight 100 passes int8
+        assert list(got) == ["narrow-result"], got

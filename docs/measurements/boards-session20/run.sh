@@ -6,6 +6,7 @@
 # docs/bugs/rows/gpu+interpreter/ here, then `harness bugs --no-run`).
 set -u
 LIST=$1; TAG=$2; CODE=${3:-}; JOBS=${4:-1}  # CODE: the commit the tree is at (a copy's own git may be older)
+BACKEND=${BACKEND:-gpu+interpreter}  # session 24: gpu for the GPU-only board (boards-session24/run-gpu-only.sh)
 export CASEBOOK_BUG_CACHE=$PWD/.bugcache
 log=$OUT/$TAG.log
 N=$(nvidia-smi -L | wc -l); C=$(( $(nproc) / N ))
@@ -14,12 +15,12 @@ N=$(nvidia-smi -L | wc -l); C=$(( $(nproc) / N ))
   echo "code ${CODE:-$(git rev-parse --short HEAD)}; $N shards, $JOBS probes at once a shard"; } > "$log" 2>&1
 for ((i = 0; i < N; i++)); do
   ( s=$(date +%s); CUDA_VISIBLE_DEVICES=$i taskset -c $((C * i))-$((C * i + C - 1)) python3 -m harness bugs \
-      --backend gpu+interpreter --runs default --record --jobs "$JOBS" --peers "" --shard $((i + 1))/$N $(cat "$LIST") \
+      --backend "$BACKEND" --runs default --record --jobs "$JOBS" --peers "" --shard $((i + 1))/$N $(cat "$LIST") \
       > "$OUT/$TAG-shard$i.log" 2>&1
     echo "rc=$? at $(( $(date +%s) - s )) s" >> "$OUT/$TAG-shard$i.log" ) &
 done
 wait
 for ((i = 0; i < N; i++)); do echo "## shard $((i + 1))/$N" >> "$log"; grep -E "rows recorded|^rc=|error:" "$OUT/$TAG-shard$i.log" >> "$log"; done
-(cd docs/bugs/rows/gpu+interpreter && tar czf "$OUT/$TAG-rows.tgz" $(for e in $(cat "$OLDPWD/$LIST"); do
+(cd "docs/bugs/rows/$BACKEND" && tar czf "$OUT/$TAG-rows.tgz" $(for e in $(cat "$OLDPWD/$LIST"); do
   [ -f "$e.json" ] && echo "$e.json"; done))
 cat "$log"

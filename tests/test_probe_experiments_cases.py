@@ -492,3 +492,20 @@ def test_a_result_type_too_narrow_is_read_at_the_defaults_too(tmp_path, monkeypa
     with context(tmp_path, monkeypatch, source) as ctx:
         got = run(ctx, {"n": 100, "weight": 1})  # fractions only there; the defaults' weight 100 passes int8
         assert list(got) == ["narrow-result"], got
+
+
+def test_an_experiments_run_in_which_the_probes_own_analysis_raised_tells_nothing(tmp_path, monkeypatch):
+    """A run whose launch raised inside our own instrumentation (an analysis of the interpreter) is the probe's
+    failure: the experiment reads it as telling nothing ("refused") and the detector's P000 note names it, never as
+    the kernel's wrong run (which would be evidence for a defect class)."""
+    from harness.probe.experiments import outcome
+    from harness.run.analyses import races
+
+    kept = races.MAX_RECORDED
+    with context(tmp_path, monkeypatch, OVERWRITES) as ctx:
+        monkeypatch.setattr(races, "MAX_RECORDED", "many")  # the race analysis's own comparison now raises
+        seen, _ = outcome(ctx, {"n": 256}, race=True)
+        assert seen == "refused" and len(ctx.failed) == 1, (seen, ctx.failed)
+        assert "harness/run/analyses/races.py:" in ctx.failed[0]
+        monkeypatch.setattr(races, "MAX_RECORDED", kept)
+        assert outcome(ctx, {"n": 256}, race=True)[0] == "wrong"  # the kernel's own wrong run, as before

@@ -135,6 +135,20 @@ def own_failure(e: BaseException) -> str | None:
     return f"{os.path.relpath(last.filename, os.path.dirname(os.path.dirname(run)))}:{last.lineno}"
 
 
+def told_own_failure(ctx: "Context", e: BaseException | None) -> bool:
+    """Whether ``e`` is the probe's own failure (``own_failure``); if so it is noted in ``ctx.failed`` (a P000 note
+    at the detector's end, ``harness.probe.worker``), never read as the kernel's: an experiment's run, a fuzzed
+    size or a check whose launch raised inside our instrumentation tells nothing about the kernel."""
+    if e is None or (where := own_failure(e)) is None:
+        return False
+    from harness.errors import error_line
+
+    what = f"analysis raised at {where}: {error_line(_root_cause(e))}"[:200]
+    if what not in ctx.failed:
+        ctx.failed.append(what)
+    return True
+
+
 def over_memory_cap(e: BaseException | None) -> bool:
     """A MemoryError (or the interpreter's error wrapping one) in a worker under the probe's own
     address-space limit (``harness.run.isolate.memory_limit_bytes``): the probe's limit was reached,

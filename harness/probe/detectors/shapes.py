@@ -22,7 +22,8 @@ from harness.probe import fuzz
 from harness.probe import kernels as source
 from harness.probe.budget import FUZZ_S, SHRINK_S
 from harness.probe.context import Context, crash as _crash, device_fault, fmt as _fmt, grid_finding, grid_limit_hit
-from harness.probe.context import cuda_usable, int_sizes, label as _label, never_written, over_memory_cap, pinned_names
+from harness.probe.context import (cuda_usable, int_sizes, label as _label, never_written, over_memory_cap, pinned_names,
+                                   told_own_failure)
 from harness.probe.context import wrong as _wrong
 from harness.probe.execute import innermost_file
 from harness.probe.detectors import Detector
@@ -90,6 +91,8 @@ def _why(ctx: Context, sizes: dict, inputs: dict, ref, c) -> tuple[str, str] | N
     if c.error is not None:
         from harness.errors import error_line
 
+        if told_own_failure(ctx, c.error):  # the probe's own analysis raised: nothing about the kernel (a P000 note)
+            return None
         if refused(c.error) or over_memory_cap(c.error):  # a limit (Triton's, or the probe's own memory cap),
             ctx.refused.append((sizes, error_line(c.error)))  # not a wrong result
             return None
@@ -284,7 +287,7 @@ def _crashes(ctx: Context, sizes: dict) -> tuple[str, str] | None:
         call_with(ctx.target.launcher, inputs)
         torch.cuda.synchronize()
     except Exception as e:  # noqa: BLE001
-        return None if refused(e) else (f"raised {type(e).__name__}", error_line(e))
+        return None if refused(e) or told_own_failure(ctx, e) else (f"raised {type(e).__name__}", error_line(e))
     return None
 
 

@@ -39,13 +39,14 @@ def outcome(ctx, sizes: dict, inputs: dict | None = None, **analyses):
     """One call at ``sizes`` (or on ``inputs``, with more of the interpreter's ``analyses`` on, as
     ``ctx.instrument`` takes them) as a GPU runs it today (0 in masked lanes):
     ("right" | "wrong" | "refused" | "late" | "trivial", the Call). Refused: make_inputs, the reference or
-    Triton declined these sizes, which tells nothing; late: the experiments' time is spent (a run
+    Triton declined these sizes, or the probe's own analysis raised in the run (a P000 note), which tells nothing; late: the experiments' time is spent (a run
     already made at these sizes is still answered), which tells nothing either; trivial: the kernel matched a
     reference that is 0 everywhere, which says nothing of its formula (neither right nor wrong: a wrong formula
     times a weight of 0 is 0 too)."""
     import contextlib
 
     from harness.probe import execute as X
+    from harness.probe.context import told_own_failure
     from harness.probe.detectors.shapes import refused
 
     t = ctx.target
@@ -76,7 +77,7 @@ def outcome(ctx, sizes: dict, inputs: dict | None = None, **analyses):
         c.programs = sum(rec.programs.values())
         c.loads = rec.loads
     if c.error is not None:
-        result = ("refused" if refused(c.error) else "wrong"), c
+        result = ("refused" if refused(c.error) or told_own_failure(ctx, c.error) else "wrong"), c
     elif c.cmp["close"] and _nothing_to_get_wrong(ref):
         result = "trivial", c
     else:

@@ -317,3 +317,67 @@ def test_under_the_interpreter_only_a_value_goes_to_its_top():
     cpu = fuzz.plan(defaults, [16], ranges, 0, 8, values={"qscale"})
     assert {"n": 64, "qscale": 5000} in cpu and not any(s["n"] == 1 << 20 for s in cpu)
     assert {"n": 64, "qscale": 5000} not in fuzz.plan(defaults, [16], ranges, 0, 8)  # not a value: not there
+
+
+# -- more turns of sizes while shape fuzzing's own time lasts ---------------------------------------------------
+
+def test_a_later_turns_sizes_are_seeded_new_and_within_the_volume_cap():
+    from harness.probe import fuzz
+
+    defaults, ranges = {"rows": 8, "cols": 100}, {"rows": (1, 64), "cols": (1, 3000)}
+    plan = fuzz.plan(defaults, [64], ranges, 0, 24)
+    one = fuzz.more(defaults, [64], ranges, 0, 24, 1, seen=plan)
+    assert one == fuzz.more(defaults, [64], ranges, 0, 24, 1, seen=plan)  # seeded: the same turn, the same sizes
+    two = fuzz.more(defaults, [64], ranges, 0, 24, 2, seen=plan + one)
+    keys = [tuple(sorted(s.items())) for s in plan + one + two]
+    assert len(one) == 24 and len(two) == 24 and len(set(keys)) == len(keys)  # nothing tried twice
+    assert defaults not in one + two
+    cap = max(4 * fuzz.volume(defaults), fuzz.MIN_VOLUME)
+    assert all(fuzz.volume(s) <= cap for s in one + two)
+    assert fuzz.more({"n": 8}, [64], {"n": 8}, 0, 24, 1) == []  # a pinned size: nothing to draw
+
+
+RANGES = {"rows": (1, 64), "cols": (1, 3000)}
+
+
+def _more_state(ranges, sizes):
+    from types import SimpleNamespace
+
+    from harness.probe.budget import Budget, ManualClock
+    from harness.probe.context import Context
+
+    clock = ManualClock()
+    ctx = Context(target=SimpleNamespace(sizes=dict(sizes), ranges=ranges), backend="interpreter", seed=0,
+                  name="shapes", budget=Budget(clock=clock, ends=clock.t + 60))
+    st = {"sizes": [dict(sizes, cols=1)], "tried": 0, "seconds": 0.0, "memo": {}, "classes": {}, "blocks": [64],
+          "pins": (), "base": dict(sizes), "edges": {}, "done": set(), "reported": set()}
+    return ctx, st, clock
+
+
+def test_shape_fuzzing_draws_more_turns_while_its_own_time_lasts_and_none_after_a_failure(monkeypatch):
+    from harness.probe.budget import FUZZ_S
+    from harness.probe.detectors import shapes
+
+    ran, bad = [], {}
+    ctx, st, clock = _more_state(RANGES, {"rows": 8, "cols": 100})
+
+    def memo(ctx, memo, sizes):
+        ran.append(sizes)
+        clock.sleep(0.01)
+        return ("wrong values", "off") if sizes == bad else None
+
+    monkeypatch.setattr(shapes, "_memo", memo)
+    shapes.try_sizes(ctx, st)  # quick sizes, nothing wrong: every turn drawn
+    assert st["turns"] == shapes.MORE_TURNS and len(ran) == len(st["sizes"]) == 1 + 4 * 24
+    assert len({tuple(sorted(s.items())) for s in ran}) == len(ran)
+    ctx, st, clock = _more_state(RANGES, {"rows": 8, "cols": 100})
+    ran.clear()
+    monkeypatch.setattr(shapes, "_memo", lambda c, m, s: (ran.append(s), clock.sleep(FUZZ_S["interpreter"]))[1])
+    shapes.try_sizes(ctx, st)  # the plan took more than half of fuzzing's own time: no turn more
+    assert len(ran) == 1 and not st.get("turns")
+    ctx, st, clock = _more_state(RANGES, {"rows": 8, "cols": 100})
+    monkeypatch.setattr(shapes, "_memo", memo)
+    ran.clear()
+    bad.update(rows=8, cols=1)
+    shapes.try_sizes(ctx, st)  # the plan's size was wrong: the rest of the time is the diagnosis's
+    assert ran == [{"rows": 8, "cols": 1}] and not st.get("turns") and st["classes"]

@@ -358,8 +358,9 @@ def test_shape_fuzzing_starts_no_size_an_autotuned_kernel_would_tune_past_the_bu
     ctx = Context(target=None, backend="gpu", seed=0, name="shapes", budget=Budget(clock=clock, ends=clock.t + 4))
     ctx.budget.tuned(6.0)
 
-    def state():
-        return {"sizes": [{"n": 1}, {"n": 2}], "tried": 0, "seconds": 0.0, "memo": {}, "classes": {}}
+    def state():  # no more turns of sizes after these two (test_fuzz's tests of shapes._more)
+        return {"sizes": [{"n": 1}, {"n": 2}], "tried": 0, "seconds": 0.0, "memo": {}, "classes": {},
+                "turns": shapes.MORE_TURNS}
 
     st = state()
     shapes.try_sizes(ctx, st)

@@ -125,14 +125,7 @@ def plan(defaults: dict, blocks: list[int], ranges: dict, seed: int, trials: int
             add_tail({**base, k: v})                 # (a decay that overflows only far into a chunk)
     n_edges = len(plain)
     _across(add_must, base, pools, thresholds, ranges)
-    for _ in range(trials * 20):
-        if len(plain) >= trials or not pools:
-            break
-        sizes = dict(base)
-        for k, pool in pools.items():
-            if rng.random() < 0.6:
-                sizes[k] = rng.choice(pool)
-        add(sizes)
+    _mixes(rng, base, pools, add, lambda: len(plain) >= trials, trials)
     if largest:
         _tops(adder(tops), adder(small), base, pools, ranges, values)
     else:  # under the interpreter only the sizes that shape no tensor go to their top (the defaults' cost)
@@ -141,6 +134,42 @@ def plan(defaults: dict, blocks: list[int], ranges: dict, seed: int, trials: int
             if (top := _top(k, ranges, pools)) > base[k]:
                 add_value({**base, k: top}, float("inf"))
     return _ordered(largest, base, tails, tops, small, plain[:n_edges], must + plain[n_edges:trials])
+
+
+def _mixes(rng: random.Random, base: dict, pools: dict, add, full, trials: int) -> None:
+    """Seeded mixes of the sizes' pools (each size from its pool with probability 0.6, else its default)
+    through ``add`` until ``full()`` or ``trials * 20`` draws."""
+    for _ in range(trials * 20):
+        if full() or not pools:
+            break
+        sizes = dict(base)
+        for k, pool in pools.items():
+            if rng.random() < 0.6:
+                sizes[k] = rng.choice(pool)
+        add(sizes)
+
+
+def more(defaults: dict, blocks: list[int], ranges: dict, seed: int, trials: int, turn: int, pins=(),
+         seen=()) -> list[dict]:
+    """A later turn's sizes (``turn`` 1, 2, ...): ``trials`` more seeded mixes, as ``plan``'s last part draws them,
+    from a stream of their own (the seed and the turn), none of ``seen`` (the sizes already planned). Shape
+    fuzzing draws them while its own time lasts after the plan ran out: a failure that only some mixes of
+    sizes show (a short row, a tail in two sizes at once) has more chances, and nothing else changes."""
+    rng = random.Random(seed * 1_000_003 + turn)
+    fixed = pinned(defaults, ranges, pins)
+    base = {**defaults, **fixed}
+    pools = pools_for(base, blocks, ranges, fixed, None)
+    taken = {tuple(sorted(base.items())), *(tuple(sorted(s.items())) for s in seen)}
+    cap, out = max(4 * volume(defaults), MIN_VOLUME), []
+
+    def add(sizes):
+        key = tuple(sorted(sizes.items()))
+        if key not in taken and volume(sizes) <= cap:
+            taken.add(key)
+            out.append(sizes)
+
+    _mixes(rng, base, pools, add, lambda: len(out) >= trials, trials)
+    return sorted(out, key=volume)
 
 
 def _ordered(largest: bool, base: dict, tails: list, tops: list, small: list, edges: list, rest: list) -> list:

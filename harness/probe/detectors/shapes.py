@@ -31,6 +31,7 @@ from harness.probe.diagnosis import EMPTY_THERE
 from harness.probe.findings import ERROR, INFO, P203, P204, Code
 
 DEFAULT_TRIALS = 24
+MORE_TURNS = 4  # turns of more seeded sizes while fuzzing's own time lasts (_more)
 
 
 def why_fails(ctx: Context, sizes: dict) -> str | None:
@@ -367,7 +368,7 @@ def try_sizes(ctx: Context, st: dict) -> None:
     t0, sizes_list = ctx.budget.now() - st["seconds"], st["sizes"]
     st["cut"] = False
     try:
-        while st["tried"] < len(sizes_list):
+        while st["tried"] < len(sizes_list) or _more(ctx, st, t0):
             if st["tried"] and ctx.budget.now() - t0 > FUZZ_S[ctx.backend]:
                 break
             # the first size starts whatever the time (the budget's end still stops it: worker.run_one),
@@ -386,6 +387,23 @@ def try_sizes(ctx: Context, st: dict) -> None:
         ctx.board.fuzz = {"tried": st["tried"], "compared": ctx.board.compared or 0,
                           "planned": len(sizes_list), "seconds": round(st["seconds"], 1),
                             "last": dict(sizes_list[st["tried"] - 1]) if st["tried"] else None}
+
+
+def _more(ctx: Context, st: dict, t0: float) -> bool:
+    """Whether more sizes were drawn (``fuzz.more``) into ``st["sizes"]``: the plan ran out with fuzzing's own time
+    (``FUZZ_S``) left, the probe's budget not at its end, no failure met yet and fewer than ``MORE_TURNS`` turns
+    drawn. A kernel found wrong has its finding; the rest of the time is the diagnosis's."""
+    if st["classes"] or st.get("turns", 0) >= MORE_TURNS or ctx.late():
+        return False
+    if ctx.budget.now() - t0 > FUZZ_S[ctx.backend] / 2:  # a turn costs about what the plan did: none past half
+        return False
+    st["turns"] = st.get("turns", 0) + 1
+    t = ctx.target
+    trials = int(ctx.options.get("fuzz_trials") or DEFAULT_TRIALS)
+    got = fuzz.more(t.sizes, st["blocks"], t.ranges, ctx.seed, trials, st["turns"], pins=st["pins"],
+                    seen=st["sizes"])
+    st["sizes"].extend(got)
+    return bool(got)
 
 
 def report_classes(ctx: Context, st: dict, classes: dict) -> list:

@@ -138,3 +138,36 @@ def test_the_gpus_synchronized_after_a_launch_are_those_this_process_used(monkey
     monkeypatch.delattr(torch._C, "_cuda_hasPrimaryContext")  # a torch without the query: every GPU, as before
     sync_all_gpus()
     assert synced == [0, 1, 2]
+
+
+def test_fork_servers_are_one_per_environment_that_matters_and_idle_ones_are_retired(monkeypatch):
+    """pytest's PYTEST_CURRENT_TEST, new at every test, made a fork server per test (64 alive in one run of
+    test_bugs_entries, each holding torch): it is no part of a server's key. Past MAX_SERVERS the least
+    recently used idle server is closed; a busy one (a child running) is kept."""
+    from harness.run import forkserver
+
+    class Fake:
+        def __init__(self, env, cwd):
+            self.env, self.alive, self.busy, self.closed = env, True, False, False
+
+        def idle(self):
+            return not self.busy
+
+        def close(self):
+            self.closed = True
+
+        def spawn(self, module, args, log):
+            return self
+
+    monkeypatch.setattr(forkserver, "Server", Fake)
+    monkeypatch.setattr(forkserver, "_SERVERS", {})
+    a = forkserver.spawn("m", "{}", "log", {"X": "1", "PYTEST_CURRENT_TEST": "t1"}, ".")
+    assert forkserver.spawn("m", "{}", "log", {"X": "1", "PYTEST_CURRENT_TEST": "t2"}, ".") is a
+    a.busy = True
+    b = forkserver.spawn("m", "{}", "log", {"X": "2"}, ".")
+    c = forkserver.spawn("m", "{}", "log", {"X": "3"}, ".")
+    assert forkserver.spawn("m", "{}", "log", {"X": "2"}, ".") is b  # b used last: c is now the oldest idle
+    d = forkserver.spawn("m", "{}", "log", {"X": "4"}, ".")
+    assert len(forkserver._SERVERS) == forkserver.MAX_SERVERS == 3
+    assert not a.closed and c.closed and not b.closed and not d.closed  # a busy, so c went
+    assert forkserver.spawn("m", "{}", "log", {"X": "3"}, ".") is not c  # a closed server is started anew

@@ -105,6 +105,11 @@ class Server:
         child._started.wait(START_TIMEOUT)
         return child if child.pid is not None else None
 
+    def idle(self) -> bool:
+        """No child running and none asked for."""
+        with self.lock:
+            return not self.children and not self.waiting
+
     def stop(self) -> None:
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
@@ -131,21 +136,43 @@ def _watch(child: Child) -> None:
         time.sleep(0.2)
 
 
-_SERVERS: dict[str, Server] = {}
+_SERVERS: dict[str, Server] = {}  # the most recently used last
 _LOCK = threading.Lock()
+# variables that name what the parent is doing, not what a worker runs with: not part of a server's key (pytest
+# sets PYTEST_CURRENT_TEST for each test: a server per test, each holding torch, had 64 alive in one run)
+VOLATILE = ("PYTEST_CURRENT_TEST",)
+MAX_SERVERS = 3  # servers kept alive at once: past it the least recently used idle one is closed
+
+
+def key(env: dict) -> str:
+    """The server an environment is served by: the same for environments that differ only in ``VOLATILE``."""
+    return json.dumps({k: v for k, v in env.items() if k not in VOLATILE}, sort_keys=True)
 
 
 def spawn(module: str, args: str, log: str, env: dict, cwd: str) -> Child | None:
     """A worker forked from the server for ``env`` (started on first use), or None."""
-    key = json.dumps(env, sort_keys=True)
+    k = key(env)
     with _LOCK:
-        server = _SERVERS.get(key)
+        server = _SERVERS.pop(k, None)
         if server is None or not server.alive:
+            _retire(MAX_SERVERS - 1)
             try:
-                server = _SERVERS[key] = Server(env, cwd)
+                server = Server(env, cwd)
             except OSError:
                 return None
+        _SERVERS[k] = server
     return server.spawn(module, args, log)
+
+
+def _retire(keep: int) -> None:
+    """Close the least recently used idle servers (no child running or asked for) until ``keep`` are left
+    (under ``_LOCK``); a dead one is dropped. A busy one stays whatever the count: its children are running."""
+    for k, s in list(_SERVERS.items()):
+        if len(_SERVERS) <= keep:
+            return
+        if not s.alive or s.idle():
+            del _SERVERS[k]
+            s.close()
 
 
 def stop_all() -> None:

@@ -153,4 +153,6 @@ def reference(q, weights, index_k_cache, kv_workspace_slots, row_starts, row_end
     return torch.where(inside, scores, torch.full_like(scores, float("-inf")))
 
 
-FUZZ = {"tokens": (1, 16), "heads": (1, 64), "rows": (1, 256), "pages": (1, 4)}
+# heads up to 16, not the 64 of DeepSeek V3.2's indexer: the kernel unrolls its head loop, and under the
+# interpreter 16 tokens x 64 heads x 256 rows took 137 s for one call
+FUZZ = {"tokens": (1, 8), "heads": (1, 16), "rows": (1, 256), "pages": (1, 4)}

@@ -383,3 +383,27 @@ def test_the_integer_floor_stops_when_the_differences_cannot_be_ties():
     assert tie_runs(0, 1000)  # no run yet: always one
     assert tie_runs(1, 3) and not tie_runs(13, 3)  # 13 runs that covered none of 3: (3/4)**39
     assert not tie_runs(1, TIE_ODDS)  # one run that covered none of 39
+
+
+GATE = FIX / "gate_fp16_widened.py"
+
+
+def test_a_result_kept_in_its_inputs_fp16_and_widened_after_is_judged_with_fp16s_unit():
+    """An fp16 gate joined by torch.cat to a float32 one arrives as float32 with fp16's rounding in it: a correct
+    kernel was called wrong (1,239 of 4,096 elements past float32's tolerance; seen on the CPU board of 6429911 at
+    a fuzzed size of sglang's gdn gating, both versions alike). The elements that hold an fp16 value exactly get
+    one fp16 unit; a wrong formula is still an error."""
+    import torch
+
+    from harness.probe import floor
+
+    ok = probe(str(GATE), detectors=["reference", "shapes"], backends=["interpreter"])
+    assert ok.ok and not ok.problems, ok.text()
+    bug = probe(str(GATE), launcher="launch_no_bias", detectors=["reference"], backends=["interpreter"])
+    assert [f.code for f in bug.errors] == ["P201"], bug.text()
+    ref = torch.tensor([0.49902, 0.3, 2.0], dtype=torch.float64)
+    ref._casebook_floor = ({"b": torch.zeros(3, dtype=torch.float16), "s": torch.zeros(3)}, None)
+    unit = floor.stored(torch.tensor([0.4987793, 0.3, 2.5]), ref)
+    assert unit[0] == 2.0 ** -12 and unit[1] == 0 and unit[2] == 2.0 ** -9  # fp16's unit where the value is fp16's
+    ref._casebook_floor = ({"s": torch.zeros(3)}, None)
+    assert floor.stored(torch.tensor([0.5, 0.3, 2.5]), ref) is None  # no narrower format among the inputs

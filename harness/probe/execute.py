@@ -520,6 +520,8 @@ def _floor(out, flat_ref, numel: int, at: int = 0):
         return None
     if out.dtype.is_floating_point:
         allow = floor.allowance(flat_ref)
+        if (kept := floor.stored(out, flat_ref, at, numel)) is not None:  # a narrower format's rounding, widened
+            allow = kept if allow is None or allow.numel() != numel else allow + kept
     else:  # the whole flat result, this part in its place and the reference's own values elsewhere
         whole = flat_ref.detach().to("cpu", torch.float64).reshape(-1).clone()
         whole[at:at + out.numel()] = out.detach().to("cpu", torch.float64).reshape(-1)

@@ -155,6 +155,50 @@ def allowance(ref):
     return got
 
 
+def stored(out, ref, at: int = 0, numel: int | None = None):
+    """One unit, at its value, of a floating format of the inputs narrower than ``out``'s, at each element of ``out``
+    that holds a value of that format exactly, as a flat float64 allowance of ``numel`` elements with ``out`` at
+    ``at`` (0 elsewhere); None where no input has such a format. A kernel may keep a result in its inputs' format
+    and the launcher or the user's glue widen it after (an fp16 gate joined to a float32 one: ``torch.cat``
+    promotes): the widened value then carries that format's rounding, up to one unit where the rounding
+    truncates (the interpreter's) or the computation was in that format, which the float32 floor cannot show.
+    A value computed in float32 holds an fp16 value exactly about once in 8,000 elements (a bf16 one once in
+    65,000), so elsewhere the licence is not given; where it is, it is one unit, below what a wrong formula,
+    index or mask moves a value by."""
+    import torch
+
+    src = getattr(ref, "_casebook_floor", None)
+    if src is None or not isinstance(out, torch.Tensor) or not out.dtype.is_floating_point:
+        return None
+    formats = {v.dtype for v in src[0].values() if isinstance(v, torch.Tensor) and v.dtype.is_floating_point
+               and v.dtype.itemsize < out.dtype.itemsize and v.dtype in (torch.float16, torch.bfloat16,
+                                                                           torch.float32)}
+    if not formats:
+        return None
+    o = out.detach().to("cpu").reshape(-1)
+    r = ref.detach().to("cpu", torch.float64).reshape(-1)[at:at + o.numel()].abs()
+    unit = torch.zeros(o.numel(), dtype=torch.float64)
+    for f in formats:
+        exact = torch.isfinite(o) & (o.abs().to(f).to(o.dtype) == o.abs())
+        # the unit at the larger of the kept value and the answer (a rounding across a power of 2 spans the wider one)
+        one = torch.maximum(_unit(o.abs().to(f)), _unit(r.to(f))) if r.numel() == o.numel() else _unit(o.abs().to(f))
+        unit = torch.maximum(unit, torch.where(exact, one, torch.zeros_like(one)))
+    whole = torch.zeros(numel if numel is not None else o.numel(), dtype=torch.float64)
+    whole[at:at + o.numel()] = unit
+    return whole
+
+
+def _unit(a):
+    """The spacing of format ``a.dtype`` at each (non-negative) element of ``a``, float64: the step up, or down at the
+    format's largest value; 0 where ``a`` is not finite."""
+    import torch
+
+    up = torch.nextafter(a, torch.full_like(a, float("inf"))).double() - a.double()
+    down = a.double() - torch.nextafter(a, torch.zeros_like(a)).double()
+    one = torch.where(torch.isfinite(up), up, down)
+    return torch.where(torch.isfinite(one), one, torch.zeros_like(one))
+
+
 def integer_allowance(ref, out=None):
     """The absolute error each element of the flat ``ref`` may have where the result is an integer (the
     module's docstring): the reference's own largest move over runs with its roundings moved by ``K``

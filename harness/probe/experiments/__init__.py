@@ -39,8 +39,9 @@ def outcome(ctx, sizes: dict, inputs: dict | None = None, **analyses):
     """One call at ``sizes`` (or on ``inputs``, with more of the interpreter's ``analyses`` on, as
     ``ctx.instrument`` takes them) as a GPU runs it today (0 in masked lanes):
     ("right" | "wrong" | "refused" | "late" | "trivial", the Call). Refused: make_inputs, the reference or
-    Triton declined these sizes, or the probe's own analysis raised in the run (a P000 note), which tells nothing; late: the experiments' time is spent (a run
-    already made at these sizes is still answered), which tells nothing either; trivial: the kernel matched a
+    Triton declined these sizes, or the probe's own analysis raised in the run (a P000 note), which tells
+    nothing; late: the experiments' time is spent (a run already made at these sizes is still answered), which
+    tells nothing either; trivial: the kernel matched a
     reference that is 0 everywhere, which says nothing of its formula (neither right nor wrong: a wrong formula
     times a weight of 0 is 0 too)."""
     import contextlib

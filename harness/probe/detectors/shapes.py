@@ -393,8 +393,8 @@ def _more(ctx: Context, st: dict, t0: float) -> bool:
     """Whether more sizes were drawn (``fuzz.more``) into ``st["sizes"]``: the plan ran out with fuzzing's own time
     (``FUZZ_S``) left, the probe's budget not at its end, no failure met yet and fewer than ``MORE_TURNS`` turns
     drawn. A kernel found wrong has its finding; the rest of the time is the diagnosis's."""
-    if st["classes"] or st.get("turns", 0) >= MORE_TURNS or ctx.late():
-        return False
+    if not st["sizes"] or st["classes"] or st.get("turns", 0) >= MORE_TURNS or ctx.late():
+        return False  # (a plan of no sizes: no integer size to mix)
     if ctx.budget.now() - t0 > FUZZ_S[ctx.backend] / 2:  # a turn costs about what the plan did: none past half
         return False
     st["turns"] = st.get("turns", 0) + 1

@@ -104,14 +104,7 @@ def plan(defaults: dict, blocks: list[int], ranges: dict, seed: int, trials: int
     plain, must = [], []
 
     def adder(into):
-        def add(sizes, limit=cap):
-            key = tuple(sorted(sizes.items()))
-            if key not in seen and volume(sizes) <= limit:
-                seen.add(key)
-                into.append(sizes)
-                return True
-            return False
-        return add
+        return _adder(seen, cap, into)
 
     tops, small = [], []  # each size at its top: as it is, and with the others made small (on a GPU)
     add, add_must = adder(plain), adder(must)
@@ -134,6 +127,19 @@ def plan(defaults: dict, blocks: list[int], ranges: dict, seed: int, trials: int
             if (top := _top(k, ranges, pools)) > base[k]:
                 add_value({**base, k: top}, float("inf"))
     return _ordered(largest, base, tails, tops, small, plain[:n_edges], must + plain[n_edges:trials])
+
+
+def _adder(seen: set, cap: int, into: list):
+    """``add(sizes, limit=cap)``: ``sizes`` appended to ``into`` (True) unless already in ``seen`` or past ``limit``'s
+    volume (False); ``seen`` keeps it."""
+    def add(sizes, limit=cap):
+        key = tuple(sorted(sizes.items()))
+        if key not in seen and volume(sizes) <= limit:
+            seen.add(key)
+            into.append(sizes)
+            return True
+        return False
+    return add
 
 
 def _mixes(rng: random.Random, base: dict, pools: dict, add, full, trials: int) -> None:
@@ -160,15 +166,9 @@ def more(defaults: dict, blocks: list[int], ranges: dict, seed: int, trials: int
     base = {**defaults, **fixed}
     pools = pools_for(base, blocks, ranges, fixed, None)
     taken = {tuple(sorted(base.items())), *(tuple(sorted(s.items())) for s in seen)}
-    cap, out = max(4 * volume(defaults), MIN_VOLUME), []
-
-    def add(sizes):
-        key = tuple(sorted(sizes.items()))
-        if key not in taken and volume(sizes) <= cap:
-            taken.add(key)
-            out.append(sizes)
-
-    _mixes(rng, base, pools, add, lambda: len(out) >= trials, trials)
+    out: list = []
+    _mixes(rng, base, pools, _adder(taken, max(4 * volume(defaults), MIN_VOLUME), out), lambda: len(out) >= trials,
+           trials)
     return sorted(out, key=volume)
 
 

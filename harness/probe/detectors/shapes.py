@@ -342,10 +342,15 @@ def fuzz_sizes(ctx: Context) -> list:
     return out
 
 
+def _trials(ctx: Context) -> int:
+    """The seeded mixes of a plan, and of each later turn: ``--fuzz-trials``, else ``DEFAULT_TRIALS``."""
+    return int(ctx.options.get("fuzz_trials") or DEFAULT_TRIALS)
+
+
 def _plan(ctx: Context) -> dict:
     """Shape fuzzing's state: the sizes planned, how many were tried, what each gave, the classes found."""
     t = ctx.target
-    trials = int(ctx.options.get("fuzz_trials") or DEFAULT_TRIALS)
+    trials = _trials(ctx)
     blocks = ctx.options.get("blocks") or source.blocks(ctx)
     pins = pinned_names(ctx)
     edges = launcher_thresholds(ctx)
@@ -399,8 +404,7 @@ def _more(ctx: Context, st: dict, t0: float) -> bool:
         return False
     st["turns"] = st.get("turns", 0) + 1
     t = ctx.target
-    trials = int(ctx.options.get("fuzz_trials") or DEFAULT_TRIALS)
-    got = fuzz.more(t.sizes, st["blocks"], t.ranges, ctx.seed, trials, st["turns"], pins=st["pins"],
+    got = fuzz.more(t.sizes, st["blocks"], t.ranges, ctx.seed, _trials(ctx), st["turns"], pins=st["pins"],
                     seen=st["sizes"])
     st["sizes"].extend(got)
     return bool(got)

@@ -145,7 +145,9 @@ def register(sub) -> None:
                    help=f"run only these detectors, comma-separated, of: {', '.join(_detector_names())}")
     p.add_argument("--sizes", type=_sizes, default=None, metavar="N=V,...", help="sizes to use, pinned (shape fuzzing varies the others)")
     p.add_argument("--seed", type=seed, default=0, help="seed for inputs, program shuffles and fuzzing (default 0)")
-    p.add_argument("--fuzz-trials", type=positive_int, default=24, help="sizes shape fuzzing tries (default 24)")
+    p.add_argument("--fuzz-trials", type=positive_int, default=24,
+                   help="seeded mixes of sizes in shape fuzzing's plan, and in each later turn while its time lasts "
+                        "(default 24)")
     p.add_argument("--large", action="store_true",
                    help="on the GPU, run sizes past 2**31 elements and bytes (int32 offsets) even where the "
                         "launched kernels show no int32 offset (with one, the probe runs them itself), outside "

@@ -326,6 +326,25 @@ def test_intwrap_is_quiet_without_a_wrap_and_inside_tl_rand(tmp_path, monkeypatc
         assert experiment("intwrap")(ctx, {"n": 1025}) == {}
 
 
+def test_the_failing_sizes_are_run_once_for_the_bounds_check_the_wrap_check_and_the_values(tmp_path, monkeypatch):
+    """The where, intwrap and values experiments read the one bounds- and wrap-checked run of the failing sizes
+    that the experiments share (``outcome``), not a run of their own each: under the interpreter a run takes
+    seconds, and three more of them left a 20 s probe's diagnosis without the experiment that names the
+    defect."""
+    from harness.probe.experiments import outcome
+
+    counted = PRODUCT.replace("def launch(a, b):\n", "CALLS = []\n\ndef launch(a, b):\n    CALLS.append(1)\n")
+    with context(tmp_path, monkeypatch, counted) as ctx:
+        failing = {"a": 70000, "b": 70000}
+        assert outcome(ctx, failing)[0] == "wrong"
+        calls = ctx.target.launcher.__globals__["CALLS"]
+        assert len(calls) == 1
+        assert experiment("where")(ctx, failing) == {}
+        assert "debug-assert" in experiment("intwrap")(ctx, failing)
+        assert "wrong-values" in experiment("values")(ctx, failing)
+        assert len(calls) == 1, f"{len(calls)} runs of the failing sizes"
+
+
 def test_a_wrapped_random_counter_is_overflow():
     d = diagnose(wrong(), {"debug-assert": "a signed integer wraps at broken.py:39", "wrong-values": "378 wrong"})
     assert d[0]["defect"] == "overflow" and d[0]["case"] == "rng-offset-overflow", d

@@ -44,6 +44,9 @@ class Call:
     programs: int | None = None  # programs launched in all (the instrumented interpreter counts them)
     loads: int | None = None  # tl.load calls made in all (likewise)
     changed: list = field(default_factory=list)  # the tensor inputs the launch changed (``call(changed=True)``)
+    oob: dict = field(default_factory=dict)  # the bounds check's record where one watched the call (Recorder.oob)
+    wraps: list = field(default_factory=list)  # the int wrap check's, likewise (Recorder.wraps)
+    seconds: float = 0.0  # how long the call took, where the caller timed it
 
 
 def device_of(backend: str) -> str:

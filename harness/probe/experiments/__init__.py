@@ -69,14 +69,20 @@ def outcome(ctx, sizes: dict, inputs: dict | None = None, **analyses):
     c = None
     # under the interpreter one run can take longer than the whole budget (a size an experiment
     # raised 100-fold): it stops at the deadline, and tells nothing
+    # the bounds check and the int wrap check watch every run (neither changes what it computes, and each
+    # costs little beside the run): the ``where`` and ``intwrap`` experiments read the failing sizes' shared
+    # run (``Call.oob``, ``Call.wraps``), not a run of their own of the same launch (seconds each here)
+    t0 = ctx.budget.now()
     with ctx.budget.until_deadline() if ctx.backend == "interpreter" else contextlib.nullcontext():
-        with ctx.instrument(poison_masked=False, memcheck=True, **analyses) as rec:
+        with ctx.instrument(poison_masked=False, memcheck=True, **{"int_wrap": True, **analyses}) as rec:
             c = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, ref=ref, watch=ctx.watch)
     if c is None:
         return "late", None
+    c.seconds = ctx.budget.now() - t0
     if rec is not None:
         c.programs = sum(rec.programs.values())
         c.loads = rec.loads
+        c.oob, c.wraps = dict(rec.oob), list(rec.wraps)
     if c.error is not None:
         result = ("refused" if refused(c.error) or told_own_failure(ctx, c.error) else "wrong"), c
     elif c.cmp["close"] and _nothing_to_get_wrong(ref):

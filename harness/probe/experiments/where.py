@@ -1,7 +1,8 @@
-"""Where does it go wrong? The failing sizes run once more under the instrumented
-interpreter's bounds check, with 0 in masked lanes as a GPU gives today: a load or store
-outside its tensor at these sizes is the mechanism, seen at its line (the probe's memcheck
-detector ran at the default sizes, where the kernel may well stay inside).
+"""Where does it go wrong? The failing sizes' run under the instrumented interpreter's bounds check,
+with 0 in masked lanes as a GPU gives today (the run the experiments share, ``outcome``: every one of
+them is bounds-checked): a load or store outside its tensor at these sizes is the mechanism, seen at
+its line (the probe's memcheck detector ran at the default sizes, where the kernel may well stay
+inside).
 
 A load outside is the mechanism only if what it reads reaches the result: the sizes run once
 more with those lanes reading poison, and a result that does not change by a bit shows a read
@@ -11,27 +12,24 @@ from __future__ import annotations
 
 from harness.probe import execute as X
 from harness.probe.context import fmt
-from harness.probe.experiments import Experiment
+from harness.probe.experiments import Experiment, outcome
 
 
 def run(ctx, failing: dict) -> dict:
     if ctx.backend != "interpreter":  # the bounds check is the instrumented interpreter's
         return {}
     t = ctx.target
-    ctx.trying = failing
-    try:
-        inputs = X.make(t, failing, ctx.seed, ctx.backend)
-    except Exception:  # noqa: BLE001  make_inputs declined these sizes: nothing to see
+    zero = outcome(ctx, failing)[1]  # the failing sizes' shared run: bounds-checked, 0 in masked lanes
+    if zero is None:  # make_inputs or the reference declined these sizes, or the time is spent: nothing to see
         return {}
-    with ctx.instrument(memcheck=True, poison_masked=False) as rec:
-        zero = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, watch=ctx.watch)
     unused = False
-    if any(kind == "load" for kind, *_ in rec.oob) and zero.error is None:
+    if any(kind == "load" for kind, *_ in zero.oob) and zero.error is None:
+        inputs = X.make(t, failing, ctx.seed, ctx.backend)
         with ctx.instrument(memcheck=True, poison_masked=False, oob_poison=True):
             poison = X.call(t, X.clone_inputs(inputs), backend=ctx.backend, watch=ctx.watch)
         unused = poison.error is None and same_bits(zero.out, poison.out)
     ev = {}
-    for (kind, tensor, side, line), hit in sorted(rec.oob.items(), key=lambda kv: kv[0][3]):
+    for (kind, tensor, side, line), hit in sorted(zero.oob.items(), key=lambda kv: kv[0][3]):
         name = ("oob-load-unused" if unused else "oob-load") if kind == "load" else "oob-store"
         ev.setdefault(name, f"at {fmt(failing)}: {hit['kernel']}: {kind} {side} of '{tensor}' by up to "
                             f"{hit['elements']} elements (program {hit['pid']}) at {line}")

@@ -109,6 +109,67 @@ def test_large_cpu_draws_are_made_on_another_device_and_small_ones_are_left_alon
     assert torch.equal(torch.randn(10, generator=torch.Generator().manual_seed(3)), small_before)
 
 
+def test_the_run_keeps_make_inputs_made_wholly_on_the_gpu_only_where_each_tensor_sits_where_it_does_normally(
+        monkeypatch):
+    """make_inputs made under ``made_on`` (its CPU work on the GPU) is kept where every tensor it gives sits on the
+    device make_inputs puts it on at the default sizes; a tensor meant for the CPU (a lengths table the launcher
+    reads on the host) that lands on the GPU sends the run back to the plain draws, as does make_inputs raising
+    there. The meta device stands for the GPU."""
+    import contextlib
+
+    import torch
+
+    from harness.probe import execute as X
+
+    state = {"on": False, "moved": False}
+
+    @contextlib.contextmanager
+    def fake_made_on(device):
+        state["on"] = True
+        try:
+            yield
+        finally:
+            state["on"] = False
+
+    def fake_make(target, sizes, seed, backend):
+        gpu = torch.empty(4, device="meta")
+        lens = torch.empty(2, device="meta" if state["on"] and state["moved"] else "cpu")
+        return {"x": gpu, "lens": lens, "n": 4, "how": "made_on" if state["on"] else "plain"}
+
+    class T:
+        sizes = {"n": 4}
+
+    class C:
+        target, seed, backend = T(), 0, "gpu"
+
+    monkeypatch.setattr(large, "made_on", fake_made_on)
+    monkeypatch.setattr(X, "make", fake_make)
+    assert large._make(C(), {"n": 2 ** 31})["how"] == "made_on"
+    state["moved"] = True
+    assert large._make(C(), {"n": 2 ** 31})["how"] == "plain"
+    state["moved"] = False
+
+    def raising(*a, **k):
+        if state["on"]:
+            raise RuntimeError("Expected a 'cuda' device type for generator")
+        return fake_make(*a, **k)
+
+    monkeypatch.setattr(X, "make", raising)
+    assert large._make(C(), {"n": 2 ** 31})["how"] == "plain"
+
+
+def test_a_draw_given_no_device_counts_as_a_cpu_draw_where_asked_whatever_the_default_device():
+    import torch
+
+    from harness.run.gpu_random import drawn_on
+
+    with torch.device("meta"), drawn_on("cpu", threshold=0, keep=True, unplaced=True):
+        a = torch.randn(5, generator=torch.Generator().manual_seed(1))  # made by drawn_on's "cpu" generator
+    with torch.device("meta"), drawn_on("cpu", threshold=0, keep=True):
+        b = torch.randn(5, device="meta")  # the default device (not the CPU): left alone
+    assert a.device.type == "cpu" and b.device.type == "meta"
+
+
 def test_the_twin_that_widens_the_program_id_has_no_evidence():
     _, wide = _kernels()
     assert int32_offsets.evidence(int32_offsets.spans([wide])) == []

@@ -47,17 +47,41 @@ def _cpu(kw: dict) -> bool:
 
 
 @contextmanager
-def drawn_on(device, threshold: int | None = None, keep: bool = False) -> Iterator[None]:
+def made_on(device) -> Iterator[None]:
+    """Within the block, make_inputs' whole work on ``device``: every draw of torch.randn/rand/randint made there
+    (``drawn_on``'s generators, whatever its size) and kept there, and torch's factories given no device
+    (``torch.zeros``, ``torch.arange``, ``torch.tensor``: torch's default device) making their tensors there too.
+    make_inputs' own CPU work between its draws and its ``.to(device)`` (a dtype conversion, a ``cat``, an
+    ``argsort`` of routing scores, a row-id map) is what costs at these sizes once the draws are made on the device:
+    14 s of a 16 s run for a gated activation whose make_inputs mixes a per-row CPU draw with large ones (that mix
+    raises under ``drawn_on``'s ``keep``, and the draws are copied back to the CPU:
+    docs/measurements/large-cost-s26/). What make_inputs cannot do on the device (``.numpy()``, a CPU generator
+    given to a function not patched here) raises, and a tensor it means to keep on the CPU lands on the device:
+    the caller compares where each tensor it gets sits with where make_inputs puts it normally, and makes the
+    inputs the plain way otherwise."""
+    import torch
+
+    with drawn_on(device, threshold=0, keep=True, unplaced=True), torch.device(device):
+        yield
+
+
+@contextmanager
+def drawn_on(device, threshold: int | None = None, keep: bool = False, unplaced: bool = False) -> Iterator[None]:
     """Within the block, large CPU draws of torch.randn/rand/randint are made on ``device`` (module docstring);
     ``keep``: left there, not copied to the CPU (the caller moves them to ``device`` anyway, as make_inputs does:
     the copy there and back, and the CPU's dtype conversion between, cost as much as the draw itself; code that
-    mixes the draw with CPU tensors raises, and the caller makes the inputs again without ``keep``)."""
+    mixes the draw with CPU tensors raises, and the caller makes the inputs again without ``keep``);
+    ``unplaced``: a draw given no device counts as a CPU draw whatever torch's default device (``made_on`` sets
+    that default to ``device``: code written for the CPU's default draws there)."""
     import torch
 
     from harness.run.patching import Patcher
 
     least = THRESHOLD if threshold is None else threshold
     gens: dict = {}
+
+    def on_cpu(kw: dict) -> bool:
+        return _cpu(kw) or (unplaced and kw.get("device") is None)
 
     def generator(cpu_gen):
         key = id(cpu_gen) if cpu_gen is not None else None
@@ -77,7 +101,7 @@ def drawn_on(device, threshold: int | None = None, keep: bool = False) -> Iterat
     def sized(orig):  # randn, rand: (*size) or (size) or size=
         def draw(*args, **kw):
             size = _shape(kw["size"]) if "size" in kw else _shape(args[0]) if len(args) == 1 else _shape(args)
-            if size is None or kw.get("out") is not None or not _cpu(kw) or math.prod(size) < least:
+            if size is None or kw.get("out") is not None or not on_cpu(kw) or math.prod(size) < least:
                 return orig(*args, **kw)
             return moved(orig, (), size, kw)
         return draw
@@ -88,7 +112,7 @@ def drawn_on(device, threshold: int | None = None, keep: bool = False) -> Iterat
             if size is None and lead:
                 size = lead.pop()
             size = _shape(size)
-            if (size is None or not lead or kw.get("out") is not None or not _cpu(kw)
+            if (size is None or not lead or kw.get("out") is not None or not on_cpu(kw)
                     or math.prod(size) < least):
                 return orig(*args, **kw)
             return moved(orig, tuple(lead), size, kw)

@@ -49,7 +49,7 @@ from harness.probe.budget import LARGE_HOLD_MARGIN_S, LARGE_HOLD_MAX_S, LARGE_HO
 from harness.probe.context import Context, fmt as _fmt, int_sizes
 from harness.probe.detectors import Detector
 from harness.probe.findings import ERROR, INFO, Code
-from harness.run.gpu_random import drawn_on
+from harness.run.gpu_random import drawn_on, made_on
 
 LIMIT = 2 ** 31
 KEEP_FREE = 0.2  # of the GPU's free memory
@@ -505,13 +505,26 @@ def _unchecked(ctx: Context, where: str, sizes: dict, with_reference: bool):
 
 
 def _make(ctx: Context, sizes: dict) -> dict:
-    """make_inputs at the run's sizes, its large CPU random draws made on the GPU (their CPU cost is the run's
-    whole cost: ``run/gpu_random``) and left there; where make_inputs cannot take a GPU tensor in place of a CPU
-    one (it mixes it with CPU tensors: it raises), made again with the draws copied back to the CPU."""
+    """make_inputs at the run's sizes, all of its work on the GPU (``run/gpu_random.made_on``: its random draws and
+    the CPU work between them and its ``.to(device)``, the run's whole cost at these sizes), kept where each tensor
+    it gives sits where make_inputs puts it at the default sizes; else its large CPU random draws made on the GPU
+    and left there; where make_inputs cannot take a GPU tensor in place of a CPU one (it mixes it with CPU
+    tensors: it raises), made again with the draws copied back to the CPU."""
     import torch
 
     from harness.probe import execute as X
 
+    made = None
+    try:
+        homes = _homes(X.make(ctx.target, ctx.target.sizes, ctx.seed, ctx.backend))
+        with made_on("cuda"):
+            made = X.make(ctx.target, sizes, ctx.seed, ctx.backend)
+        if _homes(made) == homes:
+            return made
+    except Exception:  # noqa: BLE001  CPU-only code (.numpy(), a CPU generator torch does not let draw there)
+        pass
+    made = None
+    torch.cuda.empty_cache()
     try:
         with drawn_on("cuda", keep=True):
             return X.make(ctx.target, sizes, ctx.seed, ctx.backend)
@@ -519,6 +532,13 @@ def _make(ctx: Context, sizes: dict) -> dict:
         torch.cuda.empty_cache()
     with drawn_on("cuda"):
         return X.make(ctx.target, sizes, ctx.seed, ctx.backend)
+
+
+def _homes(inputs: dict) -> dict:
+    """Where each tensor of make_inputs' result sits (its device's type)."""
+    import torch
+
+    return {k: v.device.type for k, v in inputs.items() if isinstance(v, torch.Tensor)}
 
 
 def _reached(p: dict, by: str, inputs: dict, launched: dict, got) -> bool:

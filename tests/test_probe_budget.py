@@ -503,6 +503,114 @@ def test_shape_fuzzing_stopped_at_the_budgets_end_reports_each_failure_it_met_un
     assert shapes.partial(ctx) == []  # nothing running: nothing kept
 
 
+# wrong at the defaults (every element doubled), its output made by torch.empty: the reference detector runs again
+# with those buffers at 0 to see whether the kernel reads them before writing (a second run of the defaults)
+DOUBLES = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, 2 * tl.load(x_ptr + offs, mask=m, other=0.0), mask=m)
+
+
+def launch(x):
+    out = torch.empty_like(x)
+    k[(triton.cdiv(x.numel(), 64),)](x, out, x.numel(), BLOCK=64)
+    return out
+
+
+def make_inputs(*, device, gen, n=100):
+    return {"x": torch.randn(n, generator=gen).to(device)}
+
+
+def reference(x):
+    return x.double()
+"""
+
+
+DOTS = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(a_ptr, b_ptr, out_ptr):
+    i = tl.arange(0, 16)
+    a = tl.load(a_ptr + i[:, None] * 16 + i[None, :])
+    b = tl.load(b_ptr + i[:, None] * 16 + i[None, :])
+    tl.store(out_ptr + i[:, None] * 16 + i[None, :], 2 * tl.dot(a, b))
+
+
+def launch(a, b):
+    out = torch.empty_like(a)
+    k[(1,)](a, b, out)
+    return out
+
+
+def make_inputs(*, device, gen):
+    return {"a": torch.randn(16, 16, generator=gen).to(device), "b": torch.randn(16, 16, generator=gen).to(device)}
+
+
+def reference(a, b):
+    return a.double() @ b.double()
+"""
+
+
+def test_the_reference_detector_stopped_after_seeing_a_wrong_result_keeps_it(tmp_path, monkeypatch):
+    """A run of the default sizes can take most of a CPU probe's minute under the interpreter: where the budget's end
+    stops the reference detector in a run that only names the cause more closely (the launcher's buffers at 0), the
+    wrong result it saw is kept, an error (it was lost: no finding at all)."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    from harness.probe.budget import BudgetSpent
+    from harness.probe.context import Context
+    from harness.probe.detectors import reference
+    from harness.probe.target import load
+    from harness.run.triton_compat import patched
+
+    (tmp_path / "k.py").write_text(DOUBLES)
+    with patched(interpreter=True):
+        ctx = Context(load(str(tmp_path / "k.py"), None, "launch", "interpreter", None), "interpreter", 0,
+                      "reference")
+        assert [f.code for f in reference.run(ctx)] == ["P201"] and ctx.board.reference_now is None
+        plain, calls = ctx.call, []
+
+        def second_run_cut(*a, **k):
+            calls.append(1)
+            if len(calls) > 1:
+                raise BudgetSpent
+            return plain(*a, **k)
+
+        ctx.call = second_run_cut
+        try:
+            reference.run(ctx)
+        except BudgetSpent:
+            pass
+        else:
+            raise AssertionError("the budget's end must reach the worker")
+        kept = reference.DETECTOR.partial(ctx)
+        assert [(f.code, f.severity) for f in kept] == [("P201", "error")], kept
+        assert reference.DETECTOR.partial(ctx) == []  # taken once
+    # an fp32 tl.dot the interpreter rounded like TF32: stopped in the run without that rounding, the wrong result
+    # may be TF32's (a warning, the author's default), and nothing is kept
+    (tmp_path / "d.py").write_text(DOTS)
+    with patched(interpreter=True):
+        ctx = Context(load(str(tmp_path / "d.py"), None, "launch", "interpreter", None), "interpreter", 0,
+                      "reference")
+        plain, calls = ctx.call, []
+        ctx.call = second_run_cut
+        try:
+            reference.run(ctx)
+        except BudgetSpent:
+            pass
+        assert len(calls) == 2 and reference.DETECTOR.partial(ctx) == []
+
+
 def test_the_diagnosis_keeps_each_experiments_evidence_as_it_goes(monkeypatch):
     from harness.probe import experiments, kernels
     from harness.probe.budget import BudgetSpent
@@ -557,7 +665,8 @@ def test_the_defaults_runs_are_stopped_at_the_budgets_end_too_and_the_rest_stop_
     assert budget.stop <= clock.t <= budget.stop + 0.1 + 1e-9, clock.t - budget.stop  # within one of its steps
     (note,) = found
     assert note.code == "P000" and note.severity == "info" and note.detector == "reference"
-    assert "stopped at the end of the probe's budget" in note.message and "needed its whole run" in note.message
+    # (nothing seen wrong before its first call ended: nothing kept; the detector keeps a wrong result it saw)
+    assert "stopped at the end of the probe's budget" in note.message and "so far are kept" in note.message
     # shape fuzzing started after the budget's end: not run, said so
     assert {"event": "skipped", "detector": "shapes", "reason": "the probe's budget is spent"} in events
     report = runner.ProbeReport("f.py", ran=[("interpreter", "reference", 19.2, runner.CUT),

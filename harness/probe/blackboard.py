@@ -12,7 +12,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 # the fields that stay in the worker (work a detector leaves for one after it, a cache): not sent
-LOCAL = ("fuzz_left", "fuzz_now", "layout_now", "scalars_now", "special_now", "sentinel_now", "outcomes",
+LOCAL = ("fuzz_left", "fuzz_now", "reference_now", "layout_now", "scalars_now", "special_now", "sentinel_now", "outcomes",
          "large_pilot")
 
 
@@ -56,6 +56,8 @@ class Blackboard:
     fuzz_left: dict | None = None
     # shape fuzzing's state while it runs ({"st": ..., "grid": [...]}): what the budget's end keeps (partial)
     fuzz_now: dict | None = None
+    # the reference detector's wrong result while it names its cause: what the budget's end keeps (partial)
+    reference_now: list | None = None
     # the layout detector's findings while it runs: what the budget's end keeps (partial)
     layout_now: list | None = None
     # the scalars detector's findings while it runs: what the budget's end keeps (partial)

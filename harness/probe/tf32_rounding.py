@@ -60,6 +60,18 @@ def _dot_lines(target) -> list:
     return out
 
 
+def could_round(ctx, inputs: dict, rec=None) -> bool:
+    """Whether TF32 rounding of an fp32 ``tl.dot`` may have made the run wrong, as ``right_without_tf32`` decides
+    before it runs again: under the interpreter a dot it rounded (``rec``, the run's Recorder), on a GPU a dot in
+    the kernels' source and an fp32 input."""
+    if ctx.backend == "interpreter":
+        return rec is not None and bool(rec.tf32_dots)
+    import torch
+
+    src = " ".join(getattr(k, "src", "") or "" for k in jitted(ctx.target))
+    return ".dot(" in src and any(isinstance(v, torch.Tensor) and v.dtype == torch.float32 for v in inputs.values())
+
+
 def right_without_tf32(ctx, inputs: dict, ref, rec=None) -> list | None:
     """The lines of the fp32 ``tl.dot`` calls whose TF32 rounding alone makes the result wrong: the
     call on ``inputs`` again without it (the interpreter's emulation off, with 0 in masked lanes; on

@@ -170,6 +170,36 @@ def test_a_draw_given_no_device_counts_as_a_cpu_draw_where_asked_whatever_the_de
     assert a.device.type == "cpu" and b.device.type == "meta"
 
 
+def test_an_autotuned_pilots_compilation_is_paid_once_and_its_benchmarking_scales(monkeypatch):
+    """The pilot's first call of an autotuned kernel compiles and benchmarks each config: the seconds between
+    Triton's compile hooks (``TuningCounter.compiling``) are the run's once, the rest its scaled cost."""
+    import torch
+
+    from harness.probe.budget import Budget, ManualClock
+    from harness.probe.context import Context
+    from harness.probe.execute import Watch
+    from harness.run.triton_compat import TuningCounter, _compile_clock
+
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    clock, counter, said = ManualClock(), TuningCounter(), []
+    hook = _compile_clock(said.append, counter)
+    monkeypatch.setattr("time.perf_counter", lambda: clock.t)
+    ctx = Context(None, "gpu", 0, "large", budget=Budget(clock=clock), watch=Watch(counter=counter))
+
+    def first_call():  # 0.3 s compiling inside a 0.5 s call
+        hook("compiling")
+        clock.sleep(0.3)
+        hook("compiled")
+        clock.sleep(0.2)
+
+    ctx.budget.tuned(0.5)  # an autotuned kernel was tuned in this process
+    once, steady = large._once_cost(ctx, first_call)
+    assert (round(once, 6), round(steady, 6)) == (0.3, 0.2) and said == ["compiling", "compiled"]
+    ctx.budget.longest_tuning = 0.0  # not autotuned: the second call's seconds are the steady cost
+    once, steady = large._once_cost(ctx, lambda: clock.sleep(0.1))
+    assert (round(once, 6), round(steady, 6)) == (0.0, 0.1)
+
+
 def test_the_twin_that_widens_the_program_id_has_no_evidence():
     _, wide = _kernels()
     assert int32_offsets.evidence(int32_offsets.spans([wide])) == []

@@ -98,6 +98,8 @@ class TuningCounter:
         self.pending: dict[str, int] = {}
         self.how = "wrapper"
         self.seconds = 0.0  # spent benchmarking configs (compiling them included) since ``patched`` began; never cleared
+        # spent compiling kernels since ``patched`` began (where it was given ``on_compile``: the GPU); never cleared
+        self.compiling = 0.0
 
     def clear(self) -> None:
         self.calls.clear()
@@ -416,8 +418,21 @@ def patched(interpreter: bool, on_compile: Callable[[str], None] | None = None,
         _launch_counter(counter, interpreter, patcher)
         _record_launches(patcher)
         if on_compile is not None:
-            _compile_hook(on_compile, patcher)
+            _compile_hook(_compile_clock(on_compile, counter), patcher)
         yield counter
+
+
+def _compile_clock(notify: Callable[[str], None], counter: TuningCounter) -> Callable[[str], None]:
+    """``notify``, with the seconds between each "compiling" and its "compiled" added to ``counter.compiling``."""
+    started: list[float] = []
+
+    def hook(what: str) -> None:
+        if what == "compiling":
+            started.append(time.perf_counter())
+        elif what == "compiled" and started:
+            counter.compiling += time.perf_counter() - started.pop()
+        notify(what)
+    return hook
 
 
 LAUNCHED: dict[int, object] = {}  # id -> each @triton.jit function launched in this process while patched

@@ -409,21 +409,31 @@ def _once_cost(ctx: Context, call) -> tuple[float, float]:
     """The pilot's calls: (once, one call's own seconds). Once: the seconds of the first call that a second at the
     same sizes does not take again (the launch's compilation for a new specialization, a first allocation), paid
     once by the run too, never scaled up with it. An autotuned kernel (tuned in this process: ``Budget.run_cost``)
-    benchmarks each config at the run's own sizes, which scales with them: one call, all of it scaled."""
+    benchmarks each config at the run's own sizes, which scales with them: one call, all of it scaled but the
+    seconds it spent compiling (Triton's compile hooks, timed: ``TuningCounter.compiling``), which a size does not
+    change: scaled with the rest, a pilot at 1/16 of the run's tensors counted its compilation 16 times over."""
     import torch
 
     now = ctx.budget.now
+    compiled = _compiling(ctx)
     c0 = now()
     call()
     torch.cuda.synchronize()
     first = now() - c0
     if ctx.budget.run_cost():
-        return 0.0, first
+        once = min(first, max(0.0, _compiling(ctx) - compiled))
+        return once, first - once
     c1 = now()
     call()
     torch.cuda.synchronize()
     second = now() - c1
     return max(0.0, first - second), min(first, second)
+
+
+def _compiling(ctx: Context) -> float:
+    """Seconds this process has spent compiling kernels so far (0 where no compile hook times them)."""
+    counter = getattr(getattr(ctx, "watch", None), "counter", None)
+    return float(getattr(counter, "compiling", 0.0) or 0.0)
 
 
 def fits(took: float, ref_took: float, scale: float, left: float, once: float = 0.0) -> tuple[float | None, bool]:

@@ -424,6 +424,58 @@ def bias(tmp_path):
     return _written(tmp_path, "bias", BIAS)
 
 
+# an in-place update of a (batch, seq, hidden) tensor whose launcher passes the row stride alone and takes the
+# leading dims as one row index (what TransformerEngine's cross entropy did with seq-major logits); the fixed one
+# passes both leading strides
+INPLACE_ROWS = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, stride_b, stride_s, seq, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    m = cols < n_cols
+    p = x_ptr + (row // seq) * stride_b + (row % seq) * stride_s + cols
+    tl.store(p, tl.load(p, mask=m, other=0.0) * 2, mask=m)
+
+
+def launch(x):
+    rows = x.numel() // x.shape[-1]  # the rows as one index, seq.stride each
+    k[(rows,)](x, x.stride(-2) * x.shape[-2], x.stride(-2), x.shape[-2], x.shape[-1], BLOCK=16)
+    return x
+
+
+def launch_fixed(x):
+    rows = x.numel() // x.shape[-1]
+    k[(rows,)](x, x.stride(0), x.stride(1), x.shape[-2], x.shape[-1], BLOCK=16)
+    return x
+
+
+def make_inputs(*, device, gen, b=2, s=3, h=16):
+    return {"x": torch.randn(b, s, h, generator=gen).to(device)}
+
+
+def reference(x):
+    return x.double() * 2
+"""
+
+
+def test_an_in_place_view_whose_rows_the_launcher_walks_past_is_an_error_under_the_interpreter_as_on_a_gpu(tmp_path):
+    """The launcher passes the row stride alone and walks a permuted view's rows as one index: it stores past the
+    view. On a GPU the stores land in the guard bands around the view (an error, P206: written through a view,
+    outside it); the interpreter's bounds check drops them before they happen, and the run was only a note there.
+    The dropped stores now count as the guard bands count them. Its fixed twin is quiet."""
+    path = _written(tmp_path, "inplace_rows", INPLACE_ROWS)
+    wrong = _layout(path, "launch")
+    permuted = [f for f in wrong.errors if "'x' is a view with the two dims before the last permuted" in f.message]
+    assert len(permuted) == 1 and "wrote outside" in permuted[0].message, wrong.text()
+    right = _layout(path, "launch_fixed")
+    assert not right.errors, right.text()
+
+
 def test_permuted_leading_dims_misread_with_both_strides_given_is_an_error_and_its_twin_quiet(more):
     wrong = _layout(more, "launch_permuted_wrong")
     permuted = [f for f in wrong.errors if "'x' is a view with the two dims before the last permuted" in f.message]

@@ -47,6 +47,7 @@ class Call:
     oob: dict = field(default_factory=dict)  # the bounds check's record where one watched the call (Recorder.oob)
     wraps: list = field(default_factory=list)  # the int wrap check's, likewise (Recorder.wraps)
     seconds: float = 0.0  # how long the call took, where the caller timed it
+    views: dict = field(default_factory=dict)  # each tensor input's view as given to the launcher: (first byte, end)
 
 
 def device_of(backend: str) -> str:
@@ -387,6 +388,7 @@ def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: 
     import torch
 
     from harness.core import guards
+    from harness.run.analyses.base import view_span
     from harness.run.worker import call_with
 
     res = Call(ref=reference(target, inputs) if ref is None else ref)
@@ -417,6 +419,7 @@ def call(target, inputs: dict, *, backend: str, counter=None, ref=None, finite: 
         if changed:
             res.changed = [k for k, v in given.items() if isinstance(v, torch.Tensor) and _changed(v, inputs.get(k))]
         res.guard = gs.check()
+        res.views = {k: view_span(v) for k, v in given.items() if isinstance(v, torch.Tensor)}
         res.kept = [(g.name, ~guards.differs_from_fill(g.view.reshape(-1), g.fill).cpu()) for g in gs.guards
                     if g.kind == "output" and g.view.dtype != torch.bool]
         for b in bands:

@@ -113,12 +113,10 @@ def _spans(tensors: dict) -> dict:
     for name, t in tensors.items():
         if not isinstance(t, torch.Tensor) and isinstance(getattr(t, "base", None), torch.Tensor):
             t = t.base  # triton.reinterpret's TensorWrapper
-        size = t.element_size()
-        lo = hi = t.data_ptr()
-        if t.numel():
-            lo += size * sum(min(0, (s - 1) * st) for s, st in zip(t.shape, t.stride()))
-            hi += size * (1 + sum(max(0, (s - 1) * st) for s, st in zip(t.shape, t.stride())))
-        out[name] = Span(name, lo, hi, size)
+        from harness.run.analyses.base import view_span
+
+        lo, hi = view_span(t)
+        out[name] = Span(name, lo, hi, t.element_size())
     return out
 
 

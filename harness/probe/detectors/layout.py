@@ -456,9 +456,10 @@ def _outcome(ctx, given: dict, ref, changed: bool = False) -> tuple[str, object]
     from harness.probe.context import device_fault
     from harness.run.triton_compat import launch_ints
 
-    with ctx.instrument(poison_masked=False, memcheck=True), launch_ints() as ints:
+    with ctx.instrument(poison_masked=False, memcheck=True) as rec, launch_ints() as ints:
         c = ctx.call(_kept(given), ref=ref, changed=changed)
     c.ints = ints
+    stores_outside(c, rec)
     if c.error is not None:
         return ("fault" if device_fault(c.error) else "raised"), c
     if c.guard.get("wrote_past_end") or not c.cmp["close"]:
@@ -661,9 +662,29 @@ def _wrote_gaps_finite(ctx, st: dict, kind: str, k: str, lay: str, c, given: dic
     if not (kind == "wrong" and lay in LAST_DIM_KEPT and k in st["written"] and given[k].dtype.is_floating_point
             and not (c.guard.get("wrote_past_end") or {}).get(k)) or ctx.late():
         return False
-    with ctx.instrument(poison_masked=False, memcheck=True):
+    with ctx.instrument(poison_masked=False, memcheck=True) as rec:
         again = ctx.call(_kept(given), ref=ref, finite=GAP_FILL)
+    stores_outside(again, rec)
     return again.error is None and k in (again.guard.get("wrote_past_end") or {})
+
+
+def stores_outside(c, rec) -> None:
+    """The interpreter's bounds check (``rec``, its Recorder; None on a GPU) drops a store or an atomic outside a
+    tensor's view before it happens, where a GPU makes it: into the guard bands around the view, which count it
+    as a write outside that tensor (``wrote_past_end``). Each such dropped access is counted there too, for the
+    input whose view the kernel's pointer was computed from (the bounds check's span of it), so that both backends
+    judge one launch alike: a launcher that walks a permuted in-place view as contiguous wrote past it on the
+    H200 (an error there, P206) and was only a note under the interpreter."""
+    if rec is None or c.error is not None:
+        return
+    past = c.guard.setdefault("wrote_past_end", {})
+    for (kind, _tensor, _side, _line), hit in rec.oob.items():
+        if kind not in ("store", "atomic") or "span" not in hit:
+            continue
+        lo, hi = hit["span"]
+        name = next((n for n, (a, b) in c.views.items() if a < hi and lo < b), None)
+        if name is not None:
+            past[name] = past.get(name, 0) + hit["lanes"]
 
 
 # the layouts that keep the last dim contiguous: the gap-write error holds there. A transposed, interleaved or

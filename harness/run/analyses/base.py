@@ -36,6 +36,17 @@ class Span:
     itemsize: int
 
 
+def view_span(t) -> tuple[int, int]:
+    """(first byte, one past the last byte) of a tensor's view (not its whole storage): the extent the bounds check
+    (``analyses.memcheck``) holds each access of that argument to."""
+    size = t.element_size()
+    lo = hi = t.data_ptr()
+    if t.numel():
+        lo += size * sum(min(0, (s - 1) * st) for s, st in zip(t.shape, t.stride()))
+        hi += size * (1 + sum(max(0, (s - 1) * st) for s, st in zip(t.shape, t.stride())))
+    return lo, hi
+
+
 @dataclass
 class Launch:
     kernel: str

@@ -66,6 +66,6 @@ def _record_oob(rec: Recorder, bad_addrs, name, kind: int) -> None:
         far = int((s.lo - bad_addrs[sel].min()) if side == "before the start" else (bad_addrs[sel].max() - s.hi))
         key = (KIND_NAMES[kind], s.name if name in spans else f"{s.name}?", side, line)
         hit = rec.oob.setdefault(key, {"lanes": 0, "elements": 0, "pid": pid_text(rec.pid()),
-                                       "kernel": rec.current.kernel, "itemsize": s.itemsize})
+                                       "kernel": rec.current.kernel, "itemsize": s.itemsize, "span": (s.lo, s.hi)})
         hit["lanes"] += int(sel.sum())
         hit["elements"] = max(hit["elements"], far // s.itemsize + (1 if side == "past the end" else 0))

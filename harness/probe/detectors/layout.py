@@ -126,7 +126,10 @@ How wrong is wrong depends on what the launcher promised, which its own launch s
   above.
 
 On the GPU (``GPU_SIDE``) the same launches run in device memory, without the interpreter's bounds
-check: an access outside a view reads the guard bands' poison and shows as a wrong result.
+check: an access outside a view reads the guard bands' poison and shows as a wrong result, and a store
+outside it changes the guard bands. Under the interpreter the bounds check drops such a store before it
+happens; it counts as written outside that input all the same (``stores_outside``), so that one launch is
+judged alike on both backends.
 """
 
 from __future__ import annotations

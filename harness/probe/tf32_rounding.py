@@ -79,19 +79,13 @@ def right_without_tf32(ctx, inputs: dict, ref, rec=None) -> list | None:
     such dot. ``rec``: the wrong run's Recorder (the interpreter)."""
     from harness.probe import execute as X
 
+    if not could_round(ctx, inputs, rec):  # no dot, or (GPU) no fp32 operand it could round: a rerun would
+        return None  # recompile every kernel for nothing
     if ctx.backend == "interpreter":
-        if rec is None or not rec.tf32_dots:
-            return None
         with ctx.instrument(tf32=False, poison_masked=False):
             again = ctx.call(X.clone_inputs(inputs), ref=ref)
         lines = list(rec.dot_lines)
     else:
-        import torch
-
-        src = " ".join(getattr(k, "src", "") or "" for k in jitted(ctx.target))
-        if ".dot(" not in src or not any(isinstance(v, torch.Tensor) and v.dtype == torch.float32
-                                         for v in inputs.values()):
-            return None  # no dot, or no fp32 operand it could round (a rerun recompiles every kernel)
         try:
             with ieee(ctx.target):
                 again = ctx.call(X.clone_inputs(inputs), ref=ref)

@@ -64,7 +64,7 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from harness.run.analyses.base import (ATOMIC, KIND_NAMES, LOAD, STORE, TAG, Analysis, Launch,  # noqa: F401
-                                       Options, Recorder, Span, kernel_line, mask_data, short_path)
+                                       Options, Recorder, Span, kernel_line, mask_data, short_path, view_span)
 from harness.run.analyses.intwrap import IntWrap
 from harness.run.analyses.lanes import Lanes
 from harness.run.analyses.memcheck import Memcheck
@@ -113,8 +113,6 @@ def _spans(tensors: dict) -> dict:
     for name, t in tensors.items():
         if not isinstance(t, torch.Tensor) and isinstance(getattr(t, "base", None), torch.Tensor):
             t = t.base  # triton.reinterpret's TensorWrapper
-        from harness.run.analyses.base import view_span
-
         lo, hi = view_span(t)
         out[name] = Span(name, lo, hi, t.element_size())
     return out

@@ -524,7 +524,6 @@ def _make(ctx: Context, sizes: dict) -> dict:
 
     from harness.probe import execute as X
 
-    made = None
     try:
         homes = _homes(X.make(ctx.target, ctx.target.sizes, ctx.seed, ctx.backend))
         with made_on("cuda"):
@@ -533,7 +532,7 @@ def _make(ctx: Context, sizes: dict) -> dict:
             return made
     except Exception:  # noqa: BLE001  CPU-only code (.numpy(), a CPU generator torch does not let draw there)
         pass
-    made = None
+    made = None  # a result kept on the GPU where its tensors sit elsewhere: its memory given back first
     torch.cuda.empty_cache()
     try:
         with drawn_on("cuda", keep=True):

@@ -682,7 +682,7 @@ def stores_outside(c, rec) -> None:
         return
     past = c.guard.setdefault("wrote_past_end", {})
     for (kind, _tensor, _side, _line), hit in rec.oob.items():
-        if kind not in ("store", "atomic") or "span" not in hit:
+        if kind not in ("store", "atomic"):
             continue
         lo, hi = hit["span"]
         name = next((n for n, (a, b) in c.views.items() if a < hi and lo < b), None)

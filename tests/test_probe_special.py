@@ -1027,3 +1027,38 @@ def test_a_softplus_threshold_branch_that_picks_the_wrong_operand_is_an_error_na
     assert r.diagnosis[0]["defect"] == "wrong-formula", r.diagnosis
     quiet = _special(user["softplus_grad"], "softplus_grad")
     assert not quiet.problems, quiet.text()
+
+
+@pytest.mark.parametrize("dtype, factor, severity", [
+    (torch.bfloat16, 1.8, None),        # a correct bf16 kernel's rounding amplified at the large row: quiet
+    (torch.bfloat16, -266 / 0.5, "error"),  # a branch that returns the row itself: still an error in bf16
+    (torch.float16, 1.8, "error"),      # fp16's unit and its smaller row leave a few per cent: an error
+    (torch.float32, 1.8, "error"),      # float32's: an error
+])
+def test_at_a_large_row_rounding_amplified_by_the_rows_scale_is_not_a_wrong_result(dtype, factor, severity):
+    """At the large row the allowance grows by ``amplified``: floor.K units of the narrowest format the kernel may
+    compute in, times how many times larger the row was made (``atol_scale``). fastvideo-kernel's bf16 attention
+    backward (docs/measurements/fastvideo-argk-s27/): the textbook FlashAttention-2 order, in the kernel's
+    formats, gives a dQ row about 1.8 times the float64 one at a key row of 266. Without the allowance every case
+    below is an error."""
+    from harness.probe.context import Context
+    from harness.probe.detectors import special
+    from harness.probe.execute import Call
+
+    g = torch.Generator().manual_seed(0)
+    inputs = {"x": torch.randn(4, 64, generator=g).to(dtype)}
+    scale = special.atol_scale(inputs, "x")
+    assert scale > 5  # a large row well above the row as made
+    ref = torch.randn(8, 64, generator=g, dtype=torch.float64)
+    out = ref.clone()
+    out[3] *= factor  # one output row off by that factor (the dQ row of a query the large key dominates)
+    ctx = Context(_Target, "interpreter", 0, "special")
+
+    def judge(rounding):
+        c = Call(out=out.float(), ref=ref, cmp={"close": False})
+        got = special._judge(ctx, c, ref, "large", "X", lambda: [], lambda: False, scale=scale, rounding=rounding)
+        return got if got is None else got.severity
+
+    assert judge(0.0) == "error"  # the rule below is what decides
+    assert judge(special.amplified(inputs, scale)) == severity
+    assert special.amplified({"x": inputs["x"].double()}, scale) < 1e-12  # float64 alone: float64's unit

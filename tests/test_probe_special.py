@@ -225,6 +225,33 @@ def softplus_grad(x, g):
     return _softplus_grad(x, g, False)
 
 
+@triton.jit
+def argmax_kernel(x_ptr, out_ptr, n_cols, ZERO_PAD: tl.constexpr, BLOCK: tl.constexpr):
+    # the index of each row's largest value; the padded lanes past n_cols read as 0 (other=0.0, as trident's
+    # argmax's padding_option="zero" before its fix) or as -inf
+    r = tl.program_id(0)
+    c = tl.arange(0, BLOCK)
+    if ZERO_PAD:
+        x = tl.load(x_ptr + r * n_cols + c, mask=c < n_cols, other=0.0)
+    else:
+        x = tl.load(x_ptr + r * n_cols + c, mask=c < n_cols, other=-float("inf"))
+    tl.store(out_ptr + r, tl.argmax(x, axis=0))
+
+
+def _argmax(x, zero_pad):
+    out = torch.empty(x.shape[0], dtype=torch.int32, device=x.device)
+    argmax_kernel[(x.shape[0],)](x, out, x.shape[1], ZERO_PAD=zero_pad, BLOCK=64)
+    return out
+
+
+def argmax_zero_padded(x):
+    return _argmax(x, True)
+
+
+def argmax_inf_padded(x):
+    return _argmax(x, False)
+
+
 def make_inputs(*, device, gen, rows=6, cols=40):
     return {"x": torch.randn(rows, cols, generator=gen).to(device), "idx": torch.arange(rows, device=device)}
 """
@@ -234,6 +261,7 @@ REFERENCES = {
     # the reference guards a zero row (its clamp), as F.normalize does
     "rownorm": "def reference(x):\n    x = x.double()\n    return x / x.abs().sum(-1, keepdim=True).clamp_min(1e-12)\n",
     "rows": "def reference(x):\n    return x.double() * 2\n",
+    "argmax": "def reference(x):\n    return torch.argmax(x.double(), dim=-1)\n",
     # clamps its input first (as a quantizer clamps to its format's range): finite at an inf input
     "clamped": "def reference(x):\n    x = x.double().clamp(-1e4, 1e4)\n"
                "    return x / x.abs().sum(-1, keepdim=True).clamp_min(1e-12)\n",
@@ -620,8 +648,9 @@ def test_only_float_inputs_the_reference_reads_are_candidates():
     assert special.candidates(K, inputs, changed=["out"]) == ["x", "k"]
     # a row of zeros in each input before any input's large row (the module's docstring: a budget that ends
     # after k runs has given the first k inputs their widest test)
-    assert special.plan(["x", "k"]) == [("x", "zero"), ("k", "zero"), ("x", "large"), ("k", "large"), ("x", "nan"),
-                                        ("x", "+inf"), ("x", "-inf"), ("k", "nan")]
+    assert special.plan(["x", "k"]) == [("x", "zero"), ("k", "zero"), ("x", "large"), ("k", "large"),
+                                        ("x", "negative"), ("x", "positive"), ("x", "nan"), ("x", "+inf"),
+                                        ("x", "-inf"), ("k", "nan")]
     assert len(special.plan(list("abcdef"))) == special.MAX_RUNS
 
 
@@ -1062,3 +1091,18 @@ def test_at_a_large_row_rounding_amplified_by_the_rows_scale_is_not_a_wrong_resu
     assert judge(0.0) == "error"  # the rule below is what decides
     assert judge(special.amplified(inputs, scale)) == severity
     assert special.amplified({"x": inputs["x"].double()}, scale) < 1e-12  # float64 alone: float64's unit
+
+
+def test_an_argmax_whose_padded_lanes_read_0_is_wrong_at_a_row_of_negative_values_and_is_named(user):
+    """Rows of 40 in blocks of 64, randn rows: right as made (no row of 40 such values is all below 0), wrong once
+    the special detector's row of negative values is put in (a padded lane's 0 wins the argmax: index 40 or past),
+    named padding-contamination; the -inf padded twin is quiet. Without the one-sign rows the probe is quiet on both."""
+    r = _special(user["argmax"], "argmax_zero_padded")
+    found = [f for f in r.by_code("P207") if f.severity == "error"]
+    assert [f.message.startswith("with a row of negative values in 'x' (x[0, :], every value below 0)") for f in found
+            ] == [True], r.text()
+    assert "1 of 6 result elements off" in found[0].message, found[0].message
+    assert r.diagnosis[0]["defect"] == "padding-contamination", r.diagnosis
+    assert not r.ok
+    fixed = _special(user["argmax"], "argmax_inf_padded")
+    assert not fixed.problems, fixed.text()

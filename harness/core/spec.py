@@ -127,6 +127,9 @@ EVIDENCE = {
                  "run again at a magnitude where nothing overflows (the budget's end, or that run could not be "
                  "made): an overflow not told apart from a formula's branch",
     "zero-row": "NaN or Inf where the reference is finite, with a row of zeros put into an input (0/0 or x/0 that the reference guards)",
+    "one-sign-row": "wrong once every value of a row of the largest input has one sign (shifted below 0, or above), "
+                    "right as made: a value not in the row (a padded lane read as 0, a max started at 0) wins its "
+                    "max, min or argmax",
     "small-error": "close to the reference but outside the tolerance (relative error under 5%)",
     "error-grows": "the error grows with the size",
     "wider-dtype": "right with every float tensor one type wider (fp16/bf16 to fp32, fp32 to fp64), the same values",

@@ -72,7 +72,7 @@ def _r(defect: str, needs: str, confidence: float, unless: str = "") -> Rule:
 # every mechanism the detectors and experiments can show: a formula is blamed only when none did
 NO_MECHANISM = ("tail many-programs layout equal-sizes oob-store oob-load unwritten race order "
                 "autotune-first-call first-call-right special-value fill-kept tf32 accumulated grid-limit large-only uninitialized masked-undefined "
-                "error-grows autotuned-atomics autotune-reuse atomic-order empty hang nonfinite-input zero-input zero-row magnitude "
+                "error-grows autotuned-atomics autotune-reuse atomic-order empty hang nonfinite-input zero-input zero-row magnitude one-sign-row "
                 "wider-dtype block-repeat lane-collision lost-rmw cross-lane other-stream config-value narrow-result "
                 "narrow-fraction")
 
@@ -163,6 +163,10 @@ RULES = (
     # float atomics' order moving the last bits, a warning: it cannot explain an error beyond tolerance
     _r("atomic-nondeterminism", "atomic-rounding", 0.15),
     _r("padding-contamination", "masked-undefined", 0.75),
+    # wrong only once every value of a row has one sign, the plain run right: a value that is not in the row (a
+    # padded lane read as 0, a max started at 0) wins its max, min or argmax (softmax-mask-fill-zero's "if every
+    # logit is negative, 0 becomes the row max"); NaN/Inf there too (a log of the sum of exp(x - 0) underflowing)
+    _r("padding-contamination", "one-sign-row", 0.8, "oob-load oob-store"),
     _r("padding-contamination", "nonfinite zero-input", 0.75, "oob-load oob-store"),
     _r("padding-contamination", "nonfinite-input", 0.7, "oob-load oob-store"),
     _r("padding-contamination", "tail nonfinite", 0.7, "oob-load oob-store unwritten magnitude fill-kept"),
@@ -216,6 +220,7 @@ CODE_EVIDENCE = {
 
 # the special value a P207 finding names (its message's start: detectors/special.py) -> the evidence it is
 SPECIAL_EVIDENCE = {"with a row of zeros": "zero-row", "with a row of large finite values": "magnitude",
+                    "with a row of negative values": "one-sign-row", "with a row of positive values": "one-sign-row",
                     "with +inf": "nonfinite-input", "with -inf": "nonfinite-input", "with NaN": "nonfinite-input"}
 
 # the words of a P207 warning for a NaN/Inf carried along a path the kernel has (detectors/special.py's PROPAGATES)

@@ -17,6 +17,15 @@ very inputs:
   elsewhere (a short row: four heads all negative), its middle element takes that sign at 15/16 of the
   magnitude (large, and never tied in magnitude with the row's largest: an argmax of |x| stays defined).
   An input of one sign (a variance, a probability, a scale) keeps it;
+- a row of one sign: the row shifted so that every value is below 0 (its largest becomes minus a sixteenth of
+  its range), then so that every value is above 0, for the largest input only, and only where that input
+  holds values of both signs (a row of log-probabilities, scores, negated distances: data the input may
+  hold). The neutral element of a max or an argmax is -inf, and of a min +inf: a value that is not in the
+  row (0, a padded lane read as ``other=0.0`` or with ``padding_option="zero"``, an accumulator started at 0)
+  wins the reduction exactly when every value of the row is below it, or above it for a min, which rows of
+  random data of both signs never are (the softmax-mask-fill-zero lesson: "if every logit is negative, 0
+  becomes the row max"). A shift keeps the values' order and spacing, so what a correct kernel gives
+  follows the reference's as at the default run;
 - +inf, -inf and NaN, each in one element (the middle of that row).
 
 How large the large row is comes from what it must show and what it must not break. Let M be the largest
@@ -201,7 +210,7 @@ from harness.probe.findings import ERROR, INFO, WARNING, Code
 GPU_SIDE = True
 EXP_MARGIN = 2.0 ** -20  # the GPU-arithmetic exp's enlargement: 8 float32 ulps, more than ex2.approx's few
 LOG2E = 1.4426950408889634
-MAX_RUNS = 12
+MAX_RUNS = 14
 MAX_OTHERS = 3  # matrices beyond the largest input given a zero row and a large row, the first of them a NaN
 MAX_FINDINGS = 3
 # PROPAGATES: the words that name a NaN/Inf carried along a data path the kernel has (a warning, never an
@@ -212,6 +221,8 @@ EXP_SHARE = 3.0  # times ln(the narrowest format's max): the large row's largest
 VARIANTS = {
     "zero": ("a row of zeros", ERROR),
     "large": ("a row of large finite values", ERROR),
+    "negative": ("a row of negative values", ERROR),
+    "positive": ("a row of positive values", ERROR),
     "+inf": ("+inf in one element", WARNING),
     "-inf": ("-inf in one element", WARNING),
     "nan": ("NaN in one element", WARNING),
@@ -221,10 +232,11 @@ VARIANTS = {
 def plan(names: list) -> list:
     """(input, variant) of each run, most telling first (a budget's end cuts the last): a row of zeros in each
     input (``names``: largest first), where any wrong result is an error; then each one's large row (an overflow,
-    or the branch large values take); then NaN in the largest, its infinities, NaN in the next (the module's
-    docstring)."""
+    or the branch large values take); then the largest one's rows of one sign (a max, a min that a value not in
+    the row wins); then NaN in the largest, its infinities, NaN in the next (the module's docstring)."""
     first, others = names[:1], names[1:1 + MAX_OTHERS]
     return ([(k, "zero") for k in first + others] + [(k, "large") for k in first + others]
+            + [(k, v) for k in first for v in ("negative", "positive")]
             + [(k, v) for k in first for v in ("nan", "+inf", "-inf")] + [(k, "nan") for k in others[:1]])[:MAX_RUNS]
 
 
@@ -310,6 +322,11 @@ def _place(inputs: dict, name: str, variant: str, magnitude: float | None = None
     if variant == "zero":
         row.zero_()
         return whole
+    if variant in ("negative", "positive"):
+        if not (bool((t > 0).any()) and bool((t < 0).any())):
+            return None  # an input of one sign keeps it (a variance, a probability, a scale)
+        row.copy_(one_sign_row(row, variant == "negative"))
+        return f"{whole}, every value {'below' if variant == 'negative' else 'above'} 0"
     if variant == "large":
         big = magnitude or large_value(t.dtype, largest_dim(inputs))
         if big is None:
@@ -318,6 +335,17 @@ def _place(inputs: dict, name: str, variant: str, magnitude: float | None = None
         return f"{whole}, largest magnitude {big:.3g}"
     row[j] = {"+inf": float("inf"), "-inf": float("-inf"), "nan": float("nan")}[variant]
     return f"{name}[{lead}{j}]"
+
+
+def one_sign_row(row, negative: bool):
+    """``row`` (float64) shifted so that every value is below 0 (``negative``), its largest at minus a sixteenth of its
+    range, or above 0, its smallest at a sixteenth of its range; a row of one value goes to minus (plus) its
+    magnitude plus 1."""
+    r = row.double()
+    fin = r[r.isfinite()]
+    hi, lo = (float(fin.max()), float(fin.min())) if fin.numel() else (0.0, 0.0)
+    gap = (hi - lo) / 16 if hi > lo else abs(hi) + 1.0
+    return r - hi - gap if negative else r - lo + gap
 
 
 def large_row(row, positive: bool, negative: bool, big: float):

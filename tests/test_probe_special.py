@@ -1102,6 +1102,7 @@ def test_an_argmax_whose_padded_lanes_read_0_is_wrong_at_a_row_of_negative_value
     assert [f.message.startswith("with a row of negative values in 'x' (x[0, :], every value below 0)") for f in found
             ] == [True], r.text()
     assert "1 of 6 result elements off" in found[0].message, found[0].message
+    assert found[0].defect_class == "padding-contamination", found[0]
     assert r.diagnosis[0]["defect"] == "padding-contamination", r.diagnosis
     assert not r.ok
     fixed = _special(user["argmax"], "argmax_inf_padded")

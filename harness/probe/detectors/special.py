@@ -229,6 +229,11 @@ VARIANTS = {
 }
 
 
+# what a finite result off at a row of one sign is (a value not in the row wins its max, min or argmax), as
+# the diagnosis names it (its evidence "one-sign-row"): the finding's own class, for the cases it lists
+ONE_SIGN_DEFECT = "padding-contamination"
+
+
 def plan(names: list) -> list:
     """(input, variant) of each run, most telling first (a budget's end cuts the last): a row of zeros in each
     input (``names``: largest first), where any wrong result is an error; then each one's large row (an overflow,
@@ -867,7 +872,8 @@ def _judge(ctx, c, ref, variant: str, said: str, formats, nan_met, base=None, mo
             return f"with {said} {what} (rounding at a range of magnitudes: the row's overflow is what is judged)"
         why = "" if severity == ERROR else (" (a warning: IEEE 754 fixes no result for a selection with an Inf "
                                             "among its values: which element a max, an argmax or a sort takes)")
-        return ctx.finding("P207", f"with {said}: {what}{why}"[:500], severity=severity, sizes=dict(ctx.target.sizes))
+        return ctx.finding("P207", f"with {said}: {what}{why}"[:500], severity=severity, sizes=dict(ctx.target.sizes),
+                           defect=ONE_SIGN_DEFECT if variant in ("negative", "positive") else "")
     lost = ~rf & of
     other = ~rf & ~of & ~((torch.isnan(o) & torch.isnan(r)) | (o == r))
     if bool(lost.any()):

@@ -91,7 +91,12 @@ information, and the budget's share could end before it.) What IEEE 754 fixes de
   product as the Inf does; there only moves finite in both runs count (an intermediate it makes overflow, times
   0 in a masked lane, is NaN: no dependence), and a finite result that moves depends on it. A NaN where
   neither the reference nor the kernel depends on that element (masked lanes reading it times 0, a wrong
-  index, another row's program) is the value leaking where it was never read: an error, as before. Where
+  index, another row's program) is the value leaking where it was never read: an error, as before, unless every
+  element it leaked to holds no data (``no_data``: 0 in the reference here and at the default run, and in the
+  kernel's default result: the output's padding, a masked position's gradient), which a kernel that masks by a
+  product with 0 makes 0 * NaN = NaN from a NaN in a real input (IEEE) and one that masks with ``tl.where``
+  keeps at 0: a warning, since no finite input is answered wrong (fastvideo-kernel's VSA backward, a first-run
+  entry's fixed version: a NaN in q[0] makes NaN the dK of padded keys, P = 0 times D of row 0). Where
   those runs were not all made (the budget's end) the leak is not shown: a warning that says so. A finite value put in (a row of zeros, a large row) gets no such excuse: 0/0 in a kernel where
   the reference guards a zero row is wrong;
 - the reference finite, the kernel finite and off by more than the tolerance and the error floor
@@ -584,7 +589,8 @@ def run(ctx) -> list:
         got = _judge(ctx, c, r, variant, said, lambda g=given: [in_kernel_formats(t, g, d, e) for d, e in formats],
                      lambda g=given: meets_nan(t, g), base=base.ref,
                      moves=lambda n=name: _once(moved, n, lambda: kernel_moves(ctx, inputs, n, base)),
-                     scale=scale, rounding=amplified(inputs, scale) if variant == "large" else 0.0)
+                     scale=scale, rounding=amplified(inputs, scale) if variant == "large" else 0.0,
+                     base_out=base.out)
         if isinstance(got, str):
             notes.append(got)
         elif got is not None:
@@ -715,6 +721,28 @@ def _excused(formats, o, r, nonfinite, finite_off):
     return nonfinite, finite_off
 
 
+PADDING_OUT = ("it reached, past what depends on it, only elements that hold no data (0 in the reference here and "
+               "at the default run, as in the kernel's: the output's padding) through a product with 0 (0 * NaN = "
+               "NaN; tl.where keeps 0): no finite input is answered wrong")
+
+
+def no_data(r, base, base_out):
+    """The flat result elements that hold no data: 0 in the reference ``r`` and in the default run's reference
+    ``base`` and kernel result ``base_out`` (the output's padding, a masked position's gradient: the reference
+    writes 0 there whatever the inputs). A NaN put into a real input that reaches them only through a product
+    with 0 (a masked lane's P = 0 times a row value computed from the NaN) answers no finite input wrong; one
+    that reaches an element holding data (another row's result: a NaN in one sequence poisoning the batch, a
+    padded input's garbage reaching real outputs) is the leak the rule is for. All False where a run is
+    missing or of another size."""
+    import torch
+
+    none = torch.zeros(r.numel(), dtype=torch.bool)
+    if base is None or base_out is None or base.numel() != r.numel() or base_out.numel() != r.numel():
+        return none
+    b, k = base.reshape(-1).double().cpu(), base_out.reshape(-1).double().cpu()
+    return (r.reshape(-1).cpu() == 0) & (b == 0) & (k == 0)
+
+
 def reads_it(variant: str, r, base):
     """For a non-finite value put in: the result elements whose reference value moved from the default run's
     (``base``), i.e. that depend on the element given it; None for the finite variants (or no base to compare)."""
@@ -796,12 +824,13 @@ def _rows_of(c, mask):
     return out
 
 
-def _nonfinite_finding(ctx, c, o, r, nonfinite, variant: str, said: str, base, moves=None):
+def _nonfinite_finding(ctx, c, o, r, nonfinite, variant: str, said: str, base, moves=None, base_out=None):
     """NaN/Inf out where the reference is finite. For a non-finite value put in: an error only at elements
     where neither the reference (``reads_it``) nor the kernel's own result (``moves()``: ``kernel_moves``)
     depends on the element given it (it leaked there), else a warning (IEEE propagation along a path the
-    kernel has: a shared row or group value such as a scale). For a finite one (a zero row, a large row): an
-    error."""
+    kernel has: a shared row or group value such as a scale); a warning too where every element it leaked to
+    holds no data (``no_data``: the output's padding, 0 in the reference here and at the default run, and in
+    the kernel's default result ``base_out``). For a finite one (a zero row, a large row): an error."""
     dep = reads_it(variant, r, base)
     untried = False
     if dep is not None and bool((nonfinite & ~dep).any()) and moves is not None:
@@ -819,6 +848,9 @@ def _nonfinite_finding(ctx, c, o, r, nonfinite, variant: str, said: str, base, m
                                    f"put in was not tried, the budget's end or the launcher raising at a finite "
                                    f"value there: IEEE propagation through a shared value such as a scale, or a "
                                    f"leak)"[:500], severity=WARNING, sizes=dict(ctx.target.sizes))
+    if bool(leaked.any()) and dep is not None and not bool((leaked & ~no_data(r, base, base_out)).any()):
+        return ctx.finding("P207", f"{what} (a warning: {PADDING_OUT})"[:500], severity=WARNING,
+                           sizes=dict(ctx.target.sizes))
     if bool(leaked.any()):
         return ctx.finding("P207", (what + ("" if dep is None else ", elements whose result depends on the value "
                                             "put in neither in the reference nor in the kernel (it does not move "
@@ -831,7 +863,7 @@ def _nonfinite_finding(ctx, c, o, r, nonfinite, variant: str, said: str, base, m
 
 
 def _judge(ctx, c, ref, variant: str, said: str, formats, nan_met, base=None, moves=None, scale: float = 1.0,
-           rounding: float = 0.0):
+           rounding: float = 0.0, base_out=None):
     """The finding of one run with a special value (``said``), a note's text, or None (right). ``formats()``:
     the reference's own formula in the kernel's formats (``in_kernel_formats``, or None); ``nan_met()``: whether
     the reference computes a NaN on its way (``meets_nan``); ``base``: the default run's reference, flat
@@ -859,7 +891,7 @@ def _judge(ctx, c, ref, variant: str, said: str, formats, nan_met, base=None, mo
     if bool(nonfinite.any() or finite_off.any()):
         nonfinite, finite_off = _excused(formats, o, r, nonfinite, finite_off)
     if bool(nonfinite.any()):
-        return _nonfinite_finding(ctx, c, o, r, nonfinite, variant, said, base, moves)
+        return _nonfinite_finding(ctx, c, o, r, nonfinite, variant, said, base, moves, base_out)
     if bool(finite_off.any()):
         i = int(torch.where(finite_off, (o - r).abs(), torch.full_like(r, -1.0)).argmax())
         what = (f"{int(finite_off.sum())} of {r.numel()} result elements off by more than the tolerance and the "
@@ -961,14 +993,17 @@ def partial(ctx) -> list:
 
 
 P207 = Code("P207", ERROR, "wrong with special values put into an input the reference reads (a row of zeros, a row "
-                           "of large finite values, +inf, -inf or NaN in one element): NaN or Inf where the float64 "
+                           "of large finite values, a row of one sign, +inf, -inf or NaN in one element): NaN or Inf where the float64 "
                            "reference is finite (an overflow a stable formula avoids, a 0/0 the reference guards, a "
                            "NaN that leaks into other rows), or finite values beyond the error floor",
             ("softmax-no-max-subtraction", "padding-division-by-zero"),
             otherwise="a warning for finite values off at a NaN or Inf input (IEEE fixes no result for a selection "
                       "among them) and for NaN/Inf at elements whose reference or whose kernel result depends on the "
                       "NaN or Inf put in (it propagates through a shared row/group value such as a scale: a "
-                      "quantizer's absmax) or where whether the kernel's does was not tried (the budget's end); info for "
+                      "quantizer's absmax) or where whether the kernel's does was not tried (the budget's end), or "
+                      "that reach, past what depends on the value, only elements holding no data (0 in the reference "
+                      "there and at the default run, as in the kernel's: the output's padding, through a product with "
+                      "0); info for "
                       "finite values off where the reference "
                       "computes a NaN on its way, where the kernel is finite and the reference not, where they differ "
                       "in which non-finite value, and where the reference or the launcher raises on the value (its "

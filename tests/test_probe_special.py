@@ -1136,7 +1136,7 @@ def test_an_argmax_whose_padded_lanes_read_0_is_wrong_at_a_row_of_negative_value
     named padding-contamination; the -inf padded twin is quiet. Without the one-sign rows the probe is quiet on both."""
     r = _special(user["argmax"], "argmax_zero_padded")
     found = [f for f in r.by_code("P207") if f.severity == "error"]
-    assert [f.message.startswith("with a row of negative values in 'x' (x[0, :], every value below 0)") for f in found
+    assert [f.message.startswith("with a row of negative values in 'x' (x[0, :], every value below 0, magnitudes kept)") for f in found
             ] == [True], r.text()
     assert "1 of 6 result elements off" in found[0].message, found[0].message
     assert found[0].defect_class == "padding-contamination", found[0]
@@ -1159,3 +1159,20 @@ def test_a_nan_in_a_real_input_that_reaches_only_the_outputs_padding_through_a_p
     assert nan and nan[0].severity == "warning" and special_words.PADDING_OUT[:80] in nan[0].message, r.text()
     assert not [f for f in r.by_code("P207") if f.severity == "error"], r.text()
     assert not _special(user["centered"], "centered_by_where").problems
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+def test_a_row_of_one_sign_changes_signs_only_so_every_value_stays_exact_in_its_format(dtype):
+    """-|x| and |x|, a 0 taking the row's smallest nonzero magnitude: each value one the format already held (a
+    shift by the row's max rounds: an fp8 quantizer's data drawn exact, vllm's silu-mul, then came out off)."""
+    from harness.probe.detectors import special
+
+    g = torch.Generator().manual_seed(0)
+    row = torch.randn(300, generator=g).to(dtype)
+    row[7] = 0
+    for negative in (True, False):
+        got = special.one_sign_row(row, negative)
+        assert bool((got < 0).all()) if negative else bool((got > 0).all())
+        assert torch.equal(got.to(dtype).double(), got)  # held exactly
+        assert torch.equal(got.abs()[row != 0], row.double().abs()[row != 0])
+        assert float(got.abs()[7]) == float(row.double().abs()[row != 0].min())

@@ -17,15 +17,16 @@ very inputs:
   elsewhere (a short row: four heads all negative), its middle element takes that sign at 15/16 of the
   magnitude (large, and never tied in magnitude with the row's largest: an argmax of |x| stays defined).
   An input of one sign (a variance, a probability, a scale) keeps it;
-- a row of one sign: the row shifted so that every value is below 0 (its largest becomes minus a sixteenth of
-  its range), then so that every value is above 0, for the largest input only, and only where that input
-  holds values of both signs (a row of log-probabilities, scores, negated distances: data the input may
-  hold). The neutral element of a max or an argmax is -inf, and of a min +inf: a value that is not in the
-  row (0, a padded lane read as ``other=0.0`` or with ``padding_option="zero"``, an accumulator started at 0)
-  wins the reduction exactly when every value of the row is below it, or above it for a min, which rows of
-  random data of both signs never are (the softmax-mask-fill-zero lesson: "if every logit is negative, 0
-  becomes the row max"). A shift keeps the values' order and spacing, so what a correct kernel gives
-  follows the reference's as at the default run;
+- a row of one sign: the row's values made negative, -|x|, then positive, |x| (a 0 takes the row's smallest
+  nonzero magnitude), for the largest input only, and only where that input holds values of both signs (a row
+  of log-probabilities, scores, negated distances: data the input may hold). The neutral element of a max or an
+  argmax is -inf, and of a min +inf: a value that is not in the row (0, a padded lane read as ``other=0.0`` or
+  with ``padding_option="zero"``, an accumulator started at 0) wins the reduction exactly when every value of
+  the row is below it, or above it for a min, which rows of random data of both signs never are (the
+  softmax-mask-fill-zero lesson: "if every logit is negative, 0 becomes the row max"). Only signs change, so
+  every value stays one its format holds exactly: a shift (x - max - gap, tried first) rounds, and data an
+  entry draws exact in its kernel's formats (vllm's fp8 silu-mul quantizer, a test entry's fixed version,
+  whose TOLERANCE holds for values fp8 holds exactly) then came out off by fp8's rounding, a false alarm;
 - +inf, -inf and NaN, each in one element (the middle of that row).
 
 How large the large row is comes from what it must show and what it must not break. Let M be the largest
@@ -336,7 +337,7 @@ def _place(inputs: dict, name: str, variant: str, magnitude: float | None = None
         if not (bool((t > 0).any()) and bool((t < 0).any())):
             return None  # an input of one sign keeps it (a variance, a probability, a scale)
         row.copy_(one_sign_row(row, variant == "negative"))
-        return f"{whole}, every value {'below' if variant == 'negative' else 'above'} 0"
+        return f"{whole}, every value {'below' if variant == 'negative' else 'above'} 0, magnitudes kept"
     if variant == "large":
         big = magnitude or large_value(t.dtype, largest_dim(inputs))
         if big is None:
@@ -348,14 +349,16 @@ def _place(inputs: dict, name: str, variant: str, magnitude: float | None = None
 
 
 def one_sign_row(row, negative: bool):
-    """``row`` (float64) shifted so that every value is below 0 (``negative``), its largest at minus a sixteenth of its
-    range, or above 0, its smallest at a sixteenth of its range; a row of one value goes to minus (plus) its
-    magnitude plus 1."""
-    r = row.double()
-    fin = r[r.isfinite()]
-    hi, lo = (float(fin.max()), float(fin.min())) if fin.numel() else (0.0, 0.0)
-    gap = (hi - lo) / 16 if hi > lo else abs(hi) + 1.0
-    return r - hi - gap if negative else r - lo + gap
+    """``row`` (float64) with every value made negative (``negative``: -|x|) or positive (|x|), its magnitudes kept;
+    a 0 takes the row's smallest nonzero magnitude (1 where every value is 0). Sign and magnitude alone change:
+    every value stays one its format holds exactly, so data made to be exact in the kernel's formats (an fp8
+    quantizer's inputs drawn as powers of two) stays so, and the result is judged as at the default run."""
+    import torch
+
+    a = row.double().abs()
+    nz = a[(a > 0) & torch.isfinite(a)]
+    a = torch.where(a == 0, torch.full_like(a, float(nz.min()) if nz.numel() else 1.0), a)
+    return -a if negative else a
 
 
 def large_row(row, positive: bool, negative: bool, big: float):

@@ -127,7 +127,7 @@ EVIDENCE = {
                  "run again at a magnitude where nothing overflows (the budget's end, or that run could not be "
                  "made): an overflow not told apart from a formula's branch",
     "zero-row": "NaN or Inf where the reference is finite, with a row of zeros put into an input (0/0 or x/0 that the reference guards)",
-    "one-sign-row": "wrong once every value of a row of the largest input has one sign (shifted below 0, or above), "
+    "one-sign-row": "wrong once every value of a row of the largest input has one sign (-|x|, or |x|), "
                     "right as made: a value not in the row (a padded lane read as 0, a max started at 0) wins its "
                     "max, min or argmax",
     "small-error": "close to the reference but outside the tolerance (relative error under 5%)",

@@ -1176,3 +1176,15 @@ def test_a_row_of_one_sign_changes_signs_only_so_every_value_stays_exact_in_its_
         assert torch.equal(got.to(dtype).double(), got)  # held exactly
         assert torch.equal(got.abs()[row != 0], row.double().abs()[row != 0])
         assert float(got.abs()[7]) == float(row.double().abs()[row != 0].min())
+
+
+def test_a_row_of_one_sign_goes_into_an_fp8_input_too():
+    """torch compares no float8 tensor (``t > 0`` raises NotImplementedError): the detector failed on an fp8 input
+    (sglang's fp8 block matmul, both backends) before the signs were read from a float32 copy."""
+    from harness.probe.detectors import special
+
+    g = torch.Generator().manual_seed(0)
+    x = {"a": torch.randn(4, 16, generator=g).to(torch.float8_e4m3fn)}
+    assert special._place(x, "a", "negative") is not None
+    assert bool((x["a"][0].float() < 0).all()) and bool((x["a"][1:].float() > 0).any())
+    assert special._place(x, "a", "positive") is not None and bool((x["a"][0].float() > 0).all())

@@ -334,7 +334,8 @@ def _place(inputs: dict, name: str, variant: str, magnitude: float | None = None
         row.zero_()
         return whole
     if variant in ("negative", "positive"):
-        if not (bool((t > 0).any()) and bool((t < 0).any())):
+        v = t.detach().float() if t.element_size() == 1 else t.detach()  # fp8 has no comparisons in torch
+        if not (bool((v > 0).any()) and bool((v < 0).any())):
             return None  # an input of one sign keeps it (a variance, a probability, a scale)
         row.copy_(one_sign_row(row, variant == "negative"))
         return f"{whole}, every value {'below' if variant == 'negative' else 'above'} 0, magnitudes kept"

@@ -120,7 +120,12 @@ information, and the budget's share could end before it.) What IEEE 754 fixes de
   gradient is -1.04 (a dQ row about 1.8 times the float64 one: P * (dP - D) with D from the bf16 O), while the
   reference's own formula in bf16 gives -1.06 there; the released kernel is off by up to 1.49 (it also scales
   k in bf16 before the backward's scores). In bf16 the allowance is then 5.6 times the values: the large row
-  still catches a branch that returns the row itself, not a rounding. In fp16 (2**-11, a row of at most 33)
+  still catches a branch that returns the row itself, not a rounding, and no longer a wrong branch whose value
+  stays within a few times the right one (mamba's softplus threshold typo, -7 for 185, were its dt bf16: the
+  bound takes every kernel's rounding as amplified by the row's scale, as an attention's is, though an
+  elementwise formula's is not; the reference's own sensitivity to its inputs' rounding, which would tell them
+  apart, was measured here (argk.py) and does not bound the FlashAttention-2 order's error element by element).
+  In fp16 (2**-11, a row of at most 33)
   and float32 (2**-24) it stays a few per cent and 1e-4 of the values, below what a wrong branch moves them
   by (mamba's softplus threshold: -7 for 185; TransformerEngine's per-token gradient: -266 for -0.5). A
   TOLERANCE the file declares is stated at

@@ -243,6 +243,7 @@ VARIANTS = {
 # what a finite result off at a row of one sign is (a value not in the row wins its max, min or argmax), as
 # the diagnosis names it (its evidence "one-sign-row"): the finding's own class, for the cases it lists
 ONE_SIGN_DEFECT = "padding-contamination"
+ONE_SIGN = ("negative", "positive")  # the variants of a row of one sign
 
 
 def plan(names: list) -> list:
@@ -252,7 +253,7 @@ def plan(names: list) -> list:
     the row wins); then NaN in the largest, its infinities, NaN in the next (the module's docstring)."""
     first, others = names[:1], names[1:1 + MAX_OTHERS]
     return ([(k, "zero") for k in first + others] + [(k, "large") for k in first + others]
-            + [(k, v) for k in first for v in ("negative", "positive")]
+            + [(k, v) for k in first for v in ONE_SIGN]
             + [(k, v) for k in first for v in ("nan", "+inf", "-inf")] + [(k, "nan") for k in others[:1]])[:MAX_RUNS]
 
 
@@ -338,7 +339,7 @@ def _place(inputs: dict, name: str, variant: str, magnitude: float | None = None
     if variant == "zero":
         row.zero_()
         return whole
-    if variant in ("negative", "positive"):
+    if variant in ONE_SIGN:
         v = t.detach().float() if t.element_size() == 1 else t.detach()  # fp8 has no comparisons in torch
         if not (bool((v > 0).any()) and bool((v < 0).any())):
             return None  # an input of one sign keeps it (a variance, a probability, a scale)
@@ -685,9 +686,9 @@ def amplified(inputs: dict, scale: float) -> float:
     (module docstring, "At a row of large values")."""
     import torch
 
-    units = [torch.finfo(d).eps / 2 for d in formats_of(inputs)] or [2.0 ** -53]
     from harness.probe import floor
 
+    units = [torch.finfo(d).eps / 2 for d in formats_of(inputs)] or [2.0 ** -53]
     return floor.K * max(units) * max(scale, 1.0)
 
 
@@ -914,7 +915,7 @@ def _judge(ctx, c, ref, variant: str, said: str, formats, nan_met, base=None, mo
         why = "" if severity == ERROR else (" (a warning: IEEE 754 fixes no result for a selection with an Inf "
                                             "among its values: which element a max, an argmax or a sort takes)")
         return ctx.finding("P207", f"with {said}: {what}{why}"[:500], severity=severity, sizes=dict(ctx.target.sizes),
-                           defect=ONE_SIGN_DEFECT if variant in ("negative", "positive") else "")
+                           defect=ONE_SIGN_DEFECT if variant in ONE_SIGN else "")
     lost = ~rf & of
     other = ~rf & ~of & ~((torch.isnan(o) & torch.isnan(r)) | (o == r))
     if bool(lost.any()):
@@ -989,8 +990,8 @@ def below_overflow(ctx, inputs: dict, name: str) -> str:
     if c.error is not None or c.out is None or c.out.numel() != c.ref.numel():
         return UNTOLD_SAID
     o, rr = c.out.reshape(-1).double(), c.ref.reshape(-1).double()
-    off = torch.isfinite(rr) & (~torch.isfinite(o) | _tolerance_mask(
-        ctx, c, o, rr, r, _times(inputs, name, v), amplified(inputs, _times(inputs, name, v))))
+    times = _times(inputs, name, v)
+    off = torch.isfinite(rr) & (~torch.isfinite(o) | _tolerance_mask(ctx, c, o, rr, r, times, amplified(inputs, times)))
     if c.cmp.get("close") or not bool(off.any()):  # judged as the large row was (``amplified``)
         return f"; right with the row at largest magnitude {v:.3g}, where nothing overflows: an intermediate overflows"
     return f"; off with the row at largest magnitude {v:.3g} too, where nothing overflows: {BRANCH}"
